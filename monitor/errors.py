@@ -1,0 +1,83 @@
+"""Typed errors. The library raises these; only the CLI turns them into messages and exit codes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class MonitorError(Exception):
+    """Base of monitor's errors. ``exit_code`` follows the contract: 2 bad input, 1 the rest."""
+
+    exit_code = 1
+    hint: str | None = None
+
+
+class UsageError(MonitorError):
+    """A command was called with options that do not fit together."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+class NotFound(UsageError):
+    """A named campaign, worker or file does not exist."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with one place of an input file."""
+
+    path: str
+    line: int | None
+    column: str | None
+    message: str
+    hint: str | None = None
+
+    def __str__(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        col = f" column '{self.column}':" if self.column else ""
+        hint = f" ({self.hint})" if self.hint else ""
+        return f"{where}:{col} {self.message}{hint}"
+
+
+class InputError(MonitorError):
+    """Bad input: one or more problems, each naming file, line and column."""
+
+    exit_code = 2
+
+    def __init__(self, problems: list[Problem] | Problem) -> None:
+        self.problems = [problems] if isinstance(problems, Problem) else list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    @classmethod
+    def at(
+        cls, path: str, line: int | None, column: str | None, message: str, hint: str | None = None
+    ) -> InputError:
+        return cls(Problem(str(path), line, column, message, hint))
+
+
+class SchemaOutOfDate(MonitorError):
+    """The database schema is behind the code; the message names the command to run."""
+
+    def __init__(self, current: str | None, head: str, url_hint: str = "") -> None:
+        super().__init__(
+            f"the database schema is at {current or 'nothing (empty database)'}, the code needs {head}"
+        )
+        self.hint = f"run: monitor{url_hint} db upgrade"
+
+
+class ConfigError(MonitorError):
+    """A setting is unknown or has a bad value."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+class Busy(MonitorError):
+    """Another process holds the campaign's recompute lock."""

@@ -1,0 +1,1 @@
+"""Reading input files into validated rows and loading them into the store."""

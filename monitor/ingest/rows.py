@@ -1,0 +1,32 @@
+"""The canonical row: what every reader (CSV, JSON Lines, platform exports) yields."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Table = Literal["judgment", "item", "worker"]
+
+JUDGMENT_COLUMNS = ("worker", "item", "value", "judgment_id", "created_at", "duration_s")
+PREFERENCE_COLUMNS = (
+    "worker", "left", "right", "preference", "judgment_id", "created_at", "duration_s",
+)
+ITEM_COLUMNS = ("item", "gold", "text")
+WORKER_COLUMNS = ("worker", "status", "started_at", "completed_at", "duration_s")
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """One record of an input file with canonical column names, before validation.
+
+    ``line`` is the 1-based line of the file where the record starts (for error messages).
+    ``table`` says what the row describes: a judgment (or preference), an item (gold value,
+    text) or a worker (platform status and times). ``fields`` holds the canonical columns of
+    that table (see the ``*_COLUMNS`` tuples; values are raw: strings from CSV, JSON values from
+    JSON); ``extra`` holds the columns that are not canonical, kept as payload.
+    """
+
+    line: int
+    fields: dict[str, Any]
+    table: Table = "judgment"
+    extra: dict[str, Any] = field(default_factory=dict)
