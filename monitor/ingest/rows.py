@@ -9,7 +9,13 @@ Table = Literal["judgment", "item", "worker"]
 
 JUDGMENT_COLUMNS = ("worker", "item", "value", "judgment_id", "created_at", "duration_s")
 PREFERENCE_COLUMNS = (
-    "worker", "left", "right", "preference", "judgment_id", "created_at", "duration_s",
+    "worker",
+    "left",
+    "right",
+    "preference",
+    "judgment_id",
+    "created_at",
+    "duration_s",
 )
 ITEM_COLUMNS = ("item", "gold", "text")
 WORKER_COLUMNS = ("worker", "status", "started_at", "completed_at", "duration_s")

@@ -1,0 +1,5 @@
+"""``python -m monitor``."""
+
+from monitor.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,101 @@
+"""The command line: parsing, wiring, and typed errors turned into one line and an exit code.
+
+Exit status (CONTRACT.md): 0 success, 2 bad input or usage, 1 anything else. Each command group
+lives in its own module with a ``register(subparsers, common)`` function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from monitor import __version__
+from monitor.cli import (
+    analyze,
+    campaign,
+    db,
+    demo,
+    export,
+    ingest,
+    recompute,
+    report,
+    schedule,
+    workers,
+)
+from monitor.cli.context import Context
+from monitor.errors import InputError, MonitorError
+
+MODULES = (db, campaign, ingest, recompute, report, schedule, analyze, demo, workers, export)
+MAX_PROBLEMS = 50
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that exits with status 2 and a hint to --help."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n(see '{self.prog} --help')\n")
+
+
+def common_options() -> argparse.ArgumentParser:
+    """Options accepted before or after any command."""
+    common = Parser(add_help=False)
+    common.add_argument(
+        "--db",
+        metavar="URL",
+        default=argparse.SUPPRESS,
+        help="database URL (default: $MONITOR_DATABASE_URL, else sqlite:///monitor.db)",
+    )
+    common.add_argument(
+        "--config",
+        metavar="FILE",
+        default=argparse.SUPPRESS,
+        help="settings file (default: ./monitor.toml if present)",
+    )
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = common_options()
+    parser = Parser(
+        prog="monitor",
+        description="Quality monitor for annotation campaigns: agreement, worker quality, "
+        "ambiguous items and self-contradicting preference annotators.",
+        parents=[common],
+        epilog="Exit status: 0 success, 2 bad input or usage, 1 anything else.",
+    )
+    parser.add_argument("--version", action="version", version=f"monitor {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for module in MODULES:
+        module.register(sub, common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    ctx: Context | None = None
+    try:
+        ctx = Context.from_args(args)
+        return int(args.func(args, ctx) or 0)
+    except InputError as exc:
+        for problem in exc.problems[:MAX_PROBLEMS]:
+            print(problem, file=sys.stderr)
+        if len(exc.problems) > MAX_PROBLEMS:
+            print(f"... and {len(exc.problems) - MAX_PROBLEMS} more problems", file=sys.stderr)
+        print("nothing was written", file=sys.stderr)
+        return exc.exit_code
+    except MonitorError as exc:
+        print(f"monitor: error: {exc}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {exc.hint}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("monitor: interrupted; nothing half-written was kept", file=sys.stderr)
+        return 1
+    finally:
+        if ctx is not None:
+            ctx.close()

@@ -1,0 +1,43 @@
+"""The composition root: settings and the engine, built once per command."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from monitor.settings import Settings, load_settings
+
+
+@dataclass
+class Context:
+    """What a command needs from the outside world; built by the CLI only."""
+
+    settings: Settings
+    _engine: Engine | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, **overrides: Any) -> Context:
+        config = getattr(args, "config", None)
+        overrides.setdefault("database_url", getattr(args, "db", None))
+        settings = load_settings(Path(config) if config else None, overrides=overrides)
+        return cls(settings)
+
+    def engine(self, *, check_schema: bool = True) -> Engine:
+        """The engine, created on first use; the schema is checked (SQLite: upgraded)."""
+        if self._engine is None:
+            from monitor.store.engine import make_engine
+            from monitor.store.migrate import ensure_schema
+
+            self._engine = make_engine(self.settings.database_url)
+            if check_schema:
+                ensure_schema(self._engine)
+        return self._engine
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None

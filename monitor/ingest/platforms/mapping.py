@@ -1,0 +1,381 @@
+"""What the platform readers share: mapping keys, answer decoding, times, delimited files.
+
+A *mapping* is what the user passes as ``--map KEY=VALUE``: which platform field holds the
+answer (``value``), the item (``item``), the two items of a pair (``left``, ``right``), the item
+text (``text``), the worker (``worker``), and how a pairwise answer is encoded (``pairwise``,
+written ``left=A,right=B,tie=same``; several spellings of one outcome joined by ``|``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from monitor.errors import InputError, NotFound, UsageError
+
+Kind = Literal["rating", "label", "multilabel", "pairwise"]
+KINDS: tuple[str, ...] = ("rating", "label", "multilabel", "pairwise")
+PREFERENCES: tuple[str, ...] = ("left", "right", "tie")
+MAPPING_KEYS: tuple[str, ...] = ("value", "item", "left", "right", "pairwise", "text", "worker")
+PAIR_ONLY = frozenset({"left", "right", "pairwise"})
+SINGLE_ONLY = frozenset({"item", "text"})
+FALSE_WORDS = frozenset({"", "false", "off", "0", "no", "n", "f"})
+TRUE_WORDS = frozenset({"true", "on", "1", "yes", "y", "t"})
+
+
+@dataclass(frozen=True)
+class Where:
+    """The place a problem is reported at: file, line a record starts on, column."""
+
+    path: str
+    line: int | None
+    column: str | None = None
+
+    def at(self, column: str | None) -> Where:
+        return replace(self, column=column)
+
+    def error(self, message: str, hint: str | None = None) -> InputError:
+        return InputError.at(self.path, self.line, self.column, message, hint)
+
+
+def check_args(
+    platform: str,
+    kind: str,
+    mapping: Mapping[str, str] | None,
+    options: Mapping[str, str] | None,
+    *,
+    keys: Sequence[str] = MAPPING_KEYS,
+    option_names: Sequence[str] = (),
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Validate the kind, the mapping keys and the option names; return plain copies."""
+    if kind not in KINDS:
+        raise UsageError(f"unknown kind '{kind}'", hint="one of: " + ", ".join(KINDS))
+    mapping = {k: v.strip() for k, v in (mapping or {}).items()}
+    options = dict(options or {})
+    for key, value in mapping.items():
+        if key not in keys:
+            raise UsageError(
+                f"--map {key}: not a mapping key of the {platform} reader",
+                hint="keys: " + ", ".join(keys),
+            )
+        if key in PAIR_ONLY and kind != "pairwise":
+            raise UsageError(f"--map {key}: only for pairwise campaigns")
+        if key in SINGLE_ONLY and kind == "pairwise":
+            raise UsageError(
+                f"--map {key}: not for pairwise campaigns", hint="use --map left=... right=..."
+            )
+        if not value:
+            raise UsageError(f"--map {key}: empty value", hint=f"write --map {key}=FIELD")
+    for name in options:
+        if name not in option_names:
+            known = ", ".join(option_names) or "none"
+            raise UsageError(
+                f"unknown option '{name}' for the {platform} reader", hint=f"options: {known}"
+            )
+    return mapping, options
+
+
+def flag(options: Mapping[str, str], name: str) -> bool:
+    """A boolean reader option; absent is false, a bare ``name`` (empty value) is true."""
+    if name not in options:
+        return False
+    text = str(options[name]).strip().lower()
+    if text == "" or text in TRUE_WORDS:
+        return True
+    if text in FALSE_WORDS:
+        return False
+    raise UsageError(f"option {name}: expected true or false, got '{options[name]}'")
+
+
+# --- answers -------------------------------------------------------------------------------
+
+
+def pairwise_codes(spec: str | None) -> dict[str, str]:
+    """Raw answer (lower case) -> ``left``/``right``/``tie``, from ``left=A,right=B,tie=same|eq``.
+
+    The canonical words themselves are always understood, unless used as another outcome's code.
+    """
+    codes: dict[str, str] = {}
+    for part in (spec or "").split(","):
+        if not part.strip():
+            continue
+        canon, sep, raws = part.partition("=")
+        canon = canon.strip().lower()
+        if not sep or canon not in PREFERENCES or not raws.strip():
+            raise UsageError(
+                f"--map pairwise: cannot read '{part.strip()}'",
+                hint="write it like left=A,right=B,tie=same",
+            )
+        for raw in raws.split("|"):
+            raw = raw.strip().lower()
+            if codes.get(raw, canon) != canon:
+                raise UsageError(
+                    f"--map pairwise: '{raw}' stands for both {codes[raw]} and {canon}"
+                )
+            codes[raw] = canon
+    for canon in PREFERENCES:
+        codes.setdefault(canon, canon)
+    return codes
+
+
+def decode_preference(raw: Any, codes: Mapping[str, str], where: Where) -> str:
+    """The canonical preference of one raw answer; an empty answer stays empty (checked later)."""
+    text = "" if raw is None else str(raw).strip()
+    if not text:
+        return ""
+    try:
+        return codes[text.lower()]
+    except KeyError:
+        known = ", ".join(sorted(codes))
+        raise where.error(
+            f"cannot read '{text}' as a preference",
+            hint=f"known answers: {known}; set the encoding with --map pairwise=left=A,right=B,tie=C",
+        ) from None
+
+
+def on_shaped(value: Any) -> bool:
+    """A checkbox answer as crowd-html-elements write it: ``{"on": true}``."""
+    return isinstance(value, dict) and set(value) == {"on"} and isinstance(value["on"], bool)
+
+
+def selected(answer: Any) -> list[str] | None:
+    """The chosen options of ``{"3": true, "4": false}`` or ``{"cat": {"on": true}}``, else None."""
+    if not isinstance(answer, dict) or not answer:
+        return None
+    chosen = []
+    for option, state in answer.items():
+        if on_shaped(state):
+            state = state["on"]
+        if not isinstance(state, bool):
+            return None
+        if state:
+            chosen.append(str(option))
+    return chosen
+
+
+def canonical_value(kind: str, answer: Any, codes: Mapping[str, str], where: Where) -> Any:
+    """The canonical value of one answer for the campaign kind.
+
+    ``answer`` is a string (a CSV/TSV cell), a JSON value, a list of chosen options, or a
+    selection object (see :func:`selected`). Multi-label answers become a list of strings (a
+    string is read as a JSON list, a selection object, or options joined by ``|``); single
+    answers stay scalars (strings stripped); pairwise answers become left/right/tie.
+    """
+    if isinstance(answer, dict):
+        chosen = selected(answer)
+        if chosen is None:
+            raise where.error(
+                "cannot read this JSON object as an answer",
+                hint='supported: {"option": true} and {"option": {"on": true}}',
+            )
+        answer = chosen
+    if kind == "multilabel":
+        if isinstance(answer, str):
+            text = answer.strip()
+            if text.startswith(("[", "{")):
+                try:
+                    parsed = json.loads(text)
+                except json.JSONDecodeError:
+                    parsed = None
+                if isinstance(parsed, list | dict):
+                    return canonical_value(kind, parsed, codes, where)
+            return [part.strip() for part in text.split("|") if part.strip()]
+        if isinstance(answer, list):
+            return [str(a).strip() for a in answer if a is not None and str(a).strip()]
+        return [] if answer is None else [str(answer)]
+    if isinstance(answer, list):
+        if len(answer) > 1:
+            shown = ", ".join(str(a) for a in answer)
+            raise where.error(
+                f"several options chosen ({shown}) where one answer is expected",
+                hint="a multi-label campaign takes sets of answers",
+            )
+        answer = answer[0] if answer else ""
+    if isinstance(answer, str):
+        answer = answer.strip()
+    if kind == "pairwise":
+        return decode_preference(answer, codes, where)
+    return "" if answer is None else answer
+
+
+def truthy_cell(text: str) -> bool:
+    """A checkbox column is chosen when it holds anything but an empty or false word."""
+    return text.strip().lower() not in FALSE_WORDS
+
+
+# --- times ---------------------------------------------------------------------------------
+
+_MONTHS = {
+    name: number
+    for number, name in enumerate(
+        ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1
+    )
+}
+# MTurk writes the requester site's zone as an abbreviation (PST/PDT in practice).
+_ZONES = {
+    "UTC": 0, "GMT": 0, "Z": 0,
+    "PST": -8, "PDT": -7, "MST": -7, "MDT": -6, "CST": -6, "CDT": -5, "EST": -5, "EDT": -4,
+}  # fmt: skip
+
+
+def utc_iso(moment: datetime) -> str:
+    """ISO 8601 in UTC with a ``Z``; a naive time is taken as UTC."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def parse_iso(text: str) -> datetime:
+    """An ISO 8601 time (``T`` or space, optional fraction and offset); naive means UTC."""
+    moment = datetime.fromisoformat(text.strip())
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def parse_mturk_time(text: str) -> datetime:
+    """MTurk's ``Mon Nov 03 09:12:45 PST 2025`` (ISO 8601 also accepted). Raises ValueError."""
+    parts = text.split()
+    if len(parts) != 6:
+        return parse_iso(text)
+    _, month, day, clock, zone, year = parts
+    try:
+        hours, minutes, seconds = (int(p) for p in clock.split(":"))
+        offset = timezone(timedelta(hours=_ZONES[zone.upper()]))
+        return datetime(
+            int(year), _MONTHS[month[:3].lower()], int(day), hours, minutes, seconds, tzinfo=offset
+        )
+    except KeyError as exc:
+        raise ValueError(f"unknown month or zone {exc}") from None
+
+
+def seconds(text: Any) -> int | float:
+    """A non-negative number of seconds; an int when whole. Raises ValueError."""
+    if isinstance(text, bool):
+        raise ValueError("a boolean is not a duration")
+    value = float(text)
+    if not value >= 0 or value == float("inf"):
+        raise ValueError("not a non-negative finite number")
+    return int(value) if value.is_integer() else value
+
+
+# --- delimited files -----------------------------------------------------------------------
+
+
+@contextmanager
+def open_table(
+    path: Path, delimiter: str
+) -> Iterator[tuple[list[str], Iterator[tuple[int, dict[str, str]]]]]:
+    """Open a CSV/TSV file: the header, then ``(line, record)`` streamed one at a time.
+
+    ``line`` is where the record starts (quoted line breaks make records span lines). Blank
+    lines are skipped; short rows are padded; a row with extra non-empty cells is refused.
+    """
+    name = str(path)
+    try:
+        handle = open(path, encoding="utf-8-sig", newline="")  # noqa: SIM115 (closed below)
+    except FileNotFoundError:
+        raise NotFound(f"no such file: {name}") from None
+    with handle:
+        reader = csv.reader(handle, delimiter=delimiter)
+        try:
+            header = next(reader, None)
+        except (csv.Error, UnicodeDecodeError) as exc:
+            raise _unreadable(name, 1, exc) from None
+        if not header or not any(h.strip() for h in header):
+            raise InputError.at(name, 1, None, "no header row", hint="export the file with headers")
+        header = [h.strip() for h in header]
+        yield header, _records(name, reader, header)
+
+
+def _unreadable(name: str, line: int | None, exc: Exception) -> InputError:
+    if isinstance(exc, UnicodeDecodeError):
+        return InputError.at(name, None, None, "not UTF-8 text", hint="export the file as UTF-8")
+    return InputError.at(name, line, None, f"cannot read the record: {exc}")
+
+
+def _records(name: str, reader: Any, header: list[str]) -> Iterator[tuple[int, dict[str, str]]]:
+    width = len(header)
+    end = reader.line_num
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except (csv.Error, UnicodeDecodeError) as exc:
+            raise _unreadable(name, end + 1, exc) from None
+        start, end = end + 1, reader.line_num
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) > width and any(cell.strip() for cell in row[width:]):
+            raise InputError.at(
+                name,
+                start,
+                None,
+                f"{len(row)} fields where the header has {width}",
+                hint="a value holding the separator or a line break must be quoted",
+            )
+        if len(row) < width:
+            row = row + [""] * (width - len(row))
+        yield start, dict(zip(header, row, strict=False))
+
+
+def resolve_column(spec: str, header: Sequence[str], prefixes: Sequence[str] = ()) -> str | None:
+    """The header column ``spec`` names, written in full or without one of ``prefixes``."""
+    if spec in header:
+        return spec
+    for prefix in prefixes:
+        if prefix + spec in header:
+            return prefix + spec
+    return None
+
+
+def missing_column(path: str, key: str, spec: str, available: Iterable[str]) -> InputError:
+    """A mapped or required column absent from the header, listing the ones that could fit."""
+    listed = ", ".join(available) or "none"
+    return InputError.at(
+        path,
+        1,
+        spec,
+        "not in the header",
+        hint=f"columns: {listed}; choose one with --map {key}=COLUMN",
+    )
+
+
+_WS = re.compile(r"\s*")
+
+
+def json_array_elements(name: str, text: str) -> list[tuple[int, Any]]:
+    """The elements of a top-level JSON array, each with the line it starts on."""
+    decoder = json.JSONDecoder()
+    pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
+    if pos >= len(text) or text[pos] != "[":
+        raise InputError.at(
+            name, 1 + text.count("\n", 0, pos), None, "expected a JSON array (a list of tasks)"
+        )
+    elements: list[tuple[int, Any]] = []
+    line, counted = 1, 0
+    pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+    if text.startswith("]", pos):
+        return elements
+    while True:
+        line += text.count("\n", counted, pos)
+        counted = pos
+        try:
+            element, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise InputError.at(name, exc.lineno, None, f"not valid JSON: {exc.msg}") from None
+        elements.append((line, element))
+        pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        if text.startswith(",", pos):
+            pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+            continue
+        if text.startswith("]", pos) and not text[pos + 1 :].strip():
+            return elements
+        where = 1 + text.count("\n", 0, pos)
+        raise InputError.at(name, where, None, "not valid JSON: expected ',' or ']'")

@@ -1,0 +1,335 @@
+"""The schema: SQLAlchemy 2 typed models, the same on SQLite and PostgreSQL.
+
+Workers and items belong to one campaign (``UNIQUE (campaign_id, external_id)``): platform worker
+ids are only unique per platform and requester, quality is judged per campaign, and every query
+of the pipeline is per campaign, so integer coding stays dense and the recompute of one campaign
+never touches another's rows. A person who works in two campaigns is two rows; blocking is
+exported per campaign.
+
+Judgment and preference ids are monotonically increasing and serve as the watermark of a metric
+run: a run has seen exactly the rows with ``id <= watermark``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    event,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a BIGINT identity.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+Json = JSON().with_variant(JSONB(), "postgresql")
+UtcTime = DateTime(timezone=True)
+
+KINDS = ("rating", "label", "multilabel", "pairwise")
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+WORKER_STATUSES = ("ok", "down_weighted", "blocked")
+OUTCOMES = ("left", "right", "tie")
+RUN_STATUSES = ("running", "ok", "failed")
+SCOPES = ("campaign", "worker", "item", "pair", "annotation")
+ACTIONS = ("block", "down_weight", "clear", "suggest")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class Campaign(Base):
+    """One annotation job with one kind of judgment and its scale."""
+
+    __tablename__ = "campaigns"
+    __table_args__ = (
+        CheckConstraint(_in("kind", KINDS), name="kind"),
+        CheckConstraint(_in("level", LEVELS), name="level"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    level: Mapped[str] = mapped_column(String(16))
+    scale_min: Mapped[float | None] = mapped_column(Double)
+    scale_max: Mapped[float | None] = mapped_column(Double)
+    # Label categories or multi-label options, in scale order; None = taken from the data.
+    categories: Mapped[list[str] | None] = mapped_column(Json)
+    open: Mapped[bool] = mapped_column(Boolean, default=False)
+    strict: Mapped[bool] = mapped_column(Boolean, default=False)
+    settings: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
+    created_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
+
+
+class Worker(Base):
+    """A worker of one campaign, with the decision in force (status, weight)."""
+
+    __tablename__ = "workers"
+    __table_args__ = (
+        UniqueConstraint("campaign_id", "external_id"),
+        CheckConstraint(_in("status", WORKER_STATUSES), name="status"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    external_id: Mapped[str] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(16), default="ok")
+    weight: Mapped[float] = mapped_column(Double, default=1.0)
+    # What the platform says of the worker (Prolific status, times), when known.
+    platform: Mapped[dict[str, Any] | None] = mapped_column(Json)
+
+
+class Item(Base):
+    """A unit that is judged (or a thing that is compared, in pairwise campaigns)."""
+
+    __tablename__ = "items"
+    __table_args__ = (UniqueConstraint("campaign_id", "external_id"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    external_id: Mapped[str] = mapped_column(String(255))
+    gold: Mapped[str | None] = mapped_column(Text)
+    text: Mapped[str | None] = mapped_column(Text)
+
+
+class IngestBatch(Base):
+    """One file ingested into one campaign: where it came from and what became of its rows."""
+
+    __tablename__ = "ingest_batches"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaigns.id", ondelete="CASCADE"), index=True
+    )
+    path: Mapped[str] = mapped_column(Text)
+    checksum: Mapped[str] = mapped_column(String(64))
+    format: Mapped[str] = mapped_column(String(32))
+    n_rows: Mapped[int] = mapped_column(Integer, default=0)
+    n_new: Mapped[int] = mapped_column(Integer, default=0)
+    n_duplicate: Mapped[int] = mapped_column(Integer, default=0)
+    n_rejected: Mapped[int] = mapped_column(Integer, default=0)
+    started_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UtcTime)
+
+
+class RejectedRow(Base):
+    """A row refused with --skip-invalid: kept with its reasons, never dropped silently."""
+
+    __tablename__ = "rejected_rows"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    batch_id: Mapped[int] = mapped_column(
+        ForeignKey("ingest_batches.id", ondelete="CASCADE"), index=True
+    )
+    line: Mapped[int | None] = mapped_column(Integer)
+    raw: Mapped[str] = mapped_column(Text)
+    reasons: Mapped[list[str]] = mapped_column(Json)
+
+
+class Judgment(Base):
+    """An absolute judgment: a rating (value_num), a label (value_label) or a multi-label set
+    (rows of :class:`JudgmentAnnotation`)."""
+
+    __tablename__ = "judgments"
+    __table_args__ = (
+        UniqueConstraint("campaign_id", "dedup_key"),
+        Index("ix_judgments_campaign_id_id", "campaign_id", "id"),
+        CheckConstraint("duration_s IS NULL OR duration_s >= 0", name="duration"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    worker_id: Mapped[int] = mapped_column(ForeignKey("workers.id", ondelete="CASCADE"), index=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"), index=True)
+    value_num: Mapped[float | None] = mapped_column(Double)
+    value_label: Mapped[str | None] = mapped_column(Text)
+    # "id:<external id>" or "sha256:<hash of the row>": what makes re-ingest a no-op.
+    dedup_key: Mapped[str] = mapped_column(String(300))
+    external_id: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime | None] = mapped_column(UtcTime)
+    duration_s: Mapped[float | None] = mapped_column(Double)
+    batch_id: Mapped[int | None] = mapped_column(
+        ForeignKey("ingest_batches.id", ondelete="SET NULL"), index=True
+    )
+    payload: Mapped[dict[str, Any] | None] = mapped_column(Json)
+
+
+class JudgmentAnnotation(Base):
+    """One annotation of a multi-label judgment, with how many times the answer held it."""
+
+    __tablename__ = "judgment_annotations"
+
+    judgment_id: Mapped[int] = mapped_column(
+        ForeignKey("judgments.id", ondelete="CASCADE"), primary_key=True
+    )
+    annotation: Mapped[str] = mapped_column(String(255), primary_key=True)
+    count: Mapped[int] = mapped_column(Integer, default=1)
+
+
+class Preference(Base):
+    """A pairwise judgment: the worker preferred left, right, or neither (tie)."""
+
+    __tablename__ = "preferences"
+    __table_args__ = (
+        UniqueConstraint("campaign_id", "dedup_key"),
+        Index("ix_preferences_campaign_id_id", "campaign_id", "id"),
+        CheckConstraint(_in("outcome", OUTCOMES), name="outcome"),
+        CheckConstraint("left_item_id <> right_item_id", name="distinct_items"),
+        CheckConstraint("duration_s IS NULL OR duration_s >= 0", name="duration"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    worker_id: Mapped[int] = mapped_column(ForeignKey("workers.id", ondelete="CASCADE"), index=True)
+    left_item_id: Mapped[int] = mapped_column(
+        ForeignKey("items.id", ondelete="CASCADE"), index=True
+    )
+    right_item_id: Mapped[int] = mapped_column(
+        ForeignKey("items.id", ondelete="CASCADE"), index=True
+    )
+    outcome: Mapped[str] = mapped_column(String(5))
+    dedup_key: Mapped[str] = mapped_column(String(300))
+    external_id: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime | None] = mapped_column(UtcTime)
+    duration_s: Mapped[float | None] = mapped_column(Double)
+    batch_id: Mapped[int | None] = mapped_column(
+        ForeignKey("ingest_batches.id", ondelete="SET NULL"), index=True
+    )
+    payload: Mapped[dict[str, Any] | None] = mapped_column(Json)
+
+
+class MetricRun(Base):
+    """One recompute of one campaign: what it saw (watermark) and how it went."""
+
+    __tablename__ = "metric_runs"
+    __table_args__ = (
+        CheckConstraint(_in("status", RUN_STATUSES), name="status"),
+        Index("ix_metric_runs_campaign_id_id", "campaign_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    watermark: Mapped[int] = mapped_column(BigInteger)
+    full: Mapped[bool] = mapped_column(Boolean, default=True)
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    started_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UtcTime)
+    parameters: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
+    code_version: Mapped[str] = mapped_column(String(64))
+    n_judgments: Mapped[int] = mapped_column(Integer, default=0)
+    n_new: Mapped[int] = mapped_column(Integer, default=0)
+    seconds: Mapped[float | None] = mapped_column(Double)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class MetricValue(Base):
+    """One number of a run: a measure of the campaign, a worker, an item, a pair or an
+    annotation, with its interval and the amount of evidence (n) where there is one."""
+
+    __tablename__ = "metric_values"
+    __table_args__ = (
+        CheckConstraint(_in("scope", SCOPES), name="scope"),
+        Index("ix_metric_values_run_id_scope_metric", "run_id", "scope", "metric"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("metric_runs.id", ondelete="CASCADE"))
+    scope: Mapped[str] = mapped_column(String(16))
+    subject: Mapped[str] = mapped_column(Text)
+    metric: Mapped[str] = mapped_column(String(64))
+    value: Mapped[float | None] = mapped_column(Double)
+    low: Mapped[float | None] = mapped_column(Double)
+    high: Mapped[float | None] = mapped_column(Double)
+    n: Mapped[int | None] = mapped_column(BigInteger)
+    detail: Mapped[dict[str, Any] | None] = mapped_column(Json)
+
+
+class Flag(Base):
+    """A rule that fired in a run, with the value, the threshold and the evidence."""
+
+    __tablename__ = "flags"
+    __table_args__ = (
+        CheckConstraint(_in("scope", SCOPES), name="scope"),
+        Index("ix_flags_run_id_scope", "run_id", "scope"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("metric_runs.id", ondelete="CASCADE"))
+    scope: Mapped[str] = mapped_column(String(16))
+    subject: Mapped[str] = mapped_column(Text)
+    rule: Mapped[str] = mapped_column(String(64))
+    value: Mapped[float | None] = mapped_column(Double)
+    threshold: Mapped[float | None] = mapped_column(Double)
+    evidence: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
+
+
+class WorkerDecision(Base):
+    """The audit trail of actions on workers: appended to, never rewritten."""
+
+    __tablename__ = "worker_decisions"
+    __table_args__ = (
+        CheckConstraint(_in("action", ACTIONS), name="action"),
+        Index("ix_worker_decisions_campaign_id_worker_id", "campaign_id", "worker_id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    worker_id: Mapped[int] = mapped_column(ForeignKey("workers.id", ondelete="CASCADE"))
+    action: Mapped[str] = mapped_column(String(16))
+    weight: Mapped[float | None] = mapped_column(Double)
+    reason: Mapped[str] = mapped_column(Text)
+    automatic: Mapped[bool] = mapped_column(Boolean, default=False)
+    actor: Mapped[str] = mapped_column(String(200))
+    run_id: Mapped[int | None] = mapped_column(ForeignKey("metric_runs.id", ondelete="SET NULL"))
+    evidence: Mapped[dict[str, Any] | None] = mapped_column(Json)
+    created_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
+
+
+class CampaignLock(Base):
+    """Who is recomputing a campaign (SQLite; PostgreSQL uses an advisory lock)."""
+
+    __tablename__ = "campaign_locks"
+
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaigns.id", ondelete="CASCADE"), primary_key=True
+    )
+    holder: Mapped[str] = mapped_column(String(200))
+    acquired_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
+
+
+@event.listens_for(WorkerDecision, "before_update")
+@event.listens_for(WorkerDecision, "before_delete")
+def _append_only(_mapper: Any, _connection: Any, target: WorkerDecision) -> None:
+    raise ValueError(
+        f"worker decision {target.id} is part of the audit trail: append a new one instead"
+    )

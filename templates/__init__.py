@@ -1,0 +1,1 @@
+"""Jinja templates of the reports, installed as ``monitor._templates``."""

@@ -1,0 +1,69 @@
+"""DESIGN.md section 1: metrics are pure; the store knows nothing of metrics."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "monitor"
+FORBIDDEN = {
+    "metrics": (
+        "sqlalchemy",
+        "alembic",
+        "psycopg",
+        "jinja2",
+        "apscheduler",
+        "monitor.store",
+        "monitor.report",
+        "monitor.cli",
+        "monitor.scheduler",
+        "monitor.ingest",
+        "monitor.pipeline",
+    ),
+    "store": ("monitor.metrics", "monitor.report", "monitor.cli", "monitor.pipeline", "jinja2"),
+}
+
+
+def _imports(path: Path) -> list[tuple[str, bool]]:
+    """(module, at module level) for every import in the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top = set(map(id, tree.body))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(a.name, id(node) in top) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append((node.module, id(node) in top))
+    return out
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_layer_imports(layer: str) -> None:
+    bad = [
+        f"{p.relative_to(ROOT)}: {mod}"
+        for p in sorted((ROOT / layer).rglob("*.py"))
+        for mod, _ in _imports(p)
+        if mod.startswith(FORBIDDEN[layer])
+    ]
+    assert bad == []
+
+
+def test_pymc_only_in_phi_and_lazily() -> None:
+    offenders = [
+        f"{p.relative_to(ROOT)}"
+        for p in sorted(ROOT.rglob("*.py"))
+        for mod, top in _imports(p)
+        if mod.split(".")[0] in ("pymc", "pytensor", "arviz") and (top or "phi" not in p.name)
+    ]
+    assert offenders == []
+
+
+def test_help_is_instant() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, monitor.cli; print(sorted(m for m in ('pymc','scipy','alembic','jinja2','pandas') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
