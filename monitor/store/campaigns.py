@@ -1,0 +1,172 @@
+"""Campaigns: create, find, describe (plain dataclasses, never ORM rows)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from monitor.errors import NotFound, UsageError
+from monitor.store.models import Campaign, Item, Judgment, Preference, Worker
+
+Kind = Literal["rating", "label", "multilabel", "pairwise"]
+
+
+@dataclass(frozen=True)
+class CampaignSpec:
+    """What defines a campaign (CONTRACT.md section 1)."""
+
+    name: str
+    kind: Kind
+    level: str | None = None
+    scale_min: float | None = None
+    scale_max: float | None = None
+    categories: tuple[str, ...] | None = None
+    open: bool = False
+    strict: bool = False
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def validated(self) -> CampaignSpec:
+        """The spec with its default level, or UsageError naming the option that is wrong."""
+        level = self.level
+        if not self.name or len(self.name) > 200:
+            raise UsageError("a campaign name has 1 to 200 characters")
+        if self.kind == "rating":
+            if self.scale_min is None or self.scale_max is None:
+                raise UsageError(
+                    "a rating campaign needs --min and --max", hint="e.g. --min 1 --max 5"
+                )
+            if not self.scale_min < self.scale_max:
+                raise UsageError(f"--min {self.scale_min} must be below --max {self.scale_max}")
+            level = level or "interval"
+            if level not in ("ordinal", "interval", "ratio"):
+                raise UsageError(
+                    f"--level {level}: a rating campaign is ordinal, interval or ratio"
+                )
+            if level == "ratio" and self.scale_min < 0:
+                raise UsageError("--level ratio needs a scale that starts at 0 or above")
+        elif self.kind == "label":
+            level = level or "nominal"
+            if level not in ("nominal", "ordinal"):
+                raise UsageError(f"--level {level}: a label campaign is nominal or ordinal")
+            if level == "ordinal" and not self.categories:
+                raise UsageError("--level ordinal needs the ordered --categories")
+        elif self.kind == "multilabel":
+            level = "nominal"
+            if self.open == bool(self.categories):
+                raise UsageError(
+                    "a multilabel campaign is either closed (--options a,b,c) or --open",
+                    hint="give exactly one of --options and --open",
+                )
+        elif self.kind == "pairwise":
+            level = "nominal"
+        else:
+            raise UsageError(
+                f"unknown kind {self.kind!r}", hint="rating, label, multilabel or pairwise"
+            )
+        if self.categories is not None and len(set(self.categories)) != len(self.categories):
+            raise UsageError("the categories or options contain duplicates")
+        return CampaignSpec(
+            self.name,
+            self.kind,
+            level,
+            self.scale_min,
+            self.scale_max,
+            self.categories,
+            self.open,
+            self.strict,
+            dict(self.settings),
+        )
+
+
+@dataclass(frozen=True)
+class CampaignInfo:
+    id: int
+    name: str
+    kind: Kind
+    level: str
+    scale_min: float | None
+    scale_max: float | None
+    categories: tuple[str, ...] | None
+    open: bool
+    strict: bool
+    settings: dict[str, Any]
+
+
+def _info(c: Campaign) -> CampaignInfo:
+    return CampaignInfo(
+        c.id,
+        c.name,
+        c.kind,
+        c.level,
+        c.scale_min,
+        c.scale_max,  # type: ignore[arg-type]
+        tuple(c.categories) if c.categories is not None else None,
+        c.open,
+        c.strict,
+        dict(c.settings or {}),
+    )
+
+
+def create_campaign(session: Session, spec: CampaignSpec) -> CampaignInfo:
+    spec = spec.validated()
+    row = Campaign(
+        name=spec.name,
+        kind=spec.kind,
+        level=spec.level,
+        scale_min=spec.scale_min,
+        scale_max=spec.scale_max,
+        open=spec.open,
+        strict=spec.strict,
+        settings=spec.settings,
+        categories=list(spec.categories) if spec.categories is not None else None,
+    )
+    session.add(row)
+    try:
+        session.flush()
+    except IntegrityError:
+        raise UsageError(f"a campaign named {spec.name!r} exists already") from None
+    return _info(row)
+
+
+def get_campaign(session: Session, name: str) -> CampaignInfo:
+    row = session.scalars(select(Campaign).where(Campaign.name == name)).one_or_none()
+    if row is None:
+        names = session.scalars(select(Campaign.name).order_by(Campaign.name)).all()
+        hint = f"campaigns: {', '.join(names)}" if names else "create one: monitor campaign create"
+        raise NotFound(f"no campaign named {name!r}", hint=hint)
+    return _info(row)
+
+
+def list_campaigns(session: Session) -> list[CampaignInfo]:
+    return [_info(c) for c in session.scalars(select(Campaign).order_by(Campaign.name))]
+
+
+def set_categories(session: Session, campaign_id: int, categories: list[str]) -> None:
+    """Record the categories found in the data (label campaigns created without them)."""
+    session.get_one(Campaign, campaign_id).categories = categories
+
+
+@dataclass(frozen=True)
+class CampaignCounts:
+    n_workers: int
+    n_items: int
+    n_judgments: int
+    max_id: int
+
+
+def campaign_counts(session: Session, campaign: CampaignInfo) -> CampaignCounts:
+    table = Preference if campaign.kind == "pairwise" else Judgment
+    n, top = session.execute(
+        select(func.count(table.id), func.coalesce(func.max(table.id), 0)).where(
+            table.campaign_id == campaign.id
+        )
+    ).one()
+    n_workers = session.scalar(
+        select(func.count(Worker.id)).where(Worker.campaign_id == campaign.id)
+    )
+    n_items = session.scalar(select(func.count(Item.id)).where(Item.campaign_id == campaign.id))
+    return CampaignCounts(int(n_workers or 0), int(n_items or 0), int(n), int(top))

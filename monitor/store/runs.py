@@ -1,0 +1,257 @@
+"""Metric runs with their values and flags: written in one transaction, read as dataclasses.
+
+Naming of the stored values (``scope``, ``subject``, ``metric``) is documented in
+``docs/store-values.md``; the report and the JSON document read them by these names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.orm import Session
+
+from monitor.store.models import Flag, MetricRun, MetricValue, utcnow
+
+
+@dataclass(frozen=True)
+class Value:
+    """One stored number: ``value`` None means undefined (``detail['reason']`` says why)."""
+
+    scope: str
+    subject: str
+    metric: str
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    n: int | None = None
+    detail: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class FlagRecord:
+    """A rule that fired, with the evidence (value, threshold, n, comparison, message)."""
+
+    scope: str
+    subject: str
+    rule: str
+    value: float | None
+    threshold: float | None
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    id: int
+    campaign_id: int
+    watermark: int
+    full: bool
+    status: str
+    started_at: datetime
+    finished_at: datetime | None
+    parameters: dict[str, Any]
+    code_version: str
+    n_judgments: int
+    n_new: int
+    seconds: float | None
+    error: str | None
+
+
+def _info(r: MetricRun) -> RunInfo:
+    return RunInfo(
+        r.id,
+        r.campaign_id,
+        r.watermark,
+        r.full,
+        r.status,
+        r.started_at,
+        r.finished_at,
+        dict(r.parameters or {}),
+        r.code_version,
+        r.n_judgments,
+        r.n_new,
+        r.seconds,
+        r.error,
+    )
+
+
+def latest_run(session: Session, campaign_id: int) -> RunInfo | None:
+    """The newest successful run of a campaign (a failed or crashed run never counts)."""
+    row = session.scalars(
+        select(MetricRun)
+        .where(MetricRun.campaign_id == campaign_id, MetricRun.status == "ok")
+        .order_by(MetricRun.id.desc())
+        .limit(1)
+    ).one_or_none()
+    return _info(row) if row else None
+
+
+def run_history(session: Session, campaign_id: int, limit: int = 60) -> list[RunInfo]:
+    """Successful runs, oldest first (for trends)."""
+    rows = session.scalars(
+        select(MetricRun)
+        .where(MetricRun.campaign_id == campaign_id, MetricRun.status == "ok")
+        .order_by(MetricRun.id.desc())
+        .limit(limit)
+    ).all()
+    return [_info(r) for r in reversed(rows)]
+
+
+def save_run(
+    session: Session,
+    *,
+    campaign_id: int,
+    watermark: int,
+    full: bool,
+    started_at: datetime,
+    parameters: dict[str, Any],
+    code_version: str,
+    n_judgments: int,
+    n_new: int,
+    seconds: float,
+    values: Iterable[Value],
+    flags: Iterable[FlagRecord],
+) -> RunInfo:
+    """Insert a finished run with its values and flags (the caller's transaction makes it
+    atomic: a crash before commit leaves the previous run as the latest)."""
+    run = MetricRun(
+        campaign_id=campaign_id,
+        watermark=watermark,
+        full=full,
+        status="ok",
+        started_at=started_at,
+        finished_at=utcnow(),
+        parameters=parameters,
+        code_version=code_version,
+        n_judgments=n_judgments,
+        n_new=n_new,
+        seconds=seconds,
+    )
+    session.add(run)
+    session.flush()
+    rows = [
+        {
+            "run_id": run.id,
+            "scope": v.scope,
+            "subject": v.subject,
+            "metric": v.metric,
+            "value": v.value,
+            "low": v.low,
+            "high": v.high,
+            "n": v.n,
+            "detail": v.detail,
+        }
+        for v in values
+    ]
+    for start in range(0, len(rows), 5000):
+        session.execute(insert(MetricValue), rows[start : start + 5000])
+    frows = [
+        {
+            "run_id": run.id,
+            "scope": f.scope,
+            "subject": f.subject,
+            "rule": f.rule,
+            "value": f.value,
+            "threshold": f.threshold,
+            "evidence": f.evidence,
+        }
+        for f in flags
+    ]
+    if frows:
+        session.execute(insert(Flag), frows)
+    return _info(run)
+
+
+def mark_failed(
+    session: Session, campaign_id: int, watermark: int, error: str, code_version: str
+) -> None:
+    """Record a run that failed (its values are not kept)."""
+    session.add(
+        MetricRun(
+            campaign_id=campaign_id,
+            watermark=watermark,
+            status="failed",
+            finished_at=utcnow(),
+            code_version=code_version,
+            error=error[:4000],
+        )
+    )
+
+
+def run_values(
+    session: Session, run_id: int, scope: str | None = None, metrics: Sequence[str] | None = None
+) -> list[Value]:
+    q = select(MetricValue).where(MetricValue.run_id == run_id)
+    if scope is not None:
+        q = q.where(MetricValue.scope == scope)
+    if metrics is not None:
+        q = q.where(MetricValue.metric.in_(list(metrics)))
+    return [
+        Value(v.scope, v.subject, v.metric, v.value, v.low, v.high, v.n, v.detail)
+        for v in session.scalars(q.order_by(MetricValue.id))
+    ]
+
+
+def run_flags(session: Session, run_id: int, scope: str | None = None) -> list[FlagRecord]:
+    q = select(Flag).where(Flag.run_id == run_id)
+    if scope is not None:
+        q = q.where(Flag.scope == scope)
+    return [
+        FlagRecord(f.scope, f.subject, f.rule, f.value, f.threshold, dict(f.evidence or {}))
+        for f in session.scalars(q.order_by(Flag.id))
+    ]
+
+
+def campaign_value_history(
+    session: Session, campaign_id: int, metric: str, limit: int = 60
+) -> list[tuple[RunInfo, Value]]:
+    """A campaign-scope metric over the successful runs, oldest first (for trend charts)."""
+    runs = run_history(session, campaign_id, limit)
+    if not runs:
+        return []
+    by_run = {
+        v.run_id: v
+        for v in session.scalars(
+            select(MetricValue).where(
+                MetricValue.run_id.in_([r.id for r in runs]),
+                MetricValue.scope == "campaign",
+                MetricValue.metric == metric,
+            )
+        )
+    }
+    return [
+        (r, Value(v.scope, v.subject, v.metric, v.value, v.low, v.high, v.n, v.detail))
+        for r in runs
+        if (v := by_run.get(r.id)) is not None
+    ]
+
+
+def prune_failed(session: Session, campaign_id: int) -> None:
+    """Forget failed runs older than the latest successful one (they carry no values)."""
+    last = latest_run(session, campaign_id)
+    if last is not None:
+        session.execute(
+            delete(MetricRun).where(
+                MetricRun.campaign_id == campaign_id,
+                MetricRun.status == "failed",
+                MetricRun.id < last.id,
+            )
+        )
+
+
+__all__ = [
+    "FlagRecord",
+    "RunInfo",
+    "Value",
+    "campaign_value_history",
+    "latest_run",
+    "mark_failed",
+    "prune_failed",
+    "run_flags",
+    "run_history",
+    "run_values",
+    "save_run",
+]
