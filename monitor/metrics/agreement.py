@@ -1,0 +1,306 @@
+"""Agreement measures: the public entry point, and bootstrap intervals that resample items.
+
+Everything a pipeline needs is importable from here::
+
+    vc = ValueCounts.from_judgments(items, codes, value_domain=scale)   # or from_grouped(...)
+    krippendorff_alpha(vc, "interval"); percent_agreement(vc); fleiss_kappa(vc)
+    cohen_kappa(a, b, n_values, weights="linear"); scott_pi(a, b, n_values)
+    pairwise_agreement(items, workers, codes, value_domain=scale, min_overlap=10)
+    bootstrap_alpha(vc, "interval", seed=7); bootstrap_kappa(a, b, n_values, seed=7)
+    worker_vs_aggregate(items, workers, codes, kind="rating", value_domain=scale)
+    codetermination(items, workers, codes, kind="label", max_iter=100, tol=1e-6)
+
+Bootstrap (Efron's percentile interval): items are drawn with replacement, B times; each
+replicate is a vector of item multiplicities, and because every measure here is built from
+sums over items, a replicate's value comes from ``multiplicities @ per-item statistics``:
+vectorised over replicates in blocks, no Python loop over items or judgments. Replicates where
+the measure is not defined (e.g. all resampled values equal) are dropped and counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import sparse
+
+from monitor.metrics._common import Interval, check_same_length
+from monitor.metrics.aggregate import (
+    Codetermination,
+    WorkerAgreement,
+    codetermination,
+    worker_vs_aggregate,
+)
+from monitor.metrics.kappa import (
+    FleissKappa,
+    PairwiseAgreement,
+    PercentAgreement,
+    TwoRaterKappa,
+    Weights,
+    align_pair,
+    check_weights,
+    cohen_kappa,
+    disagreement_weight,
+    expected_disagreement,
+    fleiss_kappa,
+    pairwise_agreement,
+    percent_agreement,
+    scott_pi,
+)
+from monitor.metrics.krippendorff import (
+    LEVELS,
+    AlphaResult,
+    Level,
+    ValueCounts,
+    as_codes,
+    expected_total,
+    item_observed,
+    krippendorff_alpha,
+    mid_ranks,
+)
+
+__all__ = [
+    "AlphaResult",
+    "BootstrapCI",
+    "Codetermination",
+    "FleissKappa",
+    "LEVELS",
+    "Level",
+    "PairwiseAgreement",
+    "PercentAgreement",
+    "TwoRaterKappa",
+    "ValueCounts",
+    "WorkerAgreement",
+    "align_pair",
+    "bootstrap_alpha",
+    "bootstrap_fleiss",
+    "bootstrap_kappa",
+    "codetermination",
+    "cohen_kappa",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "pairwise_agreement",
+    "percent_agreement",
+    "scott_pi",
+    "worker_vs_aggregate",
+]
+
+_BLOCK = 4_000_000
+
+
+@dataclass(frozen=True)
+class BootstrapCI:
+    """A point estimate with its bootstrap percentile interval.
+
+    ``interval`` is None (with ``reason``) when the estimate itself is not defined or no
+    replicate is; ``n_defined`` counts the replicates where the measure was defined."""
+
+    estimate: float | None
+    interval: Interval | None
+    n_boot: int
+    n_defined: int
+    reason: str | None = None
+
+
+def _rng(seed: int | np.random.Generator) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, int | np.integer) and not isinstance(seed, bool):
+        return np.random.default_rng(int(seed))
+    raise ValueError(f"seed must be an int or a numpy.random.Generator, got {seed!r}.")
+
+
+def _check(n_boot: int, confidence: float) -> None:
+    if not isinstance(n_boot, int | np.integer) or n_boot < 1:
+        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}.")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}.")
+
+
+def _replicates(
+    rng: np.random.Generator,
+    k: int,
+    n_boot: int,
+    width: int,
+    stat: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+) -> NDArray[np.float64]:
+    """Apply ``stat`` to blocks of multiplicity vectors, shape (b, k); concatenate (n_boot,)."""
+    out = []
+    step = max(1, _BLOCK // max(k, width, 1))
+    for lo in range(0, n_boot, step):
+        b = min(step, n_boot - lo)
+        draws = rng.integers(0, k, size=(b, k)) + (np.arange(b) * k)[:, None]
+        mult = np.bincount(draws.reshape(-1), minlength=b * k).reshape(b, k).astype(np.float64)
+        out.append(stat(mult))
+    return np.concatenate(out)
+
+
+def _dense_if_small(mat: sparse.csr_array) -> NDArray[np.float64] | sparse.csr_array:
+    """Dense (K, V) when it fits: BLAS products beat sparse x dense by far."""
+    k, v = mat.shape
+    return mat.toarray().astype(np.float64) if k * v <= 20_000_000 else mat
+
+
+def _times(mult: NDArray[np.float64], mat: NDArray | sparse.csr_array) -> NDArray[np.float64]:
+    """``mult @ mat`` for (b, K) multiplicities and a dense or sparse (K, V) matrix."""
+    if sparse.issparse(mat):
+        return np.asarray((mat.T @ mult.T).T)
+    return mult @ mat
+
+
+def _summarise(
+    estimate: float | None, reps: NDArray, n_boot: int, confidence: float, reason: str | None
+) -> BootstrapCI:
+    if estimate is None:
+        return BootstrapCI(None, None, n_boot, 0, reason)
+    ok = reps[np.isfinite(reps)]
+    if ok.size == 0:
+        return BootstrapCI(estimate, None, n_boot, 0, "not defined in any bootstrap replicate")
+    lo, hi = np.quantile(ok, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return BootstrapCI(estimate, Interval(float(lo), float(hi), confidence), n_boot, int(ok.size))
+
+
+def bootstrap_alpha(
+    vc: ValueCounts,
+    level: Level = "nominal",
+    *,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int | np.random.Generator = 0,
+) -> BootstrapCI:
+    """Percentile bootstrap interval of Krippendorff's alpha, resampling pairable items.
+
+    Per replicate: n = w @ m, D_o numerator = w @ (per-item observed disagreement), and D_e
+    from the replicate's marginals (interval: from w @ sums and w @ sums of squares, so it stays
+    O(items) for continuous data). Shapes: w (B, K) over the K pairable items.
+    """
+    _check(n_boot, confidence)
+    rng = _rng(seed)
+    est = krippendorff_alpha(vc, level)
+    if est.alpha is None:
+        return _summarise(None, np.empty(0), n_boot, confidence, est.reason)
+    keep = np.flatnonzero(vc.n >= 2)
+    sub = ValueCounts(
+        vc.counts[keep], vc.value_domain, vc.n[keep], vc.s1[keep], vc.s2[keep], vc.origin
+    )
+    k, v = sub.n_items, sub.n_values
+    m = sub.n.astype(np.float64)
+    cm = _dense_if_small(sub.counts.astype(np.float64))
+    rows = np.repeat(np.arange(k), np.diff(sub.counts.indptr))
+    lo_code = np.full(k, v, dtype=np.int64)
+    np.minimum.at(lo_code, rows, sub.counts.indices)
+    hi_code = np.full(k, -1, dtype=np.int64)
+    np.maximum.at(hi_code, rows, sub.counts.indices)
+    mixed = (hi_code > lo_code).astype(np.float64)
+    g = None if level == "ordinal" else item_observed(sub, level)
+
+    def varied(mult: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """Replicates holding two distinct values (else D_e = 0 exactly)."""
+        out = mult @ mixed > 0
+        for r in np.flatnonzero(~out):  # rare: only single-valued items were drawn
+            chosen = mult[r] > 0
+            out[r] = hi_code[chosen].max() > lo_code[chosen].min()
+        return out
+
+    def stat(mult: NDArray[np.float64]) -> NDArray[np.float64]:
+        n = mult @ m
+        if level == "interval":
+            t1, t2 = mult @ sub.s1, mult @ sub.s2
+            exp = 2.0 * n * (t2 - t1 * t1 / n)
+            obs = mult @ g
+        else:
+            n_v = _times(mult, cm)  # (b, V)
+            exp = expected_total(n_v, sub.value_domain, level)
+            if level == "ordinal":
+                r = mid_ranks(n_v)
+                r = (r - r.mean(axis=1, keepdims=True)).T  # (V, b)
+                s1, s2 = np.asarray(cm @ r), np.asarray(cm @ (r * r))  # (K, b)
+                within = 2.0 * m[:, None] * (s2 - s1 * s1 / m[:, None]) / (m[:, None] - 1.0)
+                obs = np.einsum("bk,kb->b", mult, within)
+            else:
+                obs = mult @ g
+        out = np.full(mult.shape[0], np.nan)
+        ok = varied(mult) & (exp > 0)
+        out[ok] = 1.0 - obs[ok] * (n[ok] - 1.0) / exp[ok]
+        return out
+
+    reps = _replicates(rng, k, n_boot, v if level != "interval" else 1, stat)
+    return _summarise(est.alpha, reps, n_boot, confidence, None)
+
+
+def bootstrap_kappa(
+    a: ArrayLike,
+    b: ArrayLike,
+    n_values: int,
+    *,
+    weights: Weights = None,
+    pooled: bool = False,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int | np.random.Generator = 0,
+) -> BootstrapCI:
+    """Percentile bootstrap interval of Cohen's kappa (``pooled=False``) or Scott's pi
+    (``pooled=True``) for two workers' codes ``a``, ``b`` (shape (n,)), resampling items."""
+    _check(n_boot, confidence)
+    check_weights(weights)
+    rng = _rng(seed)
+    est = (scott_pi if pooled else cohen_kappa)(a, b, n_values, weights)
+    if est.kappa is None:
+        return _summarise(None, np.empty(0), n_boot, confidence, est.reason)
+    a = as_codes("a", a, n_values)
+    b = as_codes("b", b, n_values)
+    n = check_same_length(a=a, b=b)
+    d = disagreement_weight(a, b, n_values, weights)
+    rows = np.arange(n)
+    one_a = _dense_if_small(sparse.csr_array((np.ones(n), (rows, a)), shape=(n, n_values)))
+    one_b = _dense_if_small(sparse.csr_array((np.ones(n), (rows, b)), shape=(n, n_values)))
+
+    def stat(mult: NDArray[np.float64]) -> NDArray[np.float64]:
+        pa = _times(mult, one_a) / n
+        pb = _times(mult, one_b) / n
+        if pooled:
+            pa = pb = (pa + pb) / 2.0
+        exp = expected_disagreement(pa, pb, weights)
+        obs = mult @ d / n
+        out = np.full(mult.shape[0], np.nan)
+        ok = exp > 1e-12
+        out[ok] = 1.0 - obs[ok] / exp[ok]
+        return out
+
+    reps = _replicates(rng, n, n_boot, n_values, stat)
+    return _summarise(est.kappa, reps, n_boot, confidence, None)
+
+
+def bootstrap_fleiss(
+    vc: ValueCounts,
+    *,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int | np.random.Generator = 0,
+) -> BootstrapCI:
+    """Percentile bootstrap interval of Fleiss' kappa, resampling the judged items."""
+    _check(n_boot, confidence)
+    rng = _rng(seed)
+    est = fleiss_kappa(vc)
+    if est.kappa is None:
+        return _summarise(None, np.empty(0), n_boot, confidence, est.reason)
+    keep = np.flatnonzero(vc.n > 0)
+    cm = vc.counts[keep].astype(np.float64)
+    m = float(est.raters_per_item)
+    k = keep.size
+    p_i = (np.asarray(cm.multiply(cm).sum(1)).reshape(-1) - m) / (m * (m - 1.0))
+    cmc = _dense_if_small(cm.tocsr())
+
+    def stat(mult: NDArray[np.float64]) -> NDArray[np.float64]:
+        p_bar = mult @ p_i / k
+        p_j = _times(mult, cmc) / (k * m)
+        p_e = (p_j * p_j).sum(1)
+        out = np.full(mult.shape[0], np.nan)
+        ok = p_e < 1.0 - 1e-12
+        out[ok] = (p_bar[ok] - p_e[ok]) / (1.0 - p_e[ok])
+        return out
+
+    reps = _replicates(rng, k, n_boot, vc.n_values, stat)
+    return _summarise(est.kappa, reps, n_boot, confidence, None)
