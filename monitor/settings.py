@@ -65,6 +65,10 @@ class Settings:
     """Flag an item ambiguous when its UQS is below this."""
     min_item_judgments: int = 3
     """An item is judged (flagged) only with at least this many judgments."""
+    speeder_ratio: float = 0.25
+    """Flag speeder when a worker's mean seconds per judgment < ratio x the campaign median."""
+    phi_alpha_gap: float = 0.4
+    """Warn when Phi and alpha differ by at least this."""
     paradox_agreement: float = 0.8
     """Kappa paradox warning: percent agreement at least this ..."""
     paradox_alpha: float = 0.2

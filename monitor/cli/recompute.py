@@ -1,12 +1,36 @@
-"""``monitor recompute``: not available yet."""
+"""``monitor recompute [--campaign NAME] [--full]``."""
 
 from __future__ import annotations
 
 import argparse
+import logging
 
-from monitor.cli._stub import not_yet
+from monitor.cli.context import Context
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("recompute", parents=[common], help="(not available yet)")
-    p.set_defaults(func=not_yet("recompute"))
+    p = sub.add_parser(
+        "recompute",
+        parents=[common],
+        help="bring the metrics up to date (incremental unless --full)",
+        description="Recompute every measure of the campaigns with new judgments since their "
+        "last run, warm-starting the iterative ones; save the run, its values and its flags "
+        "in one transaction. A campaign with nothing new is left alone and said so.",
+    )
+    p.add_argument("--campaign", metavar="NAME", help="only this campaign (default: all)")
+    p.add_argument(
+        "--full", action="store_true", help="recompute from scratch, even if nothing is new"
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.pipeline import recompute
+
+    logging.getLogger("monitor.pipeline").setLevel(logging.WARNING)
+    outcomes = recompute(ctx.engine(), ctx.settings, campaign=args.campaign, full=args.full)
+    if not outcomes:
+        print("no campaigns yet: create one with 'monitor campaign create'")
+    for outcome in outcomes:
+        print(outcome.line())
+    return 1 if any(o.status == "failed" for o in outcomes) else 0

@@ -170,3 +170,22 @@ def campaign_counts(session: Session, campaign: CampaignInfo) -> CampaignCounts:
     )
     n_items = session.scalar(select(func.count(Item.id)).where(Item.campaign_id == campaign.id))
     return CampaignCounts(int(n_workers or 0), int(n_items or 0), int(n), int(top))
+
+
+def add_data_categories(session: Session, campaign_id: int, labels: list[str]) -> list[str]:
+    """Append labels found in the data to a label campaign created without ``--categories``.
+
+    Known categories keep their place (and code); the new ones follow in sorted order. The
+    campaign is marked ``settings["categories_from_data"]`` so later files may add more.
+    Returns the categories now recorded.
+    """
+    row = session.get_one(Campaign, campaign_id)
+    have = list(row.categories or [])
+    known = set(have)
+    new = sorted({label for label in labels if label not in known})
+    categories = have + new
+    if new or row.categories is None:
+        set_categories(session, campaign_id, categories)
+    if not (row.settings or {}).get("categories_from_data"):
+        row.settings = {**(row.settings or {}), "categories_from_data": True}
+    return categories

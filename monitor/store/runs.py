@@ -7,40 +7,15 @@ Naming of the stored values (``scope``, ``subject``, ``metric``) is documented i
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
+from monitor.results import FlagRecord, Value
 from monitor.store.models import Flag, MetricRun, MetricValue, utcnow
-
-
-@dataclass(frozen=True)
-class Value:
-    """One stored number: ``value`` None means undefined (``detail['reason']`` says why)."""
-
-    scope: str
-    subject: str
-    metric: str
-    value: float | None
-    low: float | None = None
-    high: float | None = None
-    n: int | None = None
-    detail: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class FlagRecord:
-    """A rule that fired, with the evidence (value, threshold, n, comparison, message)."""
-
-    scope: str
-    subject: str
-    rule: str
-    value: float | None
-    threshold: float | None
-    evidence: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,307 @@
+"""Ratings, labels and multi-label sets: the agreement family, CrowdTruth and Phi."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from monitor.metrics import agreement as ag
+from monitor.metrics.crowdtruth import label_counts, multilabel_counts
+from monitor.metrics.krippendorff import MAX_RATIO_VALUES
+from monitor.pipeline.compute import Collector, WarmStart, answers_detail, num, run_crowdtruth
+from monitor.settings import Settings
+from monitor.store.arrays import CampaignArrays
+from monitor.store.campaigns import CampaignInfo
+
+MAX_SCALE_POINTS = 101
+
+
+def scale_codes(
+    info: CampaignInfo, arrays: CampaignArrays
+) -> tuple[NDArray[np.int64], NDArray[np.float64], tuple[str, ...]]:
+    """Value codes, the number behind each code, and each code's name.
+
+    Labels: the category index. Ratings on an integer scale of at most 101 points: the position
+    on the scale (so kappa weights are over scale positions, unobserved points included);
+    otherwise (continuous ratings) the rank among the distinct observed values.
+    """
+    if arrays.kind == "label":
+        domain = np.arange(len(arrays.categories), dtype=np.float64)
+        return arrays.values.astype(np.int64), domain, arrays.categories
+    x = arrays.values
+    lo, hi = info.scale_min, info.scale_max
+    integral = (
+        lo is not None and hi is not None and float(lo).is_integer() and float(hi).is_integer()
+    )
+    if integral and hi - lo + 1 <= MAX_SCALE_POINTS and np.all(np.mod(x, 1) == 0):
+        domain = np.arange(lo, hi + 1, dtype=np.float64)
+        codes = (x - lo).astype(np.int64)
+    else:
+        domain, codes = np.unique(x, return_inverse=True)
+        codes = codes.reshape(-1).astype(np.int64)
+    names = tuple(f"{v:g}" for v in domain)
+    return codes, domain, names
+
+
+def latest_per_pair(workers: NDArray, items: NDArray, order: NDArray) -> NDArray[np.int64]:
+    """Indices of the latest judgment of each (worker, item): a worker counts once per item."""
+    idx = np.lexsort((order, items, workers))
+    w, i = workers[idx], items[idx]
+    last = np.ones(idx.size, dtype=bool)
+    last[:-1] = (w[1:] != w[:-1]) | (i[1:] != i[:-1])
+    return np.sort(idx[last])
+
+
+def compute(
+    info: CampaignInfo,
+    arrays: CampaignArrays,
+    settings: Settings,
+    out: Collector,
+    warm: WarmStart | None,
+    parameters: dict[str, Any],
+) -> None:
+    if arrays.kind == "multilabel":
+        _multilabel(info, arrays, settings, out, warm, parameters)
+        return
+    codes, domain, names = scale_codes(info, arrays)
+    N, W = len(arrays.item_ids), len(arrays.worker_ids)
+    answers_detail(out, "item", arrays.item_ids, arrays.items, codes, names)
+    keep = latest_per_pair(arrays.workers, arrays.items, arrays.order)
+    items, workers, codes_k = arrays.items[keep], arrays.workers[keep], codes[keep]
+    parameters["repeated_judgments"] = "latest per worker and item counts for agreement"
+    _agreement(info, arrays, settings, out, warm, items, workers, codes_k, domain, N, W)
+    run_crowdtruth(
+        out,
+        workers=arrays.workers,
+        units=arrays.items,
+        annotations=label_counts(codes, len(domain)),
+        worker_ids=arrays.worker_ids,
+        unit_ids=arrays.item_ids,
+        unit_scope="item",
+        annotation_names=names,
+        closed=True,
+        settings=settings,
+        warm=warm,
+        parameters=parameters,
+    )
+    if arrays.kind == "rating" and settings.phi != "off":
+        _phi(info, arrays, settings, out, items, arrays.values[keep], parameters)
+
+
+def _agreement(info, arrays, settings, out, warm, items, workers, codes, domain, N, W) -> None:  # noqa: ANN001, PLR0913
+    vc = ag.ValueCounts.from_judgments(items, codes, n_items=N, value_domain=domain)
+    pa = ag.percent_agreement(vc)
+    out.campaign_value(
+        "percent_agreement",
+        pa.mean,
+        n=pa.n_items_pairable,
+        detail={"pooled": num(pa.pooled), "n_pairs": pa.n_pairs},
+        reason=pa.reason,
+    )
+    out.per_subject("item", "percent_agreement", arrays.item_ids, pa.per_item, mask=pa.pairable)
+    levels = ["nominal"] if arrays.kind == "label" else ["nominal", "ordinal", "interval"]
+    if arrays.kind == "label" and info.level == "ordinal":
+        levels.append("ordinal")
+    if arrays.kind == "rating" and domain[0] >= 0 and domain.size <= MAX_RATIO_VALUES:
+        levels.append("ratio")
+    n_boot = settings.bootstrap_samples
+    for level in levels:
+        res = ag.krippendorff_alpha(vc, level)
+        detail = {
+            "level": level,
+            "D_o": num(res.observed_disagreement),
+            "D_e": num(res.expected_disagreement),
+        }
+        out.campaign_value(
+            f"krippendorff_alpha_{level}",
+            res.alpha,
+            n=res.n_pairable,
+            detail=detail,
+            reason=res.reason,
+        )
+        if level == info.level:
+            ci = (
+                ag.bootstrap_alpha(vc, level, n_boot=n_boot, seed=settings.seed)
+                if n_boot and res.alpha is not None
+                else None
+            )
+            iv = ci.interval if ci is not None else None
+            out.campaign_value(
+                "krippendorff_alpha",
+                res.alpha,
+                iv.low if iv else None,
+                iv.high if iv else None,
+                n=res.n_pairable,
+                detail=detail,
+                reason=res.reason,
+            )
+    fk = ag.fleiss_kappa(vc)
+    ci = (
+        ag.bootstrap_fleiss(vc, n_boot=n_boot, seed=settings.seed)
+        if n_boot and fk.kappa is not None
+        else None
+    )
+    iv = ci.interval if ci is not None else None
+    out.campaign_value(
+        "fleiss_kappa",
+        fk.kappa,
+        iv.low if iv else None,
+        iv.high if iv else None,
+        n=fk.n_items,
+        detail={"P_bar": num(fk.p_bar), "P_e": num(fk.p_e), "raters_per_item": fk.raters_per_item},
+        reason=fk.reason,
+    )
+    active = np.unique(workers)
+    if active.size == 2:
+        _, a, b = ag.align_pair(items, workers, codes, int(active[0]), int(active[1]))
+        for metric, fn, weights in (
+            ("cohen_kappa", ag.cohen_kappa, None),
+            ("cohen_kappa_linear", ag.cohen_kappa, "linear"),
+            ("cohen_kappa_quadratic", ag.cohen_kappa, "quadratic"),
+            ("scott_pi", ag.scott_pi, None),
+        ):
+            r = fn(a, b, domain.size, weights=weights)
+            low = high = None
+            if metric in ("cohen_kappa", "scott_pi") and n_boot and r.kappa is not None:
+                iv = ag.bootstrap_kappa(
+                    a,
+                    b,
+                    domain.size,
+                    pooled=metric == "scott_pi",
+                    n_boot=n_boot,
+                    seed=settings.seed,
+                ).interval
+                low, high = (iv.low, iv.high) if iv else (None, None)
+            out.campaign_value(
+                metric,
+                r.kappa,
+                low,
+                high,
+                n=r.n_items,
+                detail={"p_o": num(r.p_o), "p_e": num(r.p_e)},
+                reason=r.reason,
+            )
+    else:
+        for metric in ("cohen_kappa", "scott_pi"):
+            out.campaign_value(
+                metric,
+                None,
+                reason=f"defined for exactly two workers, the campaign has {active.size}",
+            )
+    kind = "label" if arrays.kind == "label" else "rating"
+    loo = ag.worker_vs_aggregate(items, workers, codes, kind=kind, value_domain=domain, n_workers=W)
+    out.per_subject(
+        "worker",
+        "agreement_loo",
+        arrays.worker_ids,
+        loo.agreement,
+        n=loo.n_items,
+        mask=np.bincount(workers, minlength=W) > 0,
+    )
+    init = warm.aligned("worker", "weight", arrays.worker_ids) if warm is not None else None
+    co = ag.codetermination(
+        items,
+        workers,
+        codes,
+        kind=kind,
+        value_domain=domain,
+        n_workers=W,
+        n_items=N,
+        initial_weights=init,
+    )
+    out.per_subject(
+        "worker",
+        "weight",
+        arrays.worker_ids,
+        co.weights,
+        mask=np.bincount(workers, minlength=W) > 0,
+    )
+
+
+def _phi(info, arrays, settings, out, items, values, parameters) -> None:  # noqa: ANN001
+    from monitor.metrics.phi import phi
+
+    gold = np.array([_float_or_nan(g) for g in arrays.item_gold], dtype=np.float64)
+    engine = {"map": "map", "full": "exact", "nuts": "nuts"}[settings.phi]
+    res = phi(
+        items,
+        values,
+        scale_min=info.scale_min,
+        scale_max=info.scale_max,
+        n_items=len(arrays.item_ids),
+        gold=gold if np.isfinite(gold).any() else None,
+        engine=engine,
+        seed=settings.seed,
+    )
+    parameters["phi"] = {"engine": engine, "prior": res.prior, "mapping": res.mapping}
+    hpd = res.hpd
+    out.campaign_value(
+        "phi",
+        res.mean if engine != "map" else res.map,
+        hpd.low if hpd else None,
+        hpd.high if hpd else None,
+        n=res.n_items,
+        detail={
+            "map": num(res.map),
+            "median": num(res.median),
+            "method": res.method,
+            "reading": res.reading,
+            "rhat": num(res.rhat),
+            "ess": num(res.ess),
+            "divergences": res.divergences,
+            "prior": res.prior,
+            "mapping": res.mapping,
+        },
+        reason=res.reason,
+    )
+    mask = np.isfinite(res.item_mean)
+    out.per_subject(
+        "item",
+        "phi_mu",
+        arrays.item_ids,
+        res.item_mean,
+        low=res.item_hpd[:, 0],
+        high=res.item_hpd[:, 1],
+        mask=mask,
+    )
+
+
+def _float_or_nan(g: object) -> float:
+    try:
+        return float(g) if g is not None else np.nan
+    except (TypeError, ValueError):
+        return np.nan
+
+
+def _multilabel(info, arrays, settings, out, warm, parameters) -> None:  # noqa: ANN001
+    names = arrays.annotation_names
+    reps = arrays.ann_count
+    jud = np.repeat(arrays.ann_judgment, reps)
+    ann = np.repeat(arrays.ann_code, reps)
+    counts = multilabel_counts(jud, ann, arrays.n, len(names))
+    answers_detail(out, "item", arrays.item_ids, arrays.items[jud], ann, names, arrays.items)
+    reason = "not defined for multi-label sets: see the CrowdTruth unit and annotation scores"
+    for metric in (
+        "percent_agreement",
+        "krippendorff_alpha",
+        "fleiss_kappa",
+        "cohen_kappa",
+        "scott_pi",
+    ):
+        out.campaign_value(metric, None, reason=reason)
+    run_crowdtruth(
+        out,
+        workers=arrays.workers,
+        units=arrays.items,
+        annotations=counts,
+        worker_ids=arrays.worker_ids,
+        unit_ids=arrays.item_ids,
+        unit_scope="item",
+        annotation_names=names,
+        closed=not info.open,
+        settings=settings,
+        warm=warm,
+        parameters=parameters,
+    )

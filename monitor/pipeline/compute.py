@@ -1,0 +1,243 @@
+"""From a campaign's arrays to the values of a run (names in docs/store-values.md).
+
+Every measure that applies to the campaign's kind is computed here, from the integer-coded
+arrays of :mod:`monitor.store.arrays`; the measures themselves live in :mod:`monitor.metrics`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import sparse
+
+from monitor.metrics.crowdtruth import CrowdTruthResult, CrowdTruthScores, crowdtruth
+from monitor.results import Value
+from monitor.settings import Settings
+from monitor.store.arrays import CampaignArrays
+from monitor.store.campaigns import CampaignInfo
+
+
+def num(x: Any) -> float | None:
+    """A finite float, or None (undefined is never NaN in a run)."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+@dataclass(frozen=True)
+class WarmStart:
+    """The previous run's scores, by subject, to start the iterative measures from."""
+
+    METRICS: ClassVar[tuple[str, ...]] = ("wqs", "uqs", "aqs", "weight", "score")
+    scores: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+
+    @classmethod
+    def from_values(cls, values: Iterable[Value]) -> WarmStart:
+        scores: dict[tuple[str, str], dict[str, float]] = {}
+        for v in values:
+            if v.value is not None:
+                scores.setdefault((v.scope, v.metric), {})[v.subject] = v.value
+        return cls(scores)
+
+    def aligned(
+        self, scope: str, metric: str, subjects: Sequence[str], default: float = 1.0
+    ) -> NDArray[np.float64] | None:
+        """The scores in the order of ``subjects`` (``default`` for new ones), or None."""
+        known = self.scores.get((scope, metric))
+        if not known:
+            return None
+        return np.array([known.get(s, default) for s in subjects], dtype=np.float64)
+
+
+@dataclass
+class Collector:
+    """Accumulates the values of a run."""
+
+    campaign: str
+    values: list[Value] = field(default_factory=list)
+
+    def campaign_value(
+        self,
+        metric: str,
+        value: Any,
+        low: Any = None,
+        high: Any = None,
+        n: int | None = None,
+        detail: dict | None = None,
+        reason: str | None = None,
+    ) -> None:
+        v = num(value)
+        if v is None and reason:
+            detail = {**(detail or {}), "reason": reason}
+        self.values.append(
+            Value("campaign", self.campaign, metric, v, num(low), num(high), n, detail)
+        )
+
+    def per_subject(
+        self,
+        scope: str,
+        metric: str,
+        subjects: Sequence[str],
+        values: NDArray,
+        n: NDArray | None = None,
+        low: NDArray | None = None,
+        high: NDArray | None = None,
+        mask: NDArray | None = None,
+    ) -> None:
+        """One value per subject (NaN = undefined) where ``mask`` is true."""
+        idx = np.arange(len(subjects)) if mask is None else np.flatnonzero(mask)
+        vals = np.asarray(values, dtype=np.float64)
+        for i in idx:
+            x = vals[i]
+            self.values.append(
+                Value(
+                    scope,
+                    str(subjects[i]),
+                    metric,
+                    float(x) if np.isfinite(x) else None,
+                    num(low[i]) if low is not None else None,
+                    num(high[i]) if high is not None else None,
+                    int(n[i]) if n is not None else None,
+                )
+            )
+
+
+def compute_values(
+    info: CampaignInfo, arrays: CampaignArrays, settings: Settings, *, warm: WarmStart | None = None
+) -> tuple[list[Value], dict[str, Any]]:
+    """All values of a run and the parameters that produced them."""
+    from monitor.pipeline import absolute, pairwise
+
+    out = Collector(info.name)
+    W, N = len(arrays.worker_ids), len(arrays.item_ids)
+    out.campaign_value("n_workers", np.unique(arrays.workers).size)
+    out.campaign_value(
+        "n_items",
+        N if arrays.kind != "pairwise" else np.unique(np.r_[arrays.left, arrays.right]).size,
+    )
+    out.campaign_value("n_judgments", arrays.n)
+    n_by_worker = np.bincount(arrays.workers, minlength=W)
+    active = n_by_worker > 0
+    out.per_subject("worker", "n_judgments", arrays.worker_ids, n_by_worker, mask=active)
+    has_d = np.isfinite(arrays.duration_s)
+    if has_d.any():
+        d_n = np.bincount(arrays.workers[has_d], minlength=W)
+        d_sum = np.bincount(arrays.workers[has_d], weights=arrays.duration_s[has_d], minlength=W)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out.per_subject(
+                "worker", "mean_duration_s", arrays.worker_ids, d_sum / d_n, n=d_n, mask=d_n > 0
+            )
+    parameters: dict[str, Any] = {
+        "seed": settings.seed,
+        "bootstrap_samples": settings.bootstrap_samples,
+        "crowdtruth": {
+            "max_iter": settings.crowdtruth_max_iter,
+            "tol": settings.crowdtruth_tol,
+            "warm_start": warm is not None,
+        },
+    }
+    if arrays.kind == "pairwise":
+        pairwise.compute(info, arrays, settings, out, warm, parameters)
+    else:
+        absolute.compute(info, arrays, settings, out, warm, parameters)
+    return out.values, parameters
+
+
+def run_crowdtruth(
+    out: Collector,
+    *,
+    workers: NDArray[np.int64],
+    units: NDArray[np.int64],
+    annotations: sparse.csr_array,
+    worker_ids: Sequence[str],
+    unit_ids: Sequence[str],
+    unit_scope: str,
+    annotation_names: Sequence[str],
+    closed: bool,
+    settings: Settings,
+    warm: WarmStart | None,
+    parameters: dict[str, Any],
+) -> CrowdTruthResult:
+    """CrowdTruth 2.0 on one campaign, warm-started from the last run; stores WQS/WWA/WUA per
+    worker, UQS and UAS per unit, AQS per annotation (closed tasks)."""
+    start = None
+    if warm is not None:
+        w = warm.aligned("worker", "wqs", worker_ids)
+        u = warm.aligned(unit_scope, "uqs", unit_ids)
+        a = warm.aligned("annotation", "aqs", annotation_names) if closed else None
+        if w is not None and u is not None:
+            start = CrowdTruthScores(uqs=u, wqs=w, aqs=a)
+    result = crowdtruth(
+        workers,
+        units,
+        annotations,
+        closed=closed,
+        n_workers=len(worker_ids),
+        n_units=len(unit_ids),
+        max_iter=settings.crowdtruth_max_iter,
+        tol=settings.crowdtruth_tol,
+        warm_start=start,
+    )
+    parameters["crowdtruth"]["iterations"] = result.iterations
+    out.campaign_value(
+        "crowdtruth_iterations",
+        result.iterations,
+        detail={"converged": bool(result.converged), "warm_start": start is not None},
+    )
+    kept_w = result.worker_kept
+    for metric in ("wqs", "wwa", "wua"):
+        out.per_subject("worker", metric, worker_ids, getattr(result, metric), mask=kept_w)
+    out.per_subject(unit_scope, "uqs", unit_ids, result.uqs, mask=result.unit_kept)
+    uas = result.uas.tocsr()
+    names = list(annotation_names)
+    for u in np.flatnonzero(result.unit_kept):
+        lo, hi = uas.indptr[u], uas.indptr[u + 1]
+        scores = {
+            names[a]: round(float(s), 12)
+            for a, s in zip(uas.indices[lo:hi], uas.data[lo:hi], strict=True)
+        }
+        out.values.append(
+            Value(unit_scope, str(unit_ids[u]), "uas", None, detail={"scores": scores})
+        )
+    if closed and result.aqs is not None:
+        out.per_subject("annotation", "aqs", names, result.aqs)
+    return result
+
+
+def answers_detail(
+    out: Collector,
+    scope: str,
+    subjects: Sequence[str],
+    units: NDArray[np.int64],
+    codes: NDArray[np.int64],
+    names: Sequence[str],
+    judgment_units: NDArray[np.int64] | None = None,
+) -> None:
+    """Per unit: the number of judgments (of ``judgment_units``, default ``units``) and the
+    distribution of answers (``detail.answers``: answer name -> count)."""
+    n_units = len(subjects)
+    counts = sparse.coo_array(
+        (np.ones(codes.size), (units, codes)), shape=(n_units, len(names))
+    ).tocsr()
+    counts.sum_duplicates()
+    per_unit = np.bincount(units if judgment_units is None else judgment_units, minlength=n_units)
+    for u in np.flatnonzero(per_unit):
+        lo, hi = counts.indptr[u], counts.indptr[u + 1]
+        answers = {
+            str(names[c]): int(x)
+            for c, x in zip(counts.indices[lo:hi], counts.data[lo:hi], strict=True)
+        }
+        out.values.append(
+            Value(
+                scope,
+                str(subjects[u]),
+                "n_judgments",
+                float(per_unit[u]),
+                detail={"answers": answers},
+            )
+        )

@@ -1,0 +1,148 @@
+"""The recompute loop: per campaign, under its lock, one run in one transaction.
+
+A run is incremental unless ``full``: it is skipped when nothing arrived since the last run
+(newest judgment id and count unchanged), and otherwise warm-starts the iterative measures from
+the last run's scores. Every run reads all judgments committed when it starts, so an ingest that
+commits during a run is neither missed (the next run sees it: its rows are above the watermark or
+change the count) nor counted twice (a run never adds to a previous run's numbers).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+from sqlalchemy import Engine
+
+from monitor import __version__
+from monitor.errors import Busy
+from monitor.flags import evaluate
+from monitor.pipeline.compute import WarmStart, compute_values
+from monitor.settings import Settings
+from monitor.store.arrays import load_arrays
+from monitor.store.campaigns import CampaignInfo, campaign_counts, get_campaign, list_campaigns
+from monitor.store.engine import transaction
+from monitor.store.locks import campaign_lock
+from monitor.store.models import utcnow
+from monitor.store.runs import latest_run, mark_failed, run_values, save_run
+
+log = logging.getLogger("monitor.pipeline")
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What happened to one campaign: ``status`` is ``ok``, ``up_to_date``, ``busy``,
+    ``empty`` or ``failed``."""
+
+    campaign: str
+    status: str
+    run_id: int | None = None
+    n_judgments: int = 0
+    n_new: int = 0
+    seconds: float = 0.0
+    n_flags: int = 0
+    message: str = ""
+    flag_counts: dict[str, int] = field(default_factory=dict)
+
+    def line(self) -> str:
+        """One log line: campaign, new judgments, seconds, flags raised."""
+        if self.status != "ok":
+            return f"{self.campaign}: {self.message or self.status}"
+        rules = ", ".join(f"{k} {v}" for k, v in sorted(self.flag_counts.items())) or "none"
+        return (
+            f"{self.campaign}: run {self.run_id}, {self.n_new} new of {self.n_judgments} "
+            f"judgments, {self.seconds:.2f} s, flags: {rules}"
+        )
+
+
+def recompute(
+    engine: Engine, settings: Settings, *, campaign: str | None = None, full: bool = False
+) -> list[RunOutcome]:
+    """Bring the metrics of one campaign (or all) up to date."""
+    with transaction(engine) as s:
+        campaigns = [get_campaign(s, campaign)] if campaign else list_campaigns(s)
+    outcomes = []
+    for info in campaigns:
+        try:
+            with campaign_lock(engine, info.id):
+                outcome = _recompute_one(engine, settings, info, full=full)
+        except Busy as exc:
+            outcome = RunOutcome(info.name, "busy", message=str(exc))
+        log.info(outcome.line())
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _recompute_one(
+    engine: Engine, settings: Settings, info: CampaignInfo, *, full: bool
+) -> RunOutcome:
+    started = time.perf_counter()
+    started_at = utcnow()
+    with transaction(engine) as s:
+        counts = campaign_counts(s, info)
+        last = latest_run(s, info.id)
+        if counts.n_judgments == 0:
+            return RunOutcome(info.name, "empty", message="no judgments yet: nothing to do")
+        if (
+            not full
+            and last is not None
+            and last.watermark >= counts.max_id
+            and last.n_judgments == counts.n_judgments
+        ):
+            return RunOutcome(
+                info.name,
+                "up_to_date",
+                n_judgments=counts.n_judgments,
+                message=f"nothing new since run {last.id}: nothing to do",
+            )
+        arrays = load_arrays(s, info, counts.max_id)
+        warm = None
+        if not full and last is not None:
+            warm = WarmStart.from_values(run_values(s, last.id, metrics=WarmStart.METRICS))
+    n_new = arrays.n - (last.n_judgments if last is not None else 0)
+    try:
+        values, parameters = compute_values(info, arrays, settings, warm=warm)
+        flags = evaluate(values, settings, kind=info.kind, strict=info.strict)
+        with transaction(engine) as s:
+            run = save_run(
+                s,
+                campaign_id=info.id,
+                watermark=arrays.watermark,
+                full=full or last is None,
+                started_at=started_at,
+                parameters=parameters,
+                code_version=__version__,
+                n_judgments=arrays.n,
+                n_new=max(n_new, 0),
+                seconds=time.perf_counter() - started,
+                values=values,
+                flags=flags,
+            )
+            _apply_policy(s, info, run.id, flags, settings)
+    except Exception as exc:
+        with transaction(engine) as s:
+            mark_failed(s, info.id, arrays.watermark, f"{type(exc).__name__}: {exc}", __version__)
+        raise
+    counts_by_rule: dict[str, int] = {}
+    for f in flags:
+        counts_by_rule[f.rule] = counts_by_rule.get(f.rule, 0) + 1
+    return RunOutcome(
+        info.name,
+        "ok",
+        run.id,
+        arrays.n,
+        max(n_new, 0),
+        time.perf_counter() - started,
+        len(flags),
+        flag_counts=counts_by_rule,
+    )
+
+
+def _apply_policy(session, info, run_id, flags, settings) -> None:  # noqa: ANN001
+    """The automatic worker policy, if the reports module provides it."""
+    try:
+        from monitor.policy import apply_policy
+    except ImportError:  # pragma: no cover - the policy module ships with the reports
+        return
+    apply_policy(session, info, run_id, flags, settings)

@@ -1,0 +1,114 @@
+"""APScheduler wiring only: the incremental recompute every few minutes, the nightly full run
+and reports. One instance of each job at a time, missed runs coalesced, clean shutdown on
+SIGTERM and SIGINT."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from monitor.settings import Settings
+
+log = logging.getLogger("monitor.scheduler")
+
+
+def incremental_job(engine: Engine, settings: Settings) -> None:
+    from monitor.pipeline import recompute
+
+    for outcome in recompute(engine, settings):
+        log.info("incremental %s", outcome.line())
+
+
+def nightly_job(engine: Engine, settings: Settings) -> None:
+    from monitor.pipeline import recompute
+
+    for outcome in recompute(engine, settings, full=True):
+        log.info("nightly %s", outcome.line())
+    write_reports(engine, settings)
+
+
+def write_reports(engine: Engine, settings: Settings) -> list[Path]:
+    """The HTML report of every campaign that has a run, in ``settings.report_dir``."""
+    from monitor.report import write_report
+    from monitor.store.campaigns import list_campaigns
+    from monitor.store.engine import transaction
+
+    out = Path(settings.report_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with transaction(engine) as s:
+        names = [c.name for c in list_campaigns(s)]
+    paths = []
+    for name in names:
+        try:
+            paths.append(write_report(engine, name, out / f"{_safe(name)}.html", "html"))
+        except Exception:  # one campaign's failure must not stop the others' reports
+            log.exception("report of campaign %s failed", name)
+    for p in paths:
+        log.info("report %s", p)
+    return paths
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:100] or "campaign"
+
+
+def build_scheduler(engine: Engine, settings: Settings):  # -> BackgroundScheduler
+    """A BlockingScheduler with the two jobs; not started."""
+    from apscheduler.schedulers.blocking import BlockingScheduler
+    from apscheduler.triggers.cron import CronTrigger
+    from apscheduler.triggers.interval import IntervalTrigger
+
+    hour, minute = (int(x) for x in settings.nightly_at.split(":"))
+    scheduler = BlockingScheduler(
+        job_defaults={"max_instances": 1, "coalesce": True, "misfire_grace_time": 300}
+    )
+    scheduler.add_job(
+        incremental_job,
+        IntervalTrigger(minutes=settings.recompute_every_minutes),
+        args=(engine, settings),
+        id="incremental",
+        name="incremental recompute",
+        next_run_time=_now(),
+    )
+    scheduler.add_job(
+        nightly_job,
+        CronTrigger(hour=hour, minute=minute),
+        args=(engine, settings),
+        id="nightly",
+        name="nightly full recompute and reports",
+    )
+    return scheduler
+
+
+def _now():  # noqa: ANN202
+    from datetime import datetime
+
+    return datetime.now().astimezone()
+
+
+def run_forever(
+    engine: Engine, settings: Settings, *, on_start: Callable[[], None] | None = None
+) -> None:
+    """Run until SIGTERM or SIGINT; a job under way finishes before the process exits."""
+    scheduler = build_scheduler(engine, settings)
+    stopping = threading.Event()
+
+    def stop(signum: int, _frame: object) -> None:
+        if not stopping.is_set():
+            stopping.set()
+            log.info("signal %s: stopping after the job under way", signal.Signals(signum).name)
+            threading.Thread(target=scheduler.shutdown, kwargs={"wait": True}, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    if on_start:
+        on_start()
+    started = time.monotonic()
+    scheduler.start()  # blocks until shutdown
+    log.info("scheduler stopped after %.0f s", time.monotonic() - started)

@@ -1,0 +1,219 @@
+"""A campaign's judgments as integer-coded NumPy arrays: what the metrics take.
+
+Workers and items are coded 0..W-1 and 0..N-1 in the order of their database ids (so codes are
+stable as a campaign grows: new workers get new, larger codes). One query per table, no ORM
+rows, no Python loop per judgment beyond the driver's own row conversion.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from monitor.store.campaigns import CampaignInfo
+from monitor.store.models import Item, Judgment, JudgmentAnnotation, Preference, Worker
+
+OUTCOME_CODES = {"left": 1, "right": -1, "tie": 0}
+
+
+@dataclass(frozen=True)
+class CampaignArrays:
+    """Judgments of one campaign up to a watermark.
+
+    ``workers``, ``items`` : ndarray (n,) int64 codes into ``worker_ids`` / ``item_ids``.
+    ``values`` : ndarray (n,) float64 — the rating, or the category code for labels (index into
+    ``categories``); NaN for multilabel and pairwise.
+    ``ann_judgment``, ``ann_code``, ``ann_count`` : ndarray (m,) — multilabel annotations: the
+    judgment (index into the n judgments), the annotation (index into ``annotation_names``), and
+    how many times the answer held it.
+    ``left``, ``right`` : ndarray (n,) item codes and ``outcome`` (n,) int8 (+1 left preferred,
+    -1 right, 0 tie) for pairwise campaigns; ``items`` is then ``left``.
+    ``duration_s`` : ndarray (n,) float64, NaN where unknown. ``ids`` : database ids (time order
+    of arrival; pairwise "latest wins" uses ``created_at`` then this order).
+    """
+
+    kind: str
+    ids: NDArray[np.int64]
+    workers: NDArray[np.int64]
+    items: NDArray[np.int64]
+    values: NDArray[np.float64]
+    duration_s: NDArray[np.float64]
+    order: NDArray[np.int64]
+    worker_ids: NDArray[np.object_]
+    worker_db_ids: NDArray[np.int64]
+    item_ids: NDArray[np.object_]
+    item_gold: NDArray[np.object_]
+    item_text: NDArray[np.object_]
+    categories: tuple[str, ...] = ()
+    ann_judgment: NDArray[np.int64] | None = None
+    ann_code: NDArray[np.int64] | None = None
+    ann_count: NDArray[np.int64] | None = None
+    annotation_names: tuple[str, ...] = ()
+    left: NDArray[np.int64] | None = None
+    right: NDArray[np.int64] | None = None
+    outcome: NDArray[np.int8] | None = None
+
+    @property
+    def n(self) -> int:
+        return int(self.ids.size)
+
+    @property
+    def watermark(self) -> int:
+        return int(self.ids.max()) if self.ids.size else 0
+
+
+def _code(db_ids: NDArray[np.int64], sorted_ids: NDArray[np.int64]) -> NDArray[np.int64]:
+    return np.searchsorted(sorted_ids, db_ids).astype(np.int64)
+
+
+def _time_order(created: list, ids: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Rank of each row in time: by created_at (missing = arrival), then by database id."""
+    stamps = np.array(
+        [c.timestamp() if c is not None else np.nan for c in created], dtype=np.float64
+    )
+    if np.isnan(stamps).all():
+        return np.argsort(np.argsort(ids, kind="stable"), kind="stable").astype(np.int64)
+    # Rows without a timestamp sort by arrival after the rows that have one.
+    key = np.where(np.isnan(stamps), np.inf, stamps)
+    order = np.lexsort((ids, key))
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank.astype(np.int64)
+
+
+def load_arrays(
+    session: Session, campaign: CampaignInfo, watermark: int | None = None
+) -> CampaignArrays:
+    """Load every judgment of ``campaign`` with ``id <= watermark`` (all if None)."""
+    cid = campaign.id
+    wrows = session.execute(
+        select(Worker.id, Worker.external_id).where(Worker.campaign_id == cid).order_by(Worker.id)
+    ).all()
+    irows = session.execute(
+        select(Item.id, Item.external_id, Item.gold, Item.text)
+        .where(Item.campaign_id == cid)
+        .order_by(Item.id)
+    ).all()
+    worker_db = np.array([r[0] for r in wrows], dtype=np.int64)
+    item_db = np.array([r[0] for r in irows], dtype=np.int64)
+    common = {
+        "worker_ids": np.array([r[1] for r in wrows], dtype=object),
+        "worker_db_ids": worker_db,
+        "item_ids": np.array([r[1] for r in irows], dtype=object),
+        "item_gold": np.array([r[2] for r in irows], dtype=object),
+        "item_text": np.array([r[3] for r in irows], dtype=object),
+    }
+    if campaign.kind == "pairwise":
+        return _load_preferences(session, campaign, watermark, worker_db, item_db, common)
+
+    q = select(
+        Judgment.id,
+        Judgment.worker_id,
+        Judgment.item_id,
+        Judgment.value_num,
+        Judgment.value_label,
+        Judgment.duration_s,
+        Judgment.created_at,
+    ).where(Judgment.campaign_id == cid)
+    if watermark is not None:
+        q = q.where(Judgment.id <= watermark)
+    rows = session.execute(q.order_by(Judgment.id)).all()
+    cols = list(zip(*rows, strict=True)) if rows else [[]] * 7
+    ids = np.array(cols[0], dtype=np.int64)
+    workers = _code(np.array(cols[1], dtype=np.int64), worker_db)
+    items = _code(np.array(cols[2], dtype=np.int64), item_db)
+    duration = np.array([np.nan if d is None else d for d in cols[5]], dtype=np.float64)
+    order = _time_order(list(cols[6]), ids)
+    categories: tuple[str, ...] = ()
+    values = np.full(ids.size, np.nan)
+    extra: dict = {}
+    if campaign.kind == "rating":
+        values = np.array([np.nan if v is None else v for v in cols[3]], dtype=np.float64)
+    elif campaign.kind == "label":
+        labels = np.array(cols[4], dtype=object)
+        seen = sorted(set(labels.tolist()))
+        categories = tuple(campaign.categories or ()) or tuple(seen)
+        categories = categories + tuple(s for s in seen if s not in set(categories))
+        lookup = {c: i for i, c in enumerate(categories)}
+        values = np.array([lookup[v] for v in labels], dtype=np.float64)
+    elif campaign.kind == "multilabel":
+        aq = (
+            select(
+                JudgmentAnnotation.judgment_id,
+                JudgmentAnnotation.annotation,
+                JudgmentAnnotation.count,
+            )
+            .join(Judgment, Judgment.id == JudgmentAnnotation.judgment_id)
+            .where(Judgment.campaign_id == cid)
+        )
+        if watermark is not None:
+            aq = aq.where(Judgment.id <= watermark)
+        arows = session.execute(aq).all()
+        acols = list(zip(*arows, strict=True)) if arows else [[]] * 3
+        names = list(campaign.categories or ())
+        found = sorted(set(acols[1]) - set(names))
+        names += found
+        lookup = {a: i for i, a in enumerate(names)}
+        extra = {
+            "ann_judgment": np.searchsorted(ids, np.array(acols[0], dtype=np.int64)).astype(
+                np.int64
+            ),
+            "ann_code": np.array([lookup[a] for a in acols[1]], dtype=np.int64),
+            "ann_count": np.array(acols[2], dtype=np.int64),
+            "annotation_names": tuple(names),
+        }
+    return CampaignArrays(
+        kind=campaign.kind,
+        ids=ids,
+        workers=workers,
+        items=items,
+        values=values,
+        duration_s=duration,
+        order=order,
+        categories=categories,
+        **common,
+        **extra,
+    )
+
+
+def _load_preferences(
+    session: Session,
+    campaign: CampaignInfo,
+    watermark: int | None,
+    worker_db: NDArray[np.int64],
+    item_db: NDArray[np.int64],
+    common: dict,
+) -> CampaignArrays:
+    q = select(
+        Preference.id,
+        Preference.worker_id,
+        Preference.left_item_id,
+        Preference.right_item_id,
+        Preference.outcome,
+        Preference.duration_s,
+        Preference.created_at,
+    ).where(Preference.campaign_id == campaign.id)
+    if watermark is not None:
+        q = q.where(Preference.id <= watermark)
+    rows = session.execute(q.order_by(Preference.id)).all()
+    cols = list(zip(*rows, strict=True)) if rows else [[]] * 7
+    ids = np.array(cols[0], dtype=np.int64)
+    left = _code(np.array(cols[2], dtype=np.int64), item_db)
+    outcome = np.array([OUTCOME_CODES[o] for o in cols[4]], dtype=np.int8)
+    return CampaignArrays(
+        kind="pairwise",
+        ids=ids,
+        workers=_code(np.array(cols[1], dtype=np.int64), worker_db),
+        items=left,
+        values=np.full(ids.size, np.nan),
+        duration_s=np.array([np.nan if d is None else d for d in cols[5]], dtype=np.float64),
+        order=_time_order(list(cols[6]), ids),
+        left=left,
+        right=_code(np.array(cols[3], dtype=np.int64), item_db),
+        outcome=outcome,
+        **common,
+    )
