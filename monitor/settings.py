@@ -49,9 +49,9 @@ class Settings:
     crowdtruth_tol: float = 0.001
     min_judgments: int = 10
     """A worker is judged (flagged) only with at least this many judgments."""
-    low_wqs_ratio: float = 0.6
+    low_wqs_ratio: float = 0.7
     """Flag low_quality when WQS < ratio x the campaign's median WQS."""
-    low_agreement_ratio: float = 0.6
+    low_agreement_ratio: float = 0.7
     """Flag low_agreement when leave-one-out agreement < ratio x the campaign median."""
     min_triplets: int = 5
     """An annotator's transitivity is judged only with at least this many full triplets."""
@@ -61,7 +61,7 @@ class Settings:
     """Flag position_bias when the binomial test's p-value is below this."""
     position_bias_share: float = 0.75
     """... and the share of 'left' among strict answers is beyond this (or 1 - it)."""
-    ambiguous_uqs: float = 0.5
+    ambiguous_uqs: float = 0.4
     """Flag an item ambiguous when its UQS is below this."""
     min_item_judgments: int = 3
     """An item is judged (flagged) only with at least this many judgments."""
