@@ -1,12 +1,43 @@
-"""``monitor export``: not available yet."""
+"""``monitor export``: block lists, weights and aggregated labels for the platforms."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
-from monitor.cli._stub import not_yet
+from monitor.cli.context import Context
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("export", parents=[common], help="(not available yet)")
-    p.set_defaults(func=not_yet("export"))
+    p = sub.add_parser(
+        "export",
+        parents=[common],
+        help="export a block list, worker weights or quality-weighted labels",
+        description="blocklist: MTurk Workers CSV (UPDATE-BlockStatus), Prolific list, Toloka "
+        "user restrictions TSV, or CSV/JSON. weights: CSV/JSON (MTurk: a qualification score). "
+        "labels: CSV/JSON, aggregated with weight x WQS. See docs/exports.md.",
+    )
+    p.add_argument("what", choices=("blocklist", "weights", "labels"))
+    p.add_argument("--campaign", required=True, metavar="NAME")
+    p.add_argument(
+        "--platform", choices=("mturk", "prolific", "toloka", "csv", "json"), default="csv"
+    )
+    p.add_argument("--out", metavar="PATH", help="file to write (default: standard output)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.export import export
+    from monitor.store.engine import session_factory
+
+    with session_factory(ctx.engine())() as s:
+        text = export(s, args.what, args.campaign, args.platform)
+    if args.out and args.out != "-":
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8", newline="")
+        print(out)
+    else:
+        sys.stdout.write(text)
+    return 0

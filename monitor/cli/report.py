@@ -1,12 +1,40 @@
-"""``monitor report``: not available yet."""
+"""``monitor report``: write the campaign report (HTML or the JSON document)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
-from monitor.cli._stub import not_yet
+from monitor.cli.context import Context
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("report", parents=[common], help="(not available yet)")
-    p.set_defaults(func=not_yet("report"))
+    p = sub.add_parser(
+        "report",
+        parents=[common],
+        help="write the campaign report (self-contained HTML, or the JSON document)",
+        description="Write the report of a campaign's latest run. HTML goes to --out, else to "
+        "<report_dir>/<campaign>.html; JSON goes to --out, else to standard output.",
+    )
+    p.add_argument("--campaign", required=True, metavar="NAME")
+    p.add_argument("--out", metavar="PATH", help="file to write ('-' for standard output)")
+    p.add_argument("--format", choices=("html", "json"), default="html")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.report.render import report_text, safe_filename, write_report
+
+    engine = ctx.engine()
+    if args.out == "-" or (args.out is None and args.format == "json"):
+        sys.stdout.write(report_text(engine, args.campaign, args.format))
+        return 0
+    out = (
+        Path(args.out)
+        if args.out
+        else Path(ctx.settings.report_dir) / f"{safe_filename(args.campaign)}.{args.format}"
+    )
+    path = write_report(engine, args.campaign, out, args.format)
+    print(path)
+    return 0

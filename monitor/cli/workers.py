@@ -1,12 +1,139 @@
-"""``monitor workers``: not available yet."""
+"""``monitor workers``, ``block``, ``down-weight``, ``clear``: see and act on workers.
+
+Every action is appended to the audit trail (who, why, the evidence of the latest run, when)
+and puts the worker's status and weight in force.
+"""
 
 from __future__ import annotations
 
 import argparse
+import getpass
+import json
+import os
+from typing import Any
 
-from monitor.cli._stub import not_yet
+from monitor.cli.context import Context
+
+
+def _actor(args: argparse.Namespace) -> str:
+    if args.by:
+        return args.by
+    try:
+        return os.environ.get("MONITOR_USER") or getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("workers", parents=[common], help="(not available yet)")
-    p.set_defaults(func=not_yet("workers"))
+    p = sub.add_parser(
+        "workers",
+        parents=[common],
+        help="list a campaign's workers with status, weight, quality and flags",
+    )
+    p.add_argument("--campaign", required=True, metavar="NAME")
+    p.add_argument("--flagged", action="store_true", help="only flagged, blocked or down-weighted")
+    p.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
+    p.set_defaults(func=run_list)
+
+    for name, helptext in (
+        ("block", "block a worker (exported to the platforms' block lists)"),
+        ("down-weight", "give a worker a weight below 1 in aggregated labels"),
+        ("clear", "clear a worker's block or down-weight (status ok, weight 1)"),
+    ):
+        q = sub.add_parser(name, parents=[common], help=helptext)
+        q.add_argument("worker", metavar="WORKER", help="the worker's id on the platform")
+        q.add_argument("--campaign", required=True, metavar="NAME")
+        q.add_argument(
+            "--reason",
+            required=name != "clear",
+            default=None,
+            help="why (kept in the audit trail)",
+        )
+        q.add_argument("--by", metavar="WHO", help="who decides (default: $MONITOR_USER or login)")
+        if name == "down-weight":
+            q.add_argument("--weight", type=float, required=True, metavar="W", help="in [0, 1]")
+        q.set_defaults(func=run_action, action=name.replace("-", "_"))
+
+
+def _evidence(session: Any, campaign: Any, worker: str) -> dict[str, Any]:
+    from monitor.store.runs import latest_run, run_flags, run_values
+
+    run = latest_run(session, campaign.id)
+    if run is None:
+        return {"run_id": None}
+    flags = [f for f in run_flags(session, run.id, "worker") if f.subject == worker]
+    values = {
+        v.metric: v.value
+        for v in run_values(session, run.id, "worker", ["wqs", "agreement_loo", "n_judgments"])
+        if v.subject == worker
+    }
+    return {
+        "run_id": run.id,
+        "values": values,
+        "flags": [{"rule": f.rule, "value": f.value, "threshold": f.threshold} for f in flags],
+    }
+
+
+def run_action(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.store.campaigns import get_campaign
+    from monitor.store.engine import transaction
+    from monitor.store.workers import append_decision
+
+    with transaction(ctx.engine()) as s:
+        campaign = get_campaign(s, args.campaign)
+        reason = args.reason or "cleared by hand"
+        d = append_decision(
+            s,
+            campaign.id,
+            args.worker,
+            args.action,
+            reason=reason,
+            actor=_actor(args),
+            weight=getattr(args, "weight", None),
+            evidence=_evidence(s, campaign, args.worker),
+        )
+    done = {
+        "block": "blocked",
+        "down_weight": f"down-weighted to {d.weight:g}"
+        if d.weight is not None
+        else "down-weighted",
+        "clear": "cleared",
+    }
+    print(f"{args.worker}: {done[args.action]} in {campaign.name} by {d.actor} ({reason})")
+    return 0
+
+
+def run_list(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.report.document import build_document
+    from monitor.store.engine import session_factory
+
+    with session_factory(ctx.engine())() as s:
+        doc = build_document(s, args.campaign)
+    rows = doc["workers"]
+    if args.flagged:
+        rows = [w for w in rows if w["status"] != "ok"]
+    if args.json:
+        for w in rows:
+            print(json.dumps(w, ensure_ascii=False, allow_nan=False))
+        return 0
+
+    def f(x: Any) -> str:
+        return "-" if x is None else f"{x:.2f}" if isinstance(x, float) else str(x)
+
+    header = ("worker", "status", "weight", "judgments", "wqs", "flags")
+    table = [header] + [
+        (
+            w["worker"],
+            w["status"],
+            f(w["weight"]),
+            f(w["n_judgments"]),
+            f(w["wqs"]),
+            ",".join(w["flags"]),
+        )
+        for w in rows
+    ]
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    for r in table:
+        print("  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip())
+    print(f"{len(rows)} of {len(doc['workers'])} workers")
+    return 0

@@ -19,6 +19,7 @@ from monitor import __version__
 from monitor.errors import Busy
 from monitor.flags import evaluate
 from monitor.pipeline.compute import WarmStart, compute_values
+from monitor.policy import apply_policy
 from monitor.settings import Settings
 from monitor.store.arrays import load_arrays
 from monitor.store.campaigns import CampaignInfo, campaign_counts, get_campaign, list_campaigns
@@ -119,7 +120,7 @@ def _recompute_one(
                 values=values,
                 flags=flags,
             )
-            _apply_policy(s, info, run.id, flags, settings)
+            apply_policy(s, info, run.id, flags, settings)
     except Exception as exc:
         with transaction(engine) as s:
             mark_failed(s, info.id, arrays.watermark, f"{type(exc).__name__}: {exc}", __version__)
@@ -137,12 +138,3 @@ def _recompute_one(
         len(flags),
         flag_counts=counts_by_rule,
     )
-
-
-def _apply_policy(session, info, run_id, flags, settings) -> None:  # noqa: ANN001
-    """The automatic worker policy, if the reports module provides it."""
-    try:
-        from monitor.policy import apply_policy
-    except ImportError:  # pragma: no cover - the policy module ships with the reports
-        return
-    apply_policy(session, info, run_id, flags, settings)

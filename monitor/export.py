@@ -1,0 +1,337 @@
+"""Exports for the platforms: block lists, worker weights, and labels aggregated by quality.
+
+See ``docs/exports.md`` for each file's format. Every CSV/TSV cell (and every line of the
+Prolific list) that a spreadsheet would read as a formula (``=``, ``+``, ``-``, ``@``, tab, CR)
+is neutralised with a leading single quote.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from sqlalchemy.orm import Session
+
+from monitor.errors import UsageError
+from monitor.store.arrays import load_arrays
+from monitor.store.campaigns import CampaignInfo, get_campaign
+from monitor.store.runs import latest_run, run_values
+from monitor.store.workers import DecisionRecord, decisions, list_workers
+
+What = Literal["blocklist", "weights", "labels"]
+Platform = Literal["mturk", "prolific", "toloka", "csv", "json"]
+WHATS = ("blocklist", "weights", "labels")
+PLATFORMS = ("mturk", "prolific", "toloka", "csv", "json")
+
+MTURK_HEADER = (
+    "Worker ID",
+    "Lifetime Approval Rate",
+    "Last 30 Days",
+    "Last 7 Days",
+    "CURRENT-BlockStatus",
+    "UPDATE-BlockStatus",
+    "BLOCK_REASON",
+)
+TOLOKA_HEADER = ("user_id", "scope", "project_id", "pool_id", "private_comment", "will_expire")
+MTURK_QUALIFICATION = "monitor quality"
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(value: Any) -> str:
+    """A cell a spreadsheet will not evaluate: text starting like a formula gets a ``'``."""
+    if value is None:
+        return ""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value) if math.isfinite(value) else ""
+    s = str(value)
+    return "'" + s if s.startswith(FORMULA_START) else s
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[Any]], delimiter: str = ",") -> str:
+    """CSV/TSV text with every text cell neutralised (numbers are written as numbers)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, delimiter=delimiter, lineterminator="\r\n")
+    w.writerow([neutralise(h) for h in header])
+    for row in rows:
+        w.writerow(
+            [
+                ("" if not math.isfinite(c) else f"{c:.6g}")
+                if isinstance(c, float)
+                else str(c)
+                if isinstance(c, int) and not isinstance(c, bool)
+                else neutralise(c)
+                for c in row
+            ]
+        )
+    return buf.getvalue()
+
+
+def _json(obj: Any) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+@dataclass(frozen=True)
+class WorkerWeight:
+    """A worker's weight in aggregation: decision weight x latest WQS (0 when blocked)."""
+
+    worker: str
+    status: str
+    weight: float
+    wqs: float | None
+    effective: float
+    n_judgments: int
+
+
+def worker_weights(session: Session, campaign: CampaignInfo) -> list[WorkerWeight]:
+    """Every worker's effective weight; without a run (no WQS) the decision weight alone."""
+    run = latest_run(session, campaign.id)
+    wqs: dict[str, float | None] = {}
+    if run is not None:
+        wqs = {v.subject: v.value for v in run_values(session, run.id, "worker", ["wqs"])}
+    out = []
+    for w in list_workers(session, campaign.id, campaign.kind):
+        q = wqs.get(w.external_id)
+        q = q if q is not None and math.isfinite(q) else None
+        eff = 0.0 if w.status == "blocked" else w.weight * (q if q is not None else 1.0)
+        out.append(WorkerWeight(w.external_id, w.status, w.weight, q, eff, w.n_judgments))
+    return out
+
+
+def _blocked(session: Session, campaign: CampaignInfo) -> list[tuple[str, DecisionRecord | None]]:
+    last_block: dict[str, DecisionRecord] = {}
+    for d in decisions(session, campaign.id):
+        if d.action == "block":
+            last_block.setdefault(d.worker, d)
+    return [
+        (w.external_id, last_block.get(w.external_id))
+        for w in list_workers(session, campaign.id, campaign.kind)
+        if w.status == "blocked"
+    ]
+
+
+def export_blocklist(session: Session, campaign_name: str, platform: Platform) -> str:
+    """The blocked workers of a campaign in the platform's upload format."""
+    campaign = get_campaign(session, campaign_name)
+    blocked = _blocked(session, campaign)
+
+    def reason(d: DecisionRecord | None) -> str:
+        return d.reason if d is not None else "blocked"
+
+    if platform == "mturk":
+        return _table(MTURK_HEADER, [(w, "", "", "", "", "Block", reason(d)) for w, d in blocked])
+    if platform == "prolific":
+        # a line-based list cannot hold line breaks: they are dropped from the id
+        return "".join(neutralise(w).replace("\r", "").replace("\n", "") + "\n" for w, _ in blocked)
+    if platform == "toloka":
+        return _table(
+            TOLOKA_HEADER,
+            [(w, "ALL_PROJECTS", "", "", reason(d), "") for w, d in blocked],
+            delimiter="\t",
+        )
+    rows = [
+        {
+            "worker": w,
+            "reason": reason(d),
+            "actor": d.actor if d else None,
+            "automatic": d.automatic if d else None,
+            "blocked_at": d.created_at.isoformat() if d else None,
+        }
+        for w, d in blocked
+    ]
+    if platform == "json":
+        return _json({"campaign": campaign.name, "blocked": rows})
+    return _table(
+        ("worker", "reason", "actor", "automatic", "blocked_at"),
+        [tuple("" if v is None else v for v in r.values()) for r in rows],
+    )
+
+
+def export_weights(session: Session, campaign_name: str, platform: Platform) -> str:
+    """Worker weights: CSV/JSON, or MTurk's Workers CSV setting a qualification score."""
+    campaign = get_campaign(session, campaign_name)
+    weights = worker_weights(session, campaign)
+    if platform == "mturk":
+        header = (*MTURK_HEADER[:4], f"UPDATE-{MTURK_QUALIFICATION}")
+        return _table(
+            header,
+            [(w.worker, "", "", "", round(100 * min(max(w.effective, 0.0), 1.0))) for w in weights],
+        )
+    if platform in ("prolific", "toloka"):
+        raise UsageError(
+            f"{platform} has no worker weights to upload",
+            hint="export them with --platform csv or json (or a blocklist for the platform)",
+        )
+    if platform == "json":
+        return _json(
+            {
+                "campaign": campaign.name,
+                "weights": [
+                    {
+                        "worker": w.worker,
+                        "status": w.status,
+                        "weight": w.weight,
+                        "wqs": w.wqs,
+                        "effective_weight": w.effective,
+                        "n_judgments": w.n_judgments,
+                    }
+                    for w in weights
+                ],
+            }
+        )
+    return _table(
+        ("worker", "status", "weight", "wqs", "effective_weight", "n_judgments"),
+        [(w.worker, w.status, w.weight, w.wqs, w.effective, w.n_judgments) for w in weights],
+    )
+
+
+def aggregate_labels(session: Session, campaign: CampaignInfo) -> list[dict[str, Any]]:
+    """One aggregated answer per item (per pair for pairwise campaigns), weighted by quality.
+
+    Weighted mean for ratings, weighted majority for labels and pairwise outcomes (each worker's
+    latest judgment of a pair), and for multi-label the annotations held by at least half of the
+    weight. ``confidence`` is the winner's share of the weight (the weighted standard deviation
+    for ratings). Items whose judges all have weight 0 get no value.
+    """
+    arrays = load_arrays(session, campaign)
+    by_worker = {w.worker: w.effective for w in worker_weights(session, campaign)}
+    wt = np.array([by_worker.get(str(w), 0.0) for w in arrays.worker_ids], dtype=np.float64)
+    jw = wt[arrays.workers] if arrays.n else np.zeros(0)
+    out: list[dict[str, Any]] = []
+    if campaign.kind == "pairwise":
+        latest: dict[tuple[int, int, int], int] = {}
+        for k in np.argsort(arrays.order, kind="stable"):
+            lo, hi = sorted((int(arrays.left[k]), int(arrays.right[k])))  # type: ignore[index]
+            latest[(int(arrays.workers[k]), lo, hi)] = int(k)
+        votes: dict[tuple[int, int], dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        counts: dict[tuple[int, int], int] = defaultdict(int)
+        for (_, lo, hi), k in latest.items():
+            o = int(arrays.outcome[k])  # type: ignore[index]
+            if int(arrays.left[k]) != lo:  # type: ignore[index]
+                o = -o
+            votes[(lo, hi)][{1: "left", -1: "right", 0: "tie"}[o]] += jw[k]
+            counts[(lo, hi)] += 1
+        for lo, hi in sorted(
+            votes, key=lambda p: (str(arrays.item_ids[p[0]]), str(arrays.item_ids[p[1]]))
+        ):
+            v = votes[(lo, hi)]
+            total = sum(v.values())
+            best = max(sorted(v), key=lambda k: v[k]) if total > 0 else None
+            out.append(
+                {
+                    "left": str(arrays.item_ids[lo]),
+                    "right": str(arrays.item_ids[hi]),
+                    "value": best,
+                    "confidence": v[best] / total if best is not None else None,
+                    "n_judgments": counts[(lo, hi)],
+                    "total_weight": total,
+                }
+            )
+        return out
+    n_items = len(arrays.item_ids)
+    n_j = np.bincount(arrays.items, minlength=n_items)
+    tot = np.bincount(arrays.items, weights=jw, minlength=n_items)
+    if campaign.kind == "rating":
+        s1 = np.bincount(arrays.items, weights=jw * arrays.values, minlength=n_items)
+        s2 = np.bincount(arrays.items, weights=jw * arrays.values**2, minlength=n_items)
+        for i in range(n_items):
+            if n_j[i] == 0:
+                continue
+            mean = s1[i] / tot[i] if tot[i] > 0 else None
+            sd = math.sqrt(max(s2[i] / tot[i] - mean**2, 0.0)) if mean is not None else None
+            out.append(_label_row(arrays.item_ids[i], mean, sd, int(n_j[i]), float(tot[i])))
+    elif campaign.kind == "label":
+        codes = arrays.values.astype(np.int64)
+        K = max(len(arrays.categories), int(codes.max()) + 1 if codes.size else 0)
+        mat = np.zeros((n_items, K))
+        np.add.at(mat, (arrays.items, codes), jw)
+        for i in range(n_items):
+            if n_j[i] == 0:
+                continue
+            best = int(np.argmax(mat[i])) if tot[i] > 0 else None
+            value = arrays.categories[best] if best is not None else None
+            conf = mat[i, best] / tot[i] if best is not None else None
+            out.append(_label_row(arrays.item_ids[i], value, conf, int(n_j[i]), float(tot[i])))
+    else:  # multilabel: weighted share of each annotation
+        names = arrays.annotation_names
+        mat = np.zeros((n_items, max(len(names), 1)))
+        if arrays.ann_judgment is not None and arrays.ann_judgment.size:
+            np.add.at(
+                mat,
+                (arrays.items[arrays.ann_judgment], arrays.ann_code),
+                jw[arrays.ann_judgment],
+            )
+        for i in range(n_items):
+            if n_j[i] == 0:
+                continue
+            if tot[i] <= 0:
+                out.append(_label_row(arrays.item_ids[i], None, None, int(n_j[i]), 0.0))
+                continue
+            share = mat[i] / tot[i]
+            held = [names[k] for k in np.flatnonzero(share >= 0.5)]
+            conf = float(np.mean([max(s, 1 - s) for s in share[: len(names)]])) if names else None
+            out.append(
+                _label_row(
+                    arrays.item_ids[i], "|".join(sorted(held)), conf, int(n_j[i]), float(tot[i])
+                )
+            )
+    return out
+
+
+def _label_row(
+    item: Any, value: Any, confidence: float | None, n: int, total: float
+) -> dict[str, Any]:
+    return {
+        "item": str(item),
+        "value": value,
+        "confidence": confidence,
+        "n_judgments": n,
+        "total_weight": total,
+    }
+
+
+def export_labels(session: Session, campaign_name: str, platform: Platform) -> str:
+    """Aggregated labels as CSV or JSON (see :func:`aggregate_labels`)."""
+    campaign = get_campaign(session, campaign_name)
+    if platform not in ("csv", "json"):
+        raise UsageError(
+            f"labels are not uploaded to {platform}", hint="use --platform csv or json"
+        )
+    rows = aggregate_labels(session, campaign)
+    if platform == "json":
+        return _json({"campaign": campaign.name, "kind": campaign.kind, "labels": rows})
+    header = (
+        ("left", "right", "value", "confidence", "n_judgments", "total_weight")
+        if campaign.kind == "pairwise"
+        else ("item", "value", "confidence", "n_judgments", "total_weight")
+    )
+    return _table(header, [tuple("" if r[h] is None else r[h] for h in header) for r in rows])
+
+
+def export(session: Session, what: What, campaign_name: str, platform: Platform) -> str:
+    """Dispatch: ``what`` is blocklist, weights or labels."""
+    if what not in WHATS:
+        raise UsageError(f"unknown export {what!r}", hint=", ".join(WHATS))
+    if platform not in PLATFORMS:
+        raise UsageError(f"unknown platform {platform!r}", hint=", ".join(PLATFORMS))
+    fn = {"blocklist": export_blocklist, "weights": export_weights, "labels": export_labels}
+    return fn[what](session, campaign_name, platform)
+
+
+__all__ = [
+    "MTURK_HEADER",
+    "TOLOKA_HEADER",
+    "aggregate_labels",
+    "export",
+    "export_blocklist",
+    "export_labels",
+    "export_weights",
+    "neutralise",
+    "worker_weights",
+]

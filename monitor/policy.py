@@ -1,0 +1,163 @@
+"""The automatic policy: worker flags of a run turned into decisions (``settings.policy``).
+
+- ``suggest``: a recommendation is written to the audit trail; status and weight stay.
+- ``block``: the flagged worker is blocked.
+- ``down_weight``: the flagged worker's weight becomes ``settings.down_weight``.
+
+Rules that keep the trail honest: a manual decision (block, down-weight or clear by a person) is
+never overridden by the policy; the policy never loosens a state (a blocked worker is not
+down-weighted); a worker already in the state the policy would give gets no duplicate decision,
+and the same suggestion is not repeated run after run. The policy never clears a worker whose
+flags went away: that is a person's call (``monitor clear``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from sqlalchemy.orm import Session
+
+from monitor.settings import Settings
+from monitor.store.runs import FlagRecord
+from monitor.store.workers import (
+    DecisionRecord,
+    WorkerState,
+    append_decision,
+    decisions,
+    worker_states,
+)
+
+WORKER_RULES = ("low_quality", "low_agreement", "intransitive", "position_bias", "speeder")
+
+
+class HasId(Protocol):
+    id: int
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the policy decided for one worker, with why and on which evidence."""
+
+    worker: str
+    action: str
+    weight: float | None
+    reason: str
+    rules: tuple[str, ...]
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+def _describe(f: FlagRecord) -> str:
+    message = f.evidence.get("message")
+    if message:
+        return f"{f.rule}: {message}"
+    if f.value is not None and f.threshold is not None:
+        return f"{f.rule}: {f.value:.3g} against threshold {f.threshold:.3g}"
+    return f.rule
+
+
+def decide(
+    flags: Iterable[FlagRecord],
+    states: Mapping[str, WorkerState],
+    history: Mapping[str, Sequence[DecisionRecord]],
+    *,
+    policy: str,
+    down_weight: float,
+    run_id: int | None = None,
+) -> list[Decision]:
+    """Pure rules: the decisions the policy takes for the flagged workers.
+
+    ``history`` maps a worker to its decisions, newest first.
+    """
+    if policy not in ("suggest", "block", "down_weight"):
+        raise ValueError(f"Unknown policy {policy!r}: expected suggest, block or down_weight.")
+    by_worker: dict[str, list[FlagRecord]] = defaultdict(list)
+    for f in flags:
+        if f.scope == "worker" and f.rule in WORKER_RULES:
+            by_worker[f.subject].append(f)
+    out: list[Decision] = []
+    for worker in sorted(by_worker):
+        state = states.get(worker)
+        if state is None:
+            continue
+        wflags = by_worker[worker]
+        rules = tuple(sorted({f.rule for f in wflags}))
+        past = list(history.get(worker, ()))
+        effective = next((d for d in past if d.action != "suggest"), None)
+        if effective is not None and not effective.automatic:
+            continue  # a person decided: the policy stays out
+        if policy == "suggest":
+            if state.status != "ok":
+                continue
+            last = next((d for d in past if d.action == "suggest"), None)
+            newer = last is not None and (effective is None or last.id > effective.id)
+            if newer and tuple((last.evidence or {}).get("rules", ())) == rules:
+                continue
+            action, weight = "suggest", None
+        elif policy == "block":
+            if state.status == "blocked":
+                continue
+            action, weight = "block", None
+        else:
+            if state.status == "blocked":
+                continue
+            if state.status == "down_weighted" and abs(state.weight - down_weight) < 1e-12:
+                continue
+            action, weight = "down_weight", float(down_weight)
+        verb = {"suggest": "suggested block", "block": "blocked", "down_weight": "down-weighted"}
+        reason = f"{verb[action]} by the automatic policy: " + "; ".join(
+            _describe(f) for f in wflags
+        )
+        evidence = {
+            "run_id": run_id,
+            "rules": list(rules),
+            "flags": [
+                {"rule": f.rule, "value": f.value, "threshold": f.threshold, **f.evidence}
+                for f in wflags
+            ],
+        }
+        out.append(Decision(worker, action, weight, reason, rules, evidence))
+    return out
+
+
+def apply_policy(
+    session: Session,
+    campaign_info: HasId,
+    run_id: int | None,
+    flags: Iterable[FlagRecord],
+    settings: Settings,
+) -> list[Decision]:
+    """Decide and record: each decision is appended to the audit trail and put in force.
+
+    Called by the pipeline at the end of a run, inside the run's transaction.
+    """
+    history: dict[str, list[DecisionRecord]] = defaultdict(list)
+    for d in decisions(session, campaign_info.id):
+        history[d.worker].append(d)
+    taken = decide(
+        flags,
+        worker_states(session, campaign_info.id),
+        history,
+        policy=settings.policy,
+        down_weight=settings.down_weight,
+        run_id=run_id,
+    )
+    for d in taken:
+        append_decision(
+            session,
+            campaign_info.id,
+            d.worker,
+            d.action,  # type: ignore[arg-type]
+            reason=d.reason,
+            actor=f"policy:{settings.policy}",
+            automatic=True,
+            weight=d.weight,
+            run_id=run_id,
+            evidence=d.evidence,
+        )
+    return taken
+
+
+__all__ = ["WORKER_RULES", "Decision", "apply_policy", "decide"]

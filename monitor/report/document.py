@@ -1,0 +1,363 @@
+"""The JSON document (CONTRACT.md section 4), built from the latest run in the store.
+
+The contract's keys are never renamed; extra keys carry what the HTML report shows besides
+(``verdict``, ``warnings``, ``run``, ``flags``, ``decisions``, ``history``). Undefined numbers
+are ``None`` (JSON null), never NaN and never 0; ids are strings.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from monitor.report.data import CampaignData, load, num
+from monitor.store.runs import FlagRecord, Value
+
+P_E = {False: 13 / 27, True: 6 / 8}
+RELIABLE, TENTATIVE = 0.8, 0.667
+CAMPAIGN_WARNINGS = ("kappa_paradox", "phi_alpha_disagree", "few_judgments")
+
+
+def natural_key(s: str) -> tuple:
+    """Sort ``w2`` before ``w10``."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", s))
+
+
+def clean(obj: Any) -> Any:
+    """JSON-safe copy: non-finite floats become None, keys strings, tuples lists."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [clean(v) for v in obj]
+    if obj is None or isinstance(obj, str | int | bool):
+        return obj
+    return str(obj)
+
+
+def _v(value: Value | None) -> float | None:
+    return num(value.value) if value is not None else None
+
+
+def _interval(value: Value | None) -> list[float] | None:
+    if value is None:
+        return None
+    lo, hi = num(value.low), num(value.high)
+    return [lo, hi] if lo is not None and hi is not None else None
+
+
+def _count(value: Value | None) -> int | None:
+    v = _v(value)
+    return int(v) if v is not None else None
+
+
+def _flag_dict(f: FlagRecord) -> dict[str, Any]:
+    return {
+        "scope": f.scope,
+        "subject": f.subject,
+        "rule": f.rule,
+        "value": num(f.value),
+        "threshold": num(f.threshold),
+        "evidence": clean(f.evidence),
+    }
+
+
+def verdict(alpha: float | None, ci: list[float] | None) -> dict[str, Any]:
+    """Is the data reliable? Krippendorff's conventions: >= 0.8 reliable, >= 0.667 tentative."""
+    if alpha is None:
+        return {
+            "level": "undetermined",
+            "alpha": None,
+            "ci": None,
+            "text": "Not enough data to judge reliability (Krippendorff's alpha is undefined).",
+        }
+    level = "reliable" if alpha >= RELIABLE else "tentative" if alpha >= TENTATIVE else "unreliable"
+    text = {
+        "reliable": "The data is reliable: alpha is at least 0.8.",
+        "tentative": "Tentative: alpha is between 0.667 and 0.8; draw only tentative conclusions.",
+        "unreliable": "Unreliable: alpha is below 0.667; the labels should not be trusted as is.",
+    }[level]
+    if ci is not None:
+        lo_level = (
+            "reliable" if ci[0] >= RELIABLE else "tentative" if ci[0] >= TENTATIVE else "unreliable"
+        )
+        hi_level = (
+            "reliable" if ci[1] >= RELIABLE else "tentative" if ci[1] >= TENTATIVE else "unreliable"
+        )
+        if lo_level != hi_level:
+            text += f" The 95% interval spans {lo_level} to {hi_level}."
+    return {"level": level, "alpha": alpha, "ci": ci, "text": text}
+
+
+def _agreement(data: CampaignData) -> dict[str, Any]:
+    cv = data.campaign_value
+    alpha = cv("krippendorff_alpha")
+    phi_value = cv("phi")
+    phi: dict[str, Any] | None = None
+    if data.campaign.kind == "rating" and phi_value is not None:
+        detail = phi_value.detail or {}
+        phi = {
+            "map": num(detail.get("map")),
+            "mean": _v(phi_value),
+            "hpd": _interval(phi_value),
+            "method": detail.get("method"),
+        }
+    out: dict[str, Any] = {
+        "percent_agreement": _v(cv("percent_agreement")),
+        "krippendorff_alpha": _v(alpha),
+        "krippendorff_alpha_ci": _interval(alpha),
+        "fleiss_kappa": _v(cv("fleiss_kappa")),
+        "cohen_kappa": _v(cv("cohen_kappa")),
+        "scott_pi": _v(cv("scott_pi")),
+        "phi": phi,
+        "level": (alpha.detail or {}).get("level", data.campaign.level)
+        if alpha
+        else data.campaign.level,
+        "fleiss_kappa_ci": _interval(cv("fleiss_kappa")),
+        "cohen_kappa_ci": _interval(cv("cohen_kappa")),
+        "scott_pi_ci": _interval(cv("scott_pi")),
+    }
+    if data.campaign.kind == "pairwise":
+        out["transitivity_kappa"] = _v(cv("transitivity_kappa"))
+    return out
+
+
+def _transitivity(data: CampaignData, worker: str) -> dict[str, Any] | None:
+    if data.campaign.kind != "pairwise":
+        return None
+    v = data.get("worker", "transitivity_kappa", worker)
+    d = (v.detail or {}) if v is not None else {}
+    triplets = d.get("triplets", v.n if v is not None else 0)
+    return {
+        "kappa": _v(v),
+        "p_a": num(d.get("p_a")),
+        "p_e": num(d.get("p_e")) if d.get("p_e") is not None else P_E[data.campaign.strict],
+        "triplets": int(triplets or 0),
+        "transitive": int(d.get("transitive") or 0),
+    }
+
+
+def _workers(data: CampaignData) -> list[dict[str, Any]]:
+    states = {w.external_id: w for w in data.workers}
+    flags = data.flags_of("worker")
+    subjects = set(states) | data.subjects("worker")
+    out = []
+    for w in sorted(subjects, key=natural_key):
+        state = states.get(w)
+        rules = sorted({f.rule for f in flags.get(w, [])})
+        status = state.status if state is not None else "ok"
+        if status == "ok" and rules:
+            status = "flagged"
+        n = _count(data.get("worker", "n_judgments", w))
+        if n is None and state is not None and data.run is None:
+            n = state.n_judgments
+        pos = data.get("worker", "position_bias", w)
+        out.append(
+            {
+                "worker": str(w),
+                "n_judgments": n,
+                "wqs": _v(data.get("worker", "wqs", w)),
+                "wwa": _v(data.get("worker", "wwa", w)),
+                "wua": _v(data.get("worker", "wua", w)),
+                "transitivity": _transitivity(data, w),
+                "flags": rules,
+                "status": status,
+                "weight": state.weight if state is not None else 1.0,
+                "agreement_loo": _v(data.get("worker", "agreement_loo", w)),
+                "quality_weight": _v(data.get("worker", "weight", w)),
+                "tie_rate": _v(data.get("worker", "tie_rate", w)),
+                "position_bias": _v(pos),
+                "position_bias_p": num((pos.detail or {}).get("p_value")) if pos else None,
+                "mean_duration_s": _v(data.get("worker", "mean_duration_s", w)),
+            }
+        )
+        if data.campaign.kind == "pairwise":
+            tk = data.get("worker", "transitivity_kappa", w)
+            out[-1]["cycles"] = clean((tk.detail or {}).get("cycles") or []) if tk else []
+    return out
+
+
+def _items(data: CampaignData) -> list[dict[str, Any]]:
+    flags = data.flags_of("item")
+    subjects = set(data.items) | data.subjects("item")
+    out = []
+    for i in sorted(subjects, key=natural_key):
+        nj = data.get("item", "n_judgments", i)
+        score = data.get("item", "score", i)
+        n = _count(nj)
+        if n is None and score is not None and score.n is not None:
+            n = int(score.n)
+        uas = data.get("item", "uas", i)
+        phi_mu = data.get("item", "phi_mu", i)
+        info = data.items.get(i)
+        out.append(
+            {
+                "item": str(i),
+                "n_judgments": n,
+                "uqs": _v(data.get("item", "uqs", i)),
+                "uas": clean((uas.detail or {}).get("scores")) if uas is not None else None,
+                "phi_mu": _v(phi_mu),
+                "score": _v(score),
+                "flags": sorted({f.rule for f in flags.get(i, [])}),
+                "text": info.text if info else None,
+                "gold": info.gold if info else None,
+                "answers": clean((nj.detail or {}).get("answers")) if nj is not None else None,
+                "percent_agreement": _v(data.get("item", "percent_agreement", i)),
+                "phi_mu_interval": _interval(phi_mu),
+                "score_interval": _interval(score),
+                "count_score": num((score.detail or {}).get("count_score")) if score else None,
+            }
+        )
+    return out
+
+
+def _annotations(data: CampaignData, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    aqs = data.metric("annotation", "aqs")
+    if not data.campaign.open and aqs:
+        return [{"annotation": str(a), "aqs": _v(aqs[a])} for a in sorted(aqs, key=natural_key)]
+    names = data.subjects("annotation")
+    if not names:
+        names = {str(k) for it in items for k in (it["uas"] or {})}
+    if data.campaign.open:
+        return [{"annotation": a} for a in sorted(names, key=natural_key)]
+    return [{"annotation": a, "aqs": None} for a in sorted(names, key=natural_key)]
+
+
+def _pairs(data: CampaignData) -> list[dict[str, Any]]:
+    out = []
+    for p in sorted(data.subjects("pair"), key=natural_key):
+        nj = data.get("pair", "n_judgments", p)
+        uas = data.get("pair", "uas", p)
+        detail = next(
+            (v.detail for v in (nj, uas, data.get("pair", "uqs", p)) if v and v.detail), {}
+        )
+        left, _, right = p.partition("\t")
+        out.append(
+            {
+                "left": str(detail.get("left", left)),
+                "right": str(detail.get("right", right)),
+                "n_judgments": _count(nj),
+                "uqs": _v(data.get("pair", "uqs", p)),
+                "uas": clean((uas.detail or {}).get("scores")) if uas is not None else None,
+            }
+        )
+    return out
+
+
+def _warnings(data: CampaignData) -> list[dict[str, Any]]:
+    out = []
+    if data.run is None:
+        out.append(
+            {
+                "rule": "no_run",
+                "message": "No metric run yet: run 'monitor recompute' to compute the measures.",
+            }
+        )
+    elif data.counts.max_id > data.run.watermark:
+        out.append(
+            {
+                "rule": "stale",
+                "message": "Judgments arrived after the latest run; they are not counted here "
+                "(run 'monitor recompute').",
+            }
+        )
+    for f in data.flags:
+        if f.scope == "campaign":
+            out.append(
+                {
+                    "rule": f.rule,
+                    "message": str(f.evidence.get("message") or f.rule.replace("_", " ")),
+                    "value": num(f.value),
+                    "threshold": num(f.threshold),
+                    "evidence": clean(f.evidence),
+                }
+            )
+    return out
+
+
+def _history(data: CampaignData) -> list[dict[str, Any]]:
+    rows: dict[int, dict[str, Any]] = {}
+    for metric, series in data.history.items():
+        for run, v in series:
+            row = rows.setdefault(
+                run.id,
+                {"run": run.id, "at": (run.finished_at or run.started_at).isoformat()},
+            )
+            row[metric] = _v(v)
+            row[f"{metric}_ci"] = _interval(v)
+    return [rows[k] for k in sorted(rows)]
+
+
+def document_from(data: CampaignData) -> dict[str, Any]:
+    """The document of already loaded campaign data."""
+    c = data.campaign
+    cv = data.campaign_value
+    items = _items(data)
+    agreement = _agreement(data)
+    doc: dict[str, Any] = {
+        "campaign": {
+            "name": c.name,
+            "kind": c.kind,
+            "level": c.level,
+            "n_workers": _count(cv("n_workers")) if data.run else data.counts.n_workers,
+            "n_items": _count(cv("n_items")) if data.run else data.counts.n_items,
+            "n_judgments": _count(cv("n_judgments")) if data.run else data.counts.n_judgments,
+            "open": c.open,
+            "strict": c.strict,
+            "scale_min": c.scale_min,
+            "scale_max": c.scale_max,
+            "categories": list(c.categories) if c.categories is not None else None,
+        },
+        "agreement": agreement,
+        "workers": _workers(data),
+        "items": items,
+        "annotations": _annotations(data, items),
+        "verdict": verdict(agreement["krippendorff_alpha"], agreement["krippendorff_alpha_ci"]),
+        "warnings": _warnings(data),
+        "flags": [_flag_dict(f) for f in data.flags],
+        "run": None,
+        "history": _history(data),
+        "decisions": [
+            {
+                "worker": d.worker,
+                "action": d.action,
+                "weight": num(d.weight),
+                "reason": d.reason,
+                "automatic": d.automatic,
+                "actor": d.actor,
+                "run_id": d.run_id,
+                "evidence": clean(d.evidence),
+                "at": d.created_at.isoformat(),
+            }
+            for d in data.decisions
+        ],
+    }
+    if c.kind == "pairwise":
+        doc["pairs"] = _pairs(data)
+    if data.run is not None:
+        r = data.run
+        doc["run"] = {
+            "id": r.id,
+            "finished_at": r.finished_at.isoformat() if r.finished_at else None,
+            "watermark": r.watermark,
+            "full": r.full,
+            "n_judgments": r.n_judgments,
+            "n_new": r.n_new,
+            "seconds": num(r.seconds),
+            "code_version": r.code_version,
+            "parameters": clean(r.parameters),
+            "stale": data.counts.max_id > r.watermark,
+        }
+    return clean(doc)
+
+
+def build_document(session: Session, campaign_name: str) -> dict[str, Any]:
+    """The JSON document of a campaign (CONTRACT.md section 4) from its latest run."""
+    return document_from(load(session, campaign_name))
+
+
+__all__ = ["build_document", "clean", "document_from", "natural_key", "verdict"]

@@ -1,0 +1,307 @@
+"""The HTML view model: the JSON document arranged for a reader (flagged first, evidence,
+charts, truncated lists with counts)."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from monitor.report import charts
+from monitor.settings import Settings
+
+MAX_WORKERS = 300
+MAX_ITEMS = 200
+MAX_AMBIGUOUS = 50
+MAX_BARS = 40
+MAX_CYCLES = 5
+MAX_PAIRS = 50
+MAX_DECISIONS = 100
+
+MEANINGS = {
+    "percent_agreement": (
+        "Percent agreement",
+        "Share of agreeing pairs of judgments per item, averaged; not corrected for chance.",
+    ),
+    "krippendorff_alpha": (
+        "Krippendorff's alpha",
+        "Agreement beyond chance at the campaign's level: 1 perfect, 0 chance; "
+        ">= 0.8 reliable, >= 0.667 tentative.",
+    ),
+    "fleiss_kappa": (
+        "Fleiss' kappa",
+        "Chance-corrected agreement of many raters on categories (same number per item).",
+    ),
+    "cohen_kappa": (
+        "Cohen's kappa",
+        "Chance-corrected agreement of the two workers, each with their own answer shares.",
+    ),
+    "scott_pi": ("Scott's pi", "Like Cohen's kappa, with the two workers' answer shares pooled."),
+    "phi": (
+        "Phi (Checco et al.)",
+        "Bayesian agreement of ratings under a Beta model: 1 perfect, 0 as random, < 0 systematic "
+        "disagreement.",
+    ),
+    "transitivity_kappa": (
+        "Transitivity kappa",
+        "Self-consistency of the annotators' preferences: 1 no cycles, 0 as random answers.",
+    ),
+}
+
+RULES = {
+    "low_quality": "Worker quality (WQS) far below the campaign's median",
+    "low_agreement": "Disagrees with the aggregate of the other workers",
+    "intransitive": "Preferences contradict themselves (cycles)",
+    "position_bias": "Prefers one side of the screen regardless of content",
+    "speeder": "Answers faster than plausible",
+    "ambiguous": "Workers disagree on this item (low UQS)",
+    "kappa_paradox": "High raw agreement but low chance-corrected agreement",
+    "phi_alpha_disagree": "Phi and alpha tell different stories",
+    "few_judgments": "Too few judgments for stable measures",
+    "stale": "New judgments since the latest run",
+    "no_run": "No metric run yet",
+}
+
+SYMBOL = {"left": ">", "right": "<", "tie": "="}
+
+
+def _judgment(j: Any) -> str:
+    if isinstance(j, dict):
+        left, right = j.get("left", "?"), j.get("right", "?")
+        pref = j.get("preference", j.get("outcome"))
+        if pref in SYMBOL:
+            return f"{left} {SYMBOL[pref]} {right}"
+        return ", ".join(f"{k}={v}" for k, v in j.items())
+    if isinstance(j, int):
+        return f"#{j}"
+    return str(j)
+
+
+def cycle_view(c: Any) -> dict[str, Any]:
+    """A stored cycle as its three items, the relations that contradict each other and the
+    judgments (ids or descriptions) that form it."""
+    if isinstance(c, dict):
+        items = c.get("items") or c.get("triplet") or []
+        judgments = c.get("judgments") or []
+        return {
+            "triplet": " · ".join(str(i) for i in items) if isinstance(items, list) else str(items),
+            "text": str(c["text"]) if c.get("text") else None,
+            "judgments": [_judgment(j) for j in judgments] if isinstance(judgments, list) else [],
+        }
+    if isinstance(c, list | tuple):
+        return {"triplet": " · ".join(str(i) for i in c), "text": None, "judgments": []}
+    return {"triplet": str(c), "text": None, "judgments": []}
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _param(doc: dict[str, Any], key: str) -> float:
+    params = (doc.get("run") or {}).get("parameters") or {}
+    value = params.get(
+        key,
+        params.get("settings", {}).get(key) if isinstance(params.get("settings"), dict) else None,
+    )
+    try:
+        return float(value) if value is not None else float(getattr(Settings(), key))
+    except (TypeError, ValueError):
+        return float(getattr(Settings(), key))
+
+
+def _flag_rows(doc: dict[str, Any], scope: str) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for f in doc["flags"]:
+        if f["scope"] != scope:
+            continue
+        ev = f["evidence"] or {}
+        out.setdefault(f["subject"], []).append(
+            {
+                "rule": f["rule"],
+                "title": RULES.get(f["rule"], f["rule"].replace("_", " ")),
+                "message": ev.get("message"),
+                "value": f["value"],
+                "threshold": f["threshold"],
+                "interval": ev.get("interval"),
+                "n": ev.get("n"),
+                "campaign_median": ev.get("campaign_median"),
+            }
+        )
+    return out
+
+
+def _agreement_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    a = doc["agreement"]
+    rows = []
+    for key, ci_key in (
+        ("krippendorff_alpha", "krippendorff_alpha_ci"),
+        ("percent_agreement", None),
+        ("fleiss_kappa", "fleiss_kappa_ci"),
+        ("cohen_kappa", "cohen_kappa_ci"),
+        ("scott_pi", "scott_pi_ci"),
+        ("transitivity_kappa", None),
+    ):
+        if key not in a:
+            continue
+        if key in ("cohen_kappa", "scott_pi") and a[key] is None:
+            continue  # only defined for two-worker campaigns
+        name, meaning = MEANINGS[key]
+        rows.append(
+            {
+                "name": name,
+                "value": a[key],
+                "ci": a.get(ci_key) if ci_key else None,
+                "meaning": meaning,
+            }
+        )
+    if a.get("phi"):
+        name, meaning = MEANINGS["phi"]
+        phi = a["phi"]
+        extra = f" MAP {phi['map']:.3f}, method {phi['method']}." if phi["map"] is not None else ""
+        rows.append(
+            {"name": name, "value": phi["mean"], "ci": phi["hpd"], "meaning": meaning + extra}
+        )
+    return rows
+
+
+def _charts(
+    doc: dict[str, Any], workers: list[dict[str, Any]], wqs_threshold: float | None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    wqs = [w["wqs"] for w in workers if w["wqs"] is not None]
+    if wqs:
+        out["wqs"] = charts.histogram(
+            wqs,
+            title="Distribution of worker quality (WQS)",
+            xlabel="worker quality score (WQS); red: below the low-quality threshold",
+            threshold=wqs_threshold,
+            threshold_label="low quality <",
+            lo=0.0,
+            hi=1.0,
+        )
+    hist = [h for h in doc["history"] if h.get("krippendorff_alpha") is not None]
+    if hist:
+        out["trend"] = charts.trend(
+            [
+                (
+                    f"#{h['run']}",
+                    h["krippendorff_alpha"],
+                    *(h.get("krippendorff_alpha_ci") or (None, None)),
+                )
+                for h in hist
+            ],
+            title="Krippendorff's alpha over runs",
+        )
+    if doc["campaign"]["kind"] == "pairwise":
+        ranked = sorted(
+            (w for w in workers if w["transitivity"] and w["transitivity"]["kappa"] is not None),
+            key=lambda w: w["transitivity"]["kappa"],
+        )[:MAX_BARS]
+        if ranked:
+            out["kappa"] = charts.bars(
+                [w["worker"] for w in ranked],
+                [w["transitivity"]["kappa"] for w in ranked],
+                title="Transitivity kappa per annotator (lowest first)",
+                threshold=_param(doc, "low_transitivity_kappa"),
+            )
+    return out
+
+
+def build_view(doc: dict[str, Any]) -> dict[str, Any]:
+    """The template's context from the JSON document."""
+    worker_flags = _flag_rows(doc, "worker")
+    item_flags = _flag_rows(doc, "item")
+    workers = doc["workers"]
+    by_quality = sorted(
+        workers,
+        key=lambda w: (
+            not (w["flags"] or w["status"] in ("blocked", "down_weighted")),
+            w["wqs"] if w["wqs"] is not None else 2.0,
+        ),
+    )
+    flagged = [
+        {**w, "details": worker_flags.get(w["worker"], [])}
+        for w in by_quality
+        if w["flags"] or w["status"] in ("blocked", "down_weighted")
+    ]
+    median_wqs = _median([w["wqs"] for w in workers if w["wqs"] is not None])
+    thresholds = [
+        d["threshold"]
+        for rows in worker_flags.values()
+        for d in rows
+        if d["rule"] == "low_quality" and d["threshold"] is not None
+    ]
+    wqs_threshold = (
+        thresholds[0]
+        if thresholds
+        else (_param(doc, "low_wqs_ratio") * median_wqs if median_wqs is not None else None)
+    )
+    items = doc["items"]
+    ambiguous = sorted(
+        (i for i in items if "ambiguous" in i["flags"]),
+        key=lambda i: i["uqs"] if i["uqs"] is not None else 2.0,
+    )
+    for i in ambiguous:
+        i_answers = i["answers"] or {}
+        total = sum(v for v in i_answers.values() if isinstance(v, int | float)) or 1
+        i["distribution"] = sorted(
+            ((str(k), v, v / total) for k, v in i_answers.items()), key=lambda t: -t[1]
+        )
+        i["details"] = item_flags.get(i["item"], [])
+    items_sorted = sorted(items, key=lambda i: (i["uqs"] is None, i["uqs"] or 0.0))
+    pairwise = doc["campaign"]["kind"] == "pairwise"
+    view: dict[str, Any] = {
+        "doc": doc,
+        "c": doc["campaign"],
+        "verdict": doc["verdict"],
+        "warnings": [
+            {**w, "title": RULES.get(w["rule"], w["rule"].replace("_", " "))}
+            for w in doc["warnings"]
+        ],
+        "agreement_rows": _agreement_rows(doc),
+        "flagged": flagged[:MAX_WORKERS],
+        "flagged_more": max(0, len(flagged) - MAX_WORKERS),
+        "workers": by_quality[:MAX_WORKERS],
+        "workers_more": max(0, len(workers) - MAX_WORKERS),
+        "median_wqs": median_wqs,
+        "wqs_threshold": wqs_threshold,
+        "ambiguous": ambiguous[:MAX_AMBIGUOUS],
+        "ambiguous_more": max(0, len(ambiguous) - MAX_AMBIGUOUS),
+        "n_ambiguous": len(ambiguous),
+        "items": items_sorted[:MAX_ITEMS],
+        "items_more": max(0, len(items) - MAX_ITEMS),
+        "annotations": doc["annotations"],
+        "decisions": doc["decisions"][:MAX_DECISIONS],
+        "decisions_more": max(0, len(doc["decisions"]) - MAX_DECISIONS),
+        "charts": _charts(doc, workers, wqs_threshold),
+        "pairwise": pairwise,
+        "history": doc["history"],
+    }
+    if pairwise:
+        audit = sorted(
+            (w for w in workers if w["transitivity"]),
+            key=lambda w: (
+                w["transitivity"]["kappa"] is None,
+                w["transitivity"]["kappa"] if w["transitivity"]["kappa"] is not None else 0.0,
+            ),
+        )
+        view["audit"] = [
+            {
+                **w,
+                "cycle_views": [cycle_view(c) for c in w.get("cycles", [])[:MAX_CYCLES]],
+                "cycles_more": max(0, len(w.get("cycles", [])) - MAX_CYCLES),
+            }
+            for w in audit[:MAX_WORKERS]
+        ]
+        scored = sorted(
+            (i for i in items if i["score"] is not None), key=lambda i: -(i["score"] or 0.0)
+        )
+        view["scores"] = scored[:MAX_ITEMS]
+        view["scores_more"] = max(0, len(scored) - MAX_ITEMS)
+        pairs = sorted(doc.get("pairs", []), key=lambda p: (p["uqs"] is None, p["uqs"] or 0.0))
+        view["pairs"] = pairs[:MAX_PAIRS]
+        view["pairs_more"] = max(0, len(pairs) - MAX_PAIRS)
+        view["n_pairs"] = len(pairs)
+    return view
+
+
+__all__ = ["MEANINGS", "RULES", "build_view", "cycle_view"]

@@ -1,0 +1,127 @@
+"""The JSON document: the contract's shape, nulls for undefined, ids as strings."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from sqlalchemy import Engine
+
+from monitor.report.document import build_document, clean, verdict
+from monitor.store.campaigns import CampaignSpec, create_campaign
+from monitor.store.engine import session_factory, transaction
+from monitor.store.models import Worker
+from tests.report.fixtures import pairwise_campaign, rating_campaign
+
+AGREEMENT_KEYS = {
+    "percent_agreement",
+    "krippendorff_alpha",
+    "krippendorff_alpha_ci",
+    "fleiss_kappa",
+    "cohen_kappa",
+    "scott_pi",
+    "phi",
+}
+WORKER_KEYS = {"worker", "n_judgments", "wqs", "wwa", "wua", "transitivity", "flags", "status"}
+ITEM_KEYS = {"item", "n_judgments", "uqs", "uas", "phi_mu", "score", "flags"}
+
+
+def _doc(engine: Engine, name: str) -> dict:
+    with session_factory(engine)() as s:
+        doc = build_document(s, name)
+    json.dumps(doc, allow_nan=False)  # never NaN
+    return doc
+
+
+def test_rating_document_follows_the_contract(engine: Engine) -> None:
+    rating_campaign(engine)
+    doc = _doc(engine, "quality")
+    assert {k: doc["campaign"][k] for k in ("name", "kind", "level")} == {
+        "name": "quality",
+        "kind": "rating",
+        "level": "interval",
+    }
+    assert (doc["campaign"]["n_workers"], doc["campaign"]["n_items"]) == (6, 8)
+    a = doc["agreement"]
+    assert set(a) >= AGREEMENT_KEYS
+    assert a["krippendorff_alpha"] == 0.62 and a["krippendorff_alpha_ci"] == [0.55, 0.7]
+    assert a["cohen_kappa"] is None and a["scott_pi"] is None
+    assert a["phi"] == {"map": 0.53, "mean": 0.52, "hpd": [0.44, 0.6], "method": "full"}
+    workers = {w["worker"]: w for w in doc["workers"]}
+    assert all(set(w) >= WORKER_KEYS for w in workers.values())
+    assert workers["w6"]["flags"] == ["low_quality"] and workers["w6"]["status"] == "flagged"
+    assert workers["w1"]["status"] == "ok" and workers["w1"]["transitivity"] is None
+    assert workers["w1"]["n_judgments"] == 8
+    items = {i["item"]: i for i in doc["items"]}
+    assert all(set(i) >= ITEM_KEYS for i in items.values())
+    assert items["i3"]["flags"] == ["ambiguous"]
+    assert items["i3"]["score"] is None  # undefined, never 0
+    assert abs(sum(items["i1"]["uas"].values()) - 1) < 1e-9
+    assert doc["annotations"][0] == {"annotation": "1", "aqs": 0.7}
+    assert "pairs" not in doc
+    assert doc["verdict"]["level"] == "unreliable" and doc["verdict"]["ci"] == [0.55, 0.7]
+    assert [h["krippendorff_alpha"] for h in doc["history"]] == [0.58, 0.62]
+    assert any(w["rule"] == "phi_alpha_disagree" for w in doc["warnings"])
+    assert all(isinstance(w["worker"], str) for w in doc["workers"])
+
+
+def test_pairwise_document_has_transitivity_and_pairs(engine: Engine) -> None:
+    pairwise_campaign(engine)
+    doc = _doc(engine, "prefs")
+    workers = {w["worker"]: w for w in doc["workers"]}
+    t = workers["p3"]["transitivity"]
+    assert set(t) >= {"kappa", "p_a", "p_e", "triplets", "transitive"}
+    assert t["kappa"] == -0.2 and t["triplets"] == 4 and t["transitive"] == 1
+    assert workers["p3"]["flags"] == ["intransitive"]
+    assert doc["agreement"]["phi"] is None
+    scores = {i["item"]: i["score"] for i in doc["items"]}
+    assert scores == {"a": 1.5, "b": 0.5, "c": -0.5, "d": -1.5}
+    assert len(doc["pairs"]) == 6
+    assert set(doc["pairs"][0]) >= {"left", "right", "n_judgments", "uqs", "uas"}
+    assert (doc["pairs"][0]["left"], doc["pairs"][0]["right"]) == ("a", "b")
+
+
+def test_campaign_without_a_run_gives_nulls_and_a_warning(engine: Engine) -> None:
+    with transaction(engine) as s:
+        c = create_campaign(s, CampaignSpec("empty", "label"))
+        s.add(Worker(campaign_id=c.id, external_id="123"))
+    doc = _doc(engine, "empty")
+    assert doc["agreement"]["krippendorff_alpha"] is None
+    assert doc["verdict"]["level"] == "undetermined"
+    assert doc["workers"] == [
+        {
+            **doc["workers"][0],
+            "worker": "123",
+            "wqs": None,
+            "flags": [],
+            "status": "ok",
+            "n_judgments": 0,
+        }
+    ]
+    assert [w["rule"] for w in doc["warnings"]] == ["no_run"]
+    assert doc["run"] is None
+
+
+def test_blocked_status_comes_from_the_store(engine: Engine) -> None:
+    from monitor.store.workers import append_decision
+
+    c = rating_campaign(engine)
+    with transaction(engine) as s:
+        append_decision(s, c.id, "w6", "block", reason="spam", actor="alice")
+    doc = _doc(engine, "quality")
+    w6 = next(w for w in doc["workers"] if w["worker"] == "w6")
+    assert w6["status"] == "blocked" and w6["flags"] == ["low_quality"]
+    assert doc["decisions"][0]["worker"] == "w6" and doc["decisions"][0]["actor"] == "alice"
+
+
+def test_clean_and_verdict() -> None:
+    assert clean({"a": math.nan, "b": [math.inf, 1.0], 3: (1,)}) == {
+        "a": None,
+        "b": [None, 1.0],
+        "3": [1],
+    }
+    assert verdict(0.85, [0.81, 0.9])["level"] == "reliable"
+    assert verdict(0.7, None)["level"] == "tentative"
+    assert "spans" in verdict(0.79, [0.7, 0.85])["text"]
+    assert verdict(0.3, None)["level"] == "unreliable"
+    assert verdict(None, None)["level"] == "undetermined"
