@@ -111,8 +111,6 @@ def compute_values(
     info: CampaignInfo, arrays: CampaignArrays, settings: Settings, *, warm: WarmStart | None = None
 ) -> tuple[list[Value], dict[str, Any]]:
     """All values of a run and the parameters that produced them."""
-    from monitor.pipeline import absolute, pairwise
-
     out = Collector(info.name)
     W, N = len(arrays.worker_ids), len(arrays.item_ids)
     out.campaign_value("n_workers", np.unique(arrays.workers).size)
@@ -142,8 +140,12 @@ def compute_values(
         },
     }
     if arrays.kind == "pairwise":
+        from monitor.pipeline import pairwise
+
         pairwise.compute(info, arrays, settings, out, warm, parameters)
     else:
+        from monitor.pipeline import absolute
+
         absolute.compute(info, arrays, settings, out, warm, parameters)
     return out.values, parameters
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from monitor.results import FlagRecord, Value
@@ -122,7 +122,7 @@ def save_run(
         for v in values
     ]
     for start in range(0, len(rows), 5000):
-        session.execute(insert(MetricValue), rows[start : start + 5000])
+        session.execute(MetricValue.__table__.insert(), rows[start : start + 5000])
     frows = [
         {
             "run_id": run.id,
@@ -136,7 +136,7 @@ def save_run(
         for f in flags
     ]
     if frows:
-        session.execute(insert(Flag), frows)
+        session.execute(Flag.__table__.insert(), frows)
     return _info(run)
 
 
