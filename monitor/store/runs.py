@@ -6,6 +6,7 @@ Naming of the stored values (``scope``, ``subject``, ``metric``) is documented i
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,7 +16,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from monitor.results import FlagRecord, Value
-from monitor.store.models import Flag, MetricRun, MetricValue, utcnow
+from monitor.store.models import Base, Flag, MetricRun, MetricValue, utcnow
 
 
 @dataclass(frozen=True)
@@ -107,37 +108,58 @@ def save_run(
     )
     session.add(run)
     session.flush()
-    rows = [
-        {
-            "run_id": run.id,
-            "scope": v.scope,
-            "subject": v.subject,
-            "metric": v.metric,
-            "value": v.value,
-            "low": v.low,
-            "high": v.high,
-            "n": v.n,
-            "detail": v.detail,
-        }
+    run_id = run.id
+    value_rows = (
+        (run_id, v.scope, v.subject, v.metric, v.value, v.low, v.high, v.n, _json(v.detail))
         for v in values
-    ]
-    for start in range(0, len(rows), 5000):
-        session.execute(MetricValue.__table__.insert(), rows[start : start + 5000])
-    frows = [
-        {
-            "run_id": run.id,
-            "scope": f.scope,
-            "subject": f.subject,
-            "rule": f.rule,
-            "value": f.value,
-            "threshold": f.threshold,
-            "evidence": f.evidence,
-        }
-        for f in flags
-    ]
-    if frows:
-        session.execute(Flag.__table__.insert(), frows)
+    )
+    _bulk_insert(session, "metric_values", VALUE_COLUMNS, value_rows)
+    flag_rows = (
+        (run_id, f.scope, f.subject, f.rule, f.value, f.threshold, _json(f.evidence)) for f in flags
+    )
+    _bulk_insert(session, "flags", FLAG_COLUMNS, flag_rows)
     return _info(run)
+
+
+VALUE_COLUMNS = ("run_id", "scope", "subject", "metric", "value", "low", "high", "n", "detail")
+FLAG_COLUMNS = ("run_id", "scope", "subject", "rule", "value", "threshold", "evidence")
+
+
+def _json(obj: dict[str, Any] | None) -> str | None:
+    return None if obj is None else json.dumps(obj, allow_nan=False, separators=(",", ":"))
+
+
+def _bulk_insert(
+    session: Session, table: str, columns: tuple[str, ...], rows: Iterable[tuple]
+) -> None:
+    """Insert many rows fast: ``COPY`` on PostgreSQL, the driver's executemany on SQLite.
+
+    A run writes one row per worker, item and measure (hundreds of thousands at scale); the
+    generic parameter processing would cost more than the metrics. Table and column names are
+    the constants above; the values always travel as parameters.
+    """
+    connection = session.connection()
+    target = Base.metadata.tables[table]
+    if connection.dialect.name == "postgresql":
+        from psycopg import sql
+
+        copy_sql = sql.SQL("COPY {} ({}) FROM STDIN").format(
+            sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))
+        )
+        raw = connection.connection.driver_connection
+        with raw.cursor() as cursor, cursor.copy(copy_sql) as copy:
+            for row in rows:
+                copy.write_row(row)
+        return
+    insert_sql = str(target.insert().compile(dialect=connection.dialect, column_keys=list(columns)))
+    batch: list[tuple] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == 20_000:
+            connection.exec_driver_sql(insert_sql, batch)
+            batch = []
+    if batch:
+        connection.exec_driver_sql(insert_sql, batch)
 
 
 def mark_failed(
