@@ -1,12 +1,155 @@
-"""``monitor analyze``: not available yet."""
+"""``monitor analyze FILE --kind KIND``: one file, a throwaway database, the numbers."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
 
-from monitor.cli._stub import not_yet
+from monitor.cli.context import Context
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("analyze", parents=[common], help="(not available yet)")
-    p.set_defaults(func=not_yet("analyze"))
+    from monitor.cli.campaign import add_scale_options
+    from monitor.cli.ingest import FORMATS
+
+    p = sub.add_parser(
+        "analyze",
+        parents=[common],
+        help="one-shot: ingest one file into a throwaway database, recompute, print the numbers",
+        description="Run the whole path (ingest, every measure, flags) on one file in a "
+        "throwaway database and print a summary, or with --json the JSON document of the "
+        "contract. Nothing is written to your database.",
+    )
+    p.add_argument("file", metavar="FILE", type=Path)
+    add_scale_options(p)
+    p.add_argument("--items", type=Path, metavar="FILE", help="items file: item, gold, text")
+    p.add_argument("--format", choices=FORMATS, help="default: by extension or detected")
+    p.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="platform field mapping (repeatable), see monitor ingest --help",
+    )
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="platform reader option (repeatable)",
+    )
+    p.add_argument(
+        "--phi",
+        choices=("off", "map", "full", "nuts"),
+        help="Phi for ratings: off, map, full (exact posterior, default) or nuts",
+    )
+    p.add_argument("--seed", type=int, help="seed of the bootstrap and of NUTS (default 0)")
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        metavar="N",
+        help="bootstrap resamples behind the intervals (default 1000; 0: none)",
+    )
+    p.add_argument("--json", action="store_true", help="print the JSON document")
+    p.add_argument(
+        "--keep-db",
+        type=Path,
+        metavar="PATH",
+        help="keep the SQLite database there instead of throwing it away",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.cli.campaign import spec_from_args
+    from monitor.cli.ingest import pairs
+    from monitor.errors import NotFound
+    from monitor.ingest.api import create_campaign, ingest_file
+    from monitor.pipeline import recompute
+    from monitor.report.document import build_document
+    from monitor.store.engine import make_engine, transaction
+    from monitor.store.migrate import upgrade
+
+    if not args.file.is_file():
+        raise NotFound(f"{args.file}: no such file")
+    settings = ctx.settings.replace(phi=args.phi, seed=args.seed, bootstrap_samples=args.bootstrap)
+    name = args.file.stem or "analysis"
+    spec = spec_from_args(args, name)
+    with tempfile.TemporaryDirectory(prefix="monitor-analyze-") as tmp:
+        db = args.keep_db or Path(tmp) / "analyze.db"
+        if args.keep_db and db.exists():
+            db.unlink()
+        engine = make_engine(f"sqlite:///{db}")
+        try:
+            upgrade(engine)
+            create_campaign(engine, spec)
+            summary = ingest_file(
+                engine,
+                args.file,
+                name,
+                items=args.items,
+                format=args.format,
+                mapping=pairs(args.map, "--map") or None,
+                options=pairs(args.option, "--option") or None,
+                progress=sys.stderr.isatty() and not args.json,
+            )
+            [outcome] = recompute(engine, settings, campaign=name, full=True)
+            with transaction(engine) as s:
+                document = build_document(s, name)
+        finally:
+            engine.dispose()
+    if args.json:
+        json.dump(document, sys.stdout, ensure_ascii=False, allow_nan=False)
+        sys.stdout.write("\n")
+        return 0
+    _summary(document, summary, outcome)
+    return 0
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "undefined"
+    if isinstance(x, float):
+        return f"{x:.3f}"
+    return str(x)
+
+
+def _summary(doc: dict[str, Any], ingest: Any, outcome: Any) -> None:
+    c, a = doc["campaign"], doc["agreement"]
+    dup = f" ({ingest.n_duplicate} duplicates skipped)" if ingest.n_duplicate else ""
+    print(
+        f"{c['name']}: {c['kind']} ({c['level']}), {c['n_judgments']} judgments by "
+        f"{c['n_workers']} workers on {c['n_items']} items{dup}"
+    )
+    ci = a.get("krippendorff_alpha_ci")
+    alpha = _fmt(a.get("krippendorff_alpha")) + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+    print(f"  Krippendorff's alpha  {alpha}")
+    print(f"  percent agreement     {_fmt(a.get('percent_agreement'))}")
+    for key, label in (
+        ("fleiss_kappa", "Fleiss' kappa"),
+        ("cohen_kappa", "Cohen's kappa"),
+        ("scott_pi", "Scott's pi"),
+    ):
+        if a.get(key) is not None:
+            print(f"  {label:21} {_fmt(a[key])}")
+    phi = a.get("phi")
+    if phi:
+        hpd = phi.get("hpd")
+        print(
+            f"  Phi                   {_fmt(phi.get('mean'))}"
+            + (f" [{hpd[0]:.3f}, {hpd[1]:.3f}]" if hpd else "")
+        )
+    flagged = [w for w in doc["workers"] if w["flags"]]
+    print(f"  flagged workers       {len(flagged)} of {len(doc['workers'])}")
+    for w in flagged[:10]:
+        print(f"    {w['worker']}: {', '.join(w['flags'])}")
+    items = [i for i in doc["items"] if "ambiguous" in i["flags"]]
+    pairs_ = [p for p in doc.get("pairs", []) if "ambiguous" in p.get("flags", [])]
+    print(f"  ambiguous items       {len(items) + len(pairs_)}")
+    for w in doc.get("warnings", []):
+        print(f"  warning: {w.get('message', w)}")
+    print("  (--json for the whole document)")

@@ -1,0 +1,174 @@
+"""Recompute at scale: a full run, then an incremental one after 1% new judgments; and a large
+campaign end to end (ingest + full recompute) with its peak memory.
+
+    python bench/recompute.py [--n 1000000] [--big 10000000 | --no-big] [--db URL]
+
+Runs against PostgreSQL (a throwaway database on --db's server, default the local one) with the
+default settings. Each phase runs in a fresh subprocess so that its peak memory is its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+
+
+def generate(path: Path, n: int, *, seed: int, start: int = 0, n_workers: int = 200) -> None:
+    """A 1-5 rating campaign: 5 judgments per item, 10% spammers, written as canonical CSV."""
+    rng = np.random.default_rng(seed)
+    per_item = 5
+    n_items = max(n // per_item, 1)
+    truth = rng.integers(1, 6, n_items)
+    spam = rng.random(n_workers) < 0.1
+    with path.open("w", encoding="utf-8") as f:
+        f.write("worker,item,value,judgment_id\n")
+        block = 200_000
+        for lo in range(0, n, block):
+            k = np.arange(lo, min(lo + block, n))
+            item = k // per_item
+            worker = (item * 7 + (k % per_item) * 13 + start) % n_workers
+            noise = np.rint(rng.normal(0, 0.7, k.size)).astype(int)
+            value = np.clip(truth[item % n_items] + noise, 1, 5)
+            value = np.where(spam[worker], rng.integers(1, 6, k.size), value)
+            lines = [
+                f"w{w},i{i},{v},j{start + j}\n"
+                for w, i, v, j in zip(
+                    worker.tolist(), item.tolist(), value.tolist(), k.tolist(), strict=True
+                )
+            ]
+            f.writelines(lines)
+
+
+def phase(url: str, what: str, arg: str = "") -> dict:
+    """Run one phase in a subprocess; returns its timing and peak memory."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--phase", what, "--db", url, "--arg", arg],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode != 0:
+        sys.exit(f"phase {what} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_phase(url: str, what: str, arg: str) -> None:
+    from monitor.pipeline import recompute
+    from monitor.settings import Settings
+    from monitor.store.engine import make_engine
+
+    engine = make_engine(url)
+    t = time.perf_counter()
+    detail: dict = {}
+    if what == "ingest":
+        from monitor.ingest.api import create_campaign, ingest_file
+        from monitor.store.campaigns import CampaignSpec
+        from monitor.store.migrate import upgrade
+
+        upgrade(engine)
+        try:
+            create_campaign(engine, CampaignSpec("bench", "rating", None, 1, 5))
+        except Exception:  # noqa: BLE001 - exists already in the second ingest
+            pass
+        s = ingest_file(engine, Path(arg), "bench")
+        detail = {"new": s.n_new}
+    else:
+        [o] = recompute(engine, Settings(), campaign="bench", full=what == "full")
+        detail = {"status": o.status, "judgments": o.n_judgments, "new": o.n_new}
+        with engine.connect() as c:
+            from sqlalchemy import text
+
+            it = c.execute(
+                text(
+                    "SELECT v.value FROM metric_values v JOIN metric_runs r ON r.id = v.run_id "
+                    "WHERE v.metric = 'crowdtruth_iterations' ORDER BY r.id DESC LIMIT 1"
+                )
+            ).scalar()
+            detail["crowdtruth_iterations"] = it
+    seconds = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"seconds": seconds, "peak_mb": peak, **detail}))
+
+
+def with_database(server: str, fn) -> None:  # noqa: ANN001
+    import psycopg
+
+    name = f"monitor_bench_{uuid.uuid4().hex[:8]}"
+    admin = server.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(admin, autocommit=True) as c:
+        c.execute(f'CREATE DATABASE "{name}"')
+    try:
+        fn(server.rsplit("/", 1)[0] + "/" + name)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as c:
+            c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--big", type=int, default=10_000_000)
+    ap.add_argument("--no-big", action="store_true")
+    ap.add_argument("--db", default=os.environ.get("MONITOR_BENCH_PG", DEFAULT_SERVER))
+    ap.add_argument("--phase", help=argparse.SUPPRESS)
+    ap.add_argument("--arg", default="", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.phase:
+        run_phase(args.db, args.phase, args.arg)
+        return
+
+    tmp = Path(tempfile.mkdtemp(prefix="monitor-bench-"))
+
+    def incremental(url: str) -> None:
+        base, extra = tmp / "base.csv", tmp / "extra.csv"
+        generate(base, args.n, seed=1)
+        generate(extra, args.n // 100, seed=2, start=args.n)
+        ing = phase(url, "ingest", str(base))
+        full = phase(url, "full")
+        phase(url, "ingest", str(extra))
+        inc = phase(url, "incremental")
+        print(f"\n{args.n:,} judgments (PostgreSQL)")
+        print(f"  ingest                 {ing['seconds']:8.1f} s  peak {ing['peak_mb']:7.0f} MB")
+        print(
+            f"  full recompute         {full['seconds']:8.1f} s  peak {full['peak_mb']:7.0f} MB"
+            f"  CrowdTruth iterations {full['crowdtruth_iterations']:.0f}"
+        )
+        print(
+            f"  incremental (+1%)      {inc['seconds']:8.1f} s  peak {inc['peak_mb']:7.0f} MB"
+            f"  CrowdTruth iterations {inc['crowdtruth_iterations']:.0f}"
+        )
+        print(f"  incremental / full     {inc['seconds'] / full['seconds']:8.2f}  (target <= 0.10)")
+
+    def big(url: str) -> None:
+        path = tmp / "big.csv"
+        generate(path, args.big, seed=3)
+        ing = phase(url, "ingest", str(path))
+        full = phase(url, "full")
+        total = ing["seconds"] + full["seconds"]
+        print(f"\n{args.big:,} judgments end to end (PostgreSQL)")
+        print(f"  ingest                 {ing['seconds']:8.1f} s  peak {ing['peak_mb']:7.0f} MB")
+        print(f"  full recompute         {full['seconds']:8.1f} s  peak {full['peak_mb']:7.0f} MB")
+        print(f"  total                  {total:8.1f} s  (target < 900 s, < 4096 MB)")
+
+    with_database(args.db, incremental)
+    if not args.no_big:
+        with_database(args.db, big)
+
+
+if __name__ == "__main__":
+    main()

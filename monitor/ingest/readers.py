@@ -1,0 +1,320 @@
+"""CSV and JSON Lines readers: records streamed as canonical rows, unreadable ones as BadRecords.
+
+Both readers stream the file (constant memory), decode it line by line so that a line that is
+not UTF-8 is named, and report the line a record starts on. A record that cannot be read (a CSV
+row with too many or too few fields, a line that is not JSON or not a JSON object, bytes that are
+not UTF-8) is yielded as a :class:`BadRecord`, so that ``--skip-invalid`` can keep it with its
+reason; a file that is not what its extension says (JSON in a ``.csv``, a binary file, a CSV in
+a ``.jsonl``) raises :class:`~monitor.errors.InputError` before any row.
+
+``mapping`` renames columns: ``{"worker": "PROLIFIC_PID"}`` reads the canonical ``worker`` from
+the file's ``PROLIFIC_PID`` column. Columns that are not canonical go to ``SourceRow.extra``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from monitor.errors import InputError, NotFound, Problem
+from monitor.ingest.rows import ITEM_COLUMNS, SourceRow, Table
+
+__all__ = ["BadRecord", "ByteCounter", "read_csv", "read_jsonl", "sniff"]
+
+UTF8_HINT = "save the file as UTF-8"
+HeaderCheck = Callable[[list[str]], list[Problem]]
+_HEAD = 8192
+
+
+@dataclass(frozen=True)
+class BadRecord:
+    """A record that could not be read at all: where it starts, its raw text, what is wrong."""
+
+    line: int
+    raw: str
+    problem: Problem
+
+
+class ByteCounter:
+    """How many bytes of the file have been read so far (for the progress bar)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+
+def _open(path: Path) -> BinaryIO:
+    try:
+        return open(path, "rb")  # noqa: SIM115 (closed by the caller)
+    except FileNotFoundError:
+        raise NotFound(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise NotFound(f"{path} is a directory, not a file") from None
+
+
+def sniff(path: Path) -> bytes:
+    """The first bytes of the file (without a UTF-8 byte order mark)."""
+    with _open(path) as handle:
+        head = handle.read(_HEAD)
+    return head.removeprefix(b"\xef\xbb\xbf")
+
+
+def _refuse_binary(name: str, head: bytes, what: str, hint: str) -> None:
+    if b"\x00" in head:
+        raise InputError.at(name, None, None, f"a binary file, not {what}", hint=hint)
+
+
+class _Lines:
+    """Decoded lines of a binary file; remembers which lines were not UTF-8."""
+
+    def __init__(self, handle: BinaryIO, counter: ByteCounter | None) -> None:
+        self.handle = handle
+        self.counter = counter or ByteCounter()
+        self.bad: set[int] = set()
+        self.number = 0
+
+    def __iter__(self) -> Iterator[str]:
+        counter = self.counter
+        for number, raw in enumerate(self.handle, 1):
+            self.number = number
+            counter.n += len(raw)
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                self.bad.add(number)
+                text = raw.decode("utf-8", errors="replace")
+            if number == 1:
+                text = text.removeprefix("\ufeff")
+            yield text
+
+
+def _rename(header: Sequence[str], mapping: dict[str, str] | None) -> list[str]:
+    """Canonical names of the header's columns (a mapped source column takes the canonical)."""
+    back = {source: canon for canon, source in (mapping or {}).items()}
+    return [back.get(name, name) for name in header]
+
+
+def read_csv(
+    path: Path,
+    *,
+    columns: Sequence[str],
+    table: Table = "judgment",
+    mapping: dict[str, str] | None = None,
+    counter: ByteCounter | None = None,
+    check_header: HeaderCheck | None = None,
+) -> Iterator[SourceRow | BadRecord]:
+    """Stream a CSV file (UTF-8, header row, comma) as rows of ``table``.
+
+    ``columns`` are the canonical columns of the table; the others go to ``extra``. Blank lines
+    are skipped. Fields may be of any length. ``check_header`` gets the canonical column names
+    and returns problems (a required column missing): they are raised before any row.
+    """
+    name = str(path)
+    head = sniff(path)
+    _refuse_binary(name, head, "CSV text", "give a CSV file: UTF-8 text, header row, comma")
+    text = head.decode("utf-8", errors="replace").lstrip()
+    if text.startswith(("{", "[")):
+        raise InputError.at(
+            name,
+            1,
+            None,
+            "looks like JSON, not CSV",
+            hint="name a JSON Lines file .jsonl, or pass --format jsonl",
+        )
+    return _csv_rows(path, columns, table, mapping, counter, check_header)
+
+
+def _csv_rows(
+    path: Path,
+    columns: Sequence[str],
+    table: Table,
+    mapping: dict[str, str] | None,
+    counter: ByteCounter | None,
+    check_header: HeaderCheck | None,
+) -> Iterator[SourceRow | BadRecord]:
+    name = str(path)
+    csv.field_size_limit(sys.maxsize)
+    with _open(path) as handle:
+        lines = _Lines(handle, counter)
+        reader = csv.reader(lines)
+        try:
+            raw_header = next(reader, None)
+        except csv.Error as exc:
+            raise InputError.at(name, 1, None, f"cannot read the header: {exc}") from None
+        if 1 in lines.bad:
+            raise InputError.at(name, 1, None, "not UTF-8 text", hint=UTF8_HINT)
+        if not raw_header or not any(h.strip() for h in raw_header):
+            raise InputError.at(
+                name, 1, None, "no header row", hint="the first line names the columns"
+            )
+        header = [h.strip() for h in raw_header]
+        seen: set[str] = set()
+        for column in header:
+            if column in seen:
+                raise InputError.at(name, 1, column, "appears twice in the header")
+            seen.add(column)
+        canon = _rename(header, mapping)
+        if check_header is not None and (problems := check_header(canon)):
+            raise InputError(problems)
+        canonical = set(columns)
+        width = len(header)
+        keep = [(i, c) for i, c in enumerate(canon) if c in canonical]
+        rest = [(i, c) for i, c in enumerate(canon) if c not in canonical and c]
+        end = reader.line_num
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                start = end + 1
+                end = reader.line_num
+                yield BadRecord(
+                    start, "", Problem(name, start, None, f"cannot read the record: {exc}")
+                )
+                continue
+            start, end = end + 1, reader.line_num
+            if lines.bad and any(n in lines.bad for n in range(start, end + 1)):
+                raw = ",".join(row)
+                yield BadRecord(start, raw, Problem(name, start, None, "not UTF-8 text", UTF8_HINT))
+                continue
+            if not row or (not row[0].strip() and not any(cell.strip() for cell in row)):
+                continue
+            if len(row) != width and (
+                len(row) < width or any(cell.strip() for cell in row[width:])
+            ):
+                yield BadRecord(
+                    start,
+                    ",".join(row),
+                    Problem(
+                        name,
+                        start,
+                        None,
+                        f"{len(row)} fields where the header has {width}",
+                        "a value holding a comma, a quote or a line break must be quoted",
+                    ),
+                )
+                continue
+            fields = {c: row[i] for i, c in keep}
+            extra = {c: row[i] for i, c in rest} if rest else {}
+            yield SourceRow(start, fields, table, extra)
+
+
+def read_jsonl(
+    path: Path,
+    *,
+    columns: Sequence[str],
+    table: Table = "judgment",
+    mapping: dict[str, str] | None = None,
+    counter: ByteCounter | None = None,
+) -> Iterator[SourceRow | BadRecord]:
+    """Stream a JSON Lines file (one object a line) as rows of ``table``. Blank lines skipped."""
+    name = str(path)
+    head = sniff(path)
+    _refuse_binary(name, head, "JSON Lines text", "give one JSON object a line, in UTF-8")
+    first = next((ln.strip() for ln in head.split(b"\n") if ln.strip()), b"")
+    if first == b"[" or (first.startswith(b"[") and first.endswith(b"[")):
+        raise InputError.at(
+            name, 1, None, "a JSON array, not JSON Lines", hint="write one JSON object a line"
+        )
+    if first and not first.startswith((b"{", b"[")):
+        raise InputError.at(
+            name,
+            1,
+            None,
+            "does not look like JSON Lines",
+            hint="a CSV file is named .csv, or pass --format csv",
+        )
+    return _jsonl_rows(path, columns, table, mapping, counter)
+
+
+def _jsonl_rows(
+    path: Path,
+    columns: Sequence[str],
+    table: Table,
+    mapping: dict[str, str] | None,
+    counter: ByteCounter | None,
+) -> Iterator[SourceRow | BadRecord]:
+    name = str(path)
+    canonical = set(columns)
+    back = {source: canon for canon, source in (mapping or {}).items()}
+    loads = json.loads
+    with _open(path) as handle:
+        lines = _Lines(handle, counter)
+        for text in lines:
+            if not text.strip():
+                continue
+            number = lines.number
+            if number in lines.bad:
+                raw = text.rstrip("\r\n")
+                yield BadRecord(
+                    number, raw, Problem(name, number, None, "not UTF-8 text", UTF8_HINT)
+                )
+                continue
+            try:
+                record: Any = loads(text)
+            except json.JSONDecodeError as exc:
+                yield BadRecord(
+                    number,
+                    text.rstrip("\r\n"),
+                    Problem(name, number, None, f"not valid JSON: {exc.msg}"),
+                )
+                continue
+            if not isinstance(record, dict):
+                got = type(record).__name__
+                yield BadRecord(
+                    number,
+                    text.rstrip("\r\n"),
+                    Problem(
+                        name,
+                        number,
+                        None,
+                        f"expected a JSON object, got {_json_kind(got)}",
+                        'write one object a line: {"worker": ..., ...}',
+                    ),
+                )
+                continue
+            fields: dict[str, Any] = {}
+            extra: dict[str, Any] = {}
+            for key, value in record.items():
+                key = back.get(key, key)
+                if key in canonical:
+                    fields[key] = value
+                else:
+                    extra[key] = value
+            yield SourceRow(number, fields, table, extra)
+
+
+def _json_kind(python_type: str) -> str:
+    return {
+        "list": "an array",
+        "str": "a string",
+        "int": "a number",
+        "float": "a number",
+        "bool": "a boolean",
+        "NoneType": "null",
+    }.get(python_type, python_type)
+
+
+def read_items(
+    path: Path, *, counter: ByteCounter | None = None
+) -> Iterator[SourceRow | BadRecord]:
+    """The items file (``item``, optional ``gold``, ``text``), CSV or JSON Lines by extension."""
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        return read_jsonl(path, columns=ITEM_COLUMNS, table="item", counter=counter)
+    name = str(path)
+
+    def check(header: list[str]) -> list[Problem]:
+        if "item" in header:
+            return []
+        have = ", ".join(header)
+        hint = f"columns: {have}; an items file has item, optional gold and text"
+        return [Problem(name, 1, "item", "not in the header", hint)]
+
+    return read_csv(path, columns=ITEM_COLUMNS, table="item", counter=counter, check_header=check)

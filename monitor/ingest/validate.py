@@ -1,0 +1,472 @@
+"""Validation of canonical rows against a campaign: every problem named with file, line, column.
+
+:meth:`Validator.check` turns one :class:`~monitor.ingest.rows.SourceRow` into a record ready to
+load, or into the list of all its problems. Records are plain tuples (see ``JudgmentRecord`` and
+friends) because millions of them pass through here.
+
+The dedup key of a judgment is ``id:<judgment_id>`` when the row has one, else
+``sha256:<hex>`` of the canonical row (worker, item or left/right, value or preference,
+created_at in UTC). Two identical rows without ids are therefore the same judgment: the second
+is counted as a duplicate, whether it comes from the same file or another one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any
+
+from monitor.errors import Problem
+from monitor.ingest.platforms.mapping import parse_iso, seconds
+from monitor.ingest.rows import SourceRow
+from monitor.store.campaigns import CampaignInfo
+
+MAX_ID = 255
+SEP = "\x1f"
+TIME_HINT = "ISO 8601, e.g. 2025-11-03T09:12:45Z"
+SHOWN = 20
+
+# (worker, item, value_num, value_label, dedup_key, external_id, created_at, duration_s,
+#  payload, annotations) - annotations: ((annotation, count), ...) for multilabel, else None.
+JudgmentRecord = tuple[
+    str,
+    str,
+    float | None,
+    str | None,
+    str,
+    str | None,
+    datetime | None,
+    float | None,
+    dict[str, Any] | None,
+    tuple[tuple[str, int], ...] | None,
+]
+# (worker, left, right, outcome, dedup_key, external_id, created_at, duration_s, payload)
+PreferenceRecord = tuple[
+    str, str, str, str, str, str | None, datetime | None, float | None, dict[str, Any] | None
+]
+ItemRecord = tuple[str, str | None, str | None]  # (item, gold, text)
+WorkerRecord = tuple[str, dict[str, Any]]  # (worker, platform)
+
+
+def fmt_number(x: float | None) -> str:
+    """1.0 -> '1', 2.5 -> '2.5'."""
+    if x is None:
+        return "?"
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def shown(value: Any) -> str:
+    """A raw value as written in a message: strings quoted, JSON values as JSON."""
+    if isinstance(value, str):
+        text = value if len(value) <= 60 else value[:57] + "..."
+        return f"'{text}'"
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def listing(values: tuple[str, ...] | list[str]) -> str:
+    head = ", ".join(values[:SHOWN])
+    return head + (f", ... ({len(values)} in all)" if len(values) > SHOWN else "")
+
+
+def raw_text(row: SourceRow) -> str:
+    """The row as JSON, for the rejected_rows table."""
+    return json.dumps({**row.fields, **row.extra}, ensure_ascii=False, default=str)
+
+
+class Validator:
+    """Checks rows of one file against one campaign.
+
+    ``mapping`` (canonical -> source column) only changes the column names in messages.
+    Label campaigns without categories (or whose categories came from the data) accept any
+    label; the labels not seen before are collected in ``new_categories``.
+    """
+
+    def __init__(
+        self, campaign: CampaignInfo, path: str, mapping: dict[str, str] | None = None
+    ) -> None:
+        self.campaign = campaign
+        self.path = path
+        self.names = dict(mapping or {})
+        self.kind = campaign.kind
+        self.categories = tuple(campaign.categories or ())
+        self.known = frozenset(self.categories)
+        self.open_labels = self.kind == "label" and (
+            campaign.categories is None or bool(campaign.settings.get("categories_from_data"))
+        )
+        self.closed_options = self.kind == "multilabel" and not campaign.open
+        self.new_categories: dict[str, None] = {}
+        if self.kind == "pairwise":
+            self.required = ("worker", "left", "right", "preference")
+        else:
+            self.required = ("worker", "item", "value")
+        self.needs = f"a {self.kind} judgment needs " + ", ".join(self.required)
+        lo, hi = campaign.scale_min, campaign.scale_max
+        self.lo = lo if lo is not None else -math.inf
+        self.hi = hi if hi is not None else math.inf
+        self.scale = f"{fmt_number(lo)}..{fmt_number(hi)}"
+
+    # --- problems ----------------------------------------------------------------------------
+
+    def problem(
+        self, line: int, column: str | None, message: str, hint: str | None = None
+    ) -> Problem:
+        name = self.names.get(column, column) if column else None
+        return Problem(self.path, line, name, message, hint)
+
+    def missing_columns(self, header: list[str]) -> list[Problem]:
+        """Required columns absent from a CSV header (canonical names)."""
+        have = ", ".join(header) or "none"
+        return [
+            self.problem(1, c, "not in the header", f"columns: {have}; {self.needs}")
+            for c in self.required
+            if c not in header
+        ]
+
+    # --- fields -----------------------------------------------------------------------------
+
+    def _id(
+        self, fields: dict[str, Any], column: str, line: int, out: list[Problem], *, required: bool
+    ) -> str | None:
+        value = fields.get(column)
+        if value is None or value == "":
+            if required:
+                what = "missing" if column not in fields else "empty"
+                out.append(self.problem(line, column, what, self.needs))
+            return None
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            out.append(self.problem(line, column, f"expected an id (a string), got {shown(value)}"))
+            return None
+        text = value.strip() if isinstance(value, str) else str(value)
+        if not text:
+            if required:
+                out.append(self.problem(line, column, "empty", self.needs))
+            return None
+        if len(text) > MAX_ID:
+            out.append(
+                self.problem(
+                    line,
+                    column,
+                    f"{len(text)} characters, more than the limit of {MAX_ID}",
+                    "ids are at most 255 characters",
+                )
+            )
+            return None
+        return text
+
+    def _time(self, fields: dict[str, Any], line: int, out: list[Problem]) -> datetime | None:
+        value = fields.get("created_at")
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        if isinstance(value, str):
+            try:
+                return parse_iso(value).astimezone(UTC)
+            except ValueError:
+                pass
+        out.append(
+            self.problem(line, "created_at", f"cannot read {shown(value)} as a time", TIME_HINT)
+        )
+        return None
+
+    def _duration(self, fields: dict[str, Any], line: int, out: list[Problem]) -> float | None:
+        value = fields.get("duration_s")
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        try:
+            return float(seconds(value))
+        except (ValueError, TypeError):
+            out.append(
+                self.problem(
+                    line,
+                    "duration_s",
+                    f"expected a non-negative number of seconds, got {shown(value)}",
+                )
+            )
+            return None
+
+    def _number(self, value: Any, line: int, column: str, out: list[Problem]) -> float | None:
+        number: float | None = None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            number = float(value)
+        elif isinstance(value, str):
+            try:
+                number = float(value)
+            except ValueError:
+                number = None
+        if number is None or not math.isfinite(number):
+            out.append(
+                self.problem(line, column, f"expected a number in {self.scale}, got {shown(value)}")
+            )
+            return None
+        if not self.lo <= number <= self.hi:
+            out.append(
+                self.problem(
+                    line,
+                    column,
+                    f"expected a number in {self.scale}, got {shown(value)}",
+                    "outside the campaign's scale",
+                )
+            )
+            return None
+        return number
+
+    def _label(self, value: Any, line: int, column: str, out: list[Problem]) -> str | None:
+        if isinstance(value, str):
+            text = value.strip()
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            text = fmt_number(value) if isinstance(value, float) else str(value)
+        else:
+            out.append(
+                self.problem(
+                    line,
+                    column,
+                    f"expected one category, got {shown(value)}",
+                    "a label judgment is one category; sets go in a multilabel campaign",
+                )
+            )
+            return None
+        if not text:
+            out.append(self.problem(line, column, "empty", self.needs))
+            return None
+        if text not in self.known:
+            if not self.open_labels:
+                out.append(
+                    self.problem(
+                        line,
+                        column,
+                        f"unknown category {shown(text)}",
+                        f"categories: {listing(self.categories)}",
+                    )
+                )
+                return None
+            self.new_categories[text] = None
+        return text
+
+    def _annotations(
+        self, value: Any, line: int, column: str, out: list[Problem]
+    ) -> list[str] | None:
+        if isinstance(value, str):
+            parts = [p.strip() for p in value.split("|")]
+        elif isinstance(value, list):
+            parts = []
+            for element in value:
+                if isinstance(element, str):
+                    parts.append(element.strip())
+                elif isinstance(element, int) and not isinstance(element, bool):
+                    parts.append(str(element))
+                else:
+                    out.append(
+                        self.problem(
+                            line, column, f"expected a list of strings, got {shown(value)}"
+                        )
+                    )
+                    return None
+        else:
+            out.append(
+                self.problem(
+                    line,
+                    column,
+                    f"expected a list of strings, got {shown(value)}",
+                    'write ["cat", "dog"] (JSON Lines) or cat|dog (CSV)',
+                )
+            )
+            return None
+        parts = [p for p in parts if p]
+        if not parts:
+            out.append(
+                self.problem(
+                    line, column, "no annotation", "a multilabel judgment holds at least one"
+                )
+            )
+            return None
+        bad = False
+        for part in dict.fromkeys(parts):
+            if len(part) > MAX_ID:
+                out.append(
+                    self.problem(
+                        line,
+                        column,
+                        f"an annotation of {len(part)} characters, more than the limit of {MAX_ID}",
+                    )
+                )
+                bad = True
+            elif self.closed_options and part not in self.known:
+                out.append(
+                    self.problem(
+                        line,
+                        column,
+                        f"unknown option {shown(part)}",
+                        f"options: {listing(self.categories)}",
+                    )
+                )
+                bad = True
+        return None if bad else parts
+
+    # --- rows -------------------------------------------------------------------------------
+
+    def check(self, row: SourceRow) -> tuple[str, tuple[Any, ...]] | list[Problem]:
+        """``(table, record)`` for a good row, else every problem of the row."""
+        if row.table == "judgment":
+            if self.kind == "pairwise":
+                return self._preference(row)
+            return self._judgment(row)
+        if row.table == "item":
+            return self._item(row)
+        return self._worker(row)
+
+    def _judgment(self, row: SourceRow) -> tuple[str, JudgmentRecord] | list[Problem]:
+        fields, line, out = row.fields, row.line, []
+        worker = self._id(fields, "worker", line, out, required=True)
+        item = self._id(fields, "item", line, out, required=True)
+        value = fields.get("value")
+        num: float | None = None
+        label: str | None = None
+        annotations: tuple[tuple[str, int], ...] | None = None
+        canon = ""
+        if value is None or (isinstance(value, str) and not value.strip()):
+            out.append(
+                self.problem(
+                    line, "value", "missing" if "value" not in fields else "empty", self.needs
+                )
+            )
+        elif self.kind == "rating":
+            num = self._number(
+                value.strip() if isinstance(value, str) else value, line, "value", out
+            )
+            canon = repr(num)
+        elif self.kind == "label":
+            label = self._label(value, line, "value", out)
+            canon = label or ""
+        else:
+            parts = self._annotations(value, line, "value", out)
+            if parts is not None:
+                counts = Counter(parts)
+                annotations = tuple(sorted(counts.items()))
+                canon = "\x1e".join(sorted(parts))
+        external = self._id(fields, "judgment_id", line, out, required=False)
+        created = self._time(fields, line, out)
+        duration = self._duration(fields, line, out)
+        if out:
+            return out
+        assert worker is not None and item is not None  # noqa: S101 - guaranteed by out == []
+        if external is not None:
+            key = "id:" + external
+        else:
+            stamp = created.isoformat() if created is not None else ""
+            digest = hashlib.sha256(SEP.join((worker, item, canon, stamp)).encode()).hexdigest()
+            key = "sha256:" + digest
+        payload = row.extra or None
+        return "judgment", (
+            worker,
+            item,
+            num,
+            label,
+            key,
+            external,
+            created,
+            duration,
+            payload,
+            annotations,
+        )
+
+    def _preference(self, row: SourceRow) -> tuple[str, PreferenceRecord] | list[Problem]:
+        fields, line, out = row.fields, row.line, []
+        worker = self._id(fields, "worker", line, out, required=True)
+        left = self._id(fields, "left", line, out, required=True)
+        right = self._id(fields, "right", line, out, required=True)
+        if left is not None and left == right:
+            out.append(
+                self.problem(
+                    line,
+                    "right",
+                    f"the same item as left ({shown(left)})",
+                    "a preference compares two different items",
+                )
+            )
+        raw = fields.get("preference")
+        outcome = raw.strip().lower() if isinstance(raw, str) else None
+        if raw is None or outcome == "":
+            what = "missing" if "preference" not in fields else "empty"
+            out.append(self.problem(line, "preference", what, self.needs))
+        elif outcome not in ("left", "right", "tie"):
+            out.append(
+                self.problem(line, "preference", f"expected left, right or tie, got {shown(raw)}")
+            )
+        elif outcome == "tie" and self.campaign.strict:
+            out.append(
+                self.problem(
+                    line,
+                    "preference",
+                    "a tie in a strict campaign",
+                    "the campaign was created with --strict: ties are not allowed",
+                )
+            )
+        external = self._id(fields, "judgment_id", line, out, required=False)
+        created = self._time(fields, line, out)
+        duration = self._duration(fields, line, out)
+        if out:
+            return out
+        assert worker and left and right and outcome  # noqa: S101 - guaranteed by out == []
+        if external is not None:
+            key = "id:" + external
+        else:
+            stamp = created.isoformat() if created is not None else ""
+            text = SEP.join((worker, left, right, outcome, stamp))
+            key = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+        payload = row.extra or None
+        return "preference", (
+            worker,
+            left,
+            right,
+            outcome,
+            key,
+            external,
+            created,
+            duration,
+            payload,
+        )
+
+    def _item(self, row: SourceRow) -> tuple[str, ItemRecord] | list[Problem]:
+        fields, line, out = row.fields, row.line, []
+        item = self._id(fields, "item", line, out, required=False)
+        if item is None and not out:
+            what = "missing" if "item" not in fields else "empty"
+            out.append(self.problem(line, "item", what, "every row of an items file names an item"))
+        gold = fields.get("gold")
+        gold_text: str | None = None
+        if gold is not None and not (isinstance(gold, str) and not gold.strip()):
+            if self.kind == "rating":
+                number = self._number(gold, line, "gold", out)
+                gold_text = None if number is None else fmt_number(number)
+            elif self.kind == "label":
+                before = dict(self.new_categories)
+                gold_text = self._label(gold, line, "gold", out)
+                self.new_categories = before  # a gold value does not add a category
+            elif self.kind == "multilabel":
+                parts = self._annotations(gold, line, "gold", out)
+                gold_text = None if parts is None else "|".join(dict.fromkeys(parts))
+            else:
+                gold_text = gold.strip() if isinstance(gold, str) else shown(gold)
+        text = fields.get("text")
+        if text is not None and not isinstance(text, str):
+            text = json.dumps(text, ensure_ascii=False)
+        if out:
+            return out
+        assert item is not None  # noqa: S101
+        return "item", (item, gold_text, text or None)
+
+    def _worker(self, row: SourceRow) -> tuple[str, WorkerRecord] | list[Problem]:
+        out: list[Problem] = []
+        worker = self._id(row.fields, "worker", row.line, out, required=True)
+        if out:
+            return out
+        assert worker is not None  # noqa: S101
+        platform = {k: v for k, v in row.fields.items() if k != "worker"}
+        platform.update(row.extra)
+        return "worker", (worker, platform)
