@@ -10,6 +10,7 @@ default settings. Each phase runs in a fresh subprocess so that its peak memory 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -76,15 +77,14 @@ def run_phase(url: str, what: str, arg: str) -> None:
     t = time.perf_counter()
     detail: dict = {}
     if what == "ingest":
+        from monitor.errors import UsageError
         from monitor.ingest.api import create_campaign, ingest_file
         from monitor.store.campaigns import CampaignSpec
         from monitor.store.migrate import upgrade
 
         upgrade(engine)
-        try:
+        with contextlib.suppress(UsageError):  # exists already at the second ingest
             create_campaign(engine, CampaignSpec("bench", "rating", None, 1, 5))
-        except Exception:  # noqa: BLE001 - exists already in the second ingest
-            pass
         s = ingest_file(engine, Path(arg), "bench")
         detail = {"new": s.n_new}
     else:

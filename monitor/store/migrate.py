@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from importlib import resources
 from pathlib import Path
 
@@ -26,7 +27,8 @@ def alembic_config(engine: Engine | None = None):  # -> alembic.config.Config
     """A Config whose script location is found at run time, reusing ``engine`` if given."""
     from alembic.config import Config
 
-    config = Config()
+    # Config's stdout default is bound when alembic is first imported; pass the current one.
+    config = Config(stdout=sys.stdout)
     config.set_main_option("script_location", str(migrations_dir()))
     if engine is not None:
         config.set_main_option("sqlalchemy.url", engine.url.render_as_string(False))
