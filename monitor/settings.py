@@ -23,6 +23,8 @@ CONFIG_FILE = "monitor.toml"
 ENV_PREFIX = "MONITOR_"
 CHOICES: dict[str, tuple[str, ...]] = {
     "phi": ("off", "map", "full", "nuts"),
+    "phi_mapping": ("bin_centres", "authors"),
+    "phi_prior": ("phi", "precision", "gamma"),
     "policy": ("suggest", "block", "down_weight"),
 }
 
@@ -45,6 +47,11 @@ class Settings:
     """Resamples of items behind each bootstrap interval (0 turns intervals off)."""
     phi: str = "full"
     """Phi for rating campaigns: off, map, full (exact posterior) or nuts (PyMC)."""
+    phi_mapping: str = "bin_centres"
+    """Ratings into (0, 1): bin centres of the scale points, or the authors' mapping."""
+    phi_prior: str = "phi"
+    """Prior of Phi: flat on Phi (phi), flat on the precision (precision, the authors' code)
+    or gamma."""
     crowdtruth_max_iter: int = 100
     crowdtruth_tol: float = 0.001
     min_judgments: int = 10

@@ -47,6 +47,17 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         choices=("off", "map", "full", "nuts"),
         help="Phi for ratings: off, map, full (exact posterior, default) or nuts",
     )
+    p.add_argument(
+        "--phi-mapping",
+        choices=("bin_centres", "authors"),
+        help="ratings into (0, 1): bin centres of the scale points (default) or the "
+        "mapping of Checco et al.'s code",
+    )
+    p.add_argument(
+        "--phi-prior",
+        choices=("phi", "precision", "gamma"),
+        help="prior: flat on Phi (default), flat on the precision, or gamma",
+    )
     p.add_argument("--seed", type=int, help="seed of the bootstrap and of NUTS (default 0)")
     p.add_argument(
         "--bootstrap",
@@ -76,7 +87,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     if not args.file.is_file():
         raise NotFound(f"{args.file}: no such file")
-    settings = ctx.settings.replace(phi=args.phi, seed=args.seed, bootstrap_samples=args.bootstrap)
+    settings = ctx.settings.replace(
+        phi=args.phi,
+        seed=args.seed,
+        bootstrap_samples=args.bootstrap,
+        phi_mapping=args.phi_mapping,
+        phi_prior=args.phi_prior,
+    )
     name = args.file.stem or "analysis"
     spec = spec_from_args(args, name)
     with tempfile.TemporaryDirectory(prefix="monitor-analyze-") as tmp:

@@ -591,8 +591,14 @@ def davidson(
         h = hess.dense()
         u = np.r_[np.ones(k), np.zeros(int(fit_ties))]
         # Moore-Penrose inverse of the observed information: the covariance in the gauge
-        # sum(theta) = 0, (H + u u^T)^-1 - u u^T / |u|^4 (with a ridge H is regular)
-        cov = np.linalg.inv(h) if regularization else np.linalg.inv(h) - np.outer(u, u) / k**2
+        # sum(theta) = 0, (H + u u^T)^-1 - u u^T / |u|^4. With a ridge H is regular, but its
+        # smallest eigenvalue (the ridge, along u) would swamp every variance: project the
+        # covariance onto the gauge, P H^-1 P with P = I - u u^T / k.
+        if regularization:
+            proj = np.eye(h.shape[0]) - np.outer(u, u) / k
+            cov = proj @ np.linalg.inv(h) @ proj
+        else:
+            cov = np.linalg.inv(h) - np.outer(u, u) / k**2
         var = np.clip(np.diag(cov), 0, None)
         se = np.sqrt(var[:k])
         if fit_ties:

@@ -234,6 +234,8 @@ def _phi(info, arrays, settings, out, items, values, parameters) -> None:  # noq
         gold=gold if np.isfinite(gold).any() else None,
         engine=engine,
         seed=settings.seed,
+        mapping=settings.phi_mapping,
+        prior=settings.phi_prior,
     )
     parameters["phi"] = {"engine": engine, "prior": res.prior, "mapping": res.mapping}
     hpd = res.hpd

@@ -123,6 +123,13 @@ def _agreement(data: CampaignData) -> dict[str, Any]:
     }
     if data.campaign.kind == "pairwise":
         out["transitivity_kappa"] = _v(cv("transitivity_kappa"))
+    # Every campaign-level number of the run (alpha at each level, pooled agreement, ...),
+    # with its interval and detail, for those who want more than the headline.
+    out["measures"] = {
+        metric: {"value": _v(v), "interval": _interval(v), "n": v.n, **(v.detail or {})}
+        for (scope, metric), by in sorted(data.values.items())
+        if scope == "campaign" and (v := by.get(data.campaign.name)) is not None
+    }
     return out
 
 

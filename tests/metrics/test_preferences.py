@@ -201,3 +201,20 @@ def test_davidson_iteration_fields_and_validation() -> None:
     assert big.se is None and "se_max_items" in big.se_undefined.reason
     with pytest.raises(ValueError, match="max_iter"):
         davidson(left, right, outcome, max_iter=0)
+
+
+def test_ridge_does_not_inflate_standard_errors() -> None:
+    """A small ridge changes the fit by little, and so its standard errors (in the gauge
+    sum(log pi) = 0), instead of adding the ridge's 1/lambda variance along the gauge."""
+    rng = np.random.default_rng(5)
+    strength = np.linspace(-1, 1, 6)
+    left = rng.integers(0, 6, 600)
+    right = (left + rng.integers(1, 6, 600)) % 6
+    diff = strength[left] - strength[right]
+    u = rng.random(600)
+    p_left = 1 / (1 + np.exp(-diff))
+    outcome = np.where(np.abs(diff) < 0.2, 0, np.where(u < p_left, 1, -1)).astype(np.int8)
+    plain = davidson(left, right, outcome)
+    ridge = davidson(left, right, outcome, regularization=0.01)
+    assert plain.se is not None and ridge.se is not None
+    np.testing.assert_allclose(ridge.se, plain.se, rtol=0.05)
