@@ -53,7 +53,9 @@ class Settings:
     """Prior of Phi: flat on Phi (phi), flat on the precision (precision, the authors' code)
     or gamma."""
     crowdtruth_max_iter: int = 100
+    """Most CrowdTruth iterations per run."""
     crowdtruth_tol: float = 0.001
+    """CrowdTruth stops when no UQS, WQS or AQS changes by more than this (the package's 0.001)."""
     min_judgments: int = 10
     """A worker is judged (flagged) only with at least this many judgments."""
     low_wqs_ratio: float = 0.7
