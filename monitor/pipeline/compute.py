@@ -112,12 +112,10 @@ def compute_values(
 ) -> tuple[list[Value], dict[str, Any]]:
     """All values of a run and the parameters that produced them."""
     out = Collector(info.name)
-    W, N = len(arrays.worker_ids), len(arrays.item_ids)
+    W = len(arrays.worker_ids)
     out.campaign_value("n_workers", np.unique(arrays.workers).size)
-    out.campaign_value(
-        "n_items",
-        N if arrays.kind != "pairwise" else np.unique(np.r_[arrays.left, arrays.right]).size,
-    )
+    judged = np.r_[arrays.left, arrays.right] if arrays.kind == "pairwise" else arrays.items
+    out.campaign_value("n_items", np.unique(judged).size)
     out.campaign_value("n_judgments", arrays.n)
     n_by_worker = np.bincount(arrays.workers, minlength=W)
     active = n_by_worker > 0

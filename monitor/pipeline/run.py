@@ -23,7 +23,7 @@ from monitor.policy import apply_policy
 from monitor.settings import Settings
 from monitor.store.arrays import load_arrays
 from monitor.store.campaigns import CampaignInfo, campaign_counts, get_campaign, list_campaigns
-from monitor.store.engine import transaction
+from monitor.store.engine import snapshot, transaction
 from monitor.store.locks import campaign_lock
 from monitor.store.models import utcnow
 from monitor.store.runs import latest_run, mark_failed, run_values, save_run
@@ -80,7 +80,9 @@ def _recompute_one(
 ) -> RunOutcome:
     started = time.perf_counter()
     started_at = utcnow()
-    with transaction(engine) as s:
+    # One snapshot for the count and every array: ingests that commit meanwhile are left
+    # whole to the next run (never half-seen, never a judgment without its worker).
+    with snapshot(engine) as s:
         counts = campaign_counts(s, info)
         last = latest_run(s, info.id)
         if counts.n_judgments == 0:

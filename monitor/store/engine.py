@@ -50,3 +50,16 @@ def transaction(engine: Engine) -> Iterator[Session]:
     """One session, one transaction: committed on success, rolled back on any error."""
     with session_factory(engine)() as session, session.begin():
         yield session
+
+
+@contextmanager
+def snapshot(engine: Engine) -> Iterator[Session]:
+    """A read transaction that sees one consistent snapshot of the database.
+
+    PostgreSQL runs it at REPEATABLE READ (several queries must agree with each other while
+    ingests commit); a SQLite transaction reads one snapshot already.
+    """
+    with session_factory(engine)() as session, session.begin():
+        if engine.dialect.name == "postgresql":
+            session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+        yield session
