@@ -10,7 +10,14 @@ from numpy.typing import NDArray
 from monitor.metrics import agreement as ag
 from monitor.metrics.crowdtruth import label_counts, multilabel_counts
 from monitor.metrics.krippendorff import MAX_RATIO_VALUES
-from monitor.pipeline.compute import Collector, WarmStart, answers_detail, num, run_crowdtruth
+from monitor.pipeline.compute import (
+    Collector,
+    WarmStart,
+    answers_detail,
+    bootstrap_interval,
+    num,
+    run_crowdtruth,
+)
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
@@ -106,7 +113,6 @@ def _agreement(info, arrays, settings, out, warm, items, workers, codes, domain,
         levels.append("ordinal")
     if arrays.kind == "rating" and domain[0] >= 0 and domain.size <= MAX_RATIO_VALUES:
         levels.append("ratio")
-    n_boot = settings.bootstrap_samples
     for level in levels:
         res = ag.krippendorff_alpha(vc, level)
         detail = {
@@ -115,44 +121,28 @@ def _agreement(info, arrays, settings, out, warm, items, workers, codes, domain,
             "D_e": num(res.expected_disagreement),
         }
         out.campaign_value(
-            f"krippendorff_alpha_{level}",
-            res.alpha,
-            n=res.n_pairable,
-            detail=detail,
+            f"krippendorff_alpha_{level}", res.alpha, n=res.n_pairable, detail=detail,
             reason=res.reason,
-        )
+        )  # fmt: skip
         if level == info.level:
-            ci = (
-                ag.bootstrap_alpha(vc, level, n_boot=n_boot, seed=settings.seed)
-                if n_boot and res.alpha is not None
-                else None
-            )
-            iv = ci.interval if ci is not None else None
-            out.campaign_value(
-                "krippendorff_alpha",
+            ci = bootstrap_interval(
+                settings,
                 res.alpha,
-                iv.low if iv else None,
-                iv.high if iv else None,
-                n=res.n_pairable,
-                detail=detail,
-                reason=res.reason,
+                lambda b, s, lv=level: ag.bootstrap_alpha(vc, lv, n_boot=b, seed=s),
+            )
+            out.campaign_value(
+                "krippendorff_alpha", res.alpha, ci, res.n_pairable, detail, res.reason
             )
     fk = ag.fleiss_kappa(vc)
-    ci = (
-        ag.bootstrap_fleiss(vc, n_boot=n_boot, seed=settings.seed)
-        if n_boot and fk.kappa is not None
-        else None
+    ci = bootstrap_interval(
+        settings, fk.kappa, lambda b, s: ag.bootstrap_fleiss(vc, n_boot=b, seed=s)
     )
-    iv = ci.interval if ci is not None else None
-    out.campaign_value(
-        "fleiss_kappa",
-        fk.kappa,
-        iv.low if iv else None,
-        iv.high if iv else None,
-        n=fk.n_items,
-        detail={"P_bar": num(fk.p_bar), "P_e": num(fk.p_e), "raters_per_item": fk.raters_per_item},
-        reason=fk.reason,
-    )
+    fleiss_detail = {
+        "P_bar": num(fk.p_bar),
+        "P_e": num(fk.p_e),
+        "raters_per_item": fk.raters_per_item,
+    }
+    out.campaign_value("fleiss_kappa", fk.kappa, ci, fk.n_items, fleiss_detail, fk.reason)
     active = np.unique(workers)
     if active.size == 2:
         _, a, b = ag.align_pair(items, workers, codes, int(active[0]), int(active[1]))
@@ -163,26 +153,15 @@ def _agreement(info, arrays, settings, out, warm, items, workers, codes, domain,
             ("scott_pi", ag.scott_pi, None),
         ):
             r = fn(a, b, domain.size, weights=weights)
-            low = high = None
-            if metric in ("cohen_kappa", "scott_pi") and n_boot and r.kappa is not None:
-                iv = ag.bootstrap_kappa(
-                    a,
-                    b,
-                    domain.size,
-                    pooled=metric == "scott_pi",
-                    n_boot=n_boot,
-                    seed=settings.seed,
-                ).interval
-                low, high = (iv.low, iv.high) if iv else (None, None)
-            out.campaign_value(
-                metric,
-                r.kappa,
-                low,
-                high,
-                n=r.n_items,
-                detail={"p_o": num(r.p_o), "p_e": num(r.p_e)},
-                reason=r.reason,
-            )
+            ci = None
+            if metric in ("cohen_kappa", "scott_pi"):
+                pooled = metric == "scott_pi"
+                ci = bootstrap_interval(
+                    settings, r.kappa,
+                    lambda n, s, p=pooled: ag.bootstrap_kappa(a, b, domain.size, pooled=p, n_boot=n, seed=s),
+                )  # fmt: skip
+            detail = {"p_o": num(r.p_o), "p_e": num(r.p_e)}
+            out.campaign_value(metric, r.kappa, ci, r.n_items, detail, r.reason)
     else:
         for metric in ("cohen_kappa", "scott_pi"):
             out.campaign_value(
@@ -238,12 +217,10 @@ def _phi(info, arrays, settings, out, items, values, parameters) -> None:  # noq
         prior=settings.phi_prior,
     )
     parameters["phi"] = {"engine": engine, "prior": res.prior, "mapping": res.mapping}
-    hpd = res.hpd
     out.campaign_value(
         "phi",
         res.mean if engine != "map" else res.map,
-        hpd.low if hpd else None,
-        hpd.high if hpd else None,
+        res.hpd,
         n=res.n_items,
         detail={
             "map": num(res.map),

@@ -6,7 +6,7 @@ arrays of :mod:`monitor.store.arrays`; the measures themselves live in :mod:`mon
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -14,6 +14,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
+from monitor.metrics._common import Interval
+from monitor.metrics.agreement import BootstrapCI
 from monitor.metrics.crowdtruth import CrowdTruthResult, CrowdTruthScores, crowdtruth
 from monitor.results import Value
 from monitor.settings import Settings
@@ -65,8 +67,7 @@ class Collector:
         self,
         metric: str,
         value: Any,
-        low: Any = None,
-        high: Any = None,
+        interval: Interval | None = None,
         n: int | None = None,
         detail: dict | None = None,
         reason: str | None = None,
@@ -74,6 +75,7 @@ class Collector:
         v = num(value)
         if v is None and reason:
             detail = {**(detail or {}), "reason": reason}
+        low, high = (interval.low, interval.high) if interval is not None else (None, None)
         self.values.append(
             Value("campaign", self.campaign, metric, v, num(low), num(high), n, detail)
         )
@@ -105,6 +107,15 @@ class Collector:
                     int(n[i]) if n is not None else None,
                 )
             )
+
+
+def bootstrap_interval(
+    settings: Settings, estimate: float | None, draw: Callable[[int, int], BootstrapCI]
+) -> Interval | None:
+    """``draw(n_boot, seed).interval`` for a defined estimate, None when intervals are off."""
+    if not settings.bootstrap_samples or estimate is None:
+        return None
+    return draw(settings.bootstrap_samples, settings.seed).interval
 
 
 def compute_values(

@@ -11,7 +11,14 @@ from monitor.metrics import agreement as ag
 from monitor.metrics.crowdtruth import label_counts
 from monitor.metrics.preferences import canonical_pairs, davidson, position_bias
 from monitor.metrics.transitivity import P_E_STRICT, P_E_WEAK, implied_pairs, transitivity
-from monitor.pipeline.compute import Collector, WarmStart, answers_detail, num, run_crowdtruth
+from monitor.pipeline.compute import (
+    Collector,
+    WarmStart,
+    answers_detail,
+    bootstrap_interval,
+    num,
+    run_crowdtruth,
+)
 from monitor.results import Value
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays
@@ -138,26 +145,16 @@ def _pairs(
         reason=pa.reason,
     )
     res = ag.krippendorff_alpha(vc, "nominal")
-    ci = None
-    if settings.bootstrap_samples and res.alpha is not None:
-        ci = ag.bootstrap_alpha(
-            vc, "nominal", n_boot=settings.bootstrap_samples, seed=settings.seed
-        ).interval
+    ci = bootstrap_interval(
+        settings, res.alpha, lambda n, s: ag.bootstrap_alpha(vc, "nominal", n_boot=n, seed=s)
+    )
     detail = {
         "level": "nominal",
         "unit": "pair",
         "D_o": num(res.observed_disagreement),
         "D_e": num(res.expected_disagreement),
     }
-    out.campaign_value(
-        "krippendorff_alpha",
-        res.alpha,
-        ci.low if ci else None,
-        ci.high if ci else None,
-        n=res.n_pairable,
-        detail=detail,
-        reason=res.reason,
-    )
+    out.campaign_value("krippendorff_alpha", res.alpha, ci, res.n_pairable, detail, res.reason)
     out.campaign_value(
         "krippendorff_alpha_nominal", res.alpha, n=res.n_pairable, detail=detail, reason=res.reason
     )
