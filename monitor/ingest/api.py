@@ -11,7 +11,8 @@ their reasons, in the same transaction. A crash or Ctrl-C rolls everything back.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
@@ -172,8 +173,12 @@ class _Run:
         self.n_rows = self.n_valid = self.n_new = self.n_rejected = 0
         self.n_items = self.n_workers = self.n_other_rejected = 0
 
-    def process(self, chunk: list[SourceRow | BadRecord]) -> None:
-        """Validate one chunk; load it unless a problem has been found (and not skipped)."""
+    def process(
+        self, chunk: list[SourceRow | BadRecord]
+    ) -> Callable[[], tuple[int, int, int]] | None:
+        """Validate one chunk; the function that loads it (and returns the numbers of items,
+        workers and new judgments stored), or None when a problem has been found (and not
+        skipped)."""
         judgments: list[tuple[Any, ...]] = []
         items: list[tuple[Any, ...]] = []
         workers: list[tuple[Any, ...]] = []
@@ -210,23 +215,91 @@ class _Run:
                     break
         self.n_valid += len(judgments)
         if self.problems:
-            return
-        self.n_items += self.loader.upsert_items(items)
-        self.n_workers += self.loader.upsert_workers(workers)
-        self.n_new += self.loader.load(judgments)
-        self.loader.reject(rejected)
+            return None
+        loader = self.loader
+
+        def load() -> tuple[int, int, int]:
+            n_items = loader.upsert_items(items)
+            n_workers = loader.upsert_workers(workers)
+            n_new = loader.load(judgments)
+            loader.reject(rejected)
+            return n_items, n_workers, n_new
+
+        return load
+
+    def loaded(self, counts: tuple[int, int, int] | None) -> None:
+        """Count what a chunk's load stored."""
+        if counts is not None:
+            self.n_items += counts[0]
+            self.n_workers += counts[1]
+            self.n_new += counts[2]
 
     def run(
         self, rows: Iterable[SourceRow | BadRecord], bar: Progress, counter: ByteCounter
     ) -> None:
-        for chunk in _chunks(rows, CHUNK_SIZE):
-            self.process(chunk)
-            bar.update(self.n_rows, counter.n)
-            if self.capped:
-                self.problems.append(
-                    Problem(self.path, None, None, f"stopped reading after {MAX_PROBLEMS} problems")
-                )
-                break
+        """Validate and load the chunks. On PostgreSQL a chunk is loaded in a helper thread
+        while the next one is read and validated (the connection is only ever used by one
+        thread at a time: the helper is waited for before the next load and before leaving).
+        """
+        background = self.loader.pg
+        pending: _Job | None = None
+        try:
+            for chunk in _chunks(rows, CHUNK_SIZE):
+                load = self.process(chunk)
+                if pending is not None:
+                    job, pending = pending, None
+                    self.loaded(job.wait())
+                if load is not None:
+                    if background:
+                        pending = _Job(load)
+                    else:
+                        self.loaded(load())
+                bar.update(self.n_rows, counter.n)
+                if self.capped:
+                    self.problems.append(
+                        Problem(
+                            self.path, None, None, f"stopped reading after {MAX_PROBLEMS} problems"
+                        )
+                    )
+                    break
+            if pending is not None:
+                job, pending = pending, None
+                self.loaded(job.wait())
+        finally:
+            if pending is not None:  # leaving on an error: let the load end before rollback
+                pending.join()
+
+
+class _Job:
+    """A function run in a helper thread; :meth:`wait` gives its result or raises its error."""
+
+    def __init__(self, function: Callable[[], Any]) -> None:
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(
+            target=self._run, args=(function,), name="monitor-load", daemon=True
+        )
+        self.thread.start()
+
+    def _run(self, function: Callable[[], Any]) -> None:
+        try:
+            self.result = function()
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            self.error = exc
+
+    def join(self) -> None:
+        while self.thread.is_alive():
+            try:
+                self.thread.join()
+            except KeyboardInterrupt:  # the connection is busy until the load ends
+                continue
+
+    def wait(self) -> Any:  # noqa: ANN401
+        self.join()
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+        return self.result
 
 
 def ingest_file(

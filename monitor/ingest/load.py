@@ -195,7 +195,10 @@ class Loader:
             wanted = [k for k in wanted if k not in found]
             if not wanted or attempt:
                 break
-            self._create(table, wanted)
+            found.update(self._create(table, wanted))
+            wanted = [k for k in wanted if k not in found]  # another transaction's, if any
+            if not wanted:
+                break
         return found
 
     def _lookup(self, table: Table, keys: list[str]) -> list[tuple[str, int]]:
@@ -208,7 +211,9 @@ class Loader:
         )
         return [(k, i) for k, i in self.conn.execute(query)]
 
-    def _create(self, table: Table, keys: list[str]) -> None:
+    def _create(self, table: Table, keys: list[str]) -> list[tuple[str, int]]:
+        """Create the rows named ``keys`` that do not exist; on PostgreSQL, return the new
+        ones with their ids (RETURNING spares a second lookup)."""
         cid = self.campaign.id
         extra = {"status": "ok", "weight": 1.0} if table is W else {}
         stmt = self.insert(table)
@@ -223,14 +228,15 @@ class Loader:
                 ["campaign_id", "external_id", *extra],
                 select(*values).order_by(names.c.n),
             )
-            self.conn.execute(
-                stmt.on_conflict_do_nothing(index_elements=["campaign_id", "external_id"])
-            )
-            return
+            stmt = stmt.on_conflict_do_nothing(
+                index_elements=["campaign_id", "external_id"]
+            ).returning(table.c.external_id, table.c.id)
+            return [(k, i) for k, i in self.conn.execute(stmt)]
         self.conn.execute(
             stmt.on_conflict_do_nothing(index_elements=["campaign_id", "external_id"]),
             [{"campaign_id": cid, "external_id": k, **extra} for k in keys],
         )
+        return []
 
     def _stage(self, rows: list[tuple[Any, ...]]) -> None:
         conn, stage = self.conn, self.stage

@@ -51,6 +51,24 @@ ItemRecord = tuple[str, str | None, str | None]  # (item, gold, text)
 WorkerRecord = tuple[str, dict[str, Any]]  # (worker, platform)
 
 
+_fromisoformat = datetime.fromisoformat
+_sha256 = hashlib.sha256
+
+
+def _utc_stamp(text: str) -> str | None:
+    """``isoformat()`` of the UTC time ``text`` (parsed by ``datetime.fromisoformat``) when it
+    is written ``YYYY-MM-DDTHH:MM:SS`` with ``Z``, ``+00:00`` or no offset, else None."""
+    size = len(text)
+    if (
+        (size == 19 or (size == 20 and text[19] == "Z") or (size == 25 and text[19:] == "+00:00"))
+        and text[4] == text[7] == "-"
+        and text[13] == text[16] == ":"
+        and text.isascii()
+    ):
+        return text[:10] + "T" + text[11:19] + "+00:00"
+    return None
+
+
 def fmt_number(x: float | None) -> str:
     """1.0 -> '1', 2.5 -> '2.5'."""
     if x is None:
@@ -321,6 +339,75 @@ class Validator:
         return self._worker(row)
 
     def _judgment(self, row: SourceRow) -> tuple[str, JudgmentRecord] | list[Problem]:
+        if self.kind == "rating":
+            record = self._fast_rating(row)
+            if record is not None:
+                return "judgment", record
+        return self._careful_judgment(row)
+
+    def _fast_rating(self, row: SourceRow) -> JudgmentRecord | None:
+        """The record of a clean rating row (string values, no problem), else None.
+
+        The common case, without building problems: the result is exactly what
+        :meth:`_careful_judgment` gives for such a row; anything unusual returns None so that
+        the careful path names the problems.
+        """
+        get = row.fields.get
+        worker, item, value = get("worker"), get("item"), get("value")
+        if type(worker) is not str or type(item) is not str or type(value) is not str:
+            return None
+        worker, item = worker.strip(), item.strip()
+        if not worker or not item or len(worker) > MAX_ID or len(item) > MAX_ID:
+            return None
+        try:
+            num = float(value.strip())
+        except ValueError:
+            return None
+        if not self.lo <= num <= self.hi or num - num != 0.0:  # NaN, inf
+            return None
+        external = get("judgment_id")
+        if external is not None:
+            if type(external) is not str or len(external := external.strip()) > MAX_ID:
+                return None
+            external = external or None
+        created: datetime | None = None
+        stamp = ""
+        raw = get("created_at")
+        if raw is not None:
+            if type(raw) is not str:
+                return None
+            if text := raw.strip():
+                try:
+                    created = _fromisoformat(text)
+                except ValueError:
+                    return None
+                if created.tzinfo is None:
+                    created = created.replace(tzinfo=UTC)
+                created = created.astimezone(UTC)
+                if external is None:
+                    stamp = _utc_stamp(text) or created.isoformat()
+        duration: float | None = None
+        raw = get("duration_s")
+        if raw is not None:
+            if type(raw) is not str:
+                return None
+            if raw.strip():
+                try:
+                    duration = float(raw)
+                except ValueError:
+                    return None
+                if not duration >= 0 or duration == math.inf:
+                    return None
+                duration += 0.0  # -0.0 -> 0.0, as float(seconds(...)) does
+        if external is not None:
+            key = "id:" + external
+        else:
+            text = SEP.join((worker, item, repr(num), stamp))
+            key = "sha256:" + _sha256(text.encode()).hexdigest()
+        extra = row.extra or None
+        return (worker, item, num, None, key, external, created, duration, extra, None)
+
+    def _careful_judgment(self, row: SourceRow) -> tuple[str, JudgmentRecord] | list[Problem]:
         fields, line, out = row.fields, row.line, []
         worker = self._id(fields, "worker", line, out, required=True)
         item = self._id(fields, "item", line, out, required=True)
