@@ -93,20 +93,21 @@ class Collector:
     ) -> None:
         """One value per subject (NaN = undefined) where ``mask`` is true."""
         idx = np.arange(len(subjects)) if mask is None else np.flatnonzero(mask)
-        vals = np.asarray(values, dtype=np.float64)
-        for i in idx:
-            x = vals[i]
-            self.values.append(
-                Value(
-                    scope,
-                    str(subjects[i]),
-                    metric,
-                    float(x) if np.isfinite(x) else None,
-                    num(low[i]) if low is not None else None,
-                    num(high[i]) if high is not None else None,
-                    int(n[i]) if n is not None else None,
-                )
+        names = np.asarray(subjects, dtype=object)[idx].tolist()
+
+        def column(a: NDArray | None) -> list:
+            if a is None:
+                return [None] * idx.size
+            x = np.asarray(a, dtype=np.float64)[idx]
+            return np.where(np.isfinite(x), x, None).tolist()  # NaN and inf become None
+
+        counts = [None] * idx.size if n is None else np.asarray(n)[idx].astype(np.int64).tolist()
+        self.values.extend(
+            Value(scope, str(name), metric, v, lo, hi, k)
+            for name, v, lo, hi, k in zip(
+                names, column(values), column(low), column(high), counts, strict=True
             )
+        )
 
 
 def bootstrap_interval(
