@@ -7,6 +7,7 @@ lives in its own module with a ``register(subparsers, common)`` function.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -93,6 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exc.hint:
             print(f"hint: {exc.hint}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # the reader went away (``monitor ... | head``): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
     except KeyboardInterrupt:
         print("monitor: interrupted; nothing half-written was kept", file=sys.stderr)
         return 1
