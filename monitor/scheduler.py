@@ -35,7 +35,7 @@ def nightly_job(engine: Engine, settings: Settings) -> None:
 
 def write_reports(engine: Engine, settings: Settings) -> list[Path]:
     """The HTML report of every campaign that has a run, in ``settings.report_dir``."""
-    from monitor.report import write_report
+    from monitor.report.render import write_report
     from monitor.store.campaigns import list_campaigns
     from monitor.store.engine import transaction
 
@@ -65,9 +65,9 @@ def build_scheduler(engine: Engine, settings: Settings):  # -> BackgroundSchedul
     from apscheduler.triggers.interval import IntervalTrigger
 
     hour, minute = (int(x) for x in settings.nightly_at.split(":"))
-    scheduler = BlockingScheduler(
-        job_defaults={"max_instances": 1, "coalesce": True, "misfire_grace_time": 300}
-    )
+    scheduler = BlockingScheduler()
+    # One instance of a job at a time; runs missed while busy or down are coalesced into one.
+    once = {"max_instances": 1, "coalesce": True, "misfire_grace_time": 300}
     scheduler.add_job(
         incremental_job,
         IntervalTrigger(minutes=settings.recompute_every_minutes),
@@ -75,6 +75,7 @@ def build_scheduler(engine: Engine, settings: Settings):  # -> BackgroundSchedul
         id="incremental",
         name="incremental recompute",
         next_run_time=_now(),
+        **once,
     )
     scheduler.add_job(
         nightly_job,
@@ -82,6 +83,7 @@ def build_scheduler(engine: Engine, settings: Settings):  # -> BackgroundSchedul
         args=(engine, settings),
         id="nightly",
         name="nightly full recompute and reports",
+        **once,
     )
     return scheduler
 

@@ -1,0 +1,92 @@
+"""``monitor schedule`` as a real process: a log line per run, a clean stop on SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from monitor.scheduler import build_scheduler
+from monitor.settings import Settings
+from monitor.store.engine import make_engine
+from monitor.store.migrate import upgrade
+from tests.golden import GOLDEN, load
+from tests.pipeline.cases import store_case
+
+
+def test_jobs_are_single_instance_and_coalesced(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'm.db'}")
+    scheduler = build_scheduler(engine, Settings(recompute_every_minutes=7, nightly_at="03:15"))
+    jobs = {job.id: job for job in scheduler.get_jobs()}
+    assert set(jobs) == {"incremental", "nightly"}
+    for job in jobs.values():
+        assert job.max_instances == 1 and job.coalesce
+    assert jobs["incremental"].trigger.interval.total_seconds() == 7 * 60
+    assert "hour='3'" in str(jobs["nightly"].trigger) and "minute='15'" in str(
+        jobs["nightly"].trigger
+    )
+    engine.dispose()
+
+
+def test_schedule_runs_and_stops_on_sigterm(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    engine = make_engine(url)
+    upgrade(engine)
+    store_case(engine, load(GOLDEN / "cases" / "label_small_complete_3.json"), name="labels")
+    engine.dispose()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "monitor",
+            "schedule",
+            "--db",
+            url,
+            "--every",
+            "60",
+            "--report-dir",
+            str(tmp_path / "reports"),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "MONITOR_BOOTSTRAP_SAMPLES": "0"},
+    )
+    lines: list[str] = []
+    deadline = time.monotonic() + 120
+    assert proc.stderr is not None
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        lines.append(line)
+        if "incremental labels: run" in line:
+            break
+    assert any("incremental labels: run 1, 100 new of 100 judgments" in s for s in lines), lines
+    proc.send_signal(signal.SIGTERM)
+    _, rest = proc.communicate(timeout=60)
+    assert proc.returncode == 0, rest
+    assert "signal SIGTERM: stopping after the job under way" in rest
+    assert "scheduler stopped" in rest
+
+
+def test_nightly_job_recomputes_and_writes_every_report(tmp_path: Path) -> None:
+    from monitor.scheduler import nightly_job
+    from monitor.store.engine import transaction
+    from monitor.store.models import MetricRun
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'm.db'}")
+    upgrade(engine)
+    store_case(engine, load(GOLDEN / "cases" / "label_small_complete_3.json"), name="a/b labels")
+    store_case(engine, load(GOLDEN / "cases" / "pairwise_small_weak.json"), name="prefs")
+    settings = Settings(report_dir=str(tmp_path / "reports"), bootstrap_samples=0)
+    nightly_job(engine, settings)
+    nightly_job(engine, settings)  # nightly runs are full: a new run even with nothing new
+    with transaction(engine) as s:
+        assert s.query(MetricRun).filter(MetricRun.status == "ok").count() == 4
+    reports = sorted(p.name for p in (tmp_path / "reports").iterdir())
+    assert reports == ["a_b_labels.html", "prefs.html"]
+    assert "<html" in (tmp_path / "reports" / "prefs.html").read_text(encoding="utf-8")
+    engine.dispose()
