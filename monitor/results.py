@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Value:
     """One stored number: ``value`` None means undefined (``detail['reason']`` says why)."""
 
@@ -20,7 +20,7 @@ class Value:
     detail: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FlagRecord:
     """A rule that fired, with the evidence (value, threshold, n, comparison, message)."""
 
