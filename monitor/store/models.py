@@ -156,7 +156,19 @@ class RejectedRow(Base):
     reasons: Mapped[list[str]] = mapped_column(Json)
 
 
-class Judgment(Base):
+class _Provenance:
+    """Where a judgment or preference came from: the columns both tables share."""
+
+    # "id:<external id>" or "sha256:<hash of the row>": what makes re-ingest a no-op.
+    dedup_key: Mapped[str] = mapped_column(String(300))
+    external_id: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime | None] = mapped_column(UtcTime)
+    duration_s: Mapped[float | None] = mapped_column(Double)
+    batch_id: Mapped[int | None] = mapped_column(BigId, index=True)
+    payload: Mapped[dict[str, Any] | None] = mapped_column(Json)
+
+
+class Judgment(_Provenance, Base):
     """An absolute judgment: a rating (value_num), a label (value_label) or a multi-label set
     (rows of :class:`JudgmentAnnotation`)."""
 
@@ -175,13 +187,6 @@ class Judgment(Base):
     item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"), index=True)
     value_num: Mapped[float | None] = mapped_column(Double)
     value_label: Mapped[str | None] = mapped_column(Text)
-    # "id:<external id>" or "sha256:<hash of the row>": what makes re-ingest a no-op.
-    dedup_key: Mapped[str] = mapped_column(String(300))
-    external_id: Mapped[str | None] = mapped_column(String(255))
-    created_at: Mapped[datetime | None] = mapped_column(UtcTime)
-    duration_s: Mapped[float | None] = mapped_column(Double)
-    batch_id: Mapped[int | None] = mapped_column(BigId, index=True)
-    payload: Mapped[dict[str, Any] | None] = mapped_column(Json)
 
 
 class JudgmentAnnotation(Base):
@@ -196,7 +201,7 @@ class JudgmentAnnotation(Base):
     count: Mapped[int] = mapped_column(Integer, default=1)
 
 
-class Preference(Base):
+class Preference(_Provenance, Base):
     """A pairwise judgment: the worker preferred left, right, or neither (tie)."""
 
     __tablename__ = "preferences"
@@ -218,12 +223,6 @@ class Preference(Base):
         ForeignKey("items.id", ondelete="CASCADE"), index=True
     )
     outcome: Mapped[str] = mapped_column(String(5))
-    dedup_key: Mapped[str] = mapped_column(String(300))
-    external_id: Mapped[str | None] = mapped_column(String(255))
-    created_at: Mapped[datetime | None] = mapped_column(UtcTime)
-    duration_s: Mapped[float | None] = mapped_column(Double)
-    batch_id: Mapped[int | None] = mapped_column(BigId, index=True)
-    payload: Mapped[dict[str, Any] | None] = mapped_column(Json)
 
 
 class MetricRun(Base):
