@@ -14,7 +14,12 @@ its own subprocess, so its peak resident memory (``ru_maxrss``) is its own:
   keys, dedup);
 - ``copy``: ``COPY ... FROM STDIN (FORMAT csv, HEADER)`` of the same file into a plain table of
   the same columns without keys or indexes: the physical limit of getting these bytes into the
-  server.
+  server;
+- ``keyed``: ``COPY`` of the same rows already resolved (integer worker and item ids, 16-byte
+  dedup digests, as ``judgments`` stores them; prepared before the clock starts) into a table
+  ``LIKE judgments INCLUDING ALL``: the same primary key, unique dedup key, ``(campaign_id, id)``
+  index and checks, without the integrity triggers. The physical limit for a table that
+  guarantees what ``judgments`` guarantees, short of checking the workers and items.
 """
 
 from __future__ import annotations
@@ -113,6 +118,53 @@ def child_copy(url: str, csv_path: Path) -> dict[str, float]:
     return {"seconds": seconds, "rows": rows, "peak_mb": _peak_mb()}
 
 
+def resolve(csv_path: Path, out_path: Path) -> None:
+    """Write the rows of ``csv_path`` as ``judgments`` holds them (campaign 1; worker ``wK`` and
+    item ``itemK`` as ids K + 1; the dedup digest as monitor computes it), for ``keyed``."""
+    from monitor.ingest.readers import read_csv
+    from monitor.ingest.rows import JUDGMENT_COLUMNS
+    from monitor.ingest.validate import Validator
+    from monitor.store.campaigns import CampaignInfo
+    from monitor.store.models import dedup_digest
+
+    info = CampaignInfo(1, "bench", "rating", "interval", 1, 5, None, False, False, {})
+    check = Validator(info, str(csv_path)).check
+    with open(out_path, "w", encoding="utf-8") as out:
+        lines = []
+        for row in read_csv(csv_path, columns=JUDGMENT_COLUMNS):
+            _, r = check(row)  # type: ignore[union-attr]
+            lines.append(
+                f"1,{int(r[0][1:]) + 1},{int(r[1][4:]) + 1},{r[2]},\\x{dedup_digest(r[4]).hex()},"
+                f"{r[5] or ''},{r[6].isoformat() if r[6] else ''},{'' if r[7] is None else r[7]}\n"
+            )
+            if len(lines) == 100_000:
+                out.writelines(lines)
+                lines.clear()
+        out.writelines(lines)
+
+
+def child_keyed(url: str, csv_path: Path) -> dict[str, float]:
+    import psycopg
+
+    resolved = csv_path.with_suffix(".resolved.csv")
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as conn:
+        conn.execute("CREATE TABLE keyed (LIKE judgments INCLUDING ALL)")
+        conn.commit()
+        t = time.perf_counter()
+        columns = "campaign_id, worker_id, item_id, value_num, dedup_key, external_id, created_at"
+        with (
+            conn.cursor() as cur,
+            cur.copy(f"COPY keyed ({columns}, duration_s) FROM STDIN (FORMAT csv)") as copy,
+            open(resolved, "rb") as handle,
+        ):
+            while block := handle.read(1 << 20):
+                copy.write(block)
+        conn.commit()
+        seconds = time.perf_counter() - t
+        rows = conn.execute("SELECT count(*) FROM keyed").fetchone()[0]  # type: ignore[index]
+    return {"seconds": seconds, "rows": rows, "peak_mb": _peak_mb()}
+
+
 def _has_ids(csv_path: Path) -> bool:
     with open(csv_path, encoding="utf-8") as handle:
         return "judgment_id" in handle.readline()
@@ -133,13 +185,12 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1_000_000, help="judgments (default 1,000,000)")
     parser.add_argument("--db", help="PostgreSQL server URL (any database on it)")
     parser.add_argument("--ids", action="store_true", help="give every row a judgment_id")
-    parser.add_argument("--child", choices=("ingest", "copy"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=tuple(CHILDREN), help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--csv", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        fn = child_ingest if args.child == "ingest" else child_copy
-        print(json.dumps(fn(args.url, args.csv)))
+        print(json.dumps(CHILDREN[args.child](args.url, args.csv)))
         return
 
     from sqlalchemy import text
@@ -157,6 +208,7 @@ def main() -> None:
         generate(csv_path, args.n, ids=args.ids)
         size = csv_path.stat().st_size / 1e6
         print(f"generated {args.n:,} judgments ({size:,.0f} MB) in {time.perf_counter() - t:.1f} s")
+        resolve(csv_path, csv_path.with_suffix(".resolved.csv"))
         with admin.connect() as c:
             c.execute(text(f'CREATE DATABASE "{name}"'))
         try:
@@ -168,20 +220,29 @@ def main() -> None:
             engine.dispose()
             ingest = run_child("ingest", url, csv_path)
             copy = run_child("copy", url, csv_path)
+            keyed = run_child("keyed", url, csv_path)
         finally:
             with admin.connect() as c:
                 c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
             admin.dispose()
     rate_i = ingest["rows"] / ingest["seconds"]
     rate_c = copy["rows"] / copy["seconds"]
-    print(f"{'':14}{'rows':>12}{'seconds':>10}{'rows/s':>12}{'peak MB':>10}")
-    for label, r, rate in (("monitor ingest", ingest, rate_i), ("bare COPY", copy, rate_c)):
+    rate_k = keyed["rows"] / keyed["seconds"]
+    print(f"{'':16}{'rows':>12}{'seconds':>10}{'rows/s':>12}{'peak MB':>10}")
+    for label, r, rate in (
+        ("monitor ingest", ingest, rate_i),
+        ("bare COPY", copy, rate_c),
+        ("keyed COPY", keyed, rate_k),
+    ):
         print(
-            f"{label:14}{int(r['rows']):>12,}{r['seconds']:>10.1f}{rate:>12,.0f}"
+            f"{label:16}{int(r['rows']):>12,}{r['seconds']:>10.1f}{rate:>12,.0f}"
             f"{r['peak_mb']:>10.0f}"
         )
     print(f"ratio ingest / bare COPY: {rate_i / rate_c:.2f}")
+    print(f"ratio ingest / keyed COPY (resolved rows, judgments' keys): {rate_i / rate_k:.2f}")
 
+
+CHILDREN = {"ingest": child_ingest, "copy": child_copy, "keyed": child_keyed}
 
 if __name__ == "__main__":
     main()

@@ -1,8 +1,8 @@
 """The Python API of ingestion (the CLI wraps it): campaigns, judgment files, item files.
 
 One file is one transaction: it is read in chunks of :data:`CHUNK_SIZE` rows, each validated,
-then loaded (workers and items upserted, judgments inserted with ``ON CONFLICT DO NOTHING`` on
-their dedup key). When a row is bad and ``skip_invalid`` is false, reading goes on to collect
+then loaded (workers and items upserted, the judgments whose dedup key is new stored: see
+:mod:`monitor.ingest.load`). When a row is bad and ``skip_invalid`` is false, reading goes on to collect
 the problems (up to :data:`MAX_PROBLEMS`), nothing more is loaded, and the transaction is rolled
 back: nothing is written. With ``skip_invalid`` the bad rows are kept in ``rejected_rows`` with
 their reasons, in the same transaction. A crash or Ctrl-C rolls everything back.

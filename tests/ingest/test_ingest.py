@@ -24,6 +24,7 @@ from monitor.store.models import (
     Preference,
     RejectedRow,
     Worker,
+    dedup_digest,
 )
 
 GOOD = Path(__file__).resolve().parents[1] / "data" / "good"
@@ -85,7 +86,9 @@ def test_ratings_csv_and_jsonl(engine: Engine) -> None:
         datetime(2025, 11, 3, 9, 13, tzinfo=UTC),
         datetime(2025, 11, 3, 10, 0, tzinfo=UTC),  # naive means UTC
     ]
-    assert keys[:3] == ["id:j1", "id:j2", "id:j3"] and keys[3].startswith("sha256:")
+    # Stored as digests of "id:<judgment_id>" or, without an id, of "sha256:<hash of the row>".
+    assert keys[:3] == [dedup_digest("id:j1"), dedup_digest("id:j2"), dedup_digest("id:j3")]
+    assert len(keys[3]) == 16 and len(set(keys)) == 6
 
 
 def test_labels_take_categories_from_the_data(engine: Engine) -> None:
@@ -352,7 +355,7 @@ def test_platform_export_is_detected(engine: Engine) -> None:
     assert s.n_new > 0 and s.n_rejected == 0
     with engine.connect() as c:
         key = c.scalar(select(Judgment.dedup_key).order_by(Judgment.id).limit(1))
-    assert key == "id:3A9AA95ATWLQ8"
+    assert key == dedup_digest("id:3A9AA95ATWLQ8")
 
 
 def test_prolific_statuses_go_to_worker_platform(engine: Engine) -> None:
