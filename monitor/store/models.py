@@ -25,6 +25,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -269,6 +270,28 @@ class MetricValue(Base):
     high: Mapped[float | None] = mapped_column(Double)
     n: Mapped[int | None] = mapped_column(BigInteger)
     detail: Mapped[dict[str, Any] | None] = mapped_column(Json)
+
+
+class MetricColumn(Base):
+    """One measure of many subjects of one scope in a run, as arrays (``results.Column``): the
+    item values of a large campaign in one row per measure instead of one row per item."""
+
+    __tablename__ = "metric_columns"
+    __table_args__ = (
+        CheckConstraint(_in("scope", SCOPES), name="scope"),
+        UniqueConstraint("run_id", "scope", "metric"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("metric_runs.id", ondelete="CASCADE"))
+    scope: Mapped[str] = mapped_column(String(16))
+    metric: Mapped[str] = mapped_column(String(64))
+    # JSON array of the subjects, in the order of the arrays.
+    subjects: Mapped[str] = mapped_column(Text)
+    # detail_key, names, integral (see results.Column.meta).
+    meta: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
+    # The arrays as an uncompressed .npz, read back without pickle.
+    data: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class Flag(Base):

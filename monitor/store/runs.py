@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from monitor.results import FlagRecord, Value
-from monitor.store.models import Base, Flag, MetricRun, MetricValue, utcnow
+from monitor.results import Column, FlagRecord, Value
+from monitor.store.models import Base, Flag, MetricColumn, MetricRun, MetricValue, utcnow
 
 
 @dataclass(frozen=True)
@@ -90,9 +90,10 @@ def save_run(
     seconds: float,
     values: Iterable[Value],
     flags: Iterable[FlagRecord],
+    columns: Iterable[Column] = (),
 ) -> RunInfo:
-    """Insert a finished run with its values and flags (the caller's transaction makes it
-    atomic: a crash before commit leaves the previous run as the latest)."""
+    """Insert a finished run with its values, columns and flags (the caller's transaction
+    makes it atomic: a crash before commit leaves the previous run as the latest)."""
     run = MetricRun(
         campaign_id=campaign_id,
         watermark=watermark,
@@ -118,6 +119,19 @@ def save_run(
         (run_id, f.scope, f.subject, f.rule, f.value, f.threshold, _json(f.evidence)) for f in flags
     )
     _bulk_insert(session, "flags", FLAG_COLUMNS, flag_rows)
+    column_rows = [
+        {
+            "run_id": run_id,
+            "scope": c.scope,
+            "metric": c.metric,
+            "subjects": json.dumps(c.subjects, ensure_ascii=False),
+            "meta": c.meta(),
+            "data": c.to_bytes(),
+        }
+        for c in columns
+    ]
+    if column_rows:
+        session.execute(MetricColumn.__table__.insert(), column_rows)
     return _info(run)
 
 
@@ -179,16 +193,41 @@ def mark_failed(
 
 
 def run_values(
-    session: Session, run_id: int, scope: str | None = None, metrics: Sequence[str] | None = None
+    session: Session,
+    run_id: int,
+    scope: str | None = None,
+    metrics: Sequence[str] | None = None,
+    *,
+    columns: bool = True,
 ) -> list[Value]:
+    """Every value of a run, optionally of one scope and some metrics; those stored as
+    columns are expanded unless ``columns`` is false."""
     q = select(MetricValue).where(MetricValue.run_id == run_id)
     if scope is not None:
         q = q.where(MetricValue.scope == scope)
     if metrics is not None:
         q = q.where(MetricValue.metric.in_(list(metrics)))
-    return [
+    values = [
         Value(v.scope, v.subject, v.metric, v.value, v.low, v.high, v.n, v.detail)
         for v in session.scalars(q.order_by(MetricValue.id))
+    ]
+    for column in run_columns(session, run_id, scope, metrics) if columns else ():
+        values.extend(column.expand())
+    return values
+
+
+def run_columns(
+    session: Session, run_id: int, scope: str | None = None, metrics: Sequence[str] | None = None
+) -> list[Column]:
+    """The values of a run stored as columns, as arrays."""
+    q = select(MetricColumn).where(MetricColumn.run_id == run_id)
+    if scope is not None:
+        q = q.where(MetricColumn.scope == scope)
+    if metrics is not None:
+        q = q.where(MetricColumn.metric.in_(list(metrics)))
+    return [
+        Column.from_bytes(c.scope, c.metric, json.loads(c.subjects), dict(c.meta or {}), c.data)
+        for c in session.scalars(q.order_by(MetricColumn.id))
     ]
 
 
@@ -240,6 +279,7 @@ def prune_failed(session: Session, campaign_id: int) -> None:
 
 
 __all__ = [
+    "Column",
     "FlagRecord",
     "RunInfo",
     "Value",
@@ -247,6 +287,7 @@ __all__ = [
     "latest_run",
     "mark_failed",
     "prune_failed",
+    "run_columns",
     "run_flags",
     "run_history",
     "run_values",

@@ -118,8 +118,7 @@ def test_incremental_equals_full(engine: Engine, db_url: str, tmp_path, name: st
             continue
         # The iterative measures (CrowdTruth, co-determination weights, Bradley-Terry scores)
         # reach their fixed point from the last run's scores: the same to the iteration's
-        # tolerance; every other measure is recomputed exactly. is reached from the last run's scores: same fixed point to the
-        # iteration's tolerance; every other measure is recomputed exactly.
+        # tolerance; every other measure is recomputed exactly.
         tol = {"wqs": 5e-3, "wwa": 5e-3, "wua": 5e-3, "uqs": 5e-3, "aqs": 5e-3, "weight": 1e-4,
                "score": 1e-6, "score_model": 1e-6}.get(key[2], 1e-12)
         assert _close(incremental[key], x, tol), (key, incremental[key], x)
