@@ -155,3 +155,21 @@ class Column:
             integral=bool(meta.get("integral")),
             **arrays,
         )
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class State:
+    """What a run keeps for the next one: an array and what it depends on (``meta``; the next
+    run uses the array only when its own ``meta`` is the same)."""
+
+    meta: dict[str, Any]
+    array: NDArray[np.float64]
+
+    def to_bytes(self) -> bytes:
+        buffer = io.BytesIO()
+        np.save(buffer, self.array, allow_pickle=False)
+        return buffer.getvalue()
+
+    @classmethod
+    def from_bytes(cls, meta: dict[str, Any], blob: bytes) -> State:
+        return cls(meta, np.load(io.BytesIO(blob), allow_pickle=False))

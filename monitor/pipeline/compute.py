@@ -17,7 +17,7 @@ from scipy import sparse
 from monitor.metrics._common import Interval
 from monitor.metrics.agreement import BootstrapCI
 from monitor.metrics.crowdtruth import CrowdTruthResult, CrowdTruthScores, crowdtruth
-from monitor.results import Column, Value
+from monitor.results import Column, State, Value
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
@@ -33,13 +33,25 @@ def num(x: Any) -> float | None:
 
 @dataclass(frozen=True)
 class WarmStart:
-    """The previous run's scores, by subject, to start the iterative measures from."""
+    """The previous run: its scores by subject (to start the iterative measures from), what
+    it saw (``watermark``, ``n_judgments``) and the states it kept."""
 
     METRICS: ClassVar[tuple[str, ...]] = ("wqs", "uqs", "aqs", "weight", "score")
     scores: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+    watermark: int = 0
+    n_judgments: int = 0
+    states: dict[str, State] = field(default_factory=dict)
 
     @classmethod
-    def from_values(cls, values: Iterable[Value], columns: Iterable[Column] = ()) -> WarmStart:
+    def from_values(
+        cls,
+        values: Iterable[Value],
+        columns: Iterable[Column] = (),
+        *,
+        watermark: int = 0,
+        n_judgments: int = 0,
+        states: dict[str, State] | None = None,
+    ) -> WarmStart:
         scores: dict[tuple[str, str], dict[str, float]] = {}
         for v in values:
             if v.value is not None:
@@ -49,7 +61,7 @@ class WarmStart:
             known = scores.setdefault((c.scope, c.metric), {})
             known.update(zip(np.asarray(c.subjects, dtype=object)[ok].tolist(),
                              c.values[ok].tolist(), strict=True))  # fmt: skip
-        return cls(scores)
+        return cls(scores, watermark, n_judgments, dict(states or {}))
 
     def aligned(
         self, scope: str, metric: str, subjects: Sequence[str], default: float = 1.0
@@ -70,6 +82,7 @@ class Collector:
     columnar: frozenset[str] = frozenset({"item"})
     values: list[Value] = field(default_factory=list)
     columns: list[Column] = field(default_factory=list)
+    states: dict[str, State] = field(default_factory=dict)
 
     def campaign_value(
         self,
@@ -151,9 +164,9 @@ def compute_values(
     *,
     warm: WarmStart | None = None,
     columnar: frozenset[str] | None = None,
-) -> tuple[list[Value], list[Column], dict[str, Any]]:
-    """All values of a run (single values and columns) and the parameters that produced
-    them. ``columnar``: the scopes whose per-subject values become columns (default: items,
+) -> tuple[list[Value], list[Column], dict[str, State], dict[str, Any]]:
+    """All values of a run (single values and columns), the states it keeps for the next run
+    and the parameters that produced them. ``columnar``: the scopes whose per-subject values become columns (default: items,
     except in pairwise campaigns, whose pair and item values are fewer and stay single)."""
     if columnar is None:
         columnar = frozenset() if arrays.kind == "pairwise" else frozenset({"item"})
@@ -191,7 +204,7 @@ def compute_values(
         from monitor.pipeline import absolute
 
         absolute.compute(info, arrays, settings, out, warm, parameters)
-    return out.values, out.columns, parameters
+    return out.values, out.columns, out.states, parameters
 
 
 def run_crowdtruth(

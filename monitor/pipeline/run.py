@@ -26,7 +26,14 @@ from monitor.store.campaigns import CampaignInfo, campaign_counts, get_campaign,
 from monitor.store.engine import snapshot, transaction
 from monitor.store.locks import campaign_lock
 from monitor.store.models import utcnow
-from monitor.store.runs import latest_run, mark_failed, run_columns, run_values, save_run
+from monitor.store.runs import (
+    latest_run,
+    mark_failed,
+    run_columns,
+    run_states,
+    run_values,
+    save_run,
+)
 
 log = logging.getLogger("monitor.pipeline")
 
@@ -106,10 +113,13 @@ def _recompute_one(
             warm = WarmStart.from_values(
                 run_values(s, last.id, metrics=metrics, columns=False),
                 run_columns(s, last.id, metrics=metrics),
+                watermark=last.watermark,
+                n_judgments=last.n_judgments,
+                states=run_states(s, last.id),
             )
     n_new = arrays.n - (last.n_judgments if last is not None else 0)
     try:
-        values, columns, parameters = compute_values(info, arrays, settings, warm=warm)
+        values, columns, states, parameters = compute_values(info, arrays, settings, warm=warm)
         flags = evaluate(values, settings, kind=info.kind, strict=info.strict, columns=columns)
         with transaction(engine) as s:
             run = save_run(
@@ -126,6 +136,7 @@ def _recompute_one(
                 values=values,
                 flags=flags,
                 columns=columns,
+                states=states,
             )
             apply_policy(s, info, run.id, flags, settings)
     except Exception as exc:

@@ -46,6 +46,7 @@ class CampaignArrays:
     worker_ids: NDArray[np.object_]
     worker_db_ids: NDArray[np.int64]
     item_ids: NDArray[np.object_]
+    item_db_ids: NDArray[np.int64]
     item_gold: NDArray[np.object_]
     item_text: NDArray[np.object_]
     categories: tuple[str, ...] = ()
@@ -166,6 +167,7 @@ def load_arrays(
         "worker_ids": np.array([r[1] for r in wrows], dtype=object),
         "worker_db_ids": worker_db,
         "item_ids": np.array([r[1] for r in irows], dtype=object),
+        "item_db_ids": item_db,
         "item_gold": np.array([r[2] for r in irows], dtype=object),
         "item_text": np.array([r[3] for r in irows], dtype=object),
     }

@@ -294,6 +294,21 @@ class MetricColumn(Base):
     data: Mapped[bytes] = mapped_column(LargeBinary)
 
 
+class RunState(Base):
+    """What a run keeps for the next one to start from (the replicate sums of the Poisson
+    bootstrap): a named array with what it depends on."""
+
+    __tablename__ = "run_states"
+
+    run_id: Mapped[int] = mapped_column(
+        ForeignKey("metric_runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    meta: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
+    # The array as a .npy, read back without pickle.
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
 class Flag(Base):
     """A rule that fired in a run, with the value, the threshold and the evidence."""
 

@@ -7,7 +7,7 @@ Naming of the stored values (``scope``, ``subject``, ``metric``) is documented i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,8 +15,16 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from monitor.results import Column, FlagRecord, Value
-from monitor.store.models import Base, Flag, MetricColumn, MetricRun, MetricValue, utcnow
+from monitor.results import Column, FlagRecord, State, Value
+from monitor.store.models import (
+    Base,
+    Flag,
+    MetricColumn,
+    MetricRun,
+    MetricValue,
+    RunState,
+    utcnow,
+)
 
 
 @dataclass(frozen=True)
@@ -91,9 +99,11 @@ def save_run(
     values: Iterable[Value],
     flags: Iterable[FlagRecord],
     columns: Iterable[Column] = (),
+    states: Mapping[str, State] | None = None,
 ) -> RunInfo:
-    """Insert a finished run with its values, columns and flags (the caller's transaction
-    makes it atomic: a crash before commit leaves the previous run as the latest)."""
+    """Insert a finished run with its values, columns, flags and states (the caller's
+    transaction makes it atomic: a crash before commit leaves the previous run as the
+    latest)."""
     run = MetricRun(
         campaign_id=campaign_id,
         watermark=watermark,
@@ -132,6 +142,12 @@ def save_run(
     ]
     if column_rows:
         session.execute(MetricColumn.__table__.insert(), column_rows)
+    state_rows = [
+        {"run_id": run_id, "name": name, "meta": state.meta, "data": state.to_bytes()}
+        for name, state in (states or {}).items()
+    ]
+    if state_rows:
+        session.execute(RunState.__table__.insert(), state_rows)
     return _info(run)
 
 
@@ -231,6 +247,14 @@ def run_columns(
     ]
 
 
+def run_states(session: Session, run_id: int) -> dict[str, State]:
+    """The states a run kept for the next one, by name."""
+    return {
+        r.name: State.from_bytes(dict(r.meta or {}), r.data)
+        for r in session.scalars(select(RunState).where(RunState.run_id == run_id))
+    }
+
+
 def run_flags(session: Session, run_id: int, scope: str | None = None) -> list[FlagRecord]:
     q = select(Flag).where(Flag.run_id == run_id)
     if scope is not None:
@@ -289,6 +313,7 @@ __all__ = [
     "prune_failed",
     "run_columns",
     "run_flags",
+    "run_states",
     "run_history",
     "run_values",
     "save_run",

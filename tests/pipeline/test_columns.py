@@ -35,8 +35,8 @@ def test_columns_expand_to_the_single_values(engine: Engine, name: str) -> None:
     with transaction(engine) as s:
         info = get_campaign(s, "golden")
         arrays = load_arrays(s, info)
-    values, columns, _ = compute_values(info, arrays, SETTINGS)
-    single, none, _ = compute_values(info, arrays, SETTINGS, columnar=frozenset())
+    values, columns, _, _ = compute_values(info, arrays, SETTINGS)
+    single, none, _, _ = compute_values(info, arrays, SETTINGS, columnar=frozenset())
     assert none == [] and {c.scope for c in columns} == {"item"}
     expanded = values + [v for c in columns for v in c.expand()]
     assert sorted(expanded, key=_key) == sorted(single, key=_key)

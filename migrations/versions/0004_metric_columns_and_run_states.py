@@ -1,8 +1,11 @@
-"""metric columns: the per-subject values of a run as arrays
+"""metric columns and run states: the per-subject values of a run as arrays, and what the
+next run starts from
 
 A run of a large campaign stores hundreds of thousands of item values; one row per value made
 saving a run cost more than computing it. ``metric_columns`` holds one row per measure and
-scope, with the subjects as a JSON array and the numbers as an ``.npz``.
+scope, with the subjects as a JSON array and the numbers as an ``.npz``. ``run_states`` keeps
+the replicate sums of the Poisson bootstrap, which the next run updates with the items that
+changed instead of resampling every item.
 
 Revision ID: 0004
 Revises: 0002
@@ -52,5 +55,26 @@ def upgrade() -> None:
     )
 
 
+    op.create_table(
+        "run_states",
+        sa.Column("run_id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
+        sa.Column("name", sa.String(length=64), nullable=False),
+        sa.Column(
+            "meta",
+            sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"),
+            nullable=False,
+        ),
+        sa.Column("data", sa.LargeBinary(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["run_id"],
+            ["metric_runs.id"],
+            name=op.f("fk_run_states_run_id_metric_runs"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("run_id", "name", name=op.f("pk_run_states")),
+    )
+
+
 def downgrade() -> None:
+    op.drop_table("run_states")
     op.drop_table("metric_columns")
