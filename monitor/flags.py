@@ -256,16 +256,16 @@ def _ambiguous_columns(
             & (n >= settings.min_item_judgments)
             & (uqs.values < settings.ambiguous_uqs)
         )
-    flags = []
-    for i in np.flatnonzero(hit):
-        detail = counts.row_detail(int(row[i])) if counts is not None else None
-        answers = (detail or {}).get("answers")
-        flags.append(
-            _ambiguous_flag(
-                scope, uqs.subjects[i], float(uqs.values[i]), int(n[i]), answers, settings
-            )
+    hits = np.flatnonzero(hit)
+    answers: list[dict | None] = [None] * hits.size
+    if counts is not None:
+        answers = [d["answers"] if d else None for d in counts.take(row[hits]).details()]
+    return [
+        _ambiguous_flag(scope, uqs.subjects[i], v, k, a, settings)
+        for i, v, k, a in zip(
+            hits.tolist(), uqs.values[hits].tolist(), n[hits].tolist(), answers, strict=True
         )
-    return flags
+    ]
 
 
 def _campaign_warnings(

@@ -74,6 +74,36 @@ class Column:
     def __len__(self) -> int:
         return len(self.subjects)
 
+    def take(self, rows: NDArray[np.int64]) -> Column:
+        """The subjects ``rows`` (positions) alone, in that order."""
+        rows = np.asarray(rows, dtype=np.int64)
+
+        def pick(a: NDArray | None) -> NDArray | None:
+            return None if a is None else a[rows]
+
+        indptr = indices = data = None
+        if self.indptr is not None:
+            assert self.indices is not None and self.data is not None
+            starts, lengths = self.indptr[rows], np.diff(self.indptr)[rows]
+            indptr = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+            entries = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1])
+            indices, data = self.indices[entries], self.data[entries]
+        return Column(
+            self.scope,
+            self.metric,
+            [self.subjects[i] for i in rows.tolist()],
+            self.values[rows],
+            pick(self.low),
+            pick(self.high),
+            pick(self.n),
+            self.detail_key,
+            self.names,
+            indptr,
+            indices,
+            data,
+            self.integral,
+        )
+
     def details(self) -> list[dict[str, Any] | None]:
         """The per-subject detail dictionaries (None without a detail matrix)."""
         if self.detail_key is None or self.indptr is None:

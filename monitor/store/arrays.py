@@ -79,6 +79,8 @@ def _time_order(stamps: NDArray[np.float64], ids: NDArray[np.int64]) -> NDArray[
     """Rank of each row in time: by created_at (seconds since the epoch, NaN = missing: by
     arrival), then by database id."""
     if np.isnan(stamps).all():
+        if np.all(ids[1:] > ids[:-1]):  # loaded in id order: the rank is the position
+            return np.arange(ids.size, dtype=np.int64)
         return np.argsort(np.argsort(ids, kind="stable"), kind="stable").astype(np.int64)
     # Rows without a timestamp sort by arrival after the rows that have one.
     key = np.where(np.isnan(stamps), np.inf, stamps)

@@ -77,3 +77,27 @@ def test_column_bytes_round_trip(subjects: list[str], data: st.DataObject) -> No
     back = Column.from_bytes("item", "n_judgments", subjects, column.meta(), column.to_bytes())
     assert list(back.expand()) == list(column.expand())
     assert [back.row_detail(i) for i in range(k)] == column.details()
+
+
+def test_take_selects_rows_with_their_details() -> None:
+    column = Column(
+        "item",
+        "n_judgments",
+        ["a", "b", "c"],
+        np.array([2.0, 0.0, 3.0]),
+        n=np.array([2, 0, 3]),
+        detail_key="answers",
+        names=("x", "y"),
+        indptr=np.array([0, 2, 2, 3]),
+        indices=np.array([0, 1, 1]),
+        data=np.array([1.0, 1.0, 3.0]),
+        integral=True,
+    )
+    picked = column.take(np.array([2, 0, 1]))
+    assert picked.subjects == ["c", "a", "b"]
+    assert picked.details() == [
+        {"answers": {"y": 3}},
+        {"answers": {"x": 1, "y": 1}},
+        {"answers": {}},
+    ]
+    assert list(picked.expand()) == [list(column.expand())[i] for i in (2, 0, 1)]
