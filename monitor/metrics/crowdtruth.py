@@ -209,6 +209,18 @@ def _size(codes: NDArray[np.int64], given: int | None, name: str) -> int:
 
 
 @dataclass(frozen=True)
+class _Sum:
+    """The summing operator of ``keys``: ``S @ v`` adds ``v[k]`` into group ``keys[k]``, as the
+    sparse (n, len(keys)) matrix of ones would, in the same order, without the matrix."""
+
+    keys: NDArray[np.int64]
+    n: int
+
+    def __matmul__(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.bincount(self.keys, weights=v, minlength=self.n)
+
+
+@dataclass(frozen=True)
 class _Layout:
     """Sparse structure of one campaign: pairs p = (worker, unit), entries e = (p, a) with
     a positive count, cells c = (unit, a) seen; operators sum entries or pairs into groups."""
@@ -224,11 +236,11 @@ class _Layout:
     ec: NDArray[np.int64]  # (E,) cell of each entry
     cell_unit: NDArray[np.int64]
     cell_ann: NDArray[np.int64]
-    pair_sum: sp.csr_array  # (P, E)
-    cell_sum: sp.csr_array  # (C, E)
-    unit_sum: sp.csr_array  # (U, P)
-    unit_cell_sum: sp.csr_array  # (U, C)
-    worker_sum: sp.csr_array  # (W, P)
+    pair_sum: _Sum  # (P, E)
+    cell_sum: _Sum  # (C, E)
+    unit_sum: _Sum  # (U, P)
+    unit_cell_sum: _Sum  # (U, C)
+    worker_sum: _Sum  # (W, P)
     covers_unit: NDArray[np.bool_]  # (P,) the pair has an entry in every cell of its unit
     aqs_ops: _AqsOperators | None
 
@@ -333,11 +345,11 @@ def _layout(
         ec=ec,
         cell_unit=cell_unit,
         cell_ann=cell_ann,
-        pair_sum=_group(ep, n_pairs),
-        cell_sum=_group(ec, n_cells),
-        unit_sum=_group(pu, n_units),
-        unit_cell_sum=_group(cell_unit, n_units),
-        worker_sum=_group(pw, n_workers),
+        pair_sum=_Sum(ep, n_pairs),
+        cell_sum=_Sum(ec, n_cells),
+        unit_sum=_Sum(pu, n_units),
+        unit_cell_sum=_Sum(cell_unit, n_units),
+        worker_sum=_Sum(pw, n_workers),
         covers_unit=covers_unit,
         aqs_ops=aqs_ops,
     )

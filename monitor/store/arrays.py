@@ -7,6 +7,7 @@ rows, no Python loop per judgment beyond the driver's own row conversion.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,7 +49,6 @@ class CampaignArrays:
     item_ids: NDArray[np.object_]
     item_db_ids: NDArray[np.int64]
     item_gold: NDArray[np.object_]
-    item_text: NDArray[np.object_]
     categories: tuple[str, ...] = ()
     ann_judgment: NDArray[np.int64] | None = None
     ann_code: NDArray[np.int64] | None = None
@@ -104,9 +104,37 @@ FROM judgments WHERE campaign_id = %s AND id <= %s GROUP BY id >> 22
 """
 
 
-def _judgment_numbers(session: Session, cid: int, watermark: int | None) -> np.recarray:
+def _items(session: Session, cid: int) -> tuple[NDArray[np.int64], NDArray[np.object_]]:
+    """Database ids (ascending) and external ids of a campaign's items. PostgreSQL sends the
+    external ids as one JSON array (no Python object per row but the strings themselves)."""
+    if session.get_bind().dialect.name == "postgresql":
+        raw = session.connection().connection.driver_connection
+        with raw.cursor(binary=True) as cursor:
+            cursor.execute(
+                "SELECT string_agg(int8send(id), ''::bytea ORDER BY id), "
+                "json_agg(external_id ORDER BY id)::text FROM items WHERE campaign_id = %s",
+                (int(cid),),
+            )
+            packed, names = cursor.fetchone()  # type: ignore[misc]
+        if packed is None:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=object)
+        ids = np.frombuffer(packed, dtype=">i8").astype(np.int64)
+        external = np.empty(ids.size, dtype=object)
+        external[:] = json.loads(names)
+        return ids, external
+    rows = session.execute(
+        select(Item.id, Item.external_id).where(Item.campaign_id == cid).order_by(Item.id)
+    ).all()
+    external = np.empty(len(rows), dtype=object)
+    external[:] = [r[1] for r in rows]
+    return np.array([r[0] for r in rows], dtype=np.int64), external
+
+
+def _judgment_numbers(
+    session: Session, cid: int, watermark: int | None
+) -> dict[str, NDArray[np.int64] | NDArray[np.float64]]:
     """id, worker, item, value, duration and created_at (epoch seconds; NaN where missing) of
-    the campaign's judgments up to ``watermark``, in id order, as one record array.
+    the campaign's judgments up to ``watermark``, in id order, by name.
 
     PostgreSQL packs each column into a few byte strings that NumPy reads as they are (no
     Python object per row: ten times faster than fetching rows); SQLite goes through rows.
@@ -116,16 +144,19 @@ def _judgment_numbers(session: Session, cid: int, watermark: int | None) -> np.r
         raw = session.connection().connection.driver_connection
         with raw.cursor(binary=True) as cursor:
             cursor.execute(_PG_NUMBERS, (int(cid), upto))
-            groups = cursor.fetchall()
+            groups = [list(g) for g in cursor.fetchall()]
         kinds = (">i8",) * 3 + (">f8",) * 3
-        columns = [
-            np.concatenate(
-                [np.frombuffer(g[k], dtype=kind) for g in groups] or [np.empty(0, kind)]
-            ).astype(kind[1:])
-            for k, kind in enumerate(kinds)
-        ]
-        order = np.argsort(columns[0], kind="stable")
-        return np.rec.fromarrays([c[order] for c in columns], names=list(_NUMBERS))
+        columns = {}
+        for k, (name, kind) in enumerate(zip(_NUMBERS, kinds, strict=True)):
+            parts = [np.frombuffer(g[k], dtype=kind) for g in groups] or [np.empty(0, kind)]
+            columns[name] = np.concatenate(parts).astype(kind[1:])
+            for g in groups:  # the bytes are copied: let them go as we go
+                g[k] = None  # type: ignore[index]
+        ids = columns["id"]
+        if not np.all(ids[1:] > ids[:-1]):
+            order = np.argsort(ids, kind="stable")
+            columns = {name: c[order] for name, c in columns.items()}
+        return columns
     q = select(
         Judgment.id,
         Judgment.worker_id,
@@ -137,17 +168,14 @@ def _judgment_numbers(session: Session, cid: int, watermark: int | None) -> np.r
     rows = session.execute(q.order_by(Judgment.id)).all()
     cols = list(zip(*rows, strict=True)) if rows else [[]] * 6
     nan = np.nan
-    return np.rec.fromarrays(
-        [
-            np.array(cols[0], dtype=np.int64),
-            np.array(cols[1], dtype=np.int64),
-            np.array(cols[2], dtype=np.int64),
-            np.array([nan if v is None else v for v in cols[3]], dtype=np.float64),
-            np.array([nan if d is None else d for d in cols[4]], dtype=np.float64),
-            _epochs(list(cols[5])),
-        ],
-        names=list(_NUMBERS),
-    )
+    return {
+        "id": np.array(cols[0], dtype=np.int64),
+        "worker": np.array(cols[1], dtype=np.int64),
+        "item": np.array(cols[2], dtype=np.int64),
+        "value": np.array([nan if v is None else v for v in cols[3]], dtype=np.float64),
+        "duration": np.array([nan if d is None else d for d in cols[4]], dtype=np.float64),
+        "epoch": _epochs(list(cols[5])),
+    }
 
 
 def load_arrays(
@@ -158,35 +186,37 @@ def load_arrays(
     wrows = session.execute(
         select(Worker.id, Worker.external_id).where(Worker.campaign_id == cid).order_by(Worker.id)
     ).all()
-    irows = session.execute(
-        select(Item.id, Item.external_id, Item.gold, Item.text)
-        .where(Item.campaign_id == cid)
-        .order_by(Item.id)
-    ).all()
     worker_db = np.array([r[0] for r in wrows], dtype=np.int64)
-    item_db = np.array([r[0] for r in irows], dtype=np.int64)
+    item_db, item_ids = _items(session, cid)
+    gold = np.full(item_db.size, None, dtype=object)
+    given = session.execute(
+        select(Item.id, Item.gold).where(Item.campaign_id == cid, Item.gold.is_not(None))
+    ).all()
+    if given:
+        gold[_code(np.array([r[0] for r in given], dtype=np.int64), item_db)] = [
+            r[1] for r in given
+        ]
     common = {
         "worker_ids": np.array([r[1] for r in wrows], dtype=object),
         "worker_db_ids": worker_db,
-        "item_ids": np.array([r[1] for r in irows], dtype=object),
+        "item_ids": item_ids,
         "item_db_ids": item_db,
-        "item_gold": np.array([r[2] for r in irows], dtype=object),
-        "item_text": np.array([r[3] for r in irows], dtype=object),
+        "item_gold": gold,
     }
     if campaign.kind == "pairwise":
         return _load_preferences(session, campaign, watermark, worker_db, item_db, common)
 
     numbers = _judgment_numbers(session, cid, watermark)
-    ids = numbers["id"].astype(np.int64)
-    workers = _code(numbers["worker"].astype(np.int64), worker_db)
-    items = _code(numbers["item"].astype(np.int64), item_db)
-    duration = numbers["duration"].astype(np.float64)
-    order = _time_order(numbers["epoch"].astype(np.float64), ids)
+    ids = numbers.pop("id")
+    workers = _code(numbers.pop("worker"), worker_db)
+    items = _code(numbers.pop("item"), item_db)
+    duration = numbers.pop("duration")
+    order = _time_order(numbers.pop("epoch"), ids)
     categories: tuple[str, ...] = ()
     values = np.full(ids.size, np.nan)
     extra: dict = {}
     if campaign.kind == "rating":
-        values = numbers["value"].astype(np.float64)
+        values = numbers.pop("value")
     elif campaign.kind == "label":
         q = select(Judgment.value_label).where(Judgment.campaign_id == cid)
         if watermark is not None:
