@@ -29,6 +29,7 @@ from monitor.store.models import utcnow
 from monitor.store.runs import (
     latest_run,
     mark_failed,
+    prune_item_values,
     run_columns,
     run_states,
     run_values,
@@ -139,6 +140,7 @@ def _recompute_one(
                 states=states,
             )
             apply_policy(s, info, run.id, flags, settings)
+            prune_item_values(s, info.id, settings.keep_item_runs)
     except Exception as exc:
         with transaction(engine) as s:
             mark_failed(s, info.id, arrays.watermark, f"{type(exc).__name__}: {exc}", __version__)

@@ -289,6 +289,21 @@ def campaign_value_history(
     ]
 
 
+def prune_item_values(session: Session, campaign_id: int, keep: int) -> None:
+    """Drop the per-item values (columns) and states of a campaign's runs older than its
+    ``keep`` latest successful ones: at scale they are tens of megabytes per run, and a
+    scheduler runs every few minutes. Campaign and worker values stay for the trends."""
+    recent = select(MetricRun.id).where(
+        MetricRun.campaign_id == campaign_id, MetricRun.status == "ok"
+    )
+    cutoff = session.scalar(recent.order_by(MetricRun.id.desc()).offset(max(keep, 1) - 1).limit(1))
+    if cutoff is None:
+        return
+    old = select(MetricRun.id).where(MetricRun.campaign_id == campaign_id, MetricRun.id < cutoff)
+    session.execute(delete(MetricColumn).where(MetricColumn.run_id.in_(old)))
+    session.execute(delete(RunState).where(RunState.run_id.in_(old)))
+
+
 def prune_failed(session: Session, campaign_id: int) -> None:
     """Forget failed runs older than the latest successful one (they carry no values)."""
     last = latest_run(session, campaign_id)
@@ -311,6 +326,7 @@ __all__ = [
     "latest_run",
     "mark_failed",
     "prune_failed",
+    "prune_item_values",
     "run_columns",
     "run_flags",
     "run_states",

@@ -226,3 +226,23 @@ def intervals_of(engine: Engine) -> dict[str, tuple[float | None, float | None]]
             v.metric: (v.low, v.high)
             for v in run_values(s, run.id, "campaign", ["krippendorff_alpha", "fleiss_kappa"])
         }
+
+
+def test_old_runs_keep_campaign_values_but_not_item_columns(engine: Engine) -> None:
+    from monitor.store.models import MetricColumn, RunState
+
+    store_case(engine, load(GOLDEN / "cases" / "rating_small_complete.json"))
+    settings = Settings(bootstrap_samples=20, phi="map", keep_item_runs=2)
+    runs = [recompute(engine, settings, full=True)[0].run_id for _ in range(3)]
+    with transaction(engine) as s:
+        kept = set(s.scalars(select(MetricColumn.run_id)))
+        states = set(s.scalars(select(RunState.run_id)))
+        oldest = run_values(s, runs[0])
+        newest = run_values(s, runs[2])
+    assert kept == set(runs[1:]) and states == set(runs[1:])
+    assert {v.scope for v in oldest} == {"campaign", "worker", "annotation"}
+    assert "item" in {v.scope for v in newest}
+    alpha = {v.metric: v.value for v in oldest if v.scope == "campaign"}
+    assert alpha["krippendorff_alpha"] == next(
+        v.value for v in newest if v.metric == "krippendorff_alpha"
+    )
