@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from monitor.results import FlagRecord, Value
+from monitor.results import Column, FlagRecord, Value
 from monitor.settings import Settings
 
 
@@ -78,9 +78,15 @@ def _relative_rule(
 
 
 def evaluate(
-    values: Sequence[Value], settings: Settings, *, kind: str, strict: bool = False
+    values: Sequence[Value],
+    settings: Settings,
+    *,
+    kind: str,
+    strict: bool = False,
+    columns: Sequence[Column] = (),
 ) -> list[FlagRecord]:
-    """All the flags of a run, sorted by scope, rule and subject."""
+    """All the flags of a run (its single values and its columns), sorted by scope, rule and
+    subject."""
     by = _index(values)
     flags: list[FlagRecord] = []
     flags += _relative_rule(
@@ -102,7 +108,9 @@ def evaluate(
     flags += _speeders(by, settings)
     if kind == "pairwise":
         flags += _preference_rules(by, settings)
-    flags += _ambiguous(by, settings, scope="pair" if kind == "pairwise" else "item")
+    scope = "pair" if kind == "pairwise" else "item"
+    flags += _ambiguous(by, settings, scope)
+    flags += _ambiguous_columns(columns, settings, scope)
     flags += _campaign_warnings(by, settings)
     return sorted(flags, key=lambda f: (f.scope, f.rule, f.subject))
 
@@ -205,22 +213,59 @@ def _ambiguous(
         if uqs is None or n < settings.min_item_judgments or uqs >= settings.ambiguous_uqs:
             continue
         answers = (m["n_judgments"].detail or {}).get("answers") if "n_judgments" in m else None
-        flags.append(
-            FlagRecord(
-                scope,
-                subject,
-                "ambiguous",
-                uqs,
-                settings.ambiguous_uqs,
-                {
-                    "message": f"unit quality (UQS) {uqs:.2f} over {n} judgments: the workers "
-                    "disagree about it",
-                    "n": n,
-                    "answers": answers,
-                },
-            )
-        )
+        flags.append(_ambiguous_flag(scope, subject, uqs, n, answers, settings))
     return flags
+
+
+def _ambiguous_flag(
+    scope: str, subject: str, uqs: float, n: int, answers: dict | None, settings: Settings
+) -> FlagRecord:
+    return FlagRecord(
+        scope,
+        subject,
+        "ambiguous",
+        uqs,
+        settings.ambiguous_uqs,
+        {
+            "message": f"unit quality (UQS) {uqs:.2f} over {n} judgments: the workers "
+            "disagree about it",
+            "n": n,
+            "answers": answers,
+        },
+    )
+
+
+def _ambiguous_columns(
+    columns: Sequence[Column], settings: Settings, scope: str
+) -> list[FlagRecord]:
+    """:func:`_ambiguous` on values stored as columns, vectorised over the subjects."""
+    by = {c.metric: c for c in columns if c.scope == scope}
+    uqs, counts = by.get("uqs"), by.get("n_judgments")
+    if uqs is None:
+        return []
+    n = np.zeros(len(uqs), dtype=np.int64)
+    row = np.full(len(uqs), -1, dtype=np.int64)
+    if counts is not None:
+        position = {s: i for i, s in enumerate(counts.subjects)}
+        row = np.array([position.get(s, -1) for s in uqs.subjects], dtype=np.int64)
+        found = row >= 0
+        n[found] = counts.values[row[found]].astype(np.int64)
+    with np.errstate(invalid="ignore"):
+        hit = (
+            np.isfinite(uqs.values)
+            & (n >= settings.min_item_judgments)
+            & (uqs.values < settings.ambiguous_uqs)
+        )
+    hits = np.flatnonzero(hit)
+    answers: list[dict | None] = [None] * hits.size
+    if counts is not None:
+        answers = [d["answers"] if d else None for d in counts.take(row[hits]).details()]
+    return [
+        _ambiguous_flag(scope, uqs.subjects[i], v, k, a, settings)
+        for i, v, k, a in zip(
+            hits.tolist(), uqs.values[hits].tolist(), n[hits].tolist(), answers, strict=True
+        )
+    ]
 
 
 def _campaign_warnings(

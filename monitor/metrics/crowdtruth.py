@@ -209,6 +209,18 @@ def _size(codes: NDArray[np.int64], given: int | None, name: str) -> int:
 
 
 @dataclass(frozen=True)
+class _Sum:
+    """The summing operator of ``keys``: ``S @ v`` adds ``v[k]`` into group ``keys[k]``, as the
+    sparse (n, len(keys)) matrix of ones would, in the same order, without the matrix."""
+
+    keys: NDArray[np.int64]
+    n: int
+
+    def __matmul__(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.bincount(self.keys, weights=v, minlength=self.n)
+
+
+@dataclass(frozen=True)
 class _Layout:
     """Sparse structure of one campaign: pairs p = (worker, unit), entries e = (p, a) with
     a positive count, cells c = (unit, a) seen; operators sum entries or pairs into groups."""
@@ -224,27 +236,25 @@ class _Layout:
     ec: NDArray[np.int64]  # (E,) cell of each entry
     cell_unit: NDArray[np.int64]
     cell_ann: NDArray[np.int64]
-    pair_sum: sp.csr_array  # (P, E)
-    cell_sum: sp.csr_array  # (C, E)
-    unit_sum: sp.csr_array  # (U, P)
-    unit_cell_sum: sp.csr_array  # (U, C)
-    worker_sum: sp.csr_array  # (W, P)
+    pair_sum: _Sum  # (P, E)
+    cell_sum: _Sum  # (C, E)
+    unit_sum: _Sum  # (U, P)
+    unit_cell_sum: _Sum  # (U, C)
+    worker_sum: _Sum  # (W, P)
     covers_unit: NDArray[np.bool_]  # (P,) the pair has an entry in every cell of its unit
     aqs_ops: _AqsOperators | None
 
 
 @dataclass(frozen=True)
 class _AqsOperators:
-    """Block-diagonal operators, rows (a, worker) and columns (a, unit):
-    X[(a,i),(a,u)] = count of a by i on u; B[(a,i),(a,u)] = 1 when i judged u and cell
-    (u, a) exists. N = X diag(uqs) X^T and D = B diag(uqs) X^T hold, block by block, the
-    numerator and denominator of P_a(i|j) for every ordered worker pair."""
+    """Per annotation a: X_a[i, u] = count of a by worker i on unit u, and J[i, u] = 1 when i
+    judged u. Block by block, N_a = X_a diag(uqs) X_a^T and D_a = J diag(uqs) X_a^T hold the
+    numerator and denominator of P_a(i|j) for every ordered worker pair (J needs no mask by
+    the cell (u, a): X_a[j, u] > 0 already says someone gave a on u)."""
 
-    x: sp.csr_array  # (A*W, A*U), data in canonical order
-    x_unit: NDArray[np.int64]  # unit of each stored entry of x
-    x_t: sp.csr_array  # x transposed
-    b: sp.csr_array
-    b_unit: NDArray[np.int64]
+    x: list[sp.csr_array]  # (W, U) per annotation
+    x_t: list[sp.csr_array]  # (U, W) per annotation
+    j: sp.csr_array  # (W, U)
 
 
 def _group(keys: NDArray[np.int64], n_groups: int) -> sp.csr_array:
@@ -319,7 +329,7 @@ def _layout(
 
     aqs_ops = None
     if closed:
-        aqs_ops = _aqs_operators(pw, pu, ep, ea, x, cell_unit, cell_ann, n_workers, n_units, n_ann)
+        aqs_ops = _aqs_operators(pw, pu, ep, ea, x, n_workers, n_units, n_ann)
 
     layout = _Layout(
         n_workers=n_workers,
@@ -333,11 +343,11 @@ def _layout(
         ec=ec,
         cell_unit=cell_unit,
         cell_ann=cell_ann,
-        pair_sum=_group(ep, n_pairs),
-        cell_sum=_group(ec, n_cells),
-        unit_sum=_group(pu, n_units),
-        unit_cell_sum=_group(cell_unit, n_units),
-        worker_sum=_group(pw, n_workers),
+        pair_sum=_Sum(ep, n_pairs),
+        cell_sum=_Sum(ec, n_cells),
+        unit_sum=_Sum(pu, n_units),
+        unit_cell_sum=_Sum(cell_unit, n_units),
+        worker_sum=_Sum(pw, n_workers),
         covers_unit=covers_unit,
         aqs_ops=aqs_ops,
     )
@@ -350,30 +360,21 @@ def _aqs_operators(
     ep: NDArray[np.int64],
     ea: NDArray[np.int64],
     x: NDArray[np.float64],
-    cell_unit: NDArray[np.int64],
-    cell_ann: NDArray[np.int64],
     n_workers: int,
     n_units: int,
     n_ann: int,
 ) -> _AqsOperators:
-    shape = (n_ann * n_workers, n_ann * n_units)
-    xs = sp.csr_array((x, (ea * n_workers + pw[ep], ea * n_units + pu[ep])), shape=shape)
-    xs.sum_duplicates()
-    # unit of each stored entry, read back from the canonical column index
-    x_unit = (xs.indices % n_units).astype(np.int64)
-    # for every cell (u, a): one entry per pair on unit u
-    order = np.argsort(pu, kind="stable")
-    unit_start = np.searchsorted(pu[order], np.arange(n_units))
-    per_unit = np.bincount(pu, minlength=n_units)
-    reps = per_unit[cell_unit]
-    cell_of = np.repeat(np.arange(cell_unit.shape[0]), reps)
-    pair_of = order[np.repeat(unit_start[cell_unit], reps) + _ragged_arange(reps)]
-    rows = cell_ann[cell_of] * n_workers + pw[pair_of]
-    cols = cell_ann[cell_of] * n_units + cell_unit[cell_of]
-    b = sp.csr_array((np.ones(rows.shape[0]), (rows, cols)), shape=shape)
-    b.sum_duplicates()
-    b_unit = (b.indices % n_units).astype(np.int64)
-    return _AqsOperators(x=xs, x_unit=x_unit, x_t=sp.csr_array(xs.T), b=b, b_unit=b_unit)
+    shape = (n_workers, n_units)
+    order = np.argsort(ea, kind="stable")
+    bounds = np.searchsorted(ea[order], np.arange(n_ann + 1))
+    blocks = []
+    for a in range(n_ann):
+        e = order[bounds[a] : bounds[a + 1]]
+        block = sp.csr_array((x[e], (pw[ep[e]], pu[ep[e]])), shape=shape)
+        block.sum_duplicates()
+        blocks.append(block)
+    j = sp.csr_array((np.ones(pw.shape[0]), (pw, pu)), shape=shape)
+    return _AqsOperators(x=blocks, x_t=[sp.csr_array(b.T) for b in blocks], j=j)
 
 
 # ----------------------------------------------------------------------------- iteration
@@ -395,8 +396,17 @@ def _with_data(m: sp.csr_array, data: NDArray[np.float64]) -> sp.csr_array:
 def _aqs(ops: _AqsOperators, uqs: NDArray, wqs: NDArray, n_ann: int) -> NDArray[np.float64]:
     """AQS(a) = sum_{i != j} w_i w_j P_a(i|j) / sum_{i != j} w_i w_j over ordered pairs with a
     positive denominator of P_a(i|j) (the package's rule)."""
-    num = _with_data(ops.x, ops.x.data * uqs[ops.x_unit]) @ ops.x_t
-    den = _with_data(ops.b, uqs[ops.b_unit]) @ ops.x_t
+    j = _with_data(ops.j, uqs[ops.j.indices])
+    num = sp.csr_array(
+        sp.block_diag(
+            [
+                _with_data(x, x.data * uqs[x.indices]) @ x_t
+                for x, x_t in zip(ops.x, ops.x_t, strict=True)
+            ],
+            format="csr",
+        )
+    )
+    den = sp.csr_array(sp.block_diag([j @ x_t for x_t in ops.x_t], format="csr"))
     den.eliminate_zeros()
     positive = den.data > 0
     inverse = _with_data(den, np.where(positive, 1.0 / np.where(positive, den.data, 1.0), 0.0))
@@ -427,7 +437,11 @@ def _step(L: _Layout, uqs: NDArray, wqs: NDArray, aqs: NDArray, weighted_wua: bo
     zw = L.cell_sum @ weighted
     # c_p = sum_{j != i on u} w_j WCos(i, j); subtracting the worker's own term entry by
     # entry leaves an exact zero where nobody else gave the annotation
-    c = L.pair_sum @ (z * (zw[ec] - weighted))
+    others_z = zw[ec]
+    others_z -= weighted
+    others_z *= z
+    c = L.pair_sum @ others_z
+    del z, weighted, zw, others_z  # entry-sized: free them before the next ones
     w_sum = L.unit_sum @ wp
     uqs_num = 0.5 * (L.unit_sum @ (wp * c))
     uqs_den = 0.5 * (w_sum * w_sum - L.unit_sum @ (wp * wp))
@@ -448,6 +462,7 @@ def _step(L: _Layout, uqs: NDArray, wqs: NDArray, aqs: NDArray, weighted_wua: bo
     untouched = unit_sq[L.pu] - L.pair_sum @ (ae * unit_vec[ec] ** 2)
     untouched = np.where(L.covers_unit, 0.0, np.maximum(untouched, 0.0))
     ds = L.pair_sum @ (ae * others * others) + untouched
+    del own, others, unit_vec
     root = np.sqrt(dw * ds)
     small = root < FLOOR
     cos = np.where(small, FLOOR, num / np.where(small, 1.0, root))

@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from monitor.metrics import agreement as ag
+from monitor.metrics import poisson
 from monitor.metrics.crowdtruth import label_counts, multilabel_counts
 from monitor.metrics.krippendorff import MAX_RATIO_VALUES
 from monitor.pipeline.compute import (
@@ -18,6 +19,7 @@ from monitor.pipeline.compute import (
     num,
     run_crowdtruth,
 )
+from monitor.pipeline.intervals import Request, Resampler
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
@@ -78,7 +80,12 @@ def compute(
     keep = latest_per_pair(arrays.workers, arrays.items, arrays.order)
     items, workers, codes_k = arrays.items[keep], arrays.workers[keep], codes[keep]
     parameters["repeated_judgments"] = "latest per worker and item counts for agreement"
-    _agreement(info, arrays, settings, out, warm, items, workers, codes_k, domain, N, W)
+    boot = Resampler(arrays, settings, warm, out, codes, domain, latest_per_pair)
+    parameters["bootstrap"] = (
+        "Poisson bootstrap of the items for alpha (nominal, interval, ratio) and Fleiss' kappa, "
+        "updated with the items that changed; multinomial resampling otherwise"
+    )
+    _agreement(info, arrays, settings, out, warm, items, workers, codes_k, domain, N, W, boot)
     run_crowdtruth(
         out,
         workers=arrays.workers,
@@ -97,7 +104,9 @@ def compute(
         _phi(info, arrays, settings, out, items, arrays.values[keep], parameters)
 
 
-def _agreement(info, arrays, settings, out, warm, items, workers, codes, domain, N, W) -> None:  # noqa: ANN001, PLR0913
+def _agreement(
+    info, arrays, settings, out, warm, items, workers, codes, domain, N, W, boot
+) -> None:  # noqa: ANN001, PLR0913
     vc = ag.ValueCounts.from_judgments(items, codes, n_items=N, value_domain=domain)
     pa = ag.percent_agreement(vc)
     out.campaign_value(
@@ -113,6 +122,7 @@ def _agreement(info, arrays, settings, out, warm, items, workers, codes, domain,
         levels.append("ordinal")
     if arrays.kind == "rating" and domain[0] >= 0 and domain.size <= MAX_RATIO_VALUES:
         levels.append("ratio")
+    at_level = None
     for level in levels:
         res = ag.krippendorff_alpha(vc, level)
         detail = {
@@ -125,18 +135,32 @@ def _agreement(info, arrays, settings, out, warm, items, workers, codes, domain,
             reason=res.reason,
         )  # fmt: skip
         if level == info.level:
-            ci = bootstrap_interval(
-                settings,
-                res.alpha,
-                lambda b, s, lv=level: ag.bootstrap_alpha(vc, lv, n_boot=b, seed=s),
-            )
-            out.campaign_value(
-                "krippendorff_alpha", res.alpha, ci, res.n_pairable, detail, res.reason
-            )
+            at_level = (level, res, detail)
     fk = ag.fleiss_kappa(vc)
-    ci = bootstrap_interval(
-        settings, fk.kappa, lambda b, s: ag.bootstrap_fleiss(vc, n_boot=b, seed=s)
-    )
+    m = fk.raters_per_item
+    requests = [
+        # The sums do not depend on the raters per item, only the replicates do.
+        Request("fleiss_kappa", fk.kappa, vc, poisson.fleiss_features,
+                lambda sums: poisson.fleiss_replicates(sums, m or 0)),
+    ]  # fmt: skip
+    level = at_level[0] if at_level is not None else None
+    if level in poisson.LEVELS:
+        requests.append(
+            Request("krippendorff_alpha", at_level[1].alpha, vc,
+                    lambda v: poisson.alpha_features(v, level),
+                    lambda sums: poisson.alpha_replicates(sums, level, domain),
+                    {"level": level})
+        )  # fmt: skip
+    cis = boot.intervals(requests)
+    if at_level is not None:
+        level, res, detail = at_level
+        ci = cis.get("krippendorff_alpha")
+        if level not in poisson.LEVELS:  # ordinal: the ranks move with each replicate
+            ci = bootstrap_interval(
+                settings, res.alpha, lambda b, s: ag.bootstrap_alpha(vc, level, n_boot=b, seed=s)
+            )
+        out.campaign_value("krippendorff_alpha", res.alpha, ci, res.n_pairable, detail, res.reason)
+    ci = cis["fleiss_kappa"]
     fleiss_detail = {
         "P_bar": num(fk.p_bar),
         "P_e": num(fk.p_e),

@@ -17,7 +17,7 @@ from scipy import sparse
 from monitor.metrics._common import Interval
 from monitor.metrics.agreement import BootstrapCI
 from monitor.metrics.crowdtruth import CrowdTruthResult, CrowdTruthScores, crowdtruth
-from monitor.results import Value
+from monitor.results import Column, State, Value
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
@@ -33,18 +33,35 @@ def num(x: Any) -> float | None:
 
 @dataclass(frozen=True)
 class WarmStart:
-    """The previous run's scores, by subject, to start the iterative measures from."""
+    """The previous run: its scores by subject (to start the iterative measures from), what
+    it saw (``watermark``, ``n_judgments``) and the states it kept."""
 
     METRICS: ClassVar[tuple[str, ...]] = ("wqs", "uqs", "aqs", "weight", "score")
     scores: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+    watermark: int = 0
+    n_judgments: int = 0
+    states: dict[str, State] = field(default_factory=dict)
 
     @classmethod
-    def from_values(cls, values: Iterable[Value]) -> WarmStart:
+    def from_values(
+        cls,
+        values: Iterable[Value],
+        columns: Iterable[Column] = (),
+        *,
+        watermark: int = 0,
+        n_judgments: int = 0,
+        states: dict[str, State] | None = None,
+    ) -> WarmStart:
         scores: dict[tuple[str, str], dict[str, float]] = {}
         for v in values:
             if v.value is not None:
                 scores.setdefault((v.scope, v.metric), {})[v.subject] = v.value
-        return cls(scores)
+        for c in columns:
+            ok = np.isfinite(c.values)
+            known = scores.setdefault((c.scope, c.metric), {})
+            known.update(zip(np.asarray(c.subjects, dtype=object)[ok].tolist(),
+                             c.values[ok].tolist(), strict=True))  # fmt: skip
+        return cls(scores, watermark, n_judgments, dict(states or {}))
 
     def aligned(
         self, scope: str, metric: str, subjects: Sequence[str], default: float = 1.0
@@ -58,10 +75,14 @@ class WarmStart:
 
 @dataclass
 class Collector:
-    """Accumulates the values of a run."""
+    """Accumulates the values of a run: per-subject values of the ``columnar`` scopes as
+    :class:`Column` arrays, the others as :class:`Value` objects."""
 
     campaign: str
+    columnar: frozenset[str] = frozenset({"item"})
     values: list[Value] = field(default_factory=list)
+    columns: list[Column] = field(default_factory=list)
+    states: dict[str, State] = field(default_factory=dict)
 
     def campaign_value(
         self,
@@ -94,6 +115,23 @@ class Collector:
         """One value per subject (NaN = undefined) where ``mask`` is true."""
         idx = np.arange(len(subjects)) if mask is None else np.flatnonzero(mask)
         names = np.asarray(subjects, dtype=object)[idx].tolist()
+        if scope in self.columnar:
+
+            def part(a: NDArray | None) -> NDArray[np.float64] | None:
+                return None if a is None else np.asarray(a, dtype=np.float64)[idx]
+
+            self.columns.append(
+                Column(
+                    scope,
+                    metric,
+                    [str(x) for x in names],
+                    part(values),  # type: ignore[arg-type]
+                    part(low),
+                    part(high),
+                    None if n is None else np.asarray(n)[idx].astype(np.int64),
+                )
+            )
+            return
 
         def column(a: NDArray | None) -> list:
             if a is None:
@@ -120,10 +158,19 @@ def bootstrap_interval(
 
 
 def compute_values(
-    info: CampaignInfo, arrays: CampaignArrays, settings: Settings, *, warm: WarmStart | None = None
-) -> tuple[list[Value], dict[str, Any]]:
-    """All values of a run and the parameters that produced them."""
-    out = Collector(info.name)
+    info: CampaignInfo,
+    arrays: CampaignArrays,
+    settings: Settings,
+    *,
+    warm: WarmStart | None = None,
+    columnar: frozenset[str] | None = None,
+) -> tuple[list[Value], list[Column], dict[str, State], dict[str, Any]]:
+    """All values of a run (single values and columns), the states it keeps for the next run
+    and the parameters that produced them. ``columnar``: the scopes whose per-subject values become columns (default: items,
+    except in pairwise campaigns, whose pair and item values are fewer and stay single)."""
+    if columnar is None:
+        columnar = frozenset() if arrays.kind == "pairwise" else frozenset({"item"})
+    out = Collector(info.name, columnar)
     W = len(arrays.worker_ids)
     out.campaign_value("n_workers", np.unique(arrays.workers).size)
     judged = np.r_[arrays.left, arrays.right] if arrays.kind == "pairwise" else arrays.items
@@ -157,7 +204,7 @@ def compute_values(
         from monitor.pipeline import absolute
 
         absolute.compute(info, arrays, settings, out, warm, parameters)
-    return out.values, parameters
+    return out.values, out.columns, out.states, parameters
 
 
 def run_crowdtruth(
@@ -207,15 +254,32 @@ def run_crowdtruth(
     out.per_subject(unit_scope, "uqs", unit_ids, result.uqs, mask=result.unit_kept)
     uas = result.uas.tocsr()
     names = list(annotation_names)
-    for u in np.flatnonzero(result.unit_kept):
-        lo, hi = uas.indptr[u], uas.indptr[u + 1]
-        scores = {
-            names[a]: round(float(s), 12)
-            for a, s in zip(uas.indices[lo:hi], uas.data[lo:hi], strict=True)
-        }
-        out.values.append(
-            Value(unit_scope, str(unit_ids[u]), "uas", None, detail={"scores": scores})
+    if unit_scope in out.columnar:
+        kept = np.flatnonzero(result.unit_kept)
+        rows = uas[kept]
+        out.columns.append(
+            Column(
+                unit_scope,
+                "uas",
+                [str(x) for x in np.asarray(unit_ids, dtype=object)[kept].tolist()],
+                np.full(kept.size, np.nan),
+                detail_key="scores",
+                names=tuple(str(x) for x in names),
+                indptr=rows.indptr.astype(np.int64),
+                indices=rows.indices.astype(np.int64),
+                data=rows.data.astype(np.float64),
+            )
         )
+    else:
+        for u in np.flatnonzero(result.unit_kept):
+            lo, hi = uas.indptr[u], uas.indptr[u + 1]
+            scores = {
+                names[a]: round(float(s), 12)
+                for a, s in zip(uas.indices[lo:hi], uas.data[lo:hi], strict=True)
+            }
+            out.values.append(
+                Value(unit_scope, str(unit_ids[u]), "uas", None, detail={"scores": scores})
+            )
     if closed and result.aqs is not None:
         out.per_subject("annotation", "aqs", names, result.aqs)
     return result
@@ -238,6 +302,24 @@ def answers_detail(
     ).tocsr()
     counts.sum_duplicates()
     per_unit = np.bincount(units if judgment_units is None else judgment_units, minlength=n_units)
+    if scope in out.columnar:
+        judged = np.flatnonzero(per_unit)
+        rows = counts[judged]
+        out.columns.append(
+            Column(
+                scope,
+                "n_judgments",
+                [str(x) for x in np.asarray(subjects, dtype=object)[judged].tolist()],
+                per_unit[judged].astype(np.float64),
+                detail_key="answers",
+                names=tuple(str(x) for x in names),
+                indptr=rows.indptr.astype(np.int64),
+                indices=rows.indices.astype(np.int64),
+                data=rows.data.astype(np.float64),
+                integral=True,
+            )
+        )
+        return
     for u in np.flatnonzero(per_unit):
         lo, hi = counts.indptr[u], counts.indptr[u + 1]
         answers = {

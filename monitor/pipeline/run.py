@@ -26,7 +26,15 @@ from monitor.store.campaigns import CampaignInfo, campaign_counts, get_campaign,
 from monitor.store.engine import snapshot, transaction
 from monitor.store.locks import campaign_lock
 from monitor.store.models import utcnow
-from monitor.store.runs import latest_run, mark_failed, run_values, save_run
+from monitor.store.runs import (
+    latest_run,
+    mark_failed,
+    prune_item_values,
+    run_columns,
+    run_states,
+    run_values,
+    save_run,
+)
 
 log = logging.getLogger("monitor.pipeline")
 
@@ -102,11 +110,18 @@ def _recompute_one(
         arrays = load_arrays(s, info, counts.max_id)
         warm = None
         if not full and last is not None:
-            warm = WarmStart.from_values(run_values(s, last.id, metrics=WarmStart.METRICS))
+            metrics = WarmStart.METRICS
+            warm = WarmStart.from_values(
+                run_values(s, last.id, metrics=metrics, columns=False),
+                run_columns(s, last.id, metrics=metrics),
+                watermark=last.watermark,
+                n_judgments=last.n_judgments,
+                states=run_states(s, last.id),
+            )
     n_new = arrays.n - (last.n_judgments if last is not None else 0)
     try:
-        values, parameters = compute_values(info, arrays, settings, warm=warm)
-        flags = evaluate(values, settings, kind=info.kind, strict=info.strict)
+        values, columns, states, parameters = compute_values(info, arrays, settings, warm=warm)
+        flags = evaluate(values, settings, kind=info.kind, strict=info.strict, columns=columns)
         with transaction(engine) as s:
             run = save_run(
                 s,
@@ -121,8 +136,11 @@ def _recompute_one(
                 seconds=time.perf_counter() - started,
                 values=values,
                 flags=flags,
+                columns=columns,
+                states=states,
             )
             apply_policy(s, info, run.id, flags, settings)
+            prune_item_values(s, info.id, settings.keep_item_runs)
     except Exception as exc:
         with transaction(engine) as s:
             mark_failed(s, info.id, arrays.watermark, f"{type(exc).__name__}: {exc}", __version__)

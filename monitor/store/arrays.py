@@ -7,6 +7,7 @@ rows, no Python loop per judgment beyond the driver's own row conversion.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,8 +47,8 @@ class CampaignArrays:
     worker_ids: NDArray[np.object_]
     worker_db_ids: NDArray[np.int64]
     item_ids: NDArray[np.object_]
+    item_db_ids: NDArray[np.int64]
     item_gold: NDArray[np.object_]
-    item_text: NDArray[np.object_]
     categories: tuple[str, ...] = ()
     ann_judgment: NDArray[np.int64] | None = None
     ann_code: NDArray[np.int64] | None = None
@@ -70,12 +71,16 @@ def _code(db_ids: NDArray[np.int64], sorted_ids: NDArray[np.int64]) -> NDArray[n
     return np.searchsorted(sorted_ids, db_ids).astype(np.int64)
 
 
-def _time_order(created: list, ids: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Rank of each row in time: by created_at (missing = arrival), then by database id."""
-    stamps = np.array(
-        [c.timestamp() if c is not None else np.nan for c in created], dtype=np.float64
-    )
+def _epochs(created: list) -> NDArray[np.float64]:
+    return np.array([c.timestamp() if c is not None else np.nan for c in created], dtype=np.float64)
+
+
+def _time_order(stamps: NDArray[np.float64], ids: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Rank of each row in time: by created_at (seconds since the epoch, NaN = missing: by
+    arrival), then by database id."""
     if np.isnan(stamps).all():
+        if np.all(ids[1:] > ids[:-1]):  # loaded in id order: the rank is the position
+            return np.arange(ids.size, dtype=np.int64)
         return np.argsort(np.argsort(ids, kind="stable"), kind="stable").astype(np.int64)
     # Rows without a timestamp sort by arrival after the rows that have one.
     key = np.where(np.isnan(stamps), np.inf, stamps)
@@ -83,6 +88,94 @@ def _time_order(created: list, ids: NDArray[np.int64]) -> NDArray[np.int64]:
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
     return rank.astype(np.int64)
+
+
+_NUMBERS = ("id", "worker", "item", "value", "duration", "epoch")
+# PostgreSQL: each column of up to 2**22 consecutive ids as one bytea of big-endian 8-byte
+# numbers (int8send/float8send), far below the 1 GB limit of a value; NaN stands for NULL.
+_PG_NUMBERS = """
+SELECT string_agg(int8send(id), ''::bytea),
+       string_agg(int8send(worker_id), ''::bytea),
+       string_agg(int8send(item_id), ''::bytea),
+       string_agg(float8send(COALESCE(value_num, 'NaN')), ''::bytea),
+       string_agg(float8send(COALESCE(duration_s, 'NaN')), ''::bytea),
+       string_agg(float8send(COALESCE(EXTRACT(EPOCH FROM created_at)::float8, 'NaN')), ''::bytea)
+FROM judgments WHERE campaign_id = %s AND id <= %s GROUP BY id >> 22
+"""
+
+
+def _items(session: Session, cid: int) -> tuple[NDArray[np.int64], NDArray[np.object_]]:
+    """Database ids (ascending) and external ids of a campaign's items. PostgreSQL sends the
+    external ids as one JSON array (no Python object per row but the strings themselves)."""
+    if session.get_bind().dialect.name == "postgresql":
+        raw = session.connection().connection.driver_connection
+        with raw.cursor(binary=True) as cursor:
+            cursor.execute(
+                "SELECT string_agg(int8send(id), ''::bytea ORDER BY id), "
+                "json_agg(external_id ORDER BY id)::text FROM items WHERE campaign_id = %s",
+                (int(cid),),
+            )
+            packed, names = cursor.fetchone()  # type: ignore[misc]
+        if packed is None:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=object)
+        ids = np.frombuffer(packed, dtype=">i8").astype(np.int64)
+        external = np.empty(ids.size, dtype=object)
+        external[:] = json.loads(names)
+        return ids, external
+    rows = session.execute(
+        select(Item.id, Item.external_id).where(Item.campaign_id == cid).order_by(Item.id)
+    ).all()
+    external = np.empty(len(rows), dtype=object)
+    external[:] = [r[1] for r in rows]
+    return np.array([r[0] for r in rows], dtype=np.int64), external
+
+
+def _judgment_numbers(
+    session: Session, cid: int, watermark: int | None
+) -> dict[str, NDArray[np.int64] | NDArray[np.float64]]:
+    """id, worker, item, value, duration and created_at (epoch seconds; NaN where missing) of
+    the campaign's judgments up to ``watermark``, in id order, by name.
+
+    PostgreSQL packs each column into a few byte strings that NumPy reads as they are (no
+    Python object per row: ten times faster than fetching rows); SQLite goes through rows.
+    """
+    upto = 2**63 - 1 if watermark is None else int(watermark)
+    if session.get_bind().dialect.name == "postgresql":
+        raw = session.connection().connection.driver_connection
+        with raw.cursor(binary=True) as cursor:
+            cursor.execute(_PG_NUMBERS, (int(cid), upto))
+            groups = [list(g) for g in cursor.fetchall()]
+        kinds = (">i8",) * 3 + (">f8",) * 3
+        columns = {}
+        for k, (name, kind) in enumerate(zip(_NUMBERS, kinds, strict=True)):
+            parts = [np.frombuffer(g[k], dtype=kind) for g in groups] or [np.empty(0, kind)]
+            columns[name] = np.concatenate(parts).astype(kind[1:])
+            for g in groups:  # the bytes are copied: let them go as we go
+                g[k] = None  # type: ignore[index]
+        ids = columns["id"]
+        if not np.all(ids[1:] > ids[:-1]):
+            order = np.argsort(ids, kind="stable")
+            columns = {name: c[order] for name, c in columns.items()}
+        return columns
+    q = select(
+        Judgment.id,
+        Judgment.worker_id,
+        Judgment.item_id,
+        Judgment.value_num,
+        Judgment.duration_s,
+        Judgment.created_at,
+    ).where(Judgment.campaign_id == cid, Judgment.id <= upto)
+    rows = session.execute(q.order_by(Judgment.id)).all()
+    cols = list(zip(*rows, strict=True)) if rows else [[]] * 6
+    nan = np.nan
+    return {
+        "id": np.array(cols[0], dtype=np.int64),
+        "worker": np.array(cols[1], dtype=np.int64),
+        "item": np.array(cols[2], dtype=np.int64),
+        "value": np.array([nan if v is None else v for v in cols[3]], dtype=np.float64),
+        "duration": np.array([nan if d is None else d for d in cols[4]], dtype=np.float64),
+        "epoch": _epochs(list(cols[5])),
+    }
 
 
 def load_arrays(
@@ -93,48 +186,42 @@ def load_arrays(
     wrows = session.execute(
         select(Worker.id, Worker.external_id).where(Worker.campaign_id == cid).order_by(Worker.id)
     ).all()
-    irows = session.execute(
-        select(Item.id, Item.external_id, Item.gold, Item.text)
-        .where(Item.campaign_id == cid)
-        .order_by(Item.id)
-    ).all()
     worker_db = np.array([r[0] for r in wrows], dtype=np.int64)
-    item_db = np.array([r[0] for r in irows], dtype=np.int64)
+    item_db, item_ids = _items(session, cid)
+    gold = np.full(item_db.size, None, dtype=object)
+    given = session.execute(
+        select(Item.id, Item.gold).where(Item.campaign_id == cid, Item.gold.is_not(None))
+    ).all()
+    if given:
+        gold[_code(np.array([r[0] for r in given], dtype=np.int64), item_db)] = [
+            r[1] for r in given
+        ]
     common = {
         "worker_ids": np.array([r[1] for r in wrows], dtype=object),
         "worker_db_ids": worker_db,
-        "item_ids": np.array([r[1] for r in irows], dtype=object),
-        "item_gold": np.array([r[2] for r in irows], dtype=object),
-        "item_text": np.array([r[3] for r in irows], dtype=object),
+        "item_ids": item_ids,
+        "item_db_ids": item_db,
+        "item_gold": gold,
     }
     if campaign.kind == "pairwise":
         return _load_preferences(session, campaign, watermark, worker_db, item_db, common)
 
-    q = select(
-        Judgment.id,
-        Judgment.worker_id,
-        Judgment.item_id,
-        Judgment.value_num,
-        Judgment.value_label,
-        Judgment.duration_s,
-        Judgment.created_at,
-    ).where(Judgment.campaign_id == cid)
-    if watermark is not None:
-        q = q.where(Judgment.id <= watermark)
-    rows = session.execute(q.order_by(Judgment.id)).all()
-    cols = list(zip(*rows, strict=True)) if rows else [[]] * 7
-    ids = np.array(cols[0], dtype=np.int64)
-    workers = _code(np.array(cols[1], dtype=np.int64), worker_db)
-    items = _code(np.array(cols[2], dtype=np.int64), item_db)
-    duration = np.array([np.nan if d is None else d for d in cols[5]], dtype=np.float64)
-    order = _time_order(list(cols[6]), ids)
+    numbers = _judgment_numbers(session, cid, watermark)
+    ids = numbers.pop("id")
+    workers = _code(numbers.pop("worker"), worker_db)
+    items = _code(numbers.pop("item"), item_db)
+    duration = numbers.pop("duration")
+    order = _time_order(numbers.pop("epoch"), ids)
     categories: tuple[str, ...] = ()
     values = np.full(ids.size, np.nan)
     extra: dict = {}
     if campaign.kind == "rating":
-        values = np.array([np.nan if v is None else v for v in cols[3]], dtype=np.float64)
+        values = numbers.pop("value")
     elif campaign.kind == "label":
-        labels = np.array(cols[4], dtype=object)
+        q = select(Judgment.value_label).where(Judgment.campaign_id == cid)
+        if watermark is not None:
+            q = q.where(Judgment.id <= watermark)
+        labels = np.array(session.scalars(q.order_by(Judgment.id)).all(), dtype=object)
         seen = sorted(set(labels.tolist()))
         categories = tuple(campaign.categories or ()) or tuple(seen)
         categories = categories + tuple(s for s in seen if s not in set(categories))
@@ -211,7 +298,7 @@ def _load_preferences(
         items=left,
         values=np.full(ids.size, np.nan),
         duration_s=np.array([np.nan if d is None else d for d in cols[5]], dtype=np.float64),
-        order=_time_order(list(cols[6]), ids),
+        order=_time_order(_epochs(list(cols[6])), ids),
         left=left,
         right=_code(np.array(cols[3], dtype=np.int64), item_db),
         outcome=outcome,

@@ -305,6 +305,43 @@ class MetricValue(Base):
     detail: Mapped[dict[str, Any] | None] = mapped_column(Json)
 
 
+class MetricColumn(Base):
+    """One measure of many subjects of one scope in a run, as arrays (``results.Column``): the
+    item values of a large campaign in one row per measure instead of one row per item."""
+
+    __tablename__ = "metric_columns"
+    __table_args__ = (
+        CheckConstraint(_in("scope", SCOPES), name="scope"),
+        UniqueConstraint("run_id", "scope", "metric"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("metric_runs.id", ondelete="CASCADE"))
+    scope: Mapped[str] = mapped_column(String(16))
+    metric: Mapped[str] = mapped_column(String(64))
+    # JSON array of the subjects, in the order of the arrays.
+    subjects: Mapped[str] = mapped_column(Text)
+    # detail_key, names, integral (see results.Column.meta).
+    meta: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
+    # The arrays as an uncompressed .npz, read back without pickle.
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class RunState(Base):
+    """What a run keeps for the next one to start from (the replicate sums of the Poisson
+    bootstrap): a named array with what it depends on."""
+
+    __tablename__ = "run_states"
+
+    run_id: Mapped[int] = mapped_column(
+        ForeignKey("metric_runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    meta: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
+    # The array as a .npy, read back without pickle.
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
 class Flag(Base):
     """A rule that fired in a run, with the value, the threshold and the evidence."""
 

@@ -7,7 +7,7 @@ Naming of the stored values (``scope``, ``subject``, ``metric``) is documented i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,8 +15,16 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from monitor.results import FlagRecord, Value
-from monitor.store.models import Base, Flag, MetricRun, MetricValue, utcnow
+from monitor.results import Column, FlagRecord, State, Value
+from monitor.store.models import (
+    Base,
+    Flag,
+    MetricColumn,
+    MetricRun,
+    MetricValue,
+    RunState,
+    utcnow,
+)
 
 
 @dataclass(frozen=True)
@@ -90,9 +98,12 @@ def save_run(
     seconds: float,
     values: Iterable[Value],
     flags: Iterable[FlagRecord],
+    columns: Iterable[Column] = (),
+    states: Mapping[str, State] | None = None,
 ) -> RunInfo:
-    """Insert a finished run with its values and flags (the caller's transaction makes it
-    atomic: a crash before commit leaves the previous run as the latest)."""
+    """Insert a finished run with its values, columns, flags and states (the caller's
+    transaction makes it atomic: a crash before commit leaves the previous run as the
+    latest)."""
     run = MetricRun(
         campaign_id=campaign_id,
         watermark=watermark,
@@ -118,6 +129,25 @@ def save_run(
         (run_id, f.scope, f.subject, f.rule, f.value, f.threshold, _json(f.evidence)) for f in flags
     )
     _bulk_insert(session, "flags", FLAG_COLUMNS, flag_rows)
+    column_rows = [
+        {
+            "run_id": run_id,
+            "scope": c.scope,
+            "metric": c.metric,
+            "subjects": json.dumps(c.subjects, ensure_ascii=False),
+            "meta": c.meta(),
+            "data": c.to_bytes(),
+        }
+        for c in columns
+    ]
+    if column_rows:
+        session.execute(MetricColumn.__table__.insert(), column_rows)
+    state_rows = [
+        {"run_id": run_id, "name": name, "meta": state.meta, "data": state.to_bytes()}
+        for name, state in (states or {}).items()
+    ]
+    if state_rows:
+        session.execute(RunState.__table__.insert(), state_rows)
     return _info(run)
 
 
@@ -179,17 +209,50 @@ def mark_failed(
 
 
 def run_values(
-    session: Session, run_id: int, scope: str | None = None, metrics: Sequence[str] | None = None
+    session: Session,
+    run_id: int,
+    scope: str | None = None,
+    metrics: Sequence[str] | None = None,
+    *,
+    columns: bool = True,
 ) -> list[Value]:
+    """Every value of a run, optionally of one scope and some metrics; those stored as
+    columns are expanded unless ``columns`` is false."""
     q = select(MetricValue).where(MetricValue.run_id == run_id)
     if scope is not None:
         q = q.where(MetricValue.scope == scope)
     if metrics is not None:
         q = q.where(MetricValue.metric.in_(list(metrics)))
-    return [
+    values = [
         Value(v.scope, v.subject, v.metric, v.value, v.low, v.high, v.n, v.detail)
         for v in session.scalars(q.order_by(MetricValue.id))
     ]
+    for column in run_columns(session, run_id, scope, metrics) if columns else ():
+        values.extend(column.expand())
+    return values
+
+
+def run_columns(
+    session: Session, run_id: int, scope: str | None = None, metrics: Sequence[str] | None = None
+) -> list[Column]:
+    """The values of a run stored as columns, as arrays."""
+    q = select(MetricColumn).where(MetricColumn.run_id == run_id)
+    if scope is not None:
+        q = q.where(MetricColumn.scope == scope)
+    if metrics is not None:
+        q = q.where(MetricColumn.metric.in_(list(metrics)))
+    return [
+        Column.from_bytes(c.scope, c.metric, json.loads(c.subjects), dict(c.meta or {}), c.data)
+        for c in session.scalars(q.order_by(MetricColumn.id))
+    ]
+
+
+def run_states(session: Session, run_id: int) -> dict[str, State]:
+    """The states a run kept for the next one, by name."""
+    return {
+        r.name: State.from_bytes(dict(r.meta or {}), r.data)
+        for r in session.scalars(select(RunState).where(RunState.run_id == run_id))
+    }
 
 
 def run_flags(session: Session, run_id: int, scope: str | None = None) -> list[FlagRecord]:
@@ -226,6 +289,21 @@ def campaign_value_history(
     ]
 
 
+def prune_item_values(session: Session, campaign_id: int, keep: int) -> None:
+    """Drop the per-item values (columns) and states of a campaign's runs older than its
+    ``keep`` latest successful ones: at scale they are tens of megabytes per run, and a
+    scheduler runs every few minutes. Campaign and worker values stay for the trends."""
+    recent = select(MetricRun.id).where(
+        MetricRun.campaign_id == campaign_id, MetricRun.status == "ok"
+    )
+    cutoff = session.scalar(recent.order_by(MetricRun.id.desc()).offset(max(keep, 1) - 1).limit(1))
+    if cutoff is None:
+        return
+    old = select(MetricRun.id).where(MetricRun.campaign_id == campaign_id, MetricRun.id < cutoff)
+    session.execute(delete(MetricColumn).where(MetricColumn.run_id.in_(old)))
+    session.execute(delete(RunState).where(RunState.run_id.in_(old)))
+
+
 def prune_failed(session: Session, campaign_id: int) -> None:
     """Forget failed runs older than the latest successful one (they carry no values)."""
     last = latest_run(session, campaign_id)
@@ -240,6 +318,7 @@ def prune_failed(session: Session, campaign_id: int) -> None:
 
 
 __all__ = [
+    "Column",
     "FlagRecord",
     "RunInfo",
     "Value",
@@ -247,7 +326,10 @@ __all__ = [
     "latest_run",
     "mark_failed",
     "prune_failed",
+    "prune_item_values",
+    "run_columns",
     "run_flags",
+    "run_states",
     "run_history",
     "run_values",
     "save_run",

@@ -37,7 +37,8 @@ def _close(a: float | None, b: float | None, tol: float) -> bool:
 
 
 @pytest.mark.parametrize(
-    "name", ["rating_small_complete", "label_small_complete_5_adversarial", "seed_kripp_canonical_missing"]
+    "name",
+    ["rating_small_complete", "label_small_complete_5_adversarial", "seed_kripp_canonical_missing"],
 )
 def test_agreement_values_match_golden(engine: Engine, name: str) -> None:
     case = load(GOLDEN / "cases" / f"{name}.json")
@@ -68,7 +69,9 @@ def test_two_rater_measures(engine: Engine) -> None:
     recompute(engine, SETTINGS)
     got = values_of(engine)
     for key in ("cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic", "scott_pi"):
-        assert _close(got[("campaign", "golden", key)], case["expected"][key], case["tolerance"]), key
+        assert _close(got[("campaign", "golden", key)], case["expected"][key], case["tolerance"]), (
+            key
+        )
 
 
 def test_transitivity_matches_golden(engine: Engine) -> None:
@@ -77,7 +80,9 @@ def test_transitivity_matches_golden(engine: Engine) -> None:
     recompute(engine, SETTINGS)
     got = values_of(engine)
     for worker, rec in case["expected"]["transitivity"].items():
-        assert _close(got[("worker", worker, "transitivity_kappa")], rec["kappa_strict"], 1e-9), worker
+        assert _close(got[("worker", worker, "transitivity_kappa")], rec["kappa_strict"], 1e-9), (
+            worker
+        )
 
 
 def test_multilabel_crowdtruth_matches_golden(engine: Engine) -> None:
@@ -100,7 +105,9 @@ def test_nothing_new_means_nothing_done(engine: Engine) -> None:
     assert [o.status for o in recompute(engine, SETTINGS, full=True)] == ["ok"]
 
 
-@pytest.mark.parametrize("name", ["label_small_complete_5_adversarial", "pairwise_small_weak", "rating_small_complete"])
+@pytest.mark.parametrize(
+    "name", ["label_small_complete_5_adversarial", "pairwise_small_weak", "rating_small_complete"]
+)
 def test_incremental_equals_full(engine: Engine, db_url: str, tmp_path, name: str) -> None:  # noqa: ANN001
     case = load(GOLDEN / "cases" / f"{name}.json")
     half = len(case["judgments"]) // 2
@@ -118,10 +125,17 @@ def test_incremental_equals_full(engine: Engine, db_url: str, tmp_path, name: st
             continue
         # The iterative measures (CrowdTruth, co-determination weights, Bradley-Terry scores)
         # reach their fixed point from the last run's scores: the same to the iteration's
-        # tolerance; every other measure is recomputed exactly. is reached from the last run's scores: same fixed point to the
-        # iteration's tolerance; every other measure is recomputed exactly.
-        tol = {"wqs": 5e-3, "wwa": 5e-3, "wua": 5e-3, "uqs": 5e-3, "aqs": 5e-3, "weight": 1e-4,
-               "score": 1e-6, "score_model": 1e-6}.get(key[2], 1e-12)
+        # tolerance; every other measure is recomputed exactly.
+        tol = {
+            "wqs": 5e-3,
+            "wwa": 5e-3,
+            "wua": 5e-3,
+            "uqs": 5e-3,
+            "aqs": 5e-3,
+            "weight": 1e-4,
+            "score": 1e-6,
+            "score_model": 1e-6,
+        }.get(key[2], 1e-12)
         assert _close(incremental[key], x, tol), (key, incremental[key], x)
 
 
@@ -175,3 +189,60 @@ def test_stale_sqlite_lock_is_taken_over(tmp_path) -> None:  # noqa: ANN001
         s.add(CampaignLock(campaign_id=cid, holder=f"{socket.gethostname()}:999999999"))
     with campaign_lock(engine, cid):
         pass
+
+
+@pytest.mark.parametrize("name", ["rating_small_complete", "label_small_complete_5_adversarial"])
+def test_incremental_interval_updates_the_last_runs_replicates(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    from monitor.pipeline import intervals
+
+    case = load(GOLDEN / "cases" / f"{name}.json")
+    half = len(case["judgments"]) // 2
+    store_case(engine, case, upto=half)
+    recompute(engine, SETTINGS)
+    store_case(engine, case, start=half)
+
+    def resample_all(*_a: object, **_k: object) -> None:
+        raise AssertionError("an incremental run resampled every item")
+
+    monkeypatch.setattr(intervals, "replicate_sums", resample_all)
+    [inc] = recompute(engine, SETTINGS)
+    assert inc.status == "ok"
+    monkeypatch.undo()
+    incremental = intervals_of(engine)
+    recompute(engine, SETTINGS, full=True)
+    full = intervals_of(engine)
+    assert incremental.keys() == full.keys() and any(v[0] is not None for v in full.values())
+    for key, (lo, hi) in full.items():
+        assert _close(incremental[key][0], lo, 1e-9) and _close(incremental[key][1], hi, 1e-9)
+
+
+def intervals_of(engine: Engine) -> dict[str, tuple[float | None, float | None]]:
+    with transaction(engine) as s:
+        run = latest_run(s, get_campaign(s, "golden").id)
+        assert run is not None
+        return {
+            v.metric: (v.low, v.high)
+            for v in run_values(s, run.id, "campaign", ["krippendorff_alpha", "fleiss_kappa"])
+        }
+
+
+def test_old_runs_keep_campaign_values_but_not_item_columns(engine: Engine) -> None:
+    from monitor.store.models import MetricColumn, RunState
+
+    store_case(engine, load(GOLDEN / "cases" / "rating_small_complete.json"))
+    settings = Settings(bootstrap_samples=20, phi="map", keep_item_runs=2)
+    runs = [recompute(engine, settings, full=True)[0].run_id for _ in range(3)]
+    with transaction(engine) as s:
+        kept = set(s.scalars(select(MetricColumn.run_id)))
+        states = set(s.scalars(select(RunState.run_id)))
+        oldest = run_values(s, runs[0])
+        newest = run_values(s, runs[2])
+    assert kept == set(runs[1:]) and states == set(runs[1:])
+    assert {v.scope for v in oldest} == {"campaign", "worker", "annotation"}
+    assert "item" in {v.scope for v in newest}
+    alpha = {v.metric: v.value for v in oldest if v.scope == "campaign"}
+    assert alpha["krippendorff_alpha"] == next(
+        v.value for v in newest if v.metric == "krippendorff_alpha"
+    )

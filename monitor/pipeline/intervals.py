@@ -1,0 +1,155 @@
+"""Bootstrap intervals of alpha and Fleiss' kappa that follow a campaign as it grows.
+
+A run keeps, per measure, the replicate sums of the Poisson bootstrap
+(:mod:`monitor.metrics.poisson`). The next run adds the change of the items that received
+judgments since, when nothing else moved (same replicates, seed, value domain and items; no
+judgment committed late below the last watermark); otherwise it resamples every item. Both
+give the same replicates, so an incremental run has the interval of a full one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from monitor.metrics._common import Interval
+from monitor.metrics.krippendorff import ValueCounts
+from monitor.metrics.poisson import Update, replicate_sums
+from monitor.pipeline.compute import Collector, WarmStart
+from monitor.results import State
+from monitor.settings import Settings
+from monitor.store.arrays import CampaignArrays
+
+CONFIDENCE = 0.95
+Features = Callable[[ValueCounts], NDArray[np.float64]]
+Replicates = Callable[[NDArray[np.float64]], NDArray[np.float64]]
+
+
+@dataclass(frozen=True)
+class Request:
+    """One measure to bootstrap: its estimate, value counts, per-item features, the
+    replicates from their sums, and what else the sums depend on (``meta``)."""
+
+    name: str
+    estimate: float | None
+    vc: ValueCounts
+    features: Features
+    replicates: Replicates
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def _digest(ids: NDArray[np.int64]) -> str:
+    return hashlib.sha256(np.ascontiguousarray(ids, dtype=np.int64).tobytes()).hexdigest()
+
+
+@dataclass
+class Resampler:
+    """Intervals for one run of one campaign. ``keep`` are the judgments the measures count
+    (latest per worker and item), ``codes`` the value code of every judgment."""
+
+    arrays: CampaignArrays
+    settings: Settings
+    warm: WarmStart | None
+    out: Collector
+    codes: NDArray[np.int64]
+    domain: NDArray[np.float64]
+    latest: Callable[[NDArray, NDArray, NDArray], NDArray[np.int64]]
+    _previous: tuple[NDArray[np.int64], ValueCounts] | None = field(init=False, default=None)
+    _looked: bool = field(init=False, default=False)
+
+    def previous(self) -> tuple[NDArray[np.int64], ValueCounts] | None:
+        """The items with new judgments, and the value counts of those items as the last run
+        saw them; None when the last run's state cannot be brought up to date."""
+        if self._looked:
+            return self._previous
+        self._looked = True
+        warm, a = self.warm, self.arrays
+        if warm is None or not warm.states:
+            return None
+        seen = a.ids <= warm.watermark
+        if int(seen.sum()) != warm.n_judgments:
+            return None  # an ingest committed judgments below the watermark after that run
+        touched = np.unique(a.items[~seen])
+        idx = np.flatnonzero(seen & np.isin(a.items, touched))
+        idx = idx[self.latest(a.workers[idx], a.items[idx], a.order[idx])]
+        before = ValueCounts.from_judgments(
+            a.items[idx], self.codes[idx], n_items=len(a.item_ids), value_domain=self.domain
+        )
+        self._previous = (touched, before)
+        return self._previous
+
+    def intervals(self, requests: Sequence[Request]) -> dict[str, Interval | None]:
+        """The percentile interval of each request's estimate from its replicates, whose
+        sums this run keeps for the next (also while the estimate is undefined: the sums are,
+        and the next run may need them). Measures that cannot be brought up to date are
+        resampled together, in one pass over the items' weights."""
+        b, seed = self.settings.bootstrap_samples, self.settings.seed
+        if not b:
+            return {r.name: None for r in requests}
+        n_items = len(self.arrays.item_ids)
+        sums: dict[str, NDArray[np.float64]] = {}
+        metas: dict[str, dict[str, Any]] = {}
+        for r in requests:
+            metas[r.name] = {
+                **r.meta,
+                "n_boot": b,
+                "seed": seed,
+                "domain": self.domain.tolist(),
+                "origin": r.vc.origin,
+                "n_items": n_items,
+                "items": _digest(self.arrays.item_db_ids),
+            }
+            updated = self._update(r, metas[r.name])
+            if updated is not None:
+                sums[r.name] = updated
+        fresh = [r for r in requests if r.name not in sums]
+        if fresh:
+            parts = [r.features(r.vc) for r in fresh]
+            together = replicate_sums(np.arange(n_items), np.hstack(parts), n_boot=b, seed=seed)
+            edges = np.cumsum([0] + [p.shape[1] for p in parts])
+            for r, lo, hi in zip(fresh, edges[:-1], edges[1:], strict=True):
+                sums[r.name] = together[:, lo:hi]
+        out: dict[str, Interval | None] = {}
+        for r in requests:
+            self.out.states[r.name] = State(metas[r.name], np.ascontiguousarray(sums[r.name]))
+            out[r.name] = None if r.estimate is None else _percentile(r.replicates(sums[r.name]))
+        return out
+
+    def _update(self, r: Request, meta: dict[str, Any]) -> NDArray[np.float64] | None:
+        old = self.warm.states.get(r.name) if self.warm is not None else None
+        if old is None:
+            return None
+        n_old = int(old.meta.get("n_items", -1))
+        same = {k: v for k, v in meta.items() if k not in ("n_items", "items")}
+        if (
+            not 0 <= n_old <= meta["n_items"]
+            or any(old.meta.get(k) != v for k, v in same.items())
+            or old.meta.get("items") != _digest(self.arrays.item_db_ids[:n_old])
+            or old.array.shape != (meta["n_boot"], r.features(_empty(r.vc)).shape[1])
+        ):
+            return None
+        previous = self.previous()
+        if previous is None:
+            return None
+        touched, before = previous
+        change = Update(touched, r.features(before)[touched], r.features(r.vc)[touched])
+        return change.apply(old.array, seed=meta["seed"])
+
+
+def _percentile(reps: NDArray[np.float64]) -> Interval | None:
+    ok = reps[np.isfinite(reps)]
+    if ok.size == 0:
+        return None
+    lo, hi = np.quantile(ok, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
+    return Interval(float(lo), float(hi), CONFIDENCE)
+
+
+def _empty(vc: ValueCounts) -> ValueCounts:
+    """No judgments, on the same values (for the width of the features)."""
+    none = np.empty(0, dtype=np.int64)
+    return ValueCounts.from_judgments(none, none, n_items=1, value_domain=vc.value_domain)

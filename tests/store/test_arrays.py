@@ -1,0 +1,58 @@
+"""Loading a campaign's judgments as arrays: the same numbers on both backends."""
+
+from __future__ import annotations
+
+import numpy as np
+from sqlalchemy import Engine, select, update
+
+from monitor.store.arrays import _judgment_numbers, load_arrays
+from monitor.store.campaigns import get_campaign
+from monitor.store.engine import transaction
+from monitor.store.models import Judgment
+from tests.golden import GOLDEN, load
+from tests.pipeline.cases import store_case
+
+
+def test_numbers_match_the_rows(engine: Engine) -> None:
+    store_case(engine, load(GOLDEN / "cases" / "rating_small_complete.json"))
+    with transaction(engine) as s:
+        s.execute(update(Judgment).where(Judgment.id % 3 == 0).values(duration_s=2.5))
+        s.execute(update(Judgment).where(Judgment.id % 4 == 0).values(created_at=None))
+        s.execute(update(Judgment).where(Judgment.id % 5 == 0).values(value_num=None))
+    with transaction(engine) as s:
+        cid = get_campaign(s, "golden").id
+        rows = s.execute(
+            select(
+                Judgment.id,
+                Judgment.worker_id,
+                Judgment.item_id,
+                Judgment.value_num,
+                Judgment.duration_s,
+                Judgment.created_at,
+            ).order_by(Judgment.id)
+        ).all()
+        watermark = rows[-3][0]
+        got = _judgment_numbers(s, cid, watermark)
+        everything = _judgment_numbers(s, cid, None)
+    rows = rows[:-2]
+    assert everything["id"].size == got["id"].size + 2
+    assert got["id"].tolist() == [r[0] for r in rows]
+    assert got["worker"].tolist() == [r[1] for r in rows]
+    assert got["item"].tolist() == [r[2] for r in rows]
+    nan = float("nan")
+    expect = {
+        "value": [nan if r[3] is None else r[3] for r in rows],
+        "duration": [nan if r[4] is None else r[4] for r in rows],
+        "epoch": [nan if r[5] is None else r[5].timestamp() for r in rows],
+    }
+    for name, want in expect.items():
+        np.testing.assert_allclose(got[name], np.array(want), rtol=0, atol=1e-6)
+    assert np.isnan(got["epoch"]).any() and np.isnan(got["value"]).any()
+
+
+def test_empty_campaign_loads_empty_arrays(engine: Engine) -> None:
+    case = load(GOLDEN / "cases" / "rating_small_complete.json")
+    store_case(engine, case, upto=0)
+    with transaction(engine) as s:
+        arrays = load_arrays(s, get_campaign(s, "golden"))
+    assert arrays.n == 0 and arrays.values.size == 0
