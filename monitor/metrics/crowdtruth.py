@@ -190,7 +190,7 @@ def _codes(values: ArrayLike, name: str) -> NDArray[np.int64]:
         raise ValueError(f"{name} must be a one-dimensional array, got shape {arr.shape}.")
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         raise ValueError(f"{name} must hold integer codes, got dtype {arr.dtype}.")
-    arr = arr.astype(np.int64)
+    arr = arr.astype(np.int64, copy=False)  # no copy of large int64 codes
     if arr.size and arr.min() < 0:
         raise ValueError(f"{name} must hold non-negative codes.")
     return arr

@@ -78,6 +78,8 @@ def compute(
     N, W = len(arrays.item_ids), len(arrays.worker_ids)
     answers_detail(out, "item", arrays.item_ids, arrays.items, codes, names)
     keep = latest_per_pair(arrays.workers, arrays.items, arrays.order)
+    if keep.size == arrays.n:  # no repeated judgment: the arrays themselves, not copies
+        keep = slice(None)  # type: ignore[assignment]
     items, workers, codes_k = arrays.items[keep], arrays.workers[keep], codes[keep]
     parameters["repeated_judgments"] = "latest per worker and item counts for agreement"
     boot = Resampler(arrays, settings, warm, out, codes, domain, latest_per_pair)

@@ -31,6 +31,11 @@ def num(x: Any) -> float | None:
     return x if np.isfinite(x) else None
 
 
+def _names(subjects: Sequence[str], idx: NDArray[np.int64]) -> list[str]:
+    """The subjects at positions ``idx``, as strings."""
+    return [str(x) for x in np.asarray(subjects, dtype=object)[idx].tolist()]
+
+
 @dataclass(frozen=True)
 class WarmStart:
     """The previous run: its scores by subject (to start the iterative measures from), what
@@ -57,10 +62,9 @@ class WarmStart:
             if v.value is not None:
                 scores.setdefault((v.scope, v.metric), {})[v.subject] = v.value
         for c in columns:
-            ok = np.isfinite(c.values)
+            ok = np.flatnonzero(np.isfinite(c.values))
             known = scores.setdefault((c.scope, c.metric), {})
-            known.update(zip(np.asarray(c.subjects, dtype=object)[ok].tolist(),
-                             c.values[ok].tolist(), strict=True))  # fmt: skip
+            known.update(zip(_names(c.subjects, ok), c.values[ok].tolist(), strict=True))
         return cls(scores, watermark, n_judgments, dict(states or {}))
 
     def aligned(
@@ -114,7 +118,7 @@ class Collector:
     ) -> None:
         """One value per subject (NaN = undefined) where ``mask`` is true."""
         idx = np.arange(len(subjects)) if mask is None else np.flatnonzero(mask)
-        names = np.asarray(subjects, dtype=object)[idx].tolist()
+        names = _names(subjects, idx)
         if scope in self.columnar:
 
             def part(a: NDArray | None) -> NDArray[np.float64] | None:
@@ -124,7 +128,7 @@ class Collector:
                 Column(
                     scope,
                     metric,
-                    [str(x) for x in names],
+                    names,
                     part(values),  # type: ignore[arg-type]
                     part(low),
                     part(high),
@@ -166,8 +170,9 @@ def compute_values(
     columnar: frozenset[str] | None = None,
 ) -> tuple[list[Value], list[Column], dict[str, State], dict[str, Any]]:
     """All values of a run (single values and columns), the states it keeps for the next run
-    and the parameters that produced them. ``columnar``: the scopes whose per-subject values become columns (default: items,
-    except in pairwise campaigns, whose pair and item values are fewer and stay single)."""
+    and the parameters that produced them. ``columnar``: the scopes whose per-subject values
+    become columns (default: items, except in pairwise campaigns, whose pair and item values
+    are fewer and stay single values)."""
     if columnar is None:
         columnar = frozenset() if arrays.kind == "pairwise" else frozenset({"item"})
     out = Collector(info.name, columnar)
@@ -261,7 +266,7 @@ def run_crowdtruth(
             Column(
                 unit_scope,
                 "uas",
-                [str(x) for x in np.asarray(unit_ids, dtype=object)[kept].tolist()],
+                _names(unit_ids, kept),
                 np.full(kept.size, np.nan),
                 detail_key="scores",
                 names=tuple(str(x) for x in names),
@@ -309,7 +314,7 @@ def answers_detail(
             Column(
                 scope,
                 "n_judgments",
-                [str(x) for x in np.asarray(subjects, dtype=object)[judged].tolist()],
+                _names(subjects, judged),
                 per_unit[judged].astype(np.float64),
                 detail_key="answers",
                 names=tuple(str(x) for x in names),
