@@ -209,10 +209,17 @@ def _unique_rows(d: _Data, rows: NDArray[np.int64]) -> tuple[NDArray, NDArray, N
             d.gold_sd[rows],
         ]
     )
-    _, first, inverse, counts = np.unique(
-        key, axis=0, return_index=True, return_inverse=True, return_counts=True
-    )
-    return rows[first], inverse.reshape(-1), counts
+    # np.unique(key, axis=0) by one stable lexsort (several times faster on float rows): the
+    # same distinct rows in the same order, each represented by its first occurrence.
+    order = np.lexsort(key.T[::-1])
+    ordered = key[order]
+    new = np.ones(order.size, dtype=bool)
+    new[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    inverse = np.empty(order.size, dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    starts = np.flatnonzero(new)
+    counts = np.diff(np.r_[starts, order.size])
+    return rows[order[starts]], inverse, counts
 
 
 # --------------------------------------------------------------------------- the item integrals

@@ -26,14 +26,22 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
 from monitor.metrics.krippendorff import ValueCounts, expected_total, item_observed
 
 BLOCK_BITS = 12
 _BLOCK = 1 << BLOCK_BITS
+
+
+def _poisson_one_quantiles(levels: int) -> NDArray[np.float64]:
+    """The Poisson(1) quantile at the middle of each of ``levels`` equal probability steps:
+    the smallest k with ``P(W <= k) = sum_{j <= k} e^-1 / j!`` at least the level."""
+    cdf = np.cumsum(np.exp(-1.0) / np.cumprod(np.r_[1.0, np.arange(1.0, 20.0)]))
+    return np.searchsorted(cdf, (np.arange(levels) + 0.5) / levels).astype(np.float64)
+
+
 # Poisson(1) quantile of each 16-bit uniform: P(W <= k) rounded to 1/65536.
-_QUANTILE = stats.poisson.ppf((np.arange(1 << 16) + 0.5) / (1 << 16), 1.0)
+_QUANTILE = _poisson_one_quantiles(1 << 16)
 
 PoissonLevel = Literal["nominal", "interval", "ratio"]
 LEVELS: tuple[str, ...] = ("nominal", "interval", "ratio")

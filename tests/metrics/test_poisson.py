@@ -103,3 +103,12 @@ def test_single_value_replicates_are_undefined() -> None:
     for level in ("nominal", "interval", "ratio"):
         sums = replicate_sums(np.arange(2), alpha_features(vc, level), n_boot=20, seed=0)  # type: ignore[arg-type]
         assert np.isnan(alpha_replicates(sums, level, vc.value_domain)).all()  # type: ignore[arg-type]
+
+
+def test_weight_table_is_the_poisson_one_quantile_function() -> None:
+    from scipy import stats
+
+    from monitor.metrics.poisson import _QUANTILE
+
+    levels = (np.arange(1 << 16) + 0.5) / (1 << 16)
+    assert np.array_equal(_QUANTILE, stats.poisson.ppf(levels, 1.0))
