@@ -304,19 +304,6 @@ def prune_item_values(session: Session, campaign_id: int, keep: int) -> None:
     session.execute(delete(RunState).where(RunState.run_id.in_(old)))
 
 
-def prune_failed(session: Session, campaign_id: int) -> None:
-    """Forget failed runs older than the latest successful one (they carry no values)."""
-    last = latest_run(session, campaign_id)
-    if last is not None:
-        session.execute(
-            delete(MetricRun).where(
-                MetricRun.campaign_id == campaign_id,
-                MetricRun.status == "failed",
-                MetricRun.id < last.id,
-            )
-        )
-
-
 __all__ = [
     "Column",
     "FlagRecord",
@@ -325,7 +312,6 @@ __all__ = [
     "campaign_value_history",
     "latest_run",
     "mark_failed",
-    "prune_failed",
     "prune_item_values",
     "run_columns",
     "run_flags",
