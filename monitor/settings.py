@@ -46,7 +46,7 @@ class Settings:
     bootstrap_samples: int = 1000
     """Resamples of items behind each bootstrap interval (0 turns intervals off)."""
     keep_item_runs: int = 20
-    """Runs per campaign that keep their per-item values; older runs keep the rest (trends)."""
+    """Runs per campaign that keep their per-item values and flags; older runs keep the rest."""
     phi: str = "full"
     """Phi for rating campaigns: off, map, full (exact posterior) or nuts (PyMC)."""
     phi_mapping: str = "bin_centres"

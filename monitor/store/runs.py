@@ -290,9 +290,10 @@ def campaign_value_history(
 
 
 def prune_item_values(session: Session, campaign_id: int, keep: int) -> None:
-    """Drop the per-item values (columns) and states of a campaign's runs older than its
-    ``keep`` latest successful ones: at scale they are tens of megabytes per run, and a
-    scheduler runs every few minutes. Campaign and worker values stay for the trends."""
+    """Drop the per-item values (columns), item and pair flags, and states of a campaign's
+    runs older than its ``keep`` latest successful ones: at scale they are tens of megabytes
+    per run, and a scheduler runs every few minutes. Campaign and worker values and flags stay
+    (the trends and the evidence behind decisions on workers)."""
     recent = select(MetricRun.id).where(
         MetricRun.campaign_id == campaign_id, MetricRun.status == "ok"
     )
@@ -302,6 +303,7 @@ def prune_item_values(session: Session, campaign_id: int, keep: int) -> None:
     old = select(MetricRun.id).where(MetricRun.campaign_id == campaign_id, MetricRun.id < cutoff)
     session.execute(delete(MetricColumn).where(MetricColumn.run_id.in_(old)))
     session.execute(delete(RunState).where(RunState.run_id.in_(old)))
+    session.execute(delete(Flag).where(Flag.run_id.in_(old), Flag.scope.in_(["item", "pair"])))
 
 
 __all__ = [

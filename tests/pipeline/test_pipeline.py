@@ -229,16 +229,19 @@ def intervals_of(engine: Engine) -> dict[str, tuple[float | None, float | None]]
 
 
 def test_old_runs_keep_campaign_values_but_not_item_columns(engine: Engine) -> None:
-    from monitor.store.models import MetricColumn, RunState
+    from monitor.store.models import Flag, MetricColumn, RunState
 
     store_case(engine, load(GOLDEN / "cases" / "rating_small_complete.json"))
-    settings = Settings(bootstrap_samples=20, phi="map", keep_item_runs=2)
+    settings = Settings(bootstrap_samples=20, phi="map", keep_item_runs=2, ambiguous_uqs=0.9)
     runs = [recompute(engine, settings, full=True)[0].run_id for _ in range(3)]
     with transaction(engine) as s:
         kept = set(s.scalars(select(MetricColumn.run_id)))
         states = set(s.scalars(select(RunState.run_id)))
+        flagged = {(f.run_id, f.scope) for f in s.scalars(select(Flag))}
         oldest = run_values(s, runs[0])
         newest = run_values(s, runs[2])
+    assert {(r, "item") for r in runs[1:]} <= flagged and (runs[0], "item") not in flagged
+    assert (runs[0], "worker") in flagged
     assert kept == set(runs[1:]) and states == set(runs[1:])
     assert {v.scope for v in oldest} == {"campaign", "worker", "annotation"}
     assert "item" in {v.scope for v in newest}
