@@ -53,7 +53,9 @@ def evaluate(path: Path, settings: Settings) -> dict:
     return {
         "case": path.stem,
         "workers": (len(flagged_w & bad_w), len(flagged_w), len(bad_w)),
-        "items": (len(flagged_i & amb), len(flagged_i), len(amb)) if "ambiguous_items" in truth else None,
+        "items": (len(flagged_i & amb), len(flagged_i), len(amb))
+        if "ambiguous_items" in truth
+        else None,
         "missed": sorted(f"{w}({types[w]})" for w in bad_w - flagged_w),
         "false": sorted(flagged_w - bad_w),
     }
@@ -73,7 +75,8 @@ def main() -> None:
     settings = load_settings(env={}, overrides={"bootstrap_samples": 0, "phi": "map", **overrides})
     totals = {"workers": [0, 0, 0], "items": [0, 0, 0]}
     paths = [
-        p for p in sorted((GOLDEN / "cases").glob("*.json"))
+        p
+        for p in sorted((GOLDEN / "cases").glob("*.json"))
         if "truth_info" in json.loads(p.read_text())
     ]
     print(f"{'case':42} {'workers (any worker flag)':45} ambiguous items")

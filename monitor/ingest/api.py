@@ -129,7 +129,8 @@ def _open_rows(
     options: dict[str, str] | None,
     counter: ByteCounter,
     validator: Validator,
-) -> Iterator[SourceRow | BadRecord]:
+) -> Iterator[SourceRow | BadRecord | tuple[Any, ...]]:
+    """The file's rows; those of a CSV file that are clean come already validated (tuples)."""
     if fmt in READERS:
         return READERS[fmt](path, kind=campaign.kind, mapping=mapping, options=options)
     _check_plain_args(campaign.kind, mapping, options)
@@ -141,6 +142,7 @@ def _open_rows(
             mapping=mapping,
             counter=counter,
             check_header=validator.missing_columns,
+            fast=validator.csv_fast,
         )
     return read_jsonl(path, columns=columns, mapping=mapping, counter=counter)
 
@@ -174,7 +176,7 @@ class _Run:
         self.n_items = self.n_workers = self.n_other_rejected = 0
 
     def process(
-        self, chunk: list[SourceRow | BadRecord]
+        self, chunk: list[SourceRow | BadRecord | tuple[Any, ...]]
     ) -> Callable[[], tuple[int, int, int]] | None:
         """Validate one chunk; the function that loads it (and returns the numbers of items,
         workers and new judgments stored), or None when a problem has been found (and not
@@ -183,8 +185,11 @@ class _Run:
         items: list[tuple[Any, ...]] = []
         workers: list[tuple[Any, ...]] = []
         rejected: list[tuple[int | None, str, list[str]]] = []
-        check = self.validator.check
+        check, append = self.validator.check, judgments.append
         for record in chunk:
+            if type(record) is tuple:  # validated by the reader's fast path
+                append(record)
+                continue
             if isinstance(record, BadRecord):
                 problems, raw, table = [record.problem], record.raw, "judgment"
             else:
@@ -197,8 +202,7 @@ class _Run:
                     elif kind == "worker":
                         workers.append(data)
                     else:
-                        judgments.append(data)
-                        self.n_rows += 1
+                        append(data)
                     continue
                 problems, raw = out, raw_text(record)
             if table == "judgment":
@@ -213,16 +217,18 @@ class _Run:
                 if len(self.problems) >= MAX_PROBLEMS:
                     self.capped = True
                     break
+        self.n_rows += len(judgments)
         self.n_valid += len(judgments)
         if self.problems:
             return None
         loader = self.loader
+        chunk = loader.prepare(judgments)  # here, while the previous chunk is stored
 
         def load() -> tuple[int, int, int]:
             n_items = loader.upsert_items(items)
             n_workers = loader.upsert_workers(workers)
-            n_new = loader.load(judgments)
             loader.reject(rejected)
+            n_new = loader.load(chunk)  # last: it may leave the COPY to Loader.finish
             return n_items, n_workers, n_new
 
         return load
@@ -235,25 +241,30 @@ class _Run:
             self.n_new += counts[2]
 
     def run(
-        self, rows: Iterable[SourceRow | BadRecord], bar: Progress, counter: ByteCounter
+        self,
+        rows: Iterable[SourceRow | BadRecord | tuple[Any, ...]],
+        bar: Progress,
+        counter: ByteCounter,
     ) -> None:
-        """Validate and load the chunks. On PostgreSQL a chunk is loaded in a helper thread
-        while the next one is read and validated (the connection is only ever used by one
-        thread at a time: the helper is waited for before the next load and before leaving).
+        """Validate and load the chunks. On PostgreSQL the storing of a chunk's judgments
+        (:meth:`Loader.finish`: the lookup of the stored digests, the COPY) runs in a helper
+        thread while the next chunk is read, validated and prepared (the connection is only
+        ever used by one thread at a time: the helper is waited for before the next load and
+        before leaving).
         """
-        background = self.loader.pg
+        loader = self.loader
+        background = loader.defer = loader.pg
         pending: _Job | None = None
         try:
             for chunk in _chunks(rows, CHUNK_SIZE):
                 load = self.process(chunk)
                 if pending is not None:
                     job, pending = pending, None
-                    self.loaded(job.wait())
+                    self.n_new += job.wait()
                 if load is not None:
+                    self.loaded(load())
                     if background:
-                        pending = _Job(load)
-                    else:
-                        self.loaded(load())
+                        pending = _Job(loader.finish)
                 bar.update(self.n_rows, counter.n)
                 if self.capped:
                     self.problems.append(
@@ -264,10 +275,12 @@ class _Run:
                     break
             if pending is not None:
                 job, pending = pending, None
-                self.loaded(job.wait())
+                self.n_new += job.wait()
         finally:
-            if pending is not None:  # leaving on an error: let the load end before rollback
+            if pending is not None:  # leaving on an error: let the COPY end before rollback
                 pending.join()
+            loader.abort()  # a chunk not stored (an error came before its helper started)
+            loader.defer = False
 
 
 class _Job:

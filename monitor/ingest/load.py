@@ -21,7 +21,8 @@ duplicates. Nothing is committed here: the caller's transaction holds the whole 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,6 @@ from sqlalchemy import (
     MetaData,
     Table,
     Text,
-    any_,
     exists,
     func,
     literal,
@@ -59,7 +59,6 @@ from monitor.store.models import (
     Preference,
     RejectedRow,
     Worker,
-    dedup_digest,
 )
 
 # The first key of the ingest locks: apart from the recompute locks (LOCK_CLASS).
@@ -150,6 +149,26 @@ class SeenKeys:
         return maybe
 
 
+class Chunk(list):  # type: ignore[type-arg]
+    """The records of one chunk (a list of them) with what :meth:`Loader.prepare` found."""
+
+    def __init__(
+        self,
+        records: Iterable[Any],
+        rows: list[Any],
+        digests: list[bytes],
+        workers: dict[str, None],
+        items: dict[str, None],
+        maybe: np.ndarray | None,
+    ) -> None:
+        super().__init__(records)
+        self.rows = rows  # the first record of each dedup key, in file order
+        self.digests = digests  # their digests
+        self.workers = workers  # the external ids of their workers, in order of appearance
+        self.items = items  # of their items
+        self.maybe = maybe  # the digests the Bloom filter may have seen (or None)
+
+
 class Loader:
     """Stores the chunks of one file of one campaign, as ingest batch ``batch_id``."""
 
@@ -164,6 +183,11 @@ class Loader:
         self.stage = STAGE_PREFERENCES if self.pairwise else STAGE_JUDGMENTS
         self.known: dict[str, dict[str, int]] = {W.name: {}, I.name: {}}
         self.seen: SeenKeys | None = None
+        # PostgreSQL: leave the storing of each chunk (lookup of the stored digests, COPY) to
+        # finish(), which another thread may run while this one reads the next chunk.
+        self.defer = False
+        self._deferred: Callable[[], int] | None = None
+        self._settled = 0  # new rows stored by _settle() since the last finish()
         if self.pg:
             # Ingests into one campaign, one at a time until commit (see the module docstring).
             conn.execute(
@@ -180,8 +204,26 @@ class Loader:
             self.stage.create(conn)
         self.seq = 0
 
+    def finish(self) -> int:
+        """Store the chunk the last :meth:`load` left (``defer``): look up its digests, COPY
+        the new rows; return how many rows were new since the last call (0: none was left)."""
+        self._settle()
+        n, self._settled = self._settled, 0
+        return n
+
+    def _settle(self) -> None:
+        """Store the chunk left to :meth:`finish`, if any (before any other statement)."""
+        deferred, self._deferred = self._deferred, None
+        if deferred is not None:
+            self._settled += deferred()
+
+    def abort(self) -> None:
+        """Forget the chunk left to :meth:`finish`, if any (on the way out of a failed ingest)."""
+        self._deferred = None
+
     def close(self) -> None:
         """Drop the staging table (SQLite; PostgreSQL stages nothing)."""
+        self._settle()
         if not self.pg:
             self.stage.drop(self.conn, checkfirst=True)
 
@@ -189,6 +231,7 @@ class Loader:
 
     def upsert_items(self, records: Iterable[ItemRecord]) -> int:
         """Items with gold values or texts; a value not given keeps the stored one."""
+        self._settle()
         merged: dict[str, list[str | None]] = {}
         for item, gold, text_ in records:
             have = merged.setdefault(item, [None, None])
@@ -214,6 +257,7 @@ class Loader:
 
     def upsert_workers(self, records: Iterable[WorkerRecord]) -> int:
         """Workers with what the platform says of them (``Worker.platform``)."""
+        self._settle()
         merged: dict[str, dict[str, Any]] = {}
         for worker, platform in records:
             merged.setdefault(worker, {}).update(platform)
@@ -234,30 +278,52 @@ class Loader:
 
     # --- judgments ------------------------------------------------------------------------
 
+    def prepare(self, records: Sequence[JudgmentRecord] | Sequence[PreferenceRecord]) -> Chunk:
+        """The part of :meth:`load` that needs no database: the first record of each dedup
+        key, the keys' digests, the chunk's workers and items, and (PostgreSQL, into a campaign
+        that was empty) which digests the Bloom filter may have seen. The ingest calls it in
+        the reading thread, chunk after chunk in file order, while the previous chunk loads."""
+        unique: dict[str, Any] = {}
+        setdefault = unique.setdefault
+        for record in records:
+            setdefault(record[4], record)
+        rows = list(unique.values())
+        sha, size = hashlib.sha256, DIGEST_SIZE  # dedup_digest(key), inlined
+        digests = [sha(key.encode()).digest()[:size] for key in unique]
+        workers = dict.fromkeys([r[0] for r in rows])
+        if self.pairwise:
+            items = dict.fromkeys([x for r in rows for x in (r[1], r[2])])
+        else:
+            items = dict.fromkeys([r[1] for r in rows])
+        maybe = self.seen.add(digests) if self.pg and self.seen is not None else None
+        return Chunk(records, rows, digests, workers, items, maybe)
+
     def load(self, records: Sequence[JudgmentRecord] | Sequence[PreferenceRecord]) -> int:
-        """Store one chunk; return how many were new (the others were duplicates)."""
+        """Store one chunk (records, or the :class:`Chunk` :meth:`prepare` made of them);
+        return how many were new (the others were duplicates). With ``defer`` (PostgreSQL),
+        only its workers and items are stored here, the rest by :meth:`finish`: 0 here."""
+        self._settle()
         if not records:
             return 0
-        unique: dict[str, Any] = {}
-        for record in records:
-            unique.setdefault(record[4], record)
-        rows = list(unique.values())
-        digests = [dedup_digest(key) for key in unique]
-        workers = self.ids(W, dict.fromkeys(r[0] for r in rows))
+        chunk = records if isinstance(records, Chunk) else self.prepare(records)
+        rows, digests = chunk.rows, chunk.digests
+        workers = self.ids(W, chunk.workers)
+        items = self.ids(I, chunk.items)
         if self.pairwise:
-            items = self.ids(I, dict.fromkeys(x for r in rows for x in (r[1], r[2])))
             staged = [
                 (workers[r[0]], items[r[1]], items[r[2]], r[3], d, r[5], r[6], r[7], r[8])
                 for r, d in zip(rows, digests, strict=True)
             ]
         else:
-            items = self.ids(I, dict.fromkeys(r[1] for r in rows))
             staged = [
                 (workers[r[0]], items[r[1]], r[2], r[3], d, r[5], r[6], r[7], r[8])
                 for r, d in zip(rows, digests, strict=True)
             ]
         if self.pg:
-            return self._copy_new(staged, digests, rows)
+            if self.defer:  # finish() stores them
+                self._deferred = lambda: self._copy_new(staged, digests, rows, chunk.maybe)
+                return 0
+            return self._copy_new(staged, digests, rows, chunk.maybe)
         self._stage(staged)
         if self.campaign.kind == "multilabel":
             return self._insert_multilabel(rows, digests)
@@ -286,12 +352,16 @@ class Loader:
         return found
 
     def _lookup(self, table: Table, keys: list[str]) -> list[tuple[str, int]]:
-        if self.pg:  # one array parameter instead of thousands
-            match = table.c.external_id == any_(literal(keys, postgresql.ARRAY(Text)))
-        else:
-            match = table.c.external_id.in_(keys)
+        if self.pg:  # one array parameter instead of thousands, straight through psycopg
+            query = SQL(
+                "SELECT external_id, id FROM {table} WHERE campaign_id = %s"
+                " AND external_id = ANY(%b::text[])"
+            ).format(table=Identifier(table.name))
+            with self._cursor() as cursor:
+                cursor.execute(query, (self.campaign.id, keys))
+                return cursor.fetchall()
         query = select(table.c.external_id, table.c.id).where(
-            table.c.campaign_id == self.campaign.id, match
+            table.c.campaign_id == self.campaign.id, table.c.external_id.in_(keys)
         )
         return [(k, i) for k, i in self.conn.execute(query)]
 
@@ -300,22 +370,23 @@ class Loader:
         ones with their ids (RETURNING spares a second lookup)."""
         cid = self.campaign.id
         extra = {"status": "ok", "weight": 1.0} if table is W else {}
+        if self.pg:  # in the order of keys (ids follow it), straight through psycopg
+            query = SQL(
+                "INSERT INTO {table} (campaign_id, external_id{names})"
+                " SELECT %s, new_keys.name{values}"
+                " FROM unnest(%b::text[]) WITH ORDINALITY AS new_keys(name, n)"
+                " ORDER BY new_keys.n"
+                " ON CONFLICT (campaign_id, external_id) DO NOTHING"
+                " RETURNING external_id, id"
+            ).format(
+                table=Identifier(table.name),
+                names=SQL("").join(SQL(", ") + Identifier(name) for name in extra),
+                values=SQL(", %s" * len(extra)),
+            )
+            with self._cursor() as cursor:
+                cursor.execute(query, (cid, *extra.values(), keys))
+                return cursor.fetchall()
         stmt = self.insert(table)
-        if self.pg:
-            names = (
-                func.unnest(literal(keys, postgresql.ARRAY(Text)))
-                .table_valued("name", with_ordinality="n")
-                .render_derived(name="new_keys")
-            )
-            values = [literal(cid, BigInteger), names.c.name] + [literal(v) for v in extra.values()]
-            stmt = stmt.from_select(
-                ["campaign_id", "external_id", *extra],
-                select(*values).order_by(names.c.n),
-            )
-            stmt = stmt.on_conflict_do_nothing(
-                index_elements=["campaign_id", "external_id"]
-            ).returning(table.c.external_id, table.c.id)
-            return [(k, i) for k, i in self.conn.execute(stmt)]
         self.conn.execute(
             stmt.on_conflict_do_nothing(index_elements=["campaign_id", "external_id"]),
             [{"campaign_id": cid, "external_id": k, **extra} for k in keys],
@@ -327,10 +398,12 @@ class Loader:
     def _cursor(self) -> Any:  # noqa: ANN401 - a psycopg cursor
         return self.conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
 
-    def _stored(self, digests: list[bytes]) -> set[bytes]:
-        """The digests among ``digests`` that the campaign has stored already."""
+    def _stored(self, digests: list[bytes], maybe: np.ndarray | None) -> set[bytes]:
+        """The digests among ``digests`` that the campaign has stored already (``maybe``: those
+        the Bloom filter may have seen, when the campaign was empty at the start)."""
         if self.seen is not None:
-            maybe = self.seen.add(digests)
+            if maybe is None:
+                maybe = self.seen.add(digests)
             if not maybe.any():
                 return set()
             digests = [d for d, m in zip(digests, maybe.tolist(), strict=True) if m]
@@ -351,9 +424,13 @@ class Loader:
             return {bytes(row[0]) for row in cursor}
 
     def _copy_new(
-        self, staged: list[tuple[Any, ...]], digests: list[bytes], rows: list[Any]
+        self,
+        staged: list[tuple[Any, ...]],
+        digests: list[bytes],
+        rows: list[Any],
+        maybe: np.ndarray | None,
     ) -> int:
-        stored = self._stored(digests)
+        stored = self._stored(digests, maybe)
         if stored:
             keep = [d not in stored for d in digests]
             staged = [s for s, k in zip(staged, keep, strict=True) if k]
@@ -458,6 +535,7 @@ class Loader:
 
     def reject(self, rows: Sequence[tuple[int | None, str, list[str]]]) -> None:
         """Keep refused rows (``--skip-invalid``) with their reasons."""
+        self._settle()
         if rows:
             self.conn.execute(
                 R.insert(),

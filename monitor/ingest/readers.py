@@ -30,6 +30,10 @@ __all__ = ["BadRecord", "ByteCounter", "read_csv", "read_jsonl", "sniff"]
 
 UTF8_HINT = "save the file as UTF-8"
 HeaderCheck = Callable[[list[str]], list[Problem]]
+# (column -> index, [(index, payload column)]) -> a function from fields to record, or None.
+FastFactory = Callable[
+    [dict[str, int], list[tuple[int, str]]], Callable[[list[str]], tuple[Any, ...] | None] | None
+]
 _HEAD = 8192
 _BLOCK = 1 << 18
 
@@ -164,12 +168,17 @@ def read_csv(
     mapping: dict[str, str] | None = None,
     counter: ByteCounter | None = None,
     check_header: HeaderCheck | None = None,
-) -> Iterator[SourceRow | BadRecord]:
+    fast: FastFactory | None = None,
+) -> Iterator[SourceRow | BadRecord | tuple[Any, ...]]:
     """Stream a CSV file (UTF-8, header row, comma) as rows of ``table``.
 
     ``columns`` are the canonical columns of the table; the others go to ``extra``. Blank lines
     are skipped. Fields may be of any length. ``check_header`` gets the canonical column names
     and returns problems (a required column missing): they are raised before any row.
+    ``fast`` (:meth:`~monitor.ingest.validate.Validator.csv_fast`) gets the index of each
+    canonical column and the ``(index, name)`` of the others, and may return a function that
+    turns a row's fields into its validated record: a row it accepts is yielded as that record
+    (a plain tuple), the others as SourceRows.
     """
     name = str(path)
     head = sniff(path)
@@ -183,7 +192,7 @@ def read_csv(
             "looks like JSON, not CSV",
             hint="name a JSON Lines file .jsonl, or pass --format jsonl",
         )
-    return _csv_rows(path, columns, table, mapping, counter, check_header)
+    return _csv_rows(path, columns, table, mapping, counter, check_header, fast)
 
 
 def _csv_rows(
@@ -193,7 +202,8 @@ def _csv_rows(
     mapping: dict[str, str] | None,
     counter: ByteCounter | None,
     check_header: HeaderCheck | None,
-) -> Iterator[SourceRow | BadRecord]:
+    fast: FastFactory | None = None,
+) -> Iterator[SourceRow | BadRecord | tuple[Any, ...]]:
     name = str(path)
     csv.field_size_limit(sys.maxsize)
     with _open(path) as handle:
@@ -226,6 +236,7 @@ def _csv_rows(
         leading = [i for i, _ in keep] == list(range(len(keep)))
         pick = itemgetter(*(i for i, _ in keep)) if len(keep) > 1 else None
         bad, row_at, new_row = lines.bad, reader.__next__, _row_maker(table)
+        quick = fast({c: i for i, c in keep}, rest) if fast is not None else None
         end = reader.line_num
         while True:
             try:
@@ -260,6 +271,9 @@ def _csv_rows(
                         "a value holding a comma, a quote or a line break must be quoted",
                     ),
                 )
+                continue
+            if quick is not None and (record := quick(row)) is not None:
+                yield record
                 continue
             if leading:
                 fields = dict(zip(names, row, strict=False))

@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -53,6 +54,10 @@ WorkerRecord = tuple[str, dict[str, Any]]  # (worker, platform)
 
 _fromisoformat = datetime.fromisoformat
 _sha256 = hashlib.sha256
+CACHE_SIZE = 10_000  # distinct value or duration strings whose parse the CSV fast path keeps
+
+# A CSV row (the reader's list of fields) -> its record when clean, else None.
+FastCheck = Callable[[list[str]], tuple[Any, ...] | None]
 
 
 def _utc_stamp(text: str) -> str | None:
@@ -325,6 +330,143 @@ class Validator:
                 )
                 bad = True
         return None if bad else parts
+
+    # --- CSV fast path -----------------------------------------------------------------------
+
+    def csv_fast(self, positions: dict[str, int], rest: list[tuple[int, str]]) -> FastCheck | None:
+        """A function that turns a clean CSV row straight into its record, else None.
+
+        ``positions`` gives the index of each canonical column of the header, ``rest`` the
+        ``(index, name)`` of the payload's. The function takes the reader's list of fields and
+        returns exactly the record :meth:`check` gives for the same row, without building the
+        row's dicts; for anything unusual (a problem, a category not seen yet) it returns None,
+        and the row goes through :meth:`check`, which names the problems. None when the
+        campaign's kind has no fast path (multilabel) or a required column is absent.
+        """
+        if self.kind == "multilabel" or any(c not in positions for c in self.required):
+            return None
+        get = positions.get
+        i_ext, i_time, i_dur = get("judgment_id"), get("created_at"), get("duration_s")
+        fromiso, utc_stamp, sha, sep, inf = _fromisoformat, _utc_stamp, _sha256, SEP, math.inf
+        durations: dict[str, float] = {}
+
+        def tail(row: list[str]) -> tuple[Any, ...] | None:
+            """(external, created, duration, stamp, payload), or None when one is bad."""
+            external: str | None = None
+            if i_ext is not None:
+                external = row[i_ext].strip()
+                if len(external) > MAX_ID:
+                    return None
+                external = external or None
+            created: datetime | None = None
+            stamp = ""
+            if i_time is not None and (text := row[i_time].strip()):
+                try:
+                    created = fromiso(text)
+                except ValueError:
+                    return None
+                if created.tzinfo is None:
+                    created = created.replace(tzinfo=UTC)
+                created = created.astimezone(UTC)
+                if external is None:
+                    stamp = utc_stamp(text) or created.isoformat()
+            duration: float | None = None
+            if i_dur is not None and (raw := row[i_dur]).strip():
+                duration = durations.get(raw)
+                if duration is None:
+                    try:
+                        duration = float(raw)
+                    except ValueError:
+                        return None
+                    if not duration >= 0 or duration == inf:
+                        return None
+                    duration += 0.0  # -0.0 -> 0.0, as float(seconds(...)) does
+                    if len(durations) < CACHE_SIZE:
+                        durations[raw] = duration
+            payload = {c: row[i] for i, c in rest} if rest else None
+            return external, created, duration, stamp, payload
+
+        if self.kind == "pairwise":
+            return self._pairwise_fast(positions, tail, sha, sep)
+        i_worker, i_item, i_value = positions["worker"], positions["item"], positions["value"]
+        rating = self.kind == "rating"
+        lo, hi = self.lo, self.hi
+        values: dict[str, tuple[float | None, str | None, str]] = {}
+        known, new = self.known, self.new_categories
+
+        def value_of(value: str) -> tuple[float | None, str | None, str] | None:
+            """(value_num, value_label, canonical text) of a clean value, else None."""
+            if rating:
+                try:
+                    num = float(value.strip())
+                except ValueError:
+                    return None
+                if not lo <= num <= hi or num - num != 0.0:  # NaN, inf
+                    return None
+                got: tuple[float | None, str | None, str] = (num, None, repr(num))
+                if len(values) < CACHE_SIZE:
+                    values[value] = got
+                return got
+            label = value.strip()
+            if not label or (label not in known and label not in new):
+                return None  # a new category is added by check(), in file order
+            return None, label, label  # not cached: the categories may still grow
+
+        def fast(row: list[str]) -> tuple[Any, ...] | None:
+            worker, item = row[i_worker].strip(), row[i_item].strip()
+            if not worker or not item or len(worker) > MAX_ID or len(item) > MAX_ID:
+                return None
+            got = values.get(value := row[i_value]) or value_of(value)
+            if got is None or (rest := tail(row)) is None:
+                return None
+            num, label, canon = got
+            external, created, duration, stamp, payload = rest
+            if external is not None:
+                key = "id:" + external
+            else:
+                key = "sha256:" + sha(sep.join((worker, item, canon, stamp)).encode()).hexdigest()
+            return (worker, item, num, label, key, external, created, duration, payload, None)
+
+        return fast
+
+    def _pairwise_fast(
+        self,
+        positions: dict[str, int],
+        tail: Callable[[list[str]], tuple[Any, ...] | None],
+        sha: Callable[..., Any],
+        sep: str,
+    ) -> FastCheck:
+        """:meth:`csv_fast` for a pairwise campaign."""
+        i_worker, i_left, i_right = positions["worker"], positions["left"], positions["right"]
+        i_pref = positions["preference"]
+        outcomes = ("left", "right") if self.campaign.strict else ("left", "right", "tie")
+
+        def fast(row: list[str]) -> tuple[Any, ...] | None:
+            worker, left, right = row[i_worker].strip(), row[i_left].strip(), row[i_right].strip()
+            if (
+                not worker
+                or not left
+                or not right
+                or left == right
+                or len(worker) > MAX_ID
+                or len(left) > MAX_ID
+                or len(right) > MAX_ID
+            ):
+                return None
+            outcome = row[i_pref].strip().lower()
+            if outcome not in outcomes or (rest := tail(row)) is None:
+                return None
+            external, created, duration, stamp, payload = rest
+            if external is not None:
+                key = "id:" + external
+            else:
+                key = (
+                    "sha256:"
+                    + sha(sep.join((worker, left, right, outcome, stamp)).encode()).hexdigest()
+                )
+            return (worker, left, right, outcome, key, external, created, duration, payload)
+
+        return fast
 
     # --- rows -------------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -195,3 +196,113 @@ def test_validator_multilabel_counts_and_open_tokens() -> None:
     assert rec[9] == (("a", 1), ("b", 2))
     _, same = v.check(SourceRow(2, {"worker": "w", "item": "i", "value": "b|b|a"}))
     assert same[4] == rec[4]
+
+
+def _kind_info(kind: str, **kw: object) -> CampaignInfo:
+    if kind != "rating":
+        kw = {"scale_min": None, "scale_max": None, **kw}
+    if kind == "label":
+        kw = {"categories": ("cat", "dog"), **kw}
+    return _info(kind=kind, **kw)
+
+
+TRICKY = [
+    "",
+    " ",
+    "3",
+    " 3 ",
+    "3.0",
+    "2.50",
+    "-0",
+    "0",
+    "5",
+    "5.0000001",
+    "1e0",
+    "1_0",
+    "nan",
+    "inf",
+    "-inf",
+    "1e400",
+    "four",
+    "cat",
+    " dog ",
+    "Cat",
+    "left",
+    " RIGHT ",
+    "tie",
+    "Tie",
+    "x" * 256,
+    "x" * 255,
+    "é",
+    "a\u00a0",
+    "2025-11-03T09:12:45Z",
+    "2025-11-03 09:12:45",
+    "2025-11-03T09:12:45",
+    "2025-11-03T09:12:45+00:00",
+    "2025-11-03T10:12:45+01:00",
+    "2025-11-03T09:12:45.250Z",
+    "2025-11-03",
+    "03/11/2025 09:14",
+    "0001-01-01T00:00:00Z",
+    "12",
+    "-1",
+    "-0.0",
+    "90.5",
+]
+
+GOOD = {
+    "worker": ["w1", " w2 ", "w3"],
+    "item": ["i1", "i2 ", "i3"],
+    "left": ["i1", "i2 ", "i3"],
+    "right": ["i1", "i2", " i3"],
+    "value": ["3", " 2.5 ", "5", "cat", " dog ", "bird", "fish"],
+    "preference": ["left", " RIGHT ", "tie", "Left"],
+    "judgment_id": ["", "j1", " j2 ", "j3"],
+    "created_at": ["", "2025-11-03T09:12:45Z", "2025-11-03T10:12:45+01:00", "2025-11-03 09:12"],
+    "duration_s": ["", "3", "4.5", "-0.0", "0"],
+    "extra": ["x", ""],
+}
+
+
+@pytest.mark.parametrize(
+    ("kind", "columns", "options"),
+    [
+        ("rating", ("worker", "item", "value", "judgment_id", "created_at", "duration_s"), {}),
+        ("rating", ("item", "extra", "value", "worker", "created_at"), {}),
+        ("label", ("worker", "item", "value", "created_at", "duration_s"), {}),
+        ("label", ("worker", "item", "value", "judgment_id"), {"categories": None}),
+        ("pairwise", ("worker", "left", "right", "preference", "created_at", "judgment_id"), {}),
+        ("pairwise", ("worker", "left", "right", "preference", "duration_s"), {"strict": True}),
+    ],
+)
+def test_csv_fast_path_gives_what_check_gives(
+    kind: str, columns: tuple[str, ...], options: dict[str, object]
+) -> None:
+    """Every row the fast path accepts gets exactly the record check() gives it; the same
+    categories come from the data, in the same order."""
+    rng = random.Random(len(columns) * 7 + len(kind))
+    fast_v, slow_v = (
+        Validator(_kind_info(kind, **options), "f"),
+        Validator(_kind_info(kind, **options), "f"),
+    )
+    canonical = {"worker", "item", "value", "left", "right", "preference"}
+    canonical |= {"judgment_id", "created_at", "duration_s"}
+    positions = {c: i for i, c in enumerate(columns) if c in canonical}
+    rest = [(i, c) for i, c in enumerate(columns) if c not in canonical]
+    fast = fast_v.csv_fast(positions, rest)
+    assert fast is not None
+    accepted = 0
+    for _ in range(3000):
+        row = [rng.choice(GOOD[c]) if rng.random() < 0.8 else rng.choice(TRICKY) for c in columns]
+        source = SourceRow(
+            1, {c: row[i] for c, i in positions.items()}, extra={c: row[i] for i, c in rest}
+        )
+        got = fast(row)
+        want = slow_v.check(source)
+        if got is None:
+            fast_v.check(source)  # the reader hands it on to check()
+            continue
+        accepted += 1
+        assert not isinstance(want, list) and got == want[1]
+    assert accepted > 50
+    assert list(fast_v.new_categories) == list(slow_v.new_categories)
