@@ -49,8 +49,9 @@ def _digest(ids: NDArray[np.int64]) -> str:
 
 @dataclass
 class Resampler:
-    """Intervals for one run of one campaign. ``keep`` are the judgments the measures count
-    (latest per worker and item), ``codes`` the value code of every judgment."""
+    """Intervals for one run of one campaign. ``codes`` is the value code of every judgment;
+    ``latest`` picks, among judgments, those the measures count (the latest per worker and
+    item)."""
 
     arrays: CampaignArrays
     settings: Settings
