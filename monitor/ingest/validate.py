@@ -60,6 +60,19 @@ CACHE_SIZE = 10_000  # distinct value or duration strings whose parse the CSV fa
 FastCheck = Callable[[list[str]], tuple[Any, ...] | None]
 
 
+def _clean_time(text: str, keyed: bool) -> tuple[datetime, str] | None:
+    """A timestamp that parses, in UTC, with its text for the content hash of a row without an
+    external id (``keyed`` False; "" otherwise); None when it does not parse."""
+    try:
+        created = _fromisoformat(text)
+    except ValueError:
+        return None
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    created = created.astimezone(UTC)
+    return created, "" if keyed else (_utc_stamp(text) or created.isoformat())
+
+
 def _utc_stamp(text: str) -> str | None:
     """``isoformat()`` of the UTC time ``text`` (parsed by ``datetime.fromisoformat``) when it
     is written ``YYYY-MM-DDTHH:MM:SS`` with ``Z``, ``+00:00`` or no offset, else None."""
@@ -347,7 +360,7 @@ class Validator:
             return None
         get = positions.get
         i_ext, i_time, i_dur = get("judgment_id"), get("created_at"), get("duration_s")
-        fromiso, utc_stamp, sha, sep, inf = _fromisoformat, _utc_stamp, _sha256, SEP, math.inf
+        clean_time, sha, sep, inf = _clean_time, _sha256, SEP, math.inf
         durations: dict[str, float] = {}
 
         def tail(row: list[str]) -> tuple[Any, ...] | None:
@@ -361,15 +374,10 @@ class Validator:
             created: datetime | None = None
             stamp = ""
             if i_time is not None and (text := row[i_time].strip()):
-                try:
-                    created = fromiso(text)
-                except ValueError:
+                parsed = clean_time(text, external is not None)
+                if parsed is None:
                     return None
-                if created.tzinfo is None:
-                    created = created.replace(tzinfo=UTC)
-                created = created.astimezone(UTC)
-                if external is None:
-                    stamp = utc_stamp(text) or created.isoformat()
+                created, stamp = parsed
             duration: float | None = None
             if i_dur is not None and (raw := row[i_dur]).strip():
                 duration = durations.get(raw)
@@ -519,15 +527,10 @@ class Validator:
             if type(raw) is not str:
                 return None
             if text := raw.strip():
-                try:
-                    created = _fromisoformat(text)
-                except ValueError:
+                parsed = _clean_time(text, external is not None)
+                if parsed is None:
                     return None
-                if created.tzinfo is None:
-                    created = created.replace(tzinfo=UTC)
-                created = created.astimezone(UTC)
-                if external is None:
-                    stamp = _utc_stamp(text) or created.isoformat()
+                created, stamp = parsed
         duration: float | None = None
         raw = get("duration_s")
         if raw is not None:
