@@ -160,3 +160,15 @@ def test_render_handles_a_document_without_run(sqlite_engine: Engine) -> None:
     with session_factory(sqlite_engine)() as s:
         html = render_html(build_document(s, "fresh"))
     assert "No metric run yet" in html and "Undetermined" in html
+
+
+def test_a_long_item_list_is_cut_and_says_so(
+    sqlite_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from monitor.report import view
+
+    rating_campaign(sqlite_engine)
+    monkeypatch.setattr(view, "MAX_ITEMS", 2)
+    text = " ".join(" ".join(parse(report_text(sqlite_engine, "quality")).text).split())
+    shown = json.loads(report_text(sqlite_engine, "quality", "json"))
+    assert f"Showing 2 of {len(shown['items'])} items" in text and len(shown["items"]) > 2
