@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, timezone
@@ -92,6 +92,20 @@ def flag(options: Mapping[str, str], name: str) -> bool:
     if text in FALSE_WORDS:
         return False
     raise UsageError(f"option {name}: expected true or false, got '{options[name]}'")
+
+
+class Rows:
+    """A reader's rows and the notes it has for the ingest summary (complete once read)."""
+
+    def __init__(self, make: Callable[[list[str]], Iterator[Any]]) -> None:
+        self.notes: list[str] = []
+        self._rows = make(self.notes)
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._rows
+
+    def __next__(self) -> Any:  # noqa: ANN401
+        return next(self._rows)
 
 
 # --- answers -------------------------------------------------------------------------------
@@ -188,9 +202,11 @@ def canonical_value(kind: str, answer: Any, codes: Mapping[str, str], where: Whe
                     return canonical_value(kind, parsed, codes, where)
             return [part.strip() for part in text.split("|") if part.strip()]
         if isinstance(answer, list):
+            _no_structures(answer, where)
             return [str(a).strip() for a in answer if a is not None and str(a).strip()]
         return [] if answer is None else [str(answer)]
     if isinstance(answer, list):
+        _no_structures(answer, where)
         if len(answer) > 1:
             shown = ", ".join(str(a) for a in answer)
             raise where.error(
@@ -200,9 +216,30 @@ def canonical_value(kind: str, answer: Any, codes: Mapping[str, str], where: Whe
         answer = answer[0] if answer else ""
     if isinstance(answer, str):
         answer = answer.strip()
+        if answer.startswith("["):  # a label is kept as written, unless it holds structures
+            try:
+                parsed = json.loads(answer)
+            except json.JSONDecodeError:
+                parsed = None
+            if isinstance(parsed, list):
+                _no_structures(parsed, where)
     if kind == "pairwise":
         return decode_preference(answer, codes, where)
     return "" if answer is None else answer
+
+
+def _no_structures(answer: list[Any], where: Where) -> None:
+    """Refuse a list holding JSON objects or lists (bounding boxes, spans, keypoints...)."""
+    for element in answer:
+        if isinstance(element, dict | list):
+            shown = json.dumps(element, ensure_ascii=False)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            what = "object" if isinstance(element, dict) else "list"
+            raise where.error(
+                f"a JSON {what} is not a label: {shown}",
+                hint="this answer holds structured annotations (bounding boxes, spans, ...); "
+                "map a column of labels, numbers or choices",
+            )
 
 
 def truthy_cell(text: str) -> bool:
