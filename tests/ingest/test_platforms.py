@@ -24,8 +24,8 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "platforms"
 HERE = Where("f.csv", 7, "answer")
 
 
-def test_registry_has_four_readers_with_one_signature() -> None:
-    assert sorted(READERS) == ["labelstudio", "mturk", "prolific", "toloka"]
+def test_registry_has_five_readers_with_one_signature() -> None:
+    assert sorted(READERS) == ["figure-eight", "labelstudio", "mturk", "prolific", "toloka"]
     signatures = {str(inspect.signature(reader)) for reader in READERS.values()}
     assert len(signatures) == 1
     params = inspect.signature(READERS["mturk"]).parameters
@@ -40,6 +40,10 @@ def test_registry_has_four_readers_with_one_signature() -> None:
         ("mturk_crowd_form.csv", "mturk"),
         ("mturk_pairwise.csv", "mturk"),
         ("toloka_assignments.tsv", "toloka"),
+        ("toloka_task_suite.tsv", "toloka"),
+        ("mturk_multi_question.csv", "mturk"),
+        ("mturk_bounding_boxes.csv", "mturk"),
+        ("figure_eight_full.csv", "figure-eight"),
         ("labelstudio_export.json", "labelstudio"),
         ("labelstudio_pairwise.json", "labelstudio"),
         ("prolific_export.csv", "prolific"),
