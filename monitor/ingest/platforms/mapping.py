@@ -306,12 +306,13 @@ def seconds(text: Any) -> int | float:
 
 @contextmanager
 def open_table(
-    path: Path, delimiter: str
+    path: Path, delimiter: str, *, exact: bool = False
 ) -> Iterator[tuple[list[str], Iterator[tuple[int, dict[str, str]]]]]:
     """Open a CSV/TSV file: the header, then ``(line, record)`` streamed one at a time.
 
     ``line`` is where the record starts (quoted line breaks make records span lines). Blank
-    lines are skipped; short rows are padded; a row with extra non-empty cells is refused.
+    lines are skipped; short rows are padded (refused when ``exact``: for files a program
+    writes whole, a short row is a damaged one); a row with extra non-empty cells is refused.
     """
     name = str(path)
     try:
@@ -327,7 +328,7 @@ def open_table(
         if not header or not any(h.strip() for h in header):
             raise InputError.at(name, 1, None, "no header row", hint="export the file with headers")
         header = [h.strip() for h in header]
-        yield header, _records(name, reader, header)
+        yield header, _records(name, reader, header, exact)
 
 
 def _unreadable(name: str, line: int | None, exc: Exception) -> InputError:
@@ -336,7 +337,9 @@ def _unreadable(name: str, line: int | None, exc: Exception) -> InputError:
     return InputError.at(name, line, None, f"cannot read the record: {exc}")
 
 
-def _records(name: str, reader: Any, header: list[str]) -> Iterator[tuple[int, dict[str, str]]]:
+def _records(
+    name: str, reader: Any, header: list[str], exact: bool = False
+) -> Iterator[tuple[int, dict[str, str]]]:
     width = len(header)
     end = reader.line_num
     while True:
@@ -358,6 +361,14 @@ def _records(name: str, reader: Any, header: list[str]) -> Iterator[tuple[int, d
                 hint="a value holding the separator or a line break must be quoted",
             )
         if len(row) < width:
+            if exact:
+                raise InputError.at(
+                    name,
+                    start,
+                    None,
+                    f"{len(row)} fields where the header has {width}",
+                    hint="the row is damaged (e.g. re-saved by a spreadsheet): export it again",
+                )
             row = row + [""] * (width - len(row))
         yield start, dict(zip(header, row, strict=False))
 
