@@ -135,6 +135,19 @@ def test_canonical_value_per_kind() -> None:
     assert canonical_value("pairwise", "", codes, HERE) == ""
 
 
+def test_structured_answers_are_refused() -> None:
+    """Bounding boxes and other JSON structures are not labels (they were str()-ed before)."""
+    codes: dict[str, str] = {}
+    assert canonical_value("label", "[1, 2]", codes, HERE) == "[1, 2]"  # kept as written
+    assert canonical_value("multilabel", "[1, 2]", codes, HERE) == ["1", "2"]
+    for kind in ("multilabel", "label", "rating"):
+        for answer in ('[{"label": "car", "left": 3}]', [{"label": "car"}], [["a"]], "[[1]]"):
+            with pytest.raises(InputError) as info:
+                canonical_value(kind, answer, codes, HERE)
+            assert str(info.value).startswith("f.csv:7: column 'answer': a JSON ")
+            assert "is not a label" in str(info.value)
+
+
 def test_canonical_value_refusals() -> None:
     with pytest.raises(InputError) as info:
         canonical_value("label", {"a": True, "b": True}, {}, HERE)

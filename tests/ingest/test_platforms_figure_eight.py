@@ -149,3 +149,21 @@ def test_ingest_gold_feeds_the_items(db_url: str, capsys: pytest.CaptureFixture[
     assert run("ingest", str(FULL), "--campaign", "s")[1][0].endswith(
         "7 rows: 0 new, 7 duplicate, 0 rejected"
     )
+
+
+def test_pairwise(tmp_path: Path) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text(
+        "_unit_id,_created_at,_golden,_id,_tainted,_worker_id,left_img,right_img,which,which_gold\n"
+        "9,3/14/2017 10:35:07,true,1,false,w1,a.jpg,b.jpg,first,first\n"
+        "9,3/14/2017 10:36:07,false,2,false,w2,a.jpg,b.jpg,same,\n",
+        encoding="utf-8",
+    )
+    mapping = {"left": "left_img", "right": "right_img", "pairwise": "left=first,tie=same"}
+    rows = list(read(path, kind="pairwise", mapping=mapping))
+    # A pair's gold is not an item's gold: *_gold is not read for pairwise campaigns.
+    assert [(r.table, r.fields["preference"]) for r in rows] == [
+        ("judgment", "left"),
+        ("judgment", "tie"),
+    ]
+    assert rows[0].fields["left"] == "a.jpg"
