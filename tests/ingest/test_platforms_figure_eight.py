@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -167,3 +168,13 @@ def test_pairwise(tmp_path: Path) -> None:
         ("judgment", "tie"),
     ]
     assert rows[0].fields["left"] == "a.jpg"
+
+
+def test_analyze_sees_the_gold(capsys: pytest.CaptureFixture[str]) -> None:
+    words = ["analyze", str(FULL), "--kind", "label", "--json", "--bootstrap", "0", "--phi", "off"]
+    assert main(words) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {i["item"]: i["gold"] for i in doc["items"]} == {
+        "1095631980": "negative", "1095631981": None, "1095632104": None, "1095632105": None,
+    }  # fmt: skip
+    assert doc["campaign"]["n_judgments"] == 7
