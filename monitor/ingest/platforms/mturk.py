@@ -4,7 +4,9 @@ One assignment is one judgment: ``WorkerId`` is the worker, ``AssignmentId`` the
 ``SubmitTime`` the time (MTurk's ``Mon Nov 03 09:12:45 PST 2025``, converted to UTC) and
 ``WorkTimeInSeconds`` the duration. The answer is an ``Answer.*`` column or a key of the JSON in
 ``Answer.taskAnswers`` (crowd-html-elements forms). Rejected assignments are skipped unless the
-option ``keep_rejected`` is set. See ``docs/platforms/mturk.md``.
+option ``keep_rejected`` is set. A HIT asking several questions (``Input.item1..N``,
+``Answer.q1..N``) is read with ``{n}`` in the mapping: one judgment per (assignment, n), id
+``AssignmentId/n``. See ``docs/platforms/mturk.md``.
 """
 
 from __future__ import annotations
@@ -95,7 +97,6 @@ def _rows(
             if status.lower() == "rejected" and not keep_rejected:
                 continue
             where = Where(name, line)
-            times = _times(rec, where)
             answered = []
             for n, plan in plans:
                 worker = rec[plan.worker].strip()
@@ -124,6 +125,7 @@ def _rows(
                         seen.add(item)
                         yield SourceRow(line, {"item": item, "text": rec[plan.text]}, table="item")
                 answered.append((n, fields))
+            times = _times(rec, where)
             extra = {"hit_id": rec.get("HITId", ""), "assignment_status": status}
             if not multi:
                 [(_, fields)] = answered
