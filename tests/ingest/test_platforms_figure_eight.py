@@ -89,6 +89,7 @@ def test_times() -> None:
     assert parse_time("3/14/2017 10:35:07").isoformat() == "2017-03-14T10:35:07+00:00"
     assert parse_time("12/1/2016 9:05:00").isoformat() == "2016-12-01T09:05:00+00:00"
     assert parse_time("2017-03-14T10:35:07Z").isoformat() == "2017-03-14T10:35:07+00:00"
+    assert parse_time("3/14/17 10:35").isoformat() == "2017-03-14T10:35:00+00:00"
     for bad in ("14/3/2017 10:35:07", "3/14/2017", "yesterday"):
         with pytest.raises(ValueError):
             parse_time(bad)

@@ -47,11 +47,13 @@ def is_full_report(header: list[str]) -> bool:
 
 
 def parse_time(text: str) -> datetime:
-    """Figure Eight's ``M/D/YYYY HH:MM:SS`` (UTC; ISO 8601 also accepted). Raises ValueError."""
+    """Figure Eight's ``M/D/YYYY HH:MM:SS`` (UTC; without seconds, a two-digit year, or ISO 8601
+    also accepted). Raises ValueError."""
     text = text.strip()
     if "/" not in text:
         return parse_iso(text)
-    for pattern in ("%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M"):
+    # The report writes the first; the others are what a spreadsheet re-save leaves.
+    for pattern in ("%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M", "%m/%d/%y %H:%M:%S", "%m/%d/%y %H:%M"):
         try:
             return datetime.strptime(text, pattern).replace(tzinfo=UTC)
         except ValueError:
