@@ -214,3 +214,11 @@ def test_row_damaged_by_a_spreadsheet_is_a_field_count_error() -> None:
         f"{path}:3: 1 fields where the header has 14"
         " (the row is damaged (e.g. re-saved by a spreadsheet): export it again)"
     )
+
+
+def test_participant_id_of_the_wrong_json_type(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"worker": {"id": 5}, "item": "i", "value": 3}\n', encoding="utf-8")
+    assert error_of(path, kind="rating", options={"export": str(EXPORT)}) == (
+        f"{path}:1: column 'worker': expected a participant id, got {{\"id\": 5}}"
+    )

@@ -116,7 +116,10 @@ def _rows(
     worker_column = mapping.get("worker", "worker")
     for line, fields, extra in _answers(path, kind, mapping, codes):
         where = Where(name, line, worker_column)
-        worker = str(fields.get("worker") or "").strip()
+        raw = fields.get("worker")
+        if raw is not None and (not isinstance(raw, str | int) or isinstance(raw, bool)):
+            raise where.error(f"expected a participant id, got {json.dumps(raw)}")
+        worker = str(raw or "").strip()
         if not worker:
             raise where.error("no participant id")
         fields["worker"] = worker
