@@ -8,7 +8,7 @@ from pathlib import Path
 from monitor.cli.context import Context
 from monitor.errors import UsageError
 
-FORMATS = ("csv", "jsonl", "mturk", "labelstudio", "toloka", "prolific")
+FORMATS = ("csv", "jsonl", "mturk", "labelstudio", "toloka", "prolific", "figure-eight")
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

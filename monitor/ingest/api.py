@@ -378,6 +378,7 @@ def ingest_file(
             state.run(rows, bar, counter)
         if state.problems:
             raise InputError(state.problems)
+        notes.extend(getattr(rows, "notes", ()))  # a platform reader's remarks
         if validator.new_categories or (info.kind == "label" and validator.open_labels):
             cats = store.add_data_categories(session, info.id, list(validator.new_categories))
             if validator.new_categories:

@@ -24,8 +24,8 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "platforms"
 HERE = Where("f.csv", 7, "answer")
 
 
-def test_registry_has_four_readers_with_one_signature() -> None:
-    assert sorted(READERS) == ["labelstudio", "mturk", "prolific", "toloka"]
+def test_registry_has_five_readers_with_one_signature() -> None:
+    assert sorted(READERS) == ["figure-eight", "labelstudio", "mturk", "prolific", "toloka"]
     signatures = {str(inspect.signature(reader)) for reader in READERS.values()}
     assert len(signatures) == 1
     params = inspect.signature(READERS["mturk"]).parameters
@@ -40,6 +40,10 @@ def test_registry_has_four_readers_with_one_signature() -> None:
         ("mturk_crowd_form.csv", "mturk"),
         ("mturk_pairwise.csv", "mturk"),
         ("toloka_assignments.tsv", "toloka"),
+        ("toloka_task_suite.tsv", "toloka"),
+        ("mturk_multi_question.csv", "mturk"),
+        ("mturk_bounding_boxes.csv", "mturk"),
+        ("figure_eight_full.csv", "figure-eight"),
         ("labelstudio_export.json", "labelstudio"),
         ("labelstudio_pairwise.json", "labelstudio"),
         ("prolific_export.csv", "prolific"),
@@ -129,6 +133,19 @@ def test_canonical_value_per_kind() -> None:
     assert canonical_value("pairwise", "2", codes, HERE) == "right"
     assert canonical_value("pairwise", 0, codes, HERE) == "tie"
     assert canonical_value("pairwise", "", codes, HERE) == ""
+
+
+def test_structured_answers_are_refused() -> None:
+    """Bounding boxes and other JSON structures are not labels (they were str()-ed before)."""
+    codes: dict[str, str] = {}
+    assert canonical_value("label", "[1, 2]", codes, HERE) == "[1, 2]"  # kept as written
+    assert canonical_value("multilabel", "[1, 2]", codes, HERE) == ["1", "2"]
+    for kind in ("multilabel", "label", "rating"):
+        for answer in ('[{"label": "car", "left": 3}]', [{"label": "car"}], [["a"]], "[[1]]"):
+            with pytest.raises(InputError) as info:
+                canonical_value(kind, answer, codes, HERE)
+            assert str(info.value).startswith("f.csv:7: column 'answer': a JSON ")
+            assert "is not a label" in str(info.value)
 
 
 def test_canonical_value_refusals() -> None:

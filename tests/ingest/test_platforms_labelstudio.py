@@ -145,7 +145,7 @@ def test_structural_errors(tmp_path: Path) -> None:
     )
     assert error_of(path, kind="label") == (
         f"{path}:2: column 'c': cannot read a 'textarea' result in annotation 5 of task 1"
-        " (supported: Choices, Rating, Number, Pairwise)"
+        " (supported: Choices, Rating, Number, Taxonomy, Pairwise)"
     )
     path = write_tasks(
         tmp_path / "b.json",
@@ -168,4 +168,111 @@ def test_structural_errors(tmp_path: Path) -> None:
     path.write_text('[{"id": 1, "data": {}, "annotations": []}]', encoding="utf-8")
     assert error_of(path, kind="label") == (
         f"{path}: no annotation results in the export (is anything annotated yet?)"
+    )
+
+
+TAXONOMY = DATA / "labelstudio_taxonomy.json"
+
+
+def test_taxonomy_paths_are_a_label_set_and_ground_truth_warns() -> None:
+    rows = read(TAXONOMY, kind="multilabel")
+    listed = list(rows)
+    assert [(r.table, r.fields.get("worker"), r.fields.get("value", r.fields.get("gold")))
+            for r in listed] == [
+        ("item", None, ["Eukarya/Animalia", "Bacteria"]),
+        ("judgment", "2", ["Eukarya/Animalia"]),
+        ("judgment", "3", ["Eukarya/Animalia", "Bacteria"]),
+        ("judgment", "1", ["Archaea"]),
+        ("judgment", "2", ["Archaea", "Eukarya/Plantae"]),
+    ]  # fmt: skip
+    assert listed[0].fields["item"] == "12"
+    assert listed[1].fields["judgment_id"] == "32"
+    # Annotator 1 marked the gold of task 12 and judged task 13 like the others.
+    assert rows.notes == [
+        "warning: gold values come from ground-truth annotations of annotators who also have"
+        " ordinary judgments (1); --option ground_truth=judgment keeps those annotations as"
+        " judgments, ground_truth=both as both"
+    ]
+    # A single path is a label.
+    rows = read(TAXONOMY, kind="label", options={"ground_truth": "judgment"})
+    with pytest.raises(InputError, match="several options chosen"):
+        list(rows)
+
+
+@pytest.mark.parametrize(
+    ("choice_", "tables"),
+    [
+        ("judgment", ["judgment"] * 5),
+        ("both", ["item", "judgment", "judgment", "judgment", "judgment", "judgment"]),
+        ("gold", ["item"] + ["judgment"] * 4),
+    ],
+)
+def test_ground_truth_option(choice_: str, tables: list[str]) -> None:
+    rows = read(TAXONOMY, kind="multilabel", options={"ground_truth": choice_})
+    listed = list(rows)
+    assert [r.table for r in listed] == tables
+    workers = [r.fields["worker"] for r in listed if r.table == "judgment"]
+    assert workers.count("1") == (1 if choice_ == "gold" else 2)
+    assert bool(rows.notes) == (choice_ == "gold")
+
+
+def test_ground_truth_option_errors_and_gold_without_annotator(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="option ground_truth: expected gold, judgment or both"):
+        read(TAXONOMY, kind="multilabel", options={"ground_truth": "yes"})
+    path = write_tasks(
+        tmp_path / "g.json",
+        [{"id": 1, "data": {}, "annotations": [
+            annotation(1, None, [choice("c", "x")], ground_truth=True),
+            annotation(2, 7, [choice("c", "y")]),
+        ]}],
+    )  # fmt: skip
+    rows = read(path, kind="label")
+    assert [r.table for r in rows] == ["item", "judgment"]
+    assert rows.notes == []
+    with pytest.raises(InputError, match="no annotator id in annotation 1"):
+        list(read(path, kind="label", options={"ground_truth": "both"}))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"result": "sentiment"}, "column 'result': expected a list in annotation 5 of task 1,"
+         " got a string (export from Label Studio with the JSON format)"),
+        ({"result": [["x"]]}, "column 'result': a result in annotation 5 of task 1 is a list,"
+         " not a JSON object"),
+        ({"ground_truth": "false"}, "column 'ground_truth': expected true or false in annotation"
+         " 5 of task 1, got a string"),
+        ({"was_cancelled": 0}, "column 'was_cancelled': expected true or false in annotation 5"
+         " of task 1, got a number"),
+        ({"completed_by": [7]}, "column 'completed_by': no annotator id in annotation 5 (export"
+         " with annotator details, or use --map worker=id)"),
+        ({"id": {"a": 1}}, "column 'id': an annotation id is an object, not a number or a"
+         " string"),
+        ({"result": [{"from_name": "c", "type": "taxonomy", "value": {"taxonomy": [[1]]}}]},
+         "column 'c': cannot read the taxonomy path [1] in annotation 5 of task 1"
+         ' (expected lists of names like [["Animals", "Cat"]])'),
+        ({"result": [{"from_name": "c", "value": {"choices": [{"x": 1}]}}]},
+         'column \'c\': a JSON object is not a label: {"x": 1} (this answer holds structured'
+         " annotations (bounding boxes, spans, ...); map a column of labels, numbers or"
+         " choices)"),
+    ],
+)  # fmt: skip
+def test_wrong_json_types_are_file_line_errors(
+    tmp_path: Path, change: dict[str, Any], message: str
+) -> None:
+    one = annotation(5, 7, [choice("c", "x")]) | change
+    path = write_tasks(tmp_path / "w.json", [{"id": 1, "data": {}, "annotations": [one]}])
+    assert error_of(path, kind="label", mapping={"value": "c"}) == f"{path}:2: {message}"
+
+
+def test_annotation_that_is_not_an_object(tmp_path: Path) -> None:
+    path = write_tasks(tmp_path / "n.json", [{"id": 1, "data": {}, "annotations": [5]}])
+    assert error_of(path, kind="label", mapping={"value": "c"}) == (
+        f"{path}:2: column 'annotations': an annotation of task 1 is not a JSON object"
+    )
+    path = write_tasks(tmp_path / "d.json", [{"id": 1, "data": {"doc": {"a": 1}},
+                                              "annotations": []}])  # fmt: skip
+    assert error_of(path, kind="label", mapping={"value": "c", "item": "data.doc"}) == (
+        f"{path}:2: column 'data.doc': an object in task 1, not a name or a number"
+        " (choose a field holding an id with --map item=FIELD)"
     )

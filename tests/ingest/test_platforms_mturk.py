@@ -263,3 +263,74 @@ def test_crlf_and_quoted_line_breaks_keep_line_numbers(tmp_path: Path) -> None:
     )
     rows = list(read(path, kind="label"))
     assert [(r.line, r.fields["value"]) for r in rows] == [(2, "one\r\ntwo\r\nthree"), (6, "plain")]
+
+
+MULTI = {"item": "Input.id{n}", "value": "Answer.q{n}", "text": "text{n}"}
+
+
+def test_several_questions_per_hit_with_one_mapping() -> None:
+    rows = read(DATA / "mturk_multi_question.csv", kind="label", mapping=MULTI)
+    listed = list(rows)
+    judgments = [r for r in listed if r.table == "judgment"]
+    # 3 + 2 (q2 left blank) + 2 (the last HIT has two items: slot 3 empty) judgments.
+    assert [(r.line, r.fields["item"], r.fields["value"]) for r in judgments] == [
+        (2, "t-101", "positive"), (2, "t-102", "negative"), (2, "t-103", "neutral"),
+        (3, "t-101", "positive"), (3, "t-103", "neutral"),
+        (4, "t-104", "positive"), (4, "t-105", "negative"),
+    ]  # fmt: skip
+    first = judgments[0]
+    assert first.fields == {
+        "worker": "A2W3H1KJ0T1HYU", "item": "t-101", "value": "positive",
+        "judgment_id": "3A1PQ49WVHHAPEL2WUZ7ZA0J3F2H9D/1",
+        "created_at": "2017-03-14T17:32:30Z", "duration_s": 30,
+    }  # fmt: skip
+    assert first.extra == {
+        "hit_id": "3YKP7CX6G2CW",
+        "assignment_status": "Approved",
+        "question": "1",
+    }
+    # 45 s shared by the two answered questions of line 3.
+    assert [r.fields["duration_s"] for r in judgments[3:5]] == [22.5, 22.5]
+    assert judgments[4].fields["judgment_id"] == "3B2QR5A0XWIIBQFM3XVA8B1K4G3I0E/3"
+    texts = [r.fields for r in listed if r.table == "item"]
+    assert texts[0] == {"item": "t-101", "text": "Loving the new update!"}
+    assert len(texts) == 5
+    assert rows.notes == ["1 unanswered questions skipped (blank answer cells)"]
+
+
+def test_several_questions_mismatched_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_text(
+        "HITId,AssignmentId,WorkerId,Input.item1,Input.item2,Input.item3,Answer.q1,Answer.q2\n"
+        "H,A,W,a,b,c,1,2\n",
+        encoding="utf-8",
+    )
+    mapping = {"item": "item{n}", "value": "q{n}"}
+    assert error_of(path, kind="rating", mapping=mapping) == (
+        f"{path}:1: 'item{{n}}' and 'q{{n}}' do not have the same numbers"
+        " (n only in item{n}: 3; n only in q{n}: none)"
+    )
+    assert error_of(path, kind="rating", mapping={"value": "score{n}"}) == (
+        f"{path}:1: column 'score{{n}}': no column in the header matches"
+        " ({n} stands for a number: e.g. --map value=Input.item{n})"
+    )
+    path.write_text(
+        "HITId,AssignmentId,WorkerId,Input.item1,Input.item2,Answer.q1,Answer.q2\nH,A,W,a,,1,2\n",
+        encoding="utf-8",
+    )
+    assert error_of(path, kind="rating", mapping=mapping) == (
+        f"{path}:2: column 'Input.item2': an answer in Answer.q2 but no item (is the HIT complete?)"
+    )
+
+
+def test_bounding_boxes_are_refused_not_turned_into_labels() -> None:
+    path = DATA / "mturk_bounding_boxes.csv"
+    message = error_of(path, kind="multilabel", mapping={"value": "annotatedResult.boundingBoxes"})
+    assert message == (
+        f"{path}:2: column 'Answer.annotatedResult.boundingBoxes': a JSON object is not a label:"
+        ' {"height": 120, "label": "car", "left": 33, "top": 54, "w...'
+        " (this answer holds structured annotations (bounding boxes, spans, ...);"
+        " map a column of labels, numbers or choices)"
+    )
+    message = error_of(path, kind="label", mapping={"value": "annotatedResult.boundingBoxes"})
+    assert "a JSON object is not a label" in message

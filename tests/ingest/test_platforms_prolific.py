@@ -163,3 +163,62 @@ def test_duplicate_submissions_keep_the_best(tmp_path: Path) -> None:
         (2, "p1", "approved"),
         (5, "p2", "rejected"),
     ]
+
+
+def test_export_of_2022_column_names() -> None:
+    path = DATA / "prolific_export_2022.csv"
+    rows = list(read(path, kind="rating"))
+    assert rows[0] == SourceRow(
+        2,
+        {
+            "worker": APPROVED, "status": "approved",
+            "started_at": "2022-01-27T14:02:11.532000Z",
+            "completed_at": "2022-01-27T14:15:40.118000Z", "duration_s": 808.586,
+        },
+        table="worker",
+        extra={"submission_id": "61f2a0b1c2d3e4f5a6b7c8d9", "file": str(path)},
+    )  # fmt: skip
+    assert [r.fields["status"] for r in rows] == ["approved", "awaiting_review", "timed_out"]
+    assert rows[2].fields == {
+        "worker": REJECTED,
+        "status": "timed_out",
+        "started_at": "2022-01-27T14:06:30Z",
+    }
+
+
+def test_map_worker_names_the_export_id_column() -> None:
+    path = DATA / "prolific_pid_export.csv"
+    rows = list(read(path, kind="rating", mapping={"worker": "PROLIFIC_PID"}))
+    assert [(r.fields["worker"], r.fields["status"], r.extra["submission_id"]) for r in rows] == [
+        (APPROVED, "approved", "6548a1b2c3d4e5f601234567"),
+        (AWAITING, "rejected", "6548a1b2c3d4e5f601234568"),
+    ]
+    # The same mapping names the answers' column and the export's: the rejected one is dropped.
+    joined = list(
+        read(
+            DATA / "prolific_answers.csv",
+            kind="rating",
+            mapping={"worker": "PROLIFIC_PID"},
+            options={"export": str(path), "keep_unknown": "1"},
+        )
+    )
+    workers = {r.fields["worker"] for r in joined if r.table == "judgment"}
+    assert APPROVED in workers and AWAITING not in workers
+    with pytest.raises(UsageError, match="is not a Prolific export"):
+        list(read(path, kind="rating"))
+
+
+def test_row_damaged_by_a_spreadsheet_is_a_field_count_error() -> None:
+    path = DATA / "prolific_export_resaved.csv"
+    assert error_of(path, kind="rating") == (
+        f"{path}:3: 1 fields where the header has 14"
+        " (the row is damaged (e.g. re-saved by a spreadsheet): export it again)"
+    )
+
+
+def test_participant_id_of_the_wrong_json_type(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"worker": {"id": 5}, "item": "i", "value": 3}\n', encoding="utf-8")
+    assert error_of(path, kind="rating", options={"export": str(EXPORT)}) == (
+        f"{path}:1: column 'worker': expected a participant id, got {{\"id\": 5}}"
+    )

@@ -37,7 +37,7 @@ def test_assignments_statuses_and_gold() -> None:
         2,
         {
             "worker": W1, "item": TASK_881, "value": "electronics",
-            "judgment_id": "00027ed1d4--6368a2c4e0a1b2039e7c4d11",
+            "judgment_id": f"00027ed1d4--6368a2c4e0a1b2039e7c4d11/{TASK_881}",
             "created_at": "2025-11-03T09:12:45.123000Z", "duration_s": 45.123,
         },
         extra={"task_id": TASK_881, "status": "ACCEPTED"},
@@ -105,7 +105,7 @@ def test_row_errors(tmp_path: Path) -> None:
     path = write_tsv(tmp_path / "s.tsv", [head, ["1", "x", "w", "PAID", "", ""]])
     assert error_of(path, kind="label") == (
         f"{path}:2: column 'ASSIGNMENT:status': unknown status 'PAID' (expected SUBMITTED,"
-        " ACCEPTED, REJECTED, SKIPPED, EXPIRED or ACTIVE)"
+        " ACCEPTED, APPROVED, REJECTED, SKIPPED, EXPIRED or ACTIVE)"
     )
     path = write_tsv(tmp_path / "t.tsv", [head, ["1", "x", "w", "SUBMITTED", "", "03.11.2025"]])
     assert error_of(path, kind="label") == (
@@ -159,4 +159,22 @@ def test_pairwise(tmp_path: Path) -> None:
     assert [r.fields for r in rows] == [
         {"worker": "w1", "left": "a.jpg", "right": "b.jpg", "preference": "left"},
         {"worker": "w2", "left": "a.jpg", "right": "b.jpg", "preference": "right"},
+    ]
+
+
+def test_task_suite_approved_keeps_every_task() -> None:
+    """A pool with 3 tasks per suite, exported with Toloka's APPROVED status: 6 judgments, 6 ids."""
+    rows = list(read(DATA / "toloka_task_suite.tsv", kind="label", mapping={"item": "image"}))
+    judgments = [r for r in rows if r.table == "judgment"]
+    assert len(judgments) == 6
+    ids = [r.fields["judgment_id"] for r in judgments]
+    assert len(set(ids)) == 6
+    assert ids[1] == "00022cf796--60b0c5d2e8f1a21d4c9b0a11/00022cf796--60b0c2f1d4e2a51c3b7ef002"
+    assert [r.extra["status"] for r in judgments] == ["APPROVED"] * 3 + ["SUBMITTED"] * 3
+    assert [r.fields["value"] for r in judgments] == ["dog", "cat", "cat", "dog", "dog", "cat"]
+    # The suite's time is every task's time (Toloka times assignments, not tasks).
+    assert {r.fields["duration_s"] for r in judgments[:3]} == {36.333}
+    items = [r.fields for r in rows if r.table == "item"]
+    assert items == [
+        {"item": "https://tlk.s3.yandex.net/dataset/cats_vs_dogs/cats/1b9c2d.jpg", "gold": "cat"}
     ]

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
-from monitor.ingest.platforms import labelstudio, mturk, prolific, toloka
+from monitor.ingest.platforms import figure_eight, labelstudio, mturk, prolific, toloka
 from monitor.ingest.platforms.mapping import Kind
 from monitor.ingest.rows import SourceRow
 
@@ -38,6 +38,7 @@ READERS: dict[str, Reader] = {
     "labelstudio": labelstudio.read,
     "toloka": toloka.read,
     "prolific": prolific.read,
+    "figure-eight": figure_eight.read,
 }
 
 _HEAD_BYTES = 1 << 16
@@ -49,7 +50,8 @@ def detect(path: Path | str) -> str | None:
 
     MTurk: a CSV header with HITId, AssignmentId and WorkerId. Toloka: a tab-separated header
     with INPUT:/OUTPUT:/ASSIGNMENT: columns. Label Studio: a JSON array of tasks with
-    ``annotations``. Prolific: a CSV header with Participant id and Status.
+    ``annotations``. Prolific: a CSV header with Participant id and Status. Figure Eight: a CSV
+    header with ``_unit_id`` and ``_worker_id`` (a full report).
     """
     try:
         with open(path, "rb") as handle:
@@ -77,6 +79,8 @@ def detect(path: Path | str) -> str | None:
         return "mturk"
     if prolific.is_export(columns):
         return "prolific"
+    if figure_eight.is_full_report(columns):
+        return "figure-eight"
     return None
 
 

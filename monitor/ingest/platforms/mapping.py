@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, timezone
@@ -92,6 +92,20 @@ def flag(options: Mapping[str, str], name: str) -> bool:
     if text in FALSE_WORDS:
         return False
     raise UsageError(f"option {name}: expected true or false, got '{options[name]}'")
+
+
+class Rows:
+    """A reader's rows and the notes it has for the ingest summary (complete once read)."""
+
+    def __init__(self, make: Callable[[list[str]], Iterator[Any]]) -> None:
+        self.notes: list[str] = []
+        self._rows = make(self.notes)
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._rows
+
+    def __next__(self) -> Any:  # noqa: ANN401
+        return next(self._rows)
 
 
 # --- answers -------------------------------------------------------------------------------
@@ -188,9 +202,11 @@ def canonical_value(kind: str, answer: Any, codes: Mapping[str, str], where: Whe
                     return canonical_value(kind, parsed, codes, where)
             return [part.strip() for part in text.split("|") if part.strip()]
         if isinstance(answer, list):
+            _no_structures(answer, where)
             return [str(a).strip() for a in answer if a is not None and str(a).strip()]
         return [] if answer is None else [str(answer)]
     if isinstance(answer, list):
+        _no_structures(answer, where)
         if len(answer) > 1:
             shown = ", ".join(str(a) for a in answer)
             raise where.error(
@@ -200,9 +216,30 @@ def canonical_value(kind: str, answer: Any, codes: Mapping[str, str], where: Whe
         answer = answer[0] if answer else ""
     if isinstance(answer, str):
         answer = answer.strip()
+        if answer.startswith("["):  # a label is kept as written, unless it holds structures
+            try:
+                parsed = json.loads(answer)
+            except json.JSONDecodeError:
+                parsed = None
+            if isinstance(parsed, list):
+                _no_structures(parsed, where)
     if kind == "pairwise":
         return decode_preference(answer, codes, where)
     return "" if answer is None else answer
+
+
+def _no_structures(answer: list[Any], where: Where) -> None:
+    """Refuse a list holding JSON objects or lists (bounding boxes, spans, keypoints...)."""
+    for element in answer:
+        if isinstance(element, dict | list):
+            shown = json.dumps(element, ensure_ascii=False)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            what = "object" if isinstance(element, dict) else "list"
+            raise where.error(
+                f"a JSON {what} is not a label: {shown}",
+                hint="this answer holds structured annotations (bounding boxes, spans, ...); "
+                "map a column of labels, numbers or choices",
+            )
 
 
 def truthy_cell(text: str) -> bool:
@@ -269,12 +306,13 @@ def seconds(text: Any) -> int | float:
 
 @contextmanager
 def open_table(
-    path: Path, delimiter: str
+    path: Path, delimiter: str, *, exact: bool = False
 ) -> Iterator[tuple[list[str], Iterator[tuple[int, dict[str, str]]]]]:
     """Open a CSV/TSV file: the header, then ``(line, record)`` streamed one at a time.
 
     ``line`` is where the record starts (quoted line breaks make records span lines). Blank
-    lines are skipped; short rows are padded; a row with extra non-empty cells is refused.
+    lines are skipped; short rows are padded (refused when ``exact``: for files a program
+    writes whole, a short row is a damaged one); a row with extra non-empty cells is refused.
     """
     name = str(path)
     try:
@@ -290,7 +328,7 @@ def open_table(
         if not header or not any(h.strip() for h in header):
             raise InputError.at(name, 1, None, "no header row", hint="export the file with headers")
         header = [h.strip() for h in header]
-        yield header, _records(name, reader, header)
+        yield header, _records(name, reader, header, exact)
 
 
 def _unreadable(name: str, line: int | None, exc: Exception) -> InputError:
@@ -299,7 +337,9 @@ def _unreadable(name: str, line: int | None, exc: Exception) -> InputError:
     return InputError.at(name, line, None, f"cannot read the record: {exc}")
 
 
-def _records(name: str, reader: Any, header: list[str]) -> Iterator[tuple[int, dict[str, str]]]:
+def _records(
+    name: str, reader: Any, header: list[str], exact: bool = False
+) -> Iterator[tuple[int, dict[str, str]]]:
     width = len(header)
     end = reader.line_num
     while True:
@@ -321,6 +361,14 @@ def _records(name: str, reader: Any, header: list[str]) -> Iterator[tuple[int, d
                 hint="a value holding the separator or a line break must be quoted",
             )
         if len(row) < width:
+            if exact:
+                raise InputError.at(
+                    name,
+                    start,
+                    None,
+                    f"{len(row)} fields where the header has {width}",
+                    hint="the row is damaged (e.g. re-saved by a spreadsheet): export it again",
+                )
             row = row + [""] * (width - len(row))
         yield start, dict(zip(header, row, strict=False))
 

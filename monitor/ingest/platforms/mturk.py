@@ -4,12 +4,15 @@ One assignment is one judgment: ``WorkerId`` is the worker, ``AssignmentId`` the
 ``SubmitTime`` the time (MTurk's ``Mon Nov 03 09:12:45 PST 2025``, converted to UTC) and
 ``WorkTimeInSeconds`` the duration. The answer is an ``Answer.*`` column or a key of the JSON in
 ``Answer.taskAnswers`` (crowd-html-elements forms). Rejected assignments are skipped unless the
-option ``keep_rejected`` is set. See ``docs/platforms/mturk.md``.
+option ``keep_rejected`` is set. A HIT asking several questions (``Input.item1..N``,
+``Answer.q1..N``) is read with ``{n}`` in the mapping: one judgment per (assignment, n), id
+``AssignmentId/n``. See ``docs/platforms/mturk.md``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +20,7 @@ from typing import Any
 
 from monitor.ingest.platforms.mapping import (
     Kind,
+    Rows,
     Where,
     canonical_value,
     check_args,
@@ -69,41 +73,137 @@ def read(
     mapping, options = check_args("MTurk", kind, mapping, options, option_names=OPTIONS)
     keep_rejected = flag(options, "keep_rejected")
     codes = pairwise_codes(mapping.get("pairwise"))
-    return _rows(Path(path), kind, mapping, keep_rejected, codes)
+    path = Path(path)
+    return Rows(lambda notes: _rows(path, kind, mapping, keep_rejected, codes, notes))
 
 
 def _rows(
-    path: Path, kind: str, mapping: dict[str, str], keep_rejected: bool, codes: dict[str, str]
+    path: Path,
+    kind: str,
+    mapping: dict[str, str],
+    keep_rejected: bool,
+    codes: dict[str, str],
+    notes: list[str],
 ) -> Iterator[SourceRow]:
     name = str(path)
     with open_table(path, ",") as (header, records):
-        plan = _plan(name, header, kind, mapping)
+        slots = _slots(name, header, mapping)
+        plans = [(n, _plan(name, header, kind, m)) for n, m in slots]
+        multi = slots[0][0] is not None
         seen: set[str] = set()
+        blank = 0
         for line, rec in records:
             status = rec.get("AssignmentStatus", "").strip()
             if status.lower() == "rejected" and not keep_rejected:
                 continue
             where = Where(name, line)
-            worker = rec[plan.worker].strip()
-            if not worker:
-                raise where.at(plan.worker).error("empty worker id")
-            fields: dict[str, Any] = {"worker": worker}
-            raw, column = _raw_answer(plan, rec, where)
-            value = canonical_value(kind, raw, codes, where.at(column))
-            if kind == "pairwise":
-                fields["left"] = rec[plan.left].strip()
-                fields["right"] = rec[plan.right].strip()
-                fields["preference"] = value
-            else:
-                item = rec[plan.item].strip()
-                fields["item"] = item
-                fields["value"] = value
-                if plan.text and item not in seen:
-                    seen.add(item)
-                    yield SourceRow(line, {"item": item, "text": rec[plan.text]}, table="item")
-            fields.update(_times(rec, where))
+            answered = []
+            for n, plan in plans:
+                worker = rec[plan.worker].strip()
+                if not worker:
+                    raise where.at(plan.worker).error("empty worker id")
+                raw, column = _raw_answer(plan, rec, where)
+                if multi and _blank(raw):
+                    if any(rec[c].strip() for c in (plan.item, plan.left, plan.right) if c):
+                        blank += 1  # an unanswered question of the HIT
+                    continue
+                fields: dict[str, Any] = {"worker": worker}
+                value = canonical_value(kind, raw, codes, where.at(column))
+                if kind == "pairwise":
+                    fields["left"] = rec[plan.left].strip()
+                    fields["right"] = rec[plan.right].strip()
+                    fields["preference"] = value
+                else:
+                    item = rec[plan.item].strip()
+                    if multi and not item:
+                        raise where.at(plan.item).error(
+                            f"an answer in {column} but no item", hint="is the HIT complete?"
+                        )
+                    fields["item"] = item
+                    fields["value"] = value
+                    if plan.text and item not in seen:
+                        seen.add(item)
+                        yield SourceRow(line, {"item": item, "text": rec[plan.text]}, table="item")
+                answered.append((n, fields))
+            times = _times(rec, where)
             extra = {"hit_id": rec.get("HITId", ""), "assignment_status": status}
-            yield SourceRow(line, fields, table="judgment", extra=extra)
+            if not multi:
+                [(_, fields)] = answered
+                fields.update(times)
+                yield SourceRow(line, fields, table="judgment", extra=extra)
+                continue
+            for n, fields in answered:
+                fields.update(_slot_times(times, n, len(answered)))
+                yield SourceRow(line, fields, table="judgment", extra={**extra, "question": n})
+        if blank:
+            notes.append(f"{blank} unanswered questions skipped (blank answer cells)")
+
+
+def _blank(raw: Any) -> bool:
+    """An empty answer cell (an empty checkbox selection is an answer: none chosen)."""
+    return raw is None or (isinstance(raw, str) and not raw.strip())
+
+
+def _slot_times(times: dict[str, Any], n: str, answered: int) -> dict[str, Any]:
+    """One question's share of an assignment: its own id, the time, an even share of the work."""
+    out = dict(times)
+    if "judgment_id" in out:
+        out["judgment_id"] = f"{out['judgment_id']}/{n}"
+    if "duration_s" in out:
+        share = out["duration_s"] / answered
+        out["duration_s"] = int(share) if float(share).is_integer() else round(share, 3)
+    return out
+
+
+def _slots(
+    name: str, header: list[str], mapping: dict[str, str]
+) -> list[tuple[str | None, dict[str, str]]]:
+    """The mapping once per question number ``n`` when a value holds ``{n}``, else once.
+
+    Each ``{n}`` spec matches the header columns (written in full or without ``Input.`` or
+    ``Answer.``) it stands for; every such spec must find the same numbers.
+    """
+    templated = {k: v for k, v in mapping.items() if "{n}" in v}
+    if not templated:
+        return [(None, mapping)]
+    found: dict[str, dict[str, str]] = {}
+    for key, spec in templated.items():
+        numbers: dict[str, str] = {}
+        for prefix in ("", "Input.", "Answer."):
+            head, _, tail = (prefix + spec).partition("{n}")
+            star = tail.endswith("*")
+            tail = tail.removesuffix("*")
+            pattern = re.compile(
+                re.escape(head) + r"(\d+)" + re.escape(tail) + (".*" if star else "")
+            )
+            for column in header:
+                match = pattern.fullmatch(column)
+                if match:
+                    numbers.setdefault(str(int(match.group(1))), match.group(1))
+            if numbers:
+                break
+        if not numbers:
+            raise Where(name, 1, spec).error(
+                "no column in the header matches",
+                hint=f"{{n}} stands for a number: e.g. --map {key}=Input.item{{n}}",
+            )
+        found[key] = numbers
+    keys = list(found)
+    first = set(found[keys[0]])
+    for key in keys[1:]:
+        if set(found[key]) != first:
+            a, b = templated[keys[0]], templated[key]
+            only_a = sorted(first - set(found[key]), key=int)
+            only_b = sorted(set(found[key]) - first, key=int)
+            raise Where(name, 1).error(
+                f"'{a}' and '{b}' do not have the same numbers",
+                hint=f"n only in {a}: {', '.join(only_a) or 'none'}; "
+                f"n only in {b}: {', '.join(only_b) or 'none'}",
+            )
+    return [
+        (n, {k: v.replace("{n}", found[k][n]) if k in found else v for k, v in mapping.items()})
+        for n in sorted(first, key=int)
+    ]
 
 
 def _times(rec: Mapping[str, str], where: Where) -> dict[str, Any]:

@@ -38,8 +38,14 @@ OPTIONS = ("export", "keep_rejected", "keep_unknown")
 MAPPING_KEYS = (*dict.fromkeys(JUDGMENT_COLUMNS + PREFERENCE_COLUMNS), "pairwise")
 KEPT = frozenset({"APPROVED", "AWAITING REVIEW"})
 DROPPED = frozenset({"RETURNED", "TIMED OUT", "SCREENED OUT", "ACTIVE"})
-# Export column -> worker field; names are compared lower case with spaces for "_".
-TIMES = {"started at": "started_at", "completed at": "completed_at"}
+# Export column -> worker field; names are compared lower case with spaces for "_". Exports
+# before 2023 wrote session_id, participant_id, status, started_datetime, completed_date_time,
+# time_taken.
+TIMES = {
+    "started at": "started_at", "started datetime": "started_at",
+    "completed at": "completed_at", "completed date time": "completed_at",
+}  # fmt: skip
+SUBMISSION = ("submission id", "session id")
 RANK = {"kept": 2, "rejected": 1, "dropped": 0}
 
 
@@ -96,10 +102,11 @@ def _rows(
     keep_rejected: bool,
     keep_unknown: bool,
 ) -> Iterator[SourceRow]:
+    id_column = mapping.get("worker")
     if export is None:
-        participants = _read_export(path, alone=True)
+        participants = _read_export(path, alone=True, id_column=id_column)
     else:
-        participants = _read_export(export, alone=False)
+        participants = _read_export(export, alone=False, id_column=id_column)
     for participant in participants.values():
         yield participant.row
     if export is None:
@@ -109,7 +116,10 @@ def _rows(
     worker_column = mapping.get("worker", "worker")
     for line, fields, extra in _answers(path, kind, mapping, codes):
         where = Where(name, line, worker_column)
-        worker = str(fields.get("worker") or "").strip()
+        raw = fields.get("worker")
+        if raw is not None and (not isinstance(raw, str | int) or isinstance(raw, bool)):
+            raise where.error(f"expected a participant id, got {json.dumps(raw)}")
+        worker = str(raw or "").strip()
         if not worker:
             raise where.error("no participant id")
         fields["worker"] = worker
@@ -125,12 +135,19 @@ def _rows(
         yield SourceRow(line, fields, table="judgment", extra=extra)
 
 
-def _read_export(path: Path, *, alone: bool) -> dict[str, _Participant]:
-    """One worker row per participant (their best submission: kept, then rejected, then last)."""
+def _read_export(path: Path, *, alone: bool, id_column: str | None) -> dict[str, _Participant]:
+    """One worker row per participant (their best submission: kept, then rejected, then last).
+
+    The participant id is the ``Participant id`` column, else the column ``--map worker`` names
+    when the export has it (an export whose id column is ``PROLIFIC_PID``).
+    """
     name = str(path)
     participants: dict[str, _Participant] = {}
-    with open_table(path, ",") as (header, records):
-        if not is_export(header):
+    with open_table(path, ",", exact=True) as (header, records):
+        columns = {_norm(h): h for h in header}
+        if "participant id" not in columns and id_column in header and "status" in columns:
+            columns["participant id"] = id_column
+        elif not is_export(header):
             if alone:
                 raise UsageError(
                     f"{name} is not a Prolific export (no 'Participant id' and 'Status' columns)",
@@ -140,7 +157,6 @@ def _read_export(path: Path, *, alone: bool) -> dict[str, _Participant]:
                 "not in the header",
                 hint="expected Prolific's submissions export (Participant id, Status, ...)",
             )
-        columns = {_norm(h): h for h in header}
         for line, rec in records:
             where = Where(name, line)
             pid = rec[columns["participant id"]].strip()
@@ -178,7 +194,8 @@ def _read_export(path: Path, *, alone: bool) -> dict[str, _Participant]:
                     raise where.at(columns["time taken"]).error(
                         f"cannot read '{taken}' as seconds"
                     ) from None
-            extra = {"submission_id": rec.get(columns.get("submission id", ""), ""), "file": name}
+            submission = next((columns[c] for c in SUBMISSION if c in columns), "")
+            extra = {"submission_id": rec.get(submission, ""), "file": name}
             row = SourceRow(line, fields, table="worker", extra=extra)
             before = participants.get(pid)
             if before is None or rank >= _rank(before.status):

@@ -1,8 +1,9 @@
 """Toloka assignments export (TSV with ``INPUT:``, ``OUTPUT:``, ``GOLDEN:``, ``ASSIGNMENT:`` columns).
 
 One row is one assignment of one task: ``ASSIGNMENT:worker_id`` is the worker,
-``ASSIGNMENT:assignment_id`` the judgment id, ``ASSIGNMENT:submitted`` the time (Toloka writes
-UTC without an offset) and ``submitted - started`` the duration. SUBMITTED and ACCEPTED rows are
+``ASSIGNMENT:assignment_id`` + ``/`` + ``ASSIGNMENT:task_id`` the judgment id (one assignment is
+a task suite of one or more tasks), ``ASSIGNMENT:submitted`` the time (Toloka writes UTC without
+an offset) and ``submitted - started`` the duration. SUBMITTED, ACCEPTED and APPROVED rows are
 kept; REJECTED only with the option ``keep_rejected``; SKIPPED, EXPIRED and ACTIVE rows carry no
 answer and are skipped. A filled ``GOLDEN:`` column becomes the item's gold value. See
 ``docs/platforms/toloka.md``.
@@ -34,7 +35,7 @@ from monitor.ingest.rows import SourceRow
 OPTIONS = ("keep_rejected",)
 WORKER = "ASSIGNMENT:worker_id"
 STATUS = "ASSIGNMENT:status"
-KEPT = frozenset({"SUBMITTED", "ACCEPTED"})
+KEPT = frozenset({"SUBMITTED", "ACCEPTED", "APPROVED"})
 SKIPPED = frozenset({"SKIPPED", "EXPIRED", "ACTIVE"})
 ITEM_DEFAULTS = ("INPUT:item", "INPUT:item_id", "INPUT:id", "ASSIGNMENT:task_id")
 TIME_HINT = "expected ISO 8601 like 2025-11-03T09:12:45.123"
@@ -83,7 +84,7 @@ def _rows(
             if status and status not in KEPT and status != "REJECTED":
                 raise where.at(STATUS).error(
                     f"unknown status '{rec[STATUS].strip()}'",
-                    hint="expected SUBMITTED, ACCEPTED, REJECTED, SKIPPED, EXPIRED or ACTIVE",
+                    hint="expected SUBMITTED, ACCEPTED, APPROVED, REJECTED, SKIPPED, EXPIRED or ACTIVE",
                 )
             worker = rec[plan.worker].strip()
             if not worker:
@@ -145,8 +146,11 @@ def _value(
 
 def _times(rec: Mapping[str, str], where: Where) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    if rec.get("ASSIGNMENT:assignment_id", "").strip():
-        out["judgment_id"] = rec["ASSIGNMENT:assignment_id"].strip()
+    assignment = rec.get("ASSIGNMENT:assignment_id", "").strip()
+    if assignment:
+        # A task suite is one assignment of several tasks: the task tells its answers apart.
+        task = rec.get("ASSIGNMENT:task_id", "").strip()
+        out["judgment_id"] = f"{assignment}/{task}" if task else assignment
     moments = {}
     for column in ("ASSIGNMENT:started", "ASSIGNMENT:submitted"):
         text = rec.get(column, "").strip()
