@@ -69,6 +69,15 @@ class SchemaOutOfDate(MonitorError):
         self.hint = f"run: monitor{url_hint} db upgrade"
 
 
+class DatabaseUnavailable(MonitorError):
+    """The database cannot be reached or opened: one line naming what is wrong (host, port,
+    database, role or path; never a password) and a hint."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
 class ConfigError(MonitorError):
     """A setting is unknown or has a bad value."""
 

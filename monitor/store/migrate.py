@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from monitor.errors import SchemaOutOfDate
+from monitor.errors import SchemaOutOfDate, UsageError
 
 
 def migrations_dir() -> Path:
@@ -29,9 +29,11 @@ def alembic_config(engine: Engine | None = None):  # -> alembic.config.Config
 
     # Config's stdout default is bound when alembic is first imported; pass the current one.
     config = Config(stdout=sys.stdout)
-    config.set_main_option("script_location", str(migrations_dir()))
+    # ConfigParser interpolates '%': a path (or URL) holding one must be escaped.
+    config.set_main_option("script_location", str(migrations_dir()).replace("%", "%%"))
     if engine is not None:
-        config.set_main_option("sqlalchemy.url", engine.url.render_as_string(False))
+        # The engine travels in ``attributes``, never as an option: an option would have to
+        # hold the password, and a '%' in it (p%40ss, ?host=%2Fvar...) breaks ConfigParser.
         config.attributes["engine"] = engine
     return config
 
@@ -53,9 +55,25 @@ def current_revision(engine: Engine) -> str | None:
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Migrate to ``revision``; an unknown or unreachable revision is a :class:`UsageError`."""
     from alembic import command
+    from alembic.util import CommandError
 
-    command.upgrade(alembic_config(engine), revision)
+    try:
+        command.upgrade(alembic_config(engine), revision)
+    except CommandError as exc:
+        raise UsageError(
+            f"cannot upgrade to revision {revision!r}: {exc}",
+            f"'head' is the newest; the known revisions are {', '.join(revisions())}",
+        ) from None
+
+
+def revisions() -> list[str]:
+    """Every revision of the migrations, oldest first."""
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(alembic_config())
+    return [r.revision for r in reversed(list(script.walk_revisions()))]
 
 
 def ensure_schema(engine: Engine, *, auto_upgrade: bool | None = None) -> None:
