@@ -19,18 +19,34 @@ log = logging.getLogger("monitor.scheduler")
 
 
 def incremental_job(engine: Engine, settings: Settings) -> None:
-    from monitor.pipeline import recompute
-
-    for outcome in recompute(engine, settings):
-        log.info("incremental %s", outcome.line())
+    _recompute_all(engine, settings, "incremental", full=False)
 
 
 def nightly_job(engine: Engine, settings: Settings) -> None:
+    _recompute_all(engine, settings, "nightly", full=True)
+    write_reports(engine, settings)
+
+
+def _recompute_all(engine: Engine, settings: Settings, job: str, *, full: bool) -> None:
+    """Recompute every campaign; a campaign that fails is logged (its run records the error)
+    and the others go on. A failure of the whole job (the database unreachable) is logged in
+    one line, and the next run of the job tries again."""
     from monitor.pipeline import recompute
 
-    for outcome in recompute(engine, settings, full=True):
-        log.info("nightly %s", outcome.line())
-    write_reports(engine, settings)
+    try:
+        outcomes = recompute(engine, settings, full=full)
+    except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad run
+        log.error("%s recompute failed: %s: %s", job, type(exc).__name__, _first_line(exc))
+        return
+    for outcome in outcomes:
+        level = logging.WARNING if outcome.status == "failed" else logging.INFO
+        log.log(level, "%s %s", job, outcome.line())
+
+
+def _first_line(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None) or exc
+    lines = str(orig).strip().splitlines()
+    return lines[0] if lines else ""
 
 
 def write_reports(engine: Engine, settings: Settings) -> list[Path]:
