@@ -78,6 +78,14 @@ class DatabaseUnavailable(MonitorError):
         self.hint = hint
 
 
+class OutputError(MonitorError):
+    """A file could not be written (no space, no permission, ...)."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
 class ConfigError(MonitorError):
     """A setting is unknown or has a bad value."""
 

@@ -51,7 +51,7 @@ def _first_line(exc: BaseException) -> str:
 
 def write_reports(engine: Engine, settings: Settings) -> list[Path]:
     """The HTML report of every campaign that has a run, in ``settings.report_dir``."""
-    from monitor.report.render import write_report
+    from monitor.report.render import report_filename, write_report
     from monitor.store.campaigns import list_campaigns
     from monitor.store.engine import transaction
 
@@ -62,16 +62,12 @@ def write_reports(engine: Engine, settings: Settings) -> list[Path]:
     paths = []
     for name in names:
         try:
-            paths.append(write_report(engine, name, out / f"{_safe(name)}.html", "html"))
+            paths.append(write_report(engine, name, out / report_filename(name), "html"))
         except Exception:  # one campaign's failure must not stop the others' reports
             log.exception("report of campaign %s failed", name)
     for p in paths:
         log.info("report %s", p)
     return paths
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:100] or "campaign"
 
 
 def build_scheduler(engine: Engine, settings: Settings):  # -> BackgroundScheduler
