@@ -86,6 +86,15 @@ class OutputError(MonitorError):
         self.hint = hint
 
 
+class SchemaUnknown(MonitorError):
+    """The database holds a schema monitor cannot use: a revision it does not know (a newer
+    monitor wrote it), or tables of something else."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
 class ConfigError(MonitorError):
     """A setting is unknown or has a bad value."""
 

@@ -198,3 +198,44 @@ def test_unknown_revision_is_a_usage_error(db_url: str, capsys) -> None:  # noqa
     )
     assert lines[1].startswith("hint: 'head' is the newest; the known revisions are 0001, 0002")
     assert len(lines) == 2
+
+
+def test_schema_from_a_newer_monitor_is_refused(db_url: str, capsys) -> None:  # noqa: ANN001
+    from sqlalchemy import text
+
+    from monitor.store.engine import make_engine
+
+    engine = make_engine(db_url)
+    with engine.begin() as c:
+        [current] = c.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+        c.execute(text("UPDATE alembic_version SET version_num = '0999'"))
+    try:
+        for argv in (["recompute"], ["db", "upgrade"]):
+            code, _, err = _run(capsys, "--db", db_url, *argv)
+            assert code == 1
+            lines = err.splitlines()
+            assert (
+                len(lines) == 2
+                and "has schema revision 0999, which this monitor does not" in (lines[0])
+            )
+            assert lines[1] == "hint: run that newer monitor, or point --db at another database"
+    finally:
+        with engine.begin() as c:
+            c.execute(text("UPDATE alembic_version SET version_num = :v"), {"v": current})
+        engine.dispose()
+
+
+def test_sqlite_database_of_something_else(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    import sqlite3
+
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as c:
+        c.execute("CREATE TABLE campaigns (id INTEGER)")
+    code, _, err = _run(capsys, "--db", f"sqlite:///{path}", "recompute")
+    assert code == 1
+    assert err.splitlines() == [
+        f"monitor: error: sqlite:///{path} holds tables monitor did not create "
+        "(table campaigns already exists)",
+        "hint: give monitor a database of its own (a new SQLite file, an empty PostgreSQL "
+        "database)",
+    ]
