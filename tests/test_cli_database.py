@@ -239,3 +239,26 @@ def test_sqlite_database_of_something_else(tmp_path: Path, capsys) -> None:  # n
         "hint: give monitor a database of its own (a new SQLite file, an empty PostgreSQL "
         "database)",
     ]
+
+
+def test_connection_lost_mid_command_is_one_line(tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    from sqlalchemy.exc import OperationalError
+
+    from monitor.cli import recompute as recompute_cli
+
+    def lost(*_a: object, **_k: object) -> int:
+        raise OperationalError(
+            "SELECT 1", {}, Exception("server closed the connection unexpectedly\nmore text")
+        )
+
+    monkeypatch.setattr(recompute_cli, "run", lost)
+    url = f"postgresql+psycopg://monitor:{ENCODED}@db.example.invalid:5433/prod?password=s3cr3tq"
+    code, out, err = _run(capsys, "--db", url, "recompute")
+    assert code == 1
+    assert err.splitlines() == [
+        "monitor: error: cannot use PostgreSQL database 'prod' at db.example.invalid:5433: "
+        "server closed the connection unexpectedly",
+        "hint: check the server and --db or MONITOR_DATABASE_URL "
+        "(postgresql+psycopg://monitor:***@db.example.invalid:5433/prod?password=***)",
+    ]
+    _assert_no_secret(out, err)
