@@ -15,6 +15,9 @@ target_metadata = Base.metadata
 
 
 def _url() -> str:
+    engine = config.attributes.get("engine")
+    if engine is not None:
+        return engine.url
     return (
         config.get_main_option("sqlalchemy.url")
         or os.environ.get("MONITOR_DATABASE_URL")

@@ -300,7 +300,7 @@ def run_demo(
     from monitor.errors import UsageError
     from monitor.ingest.api import create_campaign, ingest_file, ingest_items
     from monitor.pipeline import recompute
-    from monitor.report.render import safe_filename, write_report
+    from monitor.report.render import report_filename, write_report
 
     data_dir = data_dir or Path(tempfile.mkdtemp(prefix="monitor-demo-"))
     report_dir = report_dir or Path(settings.report_dir)
@@ -324,7 +324,7 @@ def run_demo(
             outcome = recompute(engine, settings, campaign=c.name)
             for o in outcome:
                 log(f"{o.line()} ({summary.n_new} judgments ingested from {batch.name})")
-        path = write_report(engine, c.name, report_dir / f"{safe_filename(c.name)}.html", "html")
+        path = write_report(engine, c.name, report_dir / report_filename(c.name), "html")
         paths.append(path)
     return paths
 

@@ -69,6 +69,32 @@ class SchemaOutOfDate(MonitorError):
         self.hint = f"run: monitor{url_hint} db upgrade"
 
 
+class DatabaseUnavailable(MonitorError):
+    """The database cannot be reached or opened: one line naming what is wrong (host, port,
+    database, role or path; never a password) and a hint."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+class OutputError(MonitorError):
+    """A file could not be written (no space, no permission, ...)."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+class SchemaUnknown(MonitorError):
+    """The database holds a schema monitor cannot use: a revision it does not know (a newer
+    monitor wrote it), or tables of something else."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
 class ConfigError(MonitorError):
     """A setting is unknown or has a bad value."""
 

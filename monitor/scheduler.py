@@ -19,23 +19,39 @@ log = logging.getLogger("monitor.scheduler")
 
 
 def incremental_job(engine: Engine, settings: Settings) -> None:
-    from monitor.pipeline import recompute
-
-    for outcome in recompute(engine, settings):
-        log.info("incremental %s", outcome.line())
+    _recompute_all(engine, settings, "incremental", full=False)
 
 
 def nightly_job(engine: Engine, settings: Settings) -> None:
+    _recompute_all(engine, settings, "nightly", full=True)
+    write_reports(engine, settings)
+
+
+def _recompute_all(engine: Engine, settings: Settings, job: str, *, full: bool) -> None:
+    """Recompute every campaign; a campaign that fails is logged (its run records the error)
+    and the others go on. A failure of the whole job (the database unreachable) is logged in
+    one line, and the next run of the job tries again."""
     from monitor.pipeline import recompute
 
-    for outcome in recompute(engine, settings, full=True):
-        log.info("nightly %s", outcome.line())
-    write_reports(engine, settings)
+    try:
+        outcomes = recompute(engine, settings, full=full)
+    except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad run
+        log.error("%s recompute failed: %s: %s", job, type(exc).__name__, _first_line(exc))
+        return
+    for outcome in outcomes:
+        level = logging.WARNING if outcome.status == "failed" else logging.INFO
+        log.log(level, "%s %s", job, outcome.line())
+
+
+def _first_line(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None) or exc
+    lines = str(orig).strip().splitlines()
+    return lines[0] if lines else ""
 
 
 def write_reports(engine: Engine, settings: Settings) -> list[Path]:
     """The HTML report of every campaign that has a run, in ``settings.report_dir``."""
-    from monitor.report.render import write_report
+    from monitor.report.render import report_filename, write_report
     from monitor.store.campaigns import list_campaigns
     from monitor.store.engine import transaction
 
@@ -46,16 +62,12 @@ def write_reports(engine: Engine, settings: Settings) -> list[Path]:
     paths = []
     for name in names:
         try:
-            paths.append(write_report(engine, name, out / f"{_safe(name)}.html", "html"))
+            paths.append(write_report(engine, name, out / report_filename(name), "html"))
         except Exception:  # one campaign's failure must not stop the others' reports
             log.exception("report of campaign %s failed", name)
     for p in paths:
         log.info("report %s", p)
     return paths
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:100] or "campaign"
 
 
 def build_scheduler(engine: Engine, settings: Settings):  # -> BackgroundScheduler

@@ -101,6 +101,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("monitor: interrupted; nothing half-written was kept", file=sys.stderr)
         return 1
+    except Exception as exc:
+        unavailable = _database_error(exc, ctx)
+        if unavailable is None:
+            raise
+        print(f"monitor: error: {unavailable}", file=sys.stderr)
+        if unavailable.hint:
+            print(f"hint: {unavailable.hint}", file=sys.stderr)
+        return unavailable.exit_code
     finally:
         if ctx is not None:
             ctx.close()
+
+
+def _database_error(exc: Exception, ctx: Context | None) -> MonitorError | None:
+    """A lost or refused connection met after start-up, as one line (never a traceback that
+    could quote the URL); None for anything else."""
+    if "sqlalchemy" not in sys.modules or ctx is None:
+        return None
+    from sqlalchemy.exc import InterfaceError, OperationalError
+
+    if not isinstance(exc, OperationalError | InterfaceError):
+        return None
+    from monitor.store.connect import database_error
+
+    return database_error(exc, ctx.settings.database_url)

@@ -29,12 +29,24 @@ class Context:
     def engine(self, *, check_schema: bool = True) -> Engine:
         """The engine, created on first use; the schema is checked (SQLite: upgraded)."""
         if self._engine is None:
+            from sqlalchemy.exc import DBAPIError
+
+            from monitor.store.connect import check_connection, database_error
             from monitor.store.engine import make_engine
             from monitor.store.migrate import ensure_schema
 
-            self._engine = make_engine(self.settings.database_url)
-            if check_schema:
-                ensure_schema(self._engine)
+            engine = make_engine(self.settings.database_url)
+            try:
+                check_connection(engine)
+                if check_schema:
+                    ensure_schema(engine)
+            except DBAPIError as exc:
+                engine.dispose()
+                raise database_error(exc, engine.url) from None
+            except BaseException:
+                engine.dispose()
+                raise
+            self._engine = engine
         return self._engine
 
     def close(self) -> None:

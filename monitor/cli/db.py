@@ -23,7 +23,7 @@ def run_upgrade(args: argparse.Namespace, ctx: Context) -> int:
 
     engine = ctx.engine(check_schema=False)
     upgrade(engine, args.revision)
-    print(f"{redact(str(engine.url))}: schema at {current_revision(engine)}")
+    print(f"{redact(engine.url)}: schema at {current_revision(engine)}")
     return 0
 
 

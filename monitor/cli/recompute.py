@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 from monitor.cli.context import Context
 
@@ -33,4 +34,17 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         print("no campaigns yet: create one with 'monitor campaign create'")
     for outcome in outcomes:
         print(outcome.line())
-    return 1 if any(o.status == "failed" for o in outcomes) else 0
+    failed = [o.campaign for o in outcomes if o.status == "failed"]
+    if failed:
+        print(
+            f"monitor: error: {len(failed)} of {len(outcomes)} campaigns failed: "
+            f"{', '.join(failed)} (the other campaigns were recomputed)",
+            file=sys.stderr,
+        )
+        print(
+            "hint: each failure is recorded on the campaign's run; fix the cause and run "
+            "monitor recompute again",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from monitor.report.render import report_text, safe_filename, write_report
+    from monitor.report.render import report_filename, report_text, write_report
 
     engine = ctx.engine()
     if args.out == "-" or (args.out is None and args.format == "json"):
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     out = (
         Path(args.out)
         if args.out
-        else Path(ctx.settings.report_dir) / f"{safe_filename(args.campaign)}.{args.format}"
+        else Path(ctx.settings.report_dir) / report_filename(args.campaign, args.format)
     )
     path = write_report(engine, args.campaign, out, args.format)
     print(path)

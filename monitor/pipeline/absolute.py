@@ -205,16 +205,15 @@ def _agreement(
         n=loo.n_items,
         mask=np.bincount(workers, minlength=W) > 0,
     )
-    init = warm.aligned("worker", "weight", arrays.worker_ids) if warm is not None else None
+    # Always from equal weights, never warm-started: the map can have several fixed points,
+    # and an incremental run must reach the one a full run reaches (docs/measures.md).
     co = ag.codetermination(
-        items,
-        workers,
-        codes,
-        kind=kind,
-        value_domain=domain,
-        n_workers=W,
-        n_items=N,
-        initial_weights=init,
+        items, workers, codes, kind=kind, value_domain=domain, n_workers=W, n_items=N
+    )
+    out.campaign_value(
+        "codetermination_iterations",
+        co.iterations,
+        detail={"converged": bool(co.converged), "max_change": num(co.max_change)},
     )
     out.per_subject(
         "worker",

@@ -78,13 +78,54 @@ def recompute(
                 outcome = _recompute_one(engine, settings, info, full=full)
         except Busy as exc:
             outcome = RunOutcome(info.name, "busy", message=str(exc))
+        except CampaignFailed as exc:
+            # One campaign's failure (bad data, a bug in a measure) is recorded on its run
+            # and must not stop the others.
+            outcome = RunOutcome(info.name, "failed", message=f"failed: {exc.error}")
+            log.info(outcome.line())
+            log.debug("campaign %s failed", info.name, exc_info=exc.__cause__)
+            outcomes.append(outcome)
+            continue
         log.info(outcome.line())
         outcomes.append(outcome)
     return outcomes
 
 
+class CampaignFailed(Exception):
+    """A campaign's recompute failed and was recorded as a failed run (``error``)."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__(error)
+        self.error = error
+
+
 def _recompute_one(
     engine: Engine, settings: Settings, info: CampaignInfo, *, full: bool
+) -> RunOutcome:
+    """One campaign's run; any error is recorded as a failed run and raised as
+    :class:`CampaignFailed`. When even that cannot be written (the database is gone), the
+    original error propagates."""
+    watermark = [0]
+    try:
+        return _compute_and_save(engine, settings, info, full=full, watermark=watermark)
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {_one_line(exc)}"
+        try:
+            with transaction(engine) as s:
+                mark_failed(s, info.id, watermark[0], error, __version__)
+        except Exception:  # noqa: BLE001 - the first error is the one to report
+            raise exc from None
+        raise CampaignFailed(error) from exc
+
+
+def _one_line(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None) or exc  # SQLAlchemy wraps the driver's error
+    lines = str(orig).strip().splitlines()
+    return lines[0] if lines else type(orig).__name__
+
+
+def _compute_and_save(
+    engine: Engine, settings: Settings, info: CampaignInfo, *, full: bool, watermark: list[int]
 ) -> RunOutcome:
     started = time.perf_counter()
     started_at = utcnow()
@@ -107,6 +148,7 @@ def _recompute_one(
                 n_judgments=counts.n_judgments,
                 message=f"nothing new since run {last.id}: nothing to do",
             )
+        watermark[0] = counts.max_id
         arrays = load_arrays(s, info, counts.max_id)
         warm = None
         if not full and last is not None:
@@ -119,32 +161,27 @@ def _recompute_one(
                 states=run_states(s, last.id),
             )
     n_new = arrays.n - (last.n_judgments if last is not None else 0)
-    try:
-        values, columns, states, parameters = compute_values(info, arrays, settings, warm=warm)
-        flags = evaluate(values, settings, kind=info.kind, strict=info.strict, columns=columns)
-        with transaction(engine) as s:
-            run = save_run(
-                s,
-                campaign_id=info.id,
-                watermark=arrays.watermark,
-                full=full or last is None,
-                started_at=started_at,
-                parameters=parameters,
-                code_version=__version__,
-                n_judgments=arrays.n,
-                n_new=max(n_new, 0),
-                seconds=time.perf_counter() - started,
-                values=values,
-                flags=flags,
-                columns=columns,
-                states=states,
-            )
-            apply_policy(s, info, run.id, flags, settings)
-            prune_item_values(s, info.id, settings.keep_item_runs)
-    except Exception as exc:
-        with transaction(engine) as s:
-            mark_failed(s, info.id, arrays.watermark, f"{type(exc).__name__}: {exc}", __version__)
-        raise
+    values, columns, states, parameters = compute_values(info, arrays, settings, warm=warm)
+    flags = evaluate(values, settings, kind=info.kind, strict=info.strict, columns=columns)
+    with transaction(engine) as s:
+        run = save_run(
+            s,
+            campaign_id=info.id,
+            watermark=arrays.watermark,
+            full=full or last is None,
+            started_at=started_at,
+            parameters=parameters,
+            code_version=__version__,
+            n_judgments=arrays.n,
+            n_new=max(n_new, 0),
+            seconds=time.perf_counter() - started,
+            values=values,
+            flags=flags,
+            columns=columns,
+            states=states,
+        )
+        apply_policy(s, info, run.id, flags, settings)
+        prune_item_values(s, info.id, settings.keep_item_runs)
     counts_by_rule: dict[str, int] = {}
     for f in flags:
         counts_by_rule[f.rule] = counts_by_rule.get(f.rule, 0) + 1

@@ -255,6 +255,12 @@ def _pairs(data: CampaignData) -> list[dict[str, Any]]:
     return out
 
 
+ITERATIVE = {
+    "crowdtruth_iterations": "CrowdTruth",
+    "codetermination_iterations": "Co-determination of truths and worker weights",
+}
+
+
 def _warnings(data: CampaignData) -> list[dict[str, Any]]:
     out = []
     if data.run is None:
@@ -272,6 +278,19 @@ def _warnings(data: CampaignData) -> list[dict[str, Any]]:
                 "(run 'monitor recompute').",
             }
         )
+    for metric, what in ITERATIVE.items():
+        v = data.campaign_value(metric)
+        if v is not None and (v.detail or {}).get("converged") is False:
+            out.append(
+                {
+                    "rule": "not_converged",
+                    "message": f"{what} stopped after {_count(v)} iterations without "
+                    "converging: its numbers are those of the last iteration and may move "
+                    "from run to run.",
+                    "value": num(v.value),
+                    "evidence": clean({"metric": metric, **(v.detail or {})}),
+                }
+            )
     for f in data.flags:
         if f.scope == "campaign":
             out.append(

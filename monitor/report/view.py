@@ -59,6 +59,7 @@ RULES = {
     "few_judgments": "Too few judgments for stable measures",
     "stale": "New judgments since the latest run",
     "no_run": "No metric run yet",
+    "not_converged": "An iterative measure did not converge",
 }
 
 SYMBOL = {"left": ">", "right": "<", "tie": "="}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 from numpy.typing import NDArray
@@ -71,8 +72,22 @@ def _code(db_ids: NDArray[np.int64], sorted_ids: NDArray[np.int64]) -> NDArray[n
     return np.searchsorted(sorted_ids, db_ids).astype(np.int64)
 
 
+_EPOCH = datetime(1970, 1, 1)
+_EPOCH_UTC = _EPOCH.replace(tzinfo=UTC)
+_SECOND = timedelta(seconds=1)
+
+
 def _epochs(created: list) -> NDArray[np.float64]:
-    return np.array([c.timestamp() if c is not None else np.nan for c in created], dtype=np.float64)
+    """Seconds since the epoch. SQLite hands back naive datetimes: they hold UTC (ingest
+    stores UTC), never local time. A difference of datetimes, unlike ``datetime.timestamp()``,
+    holds for any year (0001-01-01 included) whatever the local offset."""
+    return np.array(
+        [
+            np.nan if c is None else (c - (_EPOCH if c.tzinfo is None else _EPOCH_UTC)) / _SECOND
+            for c in created
+        ],
+        dtype=np.float64,
+    )
 
 
 def _time_order(stamps: NDArray[np.float64], ids: NDArray[np.int64]) -> NDArray[np.int64]:

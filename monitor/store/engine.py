@@ -7,8 +7,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import URL, Engine, create_engine, event, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.orm import Session, sessionmaker
+
+from monitor.errors import ConfigError
 
 DEFAULT_URL = "sqlite:///monitor.db"
 
@@ -18,9 +21,21 @@ def normalise_url(url: str) -> str:
     return re.sub(r"^postgres(ql)?://", "postgresql+psycopg://", url)
 
 
-def redact(url: str) -> str:
-    """The URL with its password replaced, for messages and logs."""
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+SECRET_QUERY_KEYS = frozenset({"password", "sslpassword", "pwd"})
+
+
+def redact(url: str | URL) -> str:
+    """The URL with every password hidden (``user:***@`` and ``?password=***``), for any
+    message, log line or report."""
+    try:
+        parsed = url if isinstance(url, URL) else make_url(normalise_url(str(url)))
+    except Exception:  # noqa: BLE001 - not a URL SQLAlchemy can parse: hide by pattern
+        text = re.sub(r"(://[^:/@?]*):[^@]*@", r"\1:***@", str(url))
+        return re.sub(r"(?i)([?&](?:ssl)?(?:password|pwd)=)[^&]*", r"\1***", text)
+    secret = {k: "***" for k in parsed.query if k.lower() in SECRET_QUERY_KEYS}
+    if secret:
+        parsed = parsed.update_query_dict(secret)
+    return parsed.render_as_string(hide_password=True).replace("=%2A%2A%2A", "=***")
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -35,7 +50,14 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 def make_engine(url: str, **kwargs: Any) -> Engine:
     """Create an engine; SQLite gets foreign keys, WAL and a busy timeout on every connection."""
     url = normalise_url(url)
-    engine = create_engine(url, **kwargs)
+    try:
+        engine = create_engine(url, **kwargs)
+    except (ArgumentError, NoSuchModuleError) as exc:
+        # SQLAlchemy's message quotes the whole URL, password included.
+        raise ConfigError(
+            f"database URL {redact(url)} cannot be used: {_first_line(exc, url)}",
+            "use sqlite:///PATH or postgresql+psycopg://USER@HOST:PORT/DATABASE",
+        ) from None
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
     return engine
@@ -63,3 +85,24 @@ def snapshot(engine: Engine) -> Iterator[Session]:
         if engine.dialect.name == "postgresql":
             session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
         yield session
+
+
+def _first_line(exc: BaseException, url: str | URL | None = None) -> str:
+    """The first line of a driver's message, with the URL's password (if any) hidden."""
+    orig = getattr(exc, "orig", None) or exc
+    text = (str(orig).strip().splitlines() or [type(orig).__name__])[0].strip()
+    for secret in _secrets(url):
+        text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", "***", text)
+    return text
+
+
+def _secrets(url: str | URL | None) -> list[str]:
+    if url is None:
+        return []
+    try:
+        parsed = url if isinstance(url, URL) else make_url(normalise_url(str(url)))
+    except Exception:  # noqa: BLE001 - unparseable: nothing more to hide than redact() does
+        return []
+    found = [parsed.password] if parsed.password else []
+    found += [str(v) for k, v in parsed.query.items() if k.lower() in SECRET_QUERY_KEYS]
+    return [s for s in found if s and s != "***"]

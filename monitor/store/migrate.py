@@ -8,7 +8,8 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from monitor.errors import SchemaOutOfDate
+from monitor.errors import SchemaOutOfDate, SchemaUnknown, UsageError
+from monitor.store.engine import redact
 
 
 def migrations_dir() -> Path:
@@ -29,9 +30,11 @@ def alembic_config(engine: Engine | None = None):  # -> alembic.config.Config
 
     # Config's stdout default is bound when alembic is first imported; pass the current one.
     config = Config(stdout=sys.stdout)
-    config.set_main_option("script_location", str(migrations_dir()))
+    # ConfigParser interpolates '%': a path (or URL) holding one must be escaped.
+    config.set_main_option("script_location", str(migrations_dir()).replace("%", "%%"))
     if engine is not None:
-        config.set_main_option("sqlalchemy.url", engine.url.render_as_string(False))
+        # The engine travels in ``attributes``, never as an option: an option would have to
+        # hold the password, and a '%' in it (p%40ss, ?host=%2Fvar...) breaks ConfigParser.
         config.attributes["engine"] = engine
     return config
 
@@ -53,9 +56,49 @@ def current_revision(engine: Engine) -> str | None:
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Migrate to ``revision``; an unknown or unreachable revision is a :class:`UsageError`,
+    a database at a revision this code does not know or holding other tables a
+    :class:`SchemaUnknown`."""
     from alembic import command
+    from alembic.util import CommandError
+    from sqlalchemy.exc import DBAPIError
 
-    command.upgrade(alembic_config(engine), revision)
+    check_known(engine)
+    try:
+        command.upgrade(alembic_config(engine), revision)
+    except CommandError as exc:
+        raise UsageError(
+            f"cannot upgrade to revision {revision!r}: {exc}",
+            f"'head' is the newest; the known revisions are {', '.join(revisions())}",
+        ) from None
+    except DBAPIError as exc:
+        detail = str(getattr(exc, "orig", exc)).strip().splitlines()
+        if detail and "already exists" in detail[0]:
+            raise SchemaUnknown(
+                f"{redact(engine.url)} holds tables monitor did not create ({detail[0]})",
+                "give monitor a database of its own (a new SQLite file, an empty PostgreSQL "
+                "database)",
+            ) from None
+        raise
+
+
+def check_known(engine: Engine) -> None:
+    """Refuse a database whose schema revision this code does not know."""
+    current = current_revision(engine)
+    if current is not None and current not in revisions():
+        raise SchemaUnknown(
+            f"{redact(engine.url)} has schema revision {current}, which this monitor does not "
+            f"know (it knows {', '.join(revisions())}): a newer monitor upgraded it",
+            "run that newer monitor, or point --db at another database",
+        )
+
+
+def revisions() -> list[str]:
+    """Every revision of the migrations, oldest first."""
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(alembic_config())
+    return [r.revision for r in reversed(list(script.walk_revisions()))]
 
 
 def ensure_schema(engine: Engine, *, auto_upgrade: bool | None = None) -> None:
@@ -70,6 +113,7 @@ def ensure_schema(engine: Engine, *, auto_upgrade: bool | None = None) -> None:
     current = current_revision(engine)
     if current == head:
         return
+    check_known(engine)
     if auto_upgrade:
         upgrade(engine)
         return

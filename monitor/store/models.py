@@ -54,7 +54,33 @@ NAMING_CONVENTION = {
 # SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a BIGINT identity.
 BigId = BigInteger().with_variant(Integer(), "sqlite")
 Json = JSON().with_variant(JSONB(), "postgresql")
-UtcTime = DateTime(timezone=True)
+
+
+class _UtcTime(TypeDecorator[datetime]):
+    """A moment in UTC, read back as an aware datetime on both backends.
+
+    PostgreSQL keeps ``timestamptz``; SQLite keeps the wall time without its offset, so an
+    aware value is stored in UTC and a naive one read back is UTC (never local time)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and dialect.name == "sqlite" and value.utcoffset():
+            value = value.astimezone(UTC)
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value
+
+    @property
+    def python_type(self) -> type[datetime]:
+        return datetime
+
+
+UtcTime = _UtcTime()
 
 KINDS = ("rating", "label", "multilabel", "pairwise")
 LEVELS = ("nominal", "ordinal", "interval", "ratio")

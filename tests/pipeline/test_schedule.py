@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from monitor.report.render import report_filename
 from monitor.scheduler import build_scheduler
 from monitor.settings import Settings
 from monitor.store.engine import make_engine
@@ -87,6 +88,7 @@ def test_nightly_job_recomputes_and_writes_every_report(tmp_path: Path) -> None:
     with transaction(engine) as s:
         assert s.query(MetricRun).filter(MetricRun.status == "ok").count() == 4
     reports = sorted(p.name for p in (tmp_path / "reports").iterdir())
-    assert reports == ["a_b_labels.html", "prefs.html"]
+    assert reports == sorted([report_filename("a/b labels"), "prefs.html"])
+    assert reports[0].startswith("a_b_labels-")
     assert "<html" in (tmp_path / "reports" / "prefs.html").read_text(encoding="utf-8")
     engine.dispose()
