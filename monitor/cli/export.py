@@ -29,15 +29,16 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.export import export
+    from monitor.output import check_target, write_output
     from monitor.store.engine import session_factory
 
+    to_file = bool(args.out and args.out != "-")
+    if to_file:
+        check_target(Path(args.out), "export", f"{args.what}.{args.platform}")
     with session_factory(ctx.engine())() as s:
         text = export(s, args.what, args.campaign, args.platform)
-    if args.out and args.out != "-":
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8", newline="")
-        print(out)
+    if to_file:
+        print(write_output(Path(args.out), text, "export", newline=""))
     else:
         sys.stdout.write(text)
     return 0

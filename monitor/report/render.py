@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import hashlib
 import json
-import os
 import re
-import stat
-import tempfile
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -18,7 +13,7 @@ from typing import Any, Literal
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from sqlalchemy import Engine
 
-from monitor.errors import OutputError, UsageError
+from monitor.output import check_target, write_output
 from monitor.report.document import build_document
 from monitor.report.view import build_view
 from monitor.store.engine import session_factory
@@ -126,62 +121,9 @@ def report_text(engine: Engine, campaign: str, fmt: Format = "html") -> str:
 
 
 def write_report(engine: Engine, campaign: str, out: Path, fmt: Format = "html") -> Path:
-    """Write the report file and return its path.
-
-    A regular file (or a new one) is written atomically: a temporary file beside it, renamed
-    over it (through a symbolic link, the file it points to). Anything else that exists (a
-    device such as /dev/null, a FIFO, a link to /dev/stdout) is opened and written as it is,
-    never replaced. A folder is a :class:`UsageError`; a failed write an :class:`OutputError`.
-    """
-    if out.is_dir():
-        raise UsageError(
-            f"{out} is a folder, not a file to write the report to",
-            f"name a file, e.g. {out / report_filename(campaign, fmt)}",
-        )
-    text = report_text(engine, campaign, fmt)
-    try:
-        if out.exists() and not stat.S_ISREG(out.stat().st_mode):
-            with open(out, "w", encoding="utf-8") as f:
-                f.write(text)
-            return out
-        _write_atomically(out.resolve() if out.is_symlink() else out, text)
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        if exc.filename and Path(exc.filename).parent != out.parent and Path(exc.filename) != out:
-            reason += f": {exc.filename}"
-        raise OutputError(f"cannot write the report to {out}: {reason}") from None
-    return out
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    existing = path.parent
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(existing))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        if path.exists():  # keep the permissions of the file replaced
-            os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
-        else:
-            os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _umask() -> int:
-    """The process's umask, read without changing it (the scheduler writes from threads)."""
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    return 0o022
+    """Write the report file and return its path (how: :func:`monitor.output.write_output`)."""
+    check_target(out, "report", report_filename(campaign, fmt))
+    return write_output(out, report_text(engine, campaign, fmt), "report")
 
 
 __all__ = [

@@ -182,3 +182,43 @@ def _config(tmp_path: Path) -> Path:
     path = tmp_path / "monitor.toml"
     path.write_text(f'report_dir = "{tmp_path / "reports"}"\n')
     return path
+
+
+# ---- exports go through the same writer ----
+
+
+def _export_cli(db_url: str, out: str) -> int:
+    return main(["export", "blocklist", "--db", db_url, "--campaign", "quality", "--out", out])
+
+
+def test_export_to_a_folder_is_usage_and_to_dev_full_one_line(
+    db_url: str, engine: Engine, tmp_path: Path, capsys
+) -> None:  # noqa: ANN001
+    rating_campaign(engine)
+    assert _export_cli(db_url, str(tmp_path)) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"monitor: error: {tmp_path} is a folder, not a file to write the export to"
+    assert _leftovers(tmp_path) == []
+    if os.path.exists("/dev/full"):
+        assert _export_cli(db_url, "/dev/full") == 1
+        assert capsys.readouterr().err.splitlines() == [
+            "monitor: error: cannot write the export to /dev/full: No space left on device"
+        ]
+
+
+def test_export_replaces_a_file_atomically_and_writes_a_fifo_in_place(
+    db_url: str, engine: Engine, tmp_path: Path
+) -> None:
+    rating_campaign(engine)
+    out = tmp_path / "block.csv"
+    out.write_text("old")
+    assert _export_cli(db_url, str(out)) == 0
+    assert out.read_text().startswith("worker") and _leftovers(tmp_path) == []
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    assert _export_cli(db_url, str(fifo)) == 0
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and got[0].startswith(b"worker")
