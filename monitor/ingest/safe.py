@@ -40,7 +40,9 @@ NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 #: What a JSON line holds when one of its values may not be storable: an escape that makes a
 #: NUL or a surrogate, a NaN or Infinity, or a number that may be past a double's range. A line
 #: that does not match needs no walk through its values.
-PRESCREEN = re.compile(r"\\u(?:0000|[dD][89a-fA-F])|NaN|Infinity|[0-9]{300}|[eE][+-]?[0-9]{3}")
+PRESCREEN = re.compile(
+    r"\\u(?:0000|[dD][89a-fA-F])|NaN|Infinity|[0-9]{300}|[0-9.][eE][+-]?[0-9]{3}"
+)
 _MAX_FLOAT = sys.float_info.max
 RANGE = "a number past the range of a double (about 1.8e308)"
 RANGE_HINT = "write such a number as a string"

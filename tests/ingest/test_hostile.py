@@ -15,7 +15,7 @@ from monitor.cli import main
 from monitor.errors import InputError
 from monitor.ingest.api import create_campaign, ingest_file
 from monitor.store.campaigns import CampaignSpec
-from monitor.store.models import Item, Judgment, Preference, RejectedRow, Worker
+from monitor.store.models import Campaign, Item, Judgment, Preference, RejectedRow, Worker
 from tests.ingest.test_validate import count_rows
 
 HOSTILE = Path(__file__).resolve().parents[1] / "data" / "hostile"
@@ -491,3 +491,40 @@ def test_what_a_hostile_user_may_store(engine: Engine, tmp_path: Path) -> None:
         {"note": ""},
         {"n": 0, "m": 1e20},
     ]  # PostgreSQL: 10**20, equal
+
+
+def test_gold_values_inside_the_campaign_are_stored(engine: Engine, tmp_path: Path) -> None:
+    """Gold values (issue 15): a rating's inside [min, max], a label's one of the categories
+    (any label when the categories come from the data), a closed multilabel task's among its
+    options, a pairwise item's a number (its known score); stored in canonical form."""
+    make_campaigns(engine)
+    golds = {
+        "rating": "item,gold\ni1,1\ni2,5.0\ni3,\n",
+        "label": "item,gold\ni1,yes\n",
+        "labelopen": "item,gold\ni1,anything\n",
+        "multilabel": 'item,gold\ni1,"dog|cat|dog"\n',
+        "pairwise": "item,gold\ni1,2.50\ni2,-1\n",
+    }
+    stored = {}
+    for campaign, text in golds.items():
+        items = tmp_path / f"gold_{campaign}.csv"
+        items.write_text(text, encoding="utf-8")
+        good = tmp_path / f"good_{campaign}.csv"
+        good.write_text(GOOD[campaign], encoding="utf-8")
+        ingest_file(engine, good, campaign, items=items)
+        with engine.connect() as c:
+            stored[campaign] = sorted(
+                (i, g)
+                for i, g in c.execute(
+                    select(Item.external_id, Item.gold)
+                    .join(Campaign, Campaign.id == Item.campaign_id)
+                    .where(Campaign.name == campaign)
+                )
+            )
+    assert stored == {
+        "rating": [("i1", "1"), ("i2", "5"), ("i3", None)],
+        "label": [("i1", "yes")],
+        "labelopen": [("i1", "anything")],
+        "multilabel": [("i1", "dog|cat")],
+        "pairwise": [("i1", "2.5"), ("i2", "-1")],
+    }
