@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 
 from monitor.cli import main
 from monitor.errors import InputError
@@ -528,3 +528,45 @@ def test_gold_values_inside_the_campaign_are_stored(engine: Engine, tmp_path: Pa
         "multilabel": [("i1", "dog|cat")],
         "pairwise": [("i1", "2.5"), ("i2", "-1")],
     }
+
+
+def test_platform_rows_get_the_same_answer_on_every_backend(
+    db_url: str, engine: Engine, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Rows of a platform export (here Label Studio) are screened by the validator: a lone
+    surrogate in an item id and a NUL in an item text are refused, or rejected with
+    --skip-invalid, with their lines, on both backends."""
+    platforms = HOSTILE.parent / "platforms"
+    source = (platforms / "labelstudio_export.json").read_text(encoding="utf-8")
+    bad = source.replace("The battery", "The \\u0000battery", 1).replace('"d-1"', '"d\\ud800"')
+    path = tmp_path / "ls.json"
+    path.write_text(bad, encoding="utf-8")
+    create_campaign(
+        engine, CampaignSpec("ls", "label", categories=("positive", "negative", "neutral"))
+    )
+    words = ["ingest", str(path), "--campaign", "ls", "--format", "labelstudio"]
+    words += ["--map", "text=data.text", "--map", "item=data.doc", "--db", db_url]
+    surrogate = (
+        f"{path}:2: column 'item': a lone surrogate (\\ud800), which is not Unicode text "
+        "(write the character itself, or both halves of a \\u escape pair)"
+    )
+    nul = (
+        f"{path}:2: column 'text': a NUL character (\\x00), which cannot be stored "
+        "(remove the NUL characters: a text file holds none)"
+    )
+    before = count_rows(engine)
+    assert main(words) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        surrogate,
+        nul,
+        surrogate,
+        surrogate,
+        "nothing was written",
+    ]
+    assert count_rows(engine) == before
+    assert main([*words, "--skip-invalid"]) == 0
+    capsys.readouterr()
+    with engine.connect() as c:
+        reasons = [r for rs in c.scalars(select(RejectedRow.reasons)) for r in rs]
+        assert c.scalar(select(func.count()).select_from(Judgment)) == 1
+    assert sorted(reasons) == sorted([surrogate, nul, surrogate, surrogate])
