@@ -32,7 +32,16 @@ from typing import Any, BinaryIO
 
 from monitor.errors import InputError, NotFound, Problem
 from monitor.ingest.rows import ITEM_COLUMNS, SourceRow, Table
-from monitor.ingest.safe import MAX_DEPTH, NUL, NUL_HINT, PRESCREEN, RANGE, RANGE_HINT, unstorable
+from monitor.ingest.safe import (
+    MAX_DEPTH,
+    NUL,
+    NUL_HINT,
+    RANGE,
+    RANGE_HINT,
+    DuplicateKey,
+    JsonLines,
+    unstorable,
+)
 
 __all__ = ["BadRecord", "ByteCounter", "read_csv", "read_jsonl", "sniff"]
 
@@ -391,8 +400,8 @@ def _jsonl_rows(
     name = str(path)
     canonical = set(columns)
     back = {source: canon for canon, source in (mapping or {}).items()}
-    loads = json.JSONDecoder(object_pairs_hook=_object).decode
-    screen = PRESCREEN.search
+    decoder = JsonLines()
+    loads, suspect = decoder.loads, decoder.suspect
     with _open(path) as handle:
         lines = _Lines(handle, counter)
         for text in lines:
@@ -406,7 +415,7 @@ def _jsonl_rows(
                 continue
             try:
                 record: Any = loads(text)
-            except _DuplicateKey as exc:
+            except DuplicateKey as exc:
                 yield BadRecord(
                     number,
                     text.rstrip("\r\n"),
@@ -446,9 +455,7 @@ def _jsonl_rows(
                     ),
                 )
                 continue
-            if isinstance(record, dict) and (
-                screen(text) or text.count("[") + text.count("{") > MAX_DEPTH
-            ):
+            if isinstance(record, dict) and suspect(text):
                 found = _unstorable_key(record)
                 if found is not None:
                     key, (why, hint) = found
@@ -479,24 +486,6 @@ def _jsonl_rows(
                 else:
                     extra[key] = value
             yield SourceRow(number, fields, table, extra, checked=True)
-
-
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object, refusing a key written twice (``json`` would keep the last silently)."""
-    record = dict(pairs)
-    if len(record) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
-    return record
 
 
 def _unstorable_key(record: dict[str, Any]) -> tuple[str | None, tuple[str, str]] | None:

@@ -15,6 +15,7 @@ use: ASCII decimal, optional sign, fraction and exponent (``float`` alone would 
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import sys
@@ -25,7 +26,10 @@ __all__ = [
     "NUL",
     "NUL_HINT",
     "NUMBER",
-    "PRESCREEN",
+    "ESCAPES",
+    "LONG_DIGITS",
+    "DuplicateKey",
+    "JsonLines",
     "RANGE",
     "RANGE_HINT",
     "storable_text",
@@ -37,12 +41,10 @@ __all__ = [
 MAX_DEPTH = 64
 #: A number in a file (stripped): ASCII decimal only (``float`` alone takes ``١``, ``３``, ``1_0``).
 NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-#: What a JSON line holds when one of its values may not be storable: an escape that makes a
-#: NUL or a surrogate, a NaN or Infinity, or a number that may be past a double's range. A line
-#: that does not match needs no walk through its values.
-PRESCREEN = re.compile(
-    r"\\u(?:0000|[dD][89a-fA-F])|NaN|Infinity|[0-9]{300}|[0-9.][eE][+-]?[0-9]{3}"
-)
+#: A JSON escape that makes a NUL or half of a surrogate pair.
+ESCAPES = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
+#: Digits enough to be past a double's range (an integer of 309 digits or more).
+LONG_DIGITS = re.compile(r"[0-9]{300}")
 _MAX_FLOAT = sys.float_info.max
 RANGE = "a number past the range of a double (about 1.8e308)"
 RANGE_HINT = "write such a number as a string"
@@ -101,6 +103,71 @@ def unstorable(value: Any, depth: int = 0) -> Why | None:  # noqa: ANN401 - any 
             if why := unstorable(element, depth + 1):
                 return why
     return None
+
+
+class DuplicateKey(ValueError):
+    """A JSON object with a key written twice."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key written twice (``json`` would keep the last silently)."""
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(key)
+            seen.add(key)
+    return record
+
+
+class JsonLines:
+    """Decodes JSON lines, refusing duplicate keys (:class:`DuplicateKey`), and tells which
+    lines need their values walked with :func:`unstorable` (:meth:`suspect`).
+
+    The screening costs next to nothing on a clean line: a float past a double's range and a
+    ``NaN`` or ``Infinity`` are noticed by the decoder's own hooks (called for those tokens
+    only), a NUL or a lone surrogate can only come from a ``\\u`` escape (a substring search,
+    then a regex), an integer past a double's range or nesting past :data:`MAX_DEPTH` only on
+    a long line.
+    """
+
+    def __init__(self) -> None:
+        self.flagged = False
+        self._decode = json.JSONDecoder(
+            object_pairs_hook=_object, parse_float=self._float, parse_constant=self._constant
+        ).decode
+
+    def _float(self, text: str) -> float:
+        value = float(text)
+        if value - value != 0.0:  # 1e309
+            self.flagged = True
+        return value
+
+    def _constant(self, name: str) -> float:  # NaN, Infinity, -Infinity
+        self.flagged = True
+        return float(name)
+
+    def loads(self, text: str) -> Any:  # noqa: ANN401 - any JSON value
+        """The value of one line (``json.JSONDecodeError``, :class:`DuplicateKey`,
+        ``ValueError`` for an integer of more than 4300 digits, ``RecursionError``)."""
+        self.flagged = False
+        return self._decode(text)
+
+    def suspect(self, text: str) -> bool:
+        """Whether the line last decoded may hold a value :func:`unstorable` refuses."""
+        if self.flagged:
+            return True
+        if "\\u" in text and ESCAPES.search(text) is not None:
+            return True
+        return len(text) > 2 * MAX_DEPTH and (
+            text.count("[") + text.count("{") > MAX_DEPTH
+            or (len(text) > 300 and LONG_DIGITS.search(text) is not None)
+        )
 
 
 def storable_text(text: str) -> str:

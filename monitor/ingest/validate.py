@@ -158,6 +158,7 @@ class Validator:
         )
         self.closed_options = self.kind == "multilabel" and not campaign.open
         self.new_categories: dict[str, None] = {}
+        self._floats: dict[str, float] = {}  # strings of numbers, parsed (_fast_rating)
         if self.kind == "pairwise":
             self.required = ("worker", "left", "right", "preference")
         else:
@@ -536,6 +537,17 @@ class Validator:
                 return "judgment", record
         return self._careful_judgment(row)
 
+    def _float(self, text: str) -> float | None:
+        """The number a string of ASCII decimal is (remembered), else None."""
+        number = self._floats.get(text)
+        if number is None:
+            if not _number_text(stripped := text.strip()):
+                return None
+            number = float(stripped)
+            if len(self._floats) < CACHE_SIZE:
+                self._floats[text] = number
+        return number
+
     def _fast_rating(self, row: SourceRow) -> JudgmentRecord | None:
         """The record of a clean rating row (string values, no problem), else None.
 
@@ -550,10 +562,8 @@ class Validator:
         worker, item = worker.strip(), item.strip()
         if not worker or not item or len(worker) > MAX_ID or len(item) > MAX_ID:
             return None
-        if not _number_text(text := value.strip()):
-            return None
-        num = float(text)
-        if not self.lo <= num <= self.hi or num - num != 0.0:  # NaN, inf
+        num = self._float(value)
+        if num is None or not self.lo <= num <= self.hi or num - num != 0.0:  # NaN, inf
             return None
         external = get("judgment_id")
         if external is not None:
@@ -577,10 +587,8 @@ class Validator:
             if type(raw) is not str:
                 return None
             if raw.strip():
-                if not _number_text(raw.strip()):
-                    return None
-                duration = float(raw)
-                if not duration >= 0 or duration == math.inf:
+                duration = self._float(raw)
+                if duration is None or not duration >= 0 or duration == math.inf:
                     return None
                 duration += 0.0  # -0.0 -> 0.0, as float(seconds(...)) does
         if external is not None:
