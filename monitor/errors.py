@@ -4,6 +4,38 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: The longest message or hint a Problem prints (a hostile value must not make a huge line).
+MAX_TEXT = 400
+
+
+def printable(text: str) -> str:
+    """``text`` with what a terminal would act on or hide written as escapes, repr-like:
+    control characters (``\\x1b`` of an ANSI escape, ``\\x00``, line breaks), format
+    characters (bidi overrides), lone surrogates and unusual spaces; letters of any script stay."""
+    if text.isprintable():
+        return text
+    out = []
+    for char in text:
+        if char.isprintable():
+            out.append(char)
+        else:
+            code = ord(char)
+            out.append(
+                f"\\x{code:02x}"
+                if code < 0x100
+                else f"\\u{code:04x}"
+                if code < 0x10000
+                else f"\\U{code:08x}"
+            )
+    return "".join(out)
+
+
+def capped(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 40]}... ({len(text) - limit + 40} more characters)"
+
 
 class MonitorError(Exception):
     """Base of monitor's errors. ``exit_code`` follows the contract: 2 bad input, 1 the rest."""
@@ -37,10 +69,12 @@ class Problem:
     hint: str | None = None
 
     def __str__(self) -> str:
+        """``FILE:LINE: column 'NAME': message (hint)``, one line whatever the file held:
+        non-printable characters escaped (:func:`printable`), message and hint capped."""
         where = self.path if self.line is None else f"{self.path}:{self.line}"
-        col = f" column '{self.column}':" if self.column else ""
-        hint = f" ({self.hint})" if self.hint else ""
-        return f"{where}:{col} {self.message}{hint}"
+        col = f" column '{capped(self.column, 80)}':" if self.column else ""
+        hint = f" ({capped(self.hint)})" if self.hint else ""
+        return printable(f"{where}:{col} {capped(self.message)}{hint}")
 
 
 class InputError(MonitorError):

@@ -48,6 +48,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
+from monitor.ingest.safe import storable_text
 from monitor.ingest.validate import ItemRecord, JudgmentRecord, PreferenceRecord, WorkerRecord
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.locks import LOCK_CLASS
@@ -534,13 +535,19 @@ class Loader:
     # --- rejected rows --------------------------------------------------------------------
 
     def reject(self, rows: Sequence[tuple[int | None, str, list[str]]]) -> None:
-        """Keep refused rows (``--skip-invalid``) with their reasons."""
+        """Keep refused rows (``--skip-invalid``) with their reasons (a NUL or a lone surrogate
+        of the raw text written as an escape: both databases store the same)."""
         self._settle()
         if rows:
             self.conn.execute(
                 R.insert(),
                 [
-                    {"batch_id": self.batch_id, "line": line, "raw": raw, "reasons": reasons}
+                    {
+                        "batch_id": self.batch_id,
+                        "line": line,
+                        "raw": storable_text(raw),
+                        "reasons": [storable_text(r) for r in reasons],
+                    }
                     for line, raw, reasons in rows
                 ],
             )

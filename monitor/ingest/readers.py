@@ -7,6 +7,12 @@ not UTF-8) is yielded as a :class:`BadRecord`, so that ``--skip-invalid`` can ke
 reason; a file that is not what its extension says (JSON in a ``.csv``, a binary file, a CSV in
 a ``.jsonl``) raises :class:`~monitor.errors.InputError` before any row.
 
+What one database would take and the other refuse is refused on both (see
+:mod:`monitor.ingest.safe`): a line holding a NUL character (CSV) is a BadRecord, and so is a
+JSON line with a duplicate key, nesting deeper than :data:`~monitor.ingest.safe.MAX_DEPTH`, a
+NaN or infinite number, a number past a double's range, a NUL or a lone surrogate. These are
+found a block or a line at a time (a byte search, a compiled regex), not field by field.
+
 ``mapping`` renames columns: ``{"worker": "PROLIFIC_PID"}`` reads the canonical ``worker`` from
 the file's ``PROLIFIC_PID`` column. Columns that are not canonical go to ``SourceRow.extra``.
 """
@@ -17,6 +23,7 @@ import csv
 import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
@@ -25,10 +32,23 @@ from typing import Any, BinaryIO
 
 from monitor.errors import InputError, NotFound, Problem
 from monitor.ingest.rows import ITEM_COLUMNS, SourceRow, Table
+from monitor.ingest.safe import (
+    MAX_DEPTH,
+    NUL,
+    NUL_HINT,
+    RANGE,
+    RANGE_HINT,
+    DuplicateKey,
+    JsonLines,
+    unstorable,
+)
 
 __all__ = ["BadRecord", "ByteCounter", "read_csv", "read_jsonl", "sniff"]
 
 UTF8_HINT = "save the file as UTF-8"
+NOT_UTF8 = "not UTF-8 text"
+QUOTE_HINT = "a value holding a comma, a quote or a line break must be quoted"
+SHOWN_COLUMNS = 20
 HeaderCheck = Callable[[list[str]], list[Problem]]
 # (column -> index, [(index, payload column)]) -> a function from fields to record, or None.
 FastFactory = Callable[
@@ -73,17 +93,31 @@ def sniff(path: Path) -> bytes:
 
 
 def _refuse_binary(name: str, head: bytes, what: str, hint: str) -> None:
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError.at(name, None, None, f"UTF-16 text, not {what} in UTF-8", UTF8_HINT)
+    if head.startswith(b"\x1f\x8b"):
+        raise InputError.at(
+            name, None, None, f"a gzip-compressed file, not {what}", "decompress it first"
+        )
     if b"\x00" in head:
         raise InputError.at(name, None, None, f"a binary file, not {what}", hint=hint)
 
 
+def columns_hint(header: Sequence[str]) -> str:
+    """The header's columns for a hint: the first few, each cut short, then how many more."""
+    names = [n if len(n) <= 40 else n[:37] + "..." for n in header[:SHOWN_COLUMNS]]
+    more = len(header) - SHOWN_COLUMNS
+    return (", ".join(names) or "none") + (f", ... and {more} more" if more > 0 else "")
+
+
 class _Lines:
-    """Decoded lines of a binary file; remembers which lines were not UTF-8."""
+    """Decoded lines of a binary file; remembers which lines cannot be read or stored
+    (``bad``: line -> what is wrong: not UTF-8, or a NUL character)."""
 
     def __init__(self, handle: BinaryIO, counter: ByteCounter | None) -> None:
         self.handle = handle
         self.counter = counter or ByteCounter()
-        self.bad: set[int] = set()
+        self.bad: dict[int, str] = {}
         self.number = 0
 
     def __iter__(self) -> Iterator[str]:
@@ -94,8 +128,11 @@ class _Lines:
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
-                self.bad.add(number)
+                self.bad[number] = NOT_UTF8
                 text = raw.decode("utf-8", errors="replace")
+            else:
+                if b"\x00" in raw:
+                    self.bad[number] = NUL
             if number == 1:
                 text = text.removeprefix("\ufeff")
             yield text
@@ -104,9 +141,10 @@ class _Lines:
 class _BlockLines(_Lines):
     """The same lines as :class:`_Lines`, decoded a block at a time (much faster).
 
-    A block that is not UTF-8 is decoded line by line, as :class:`_Lines` does, so that the
-    bad lines are named. ``number`` is not kept (the CSV reader counts lines itself); the byte
-    counter advances a block at a time.
+    A block that is not UTF-8, or holds a NUL byte, is decoded line by line, as
+    :class:`_Lines` does, so that the bad lines are named. ``number`` is not kept (the CSV
+    reader counts lines itself); the byte counter advances a block at a time. A line longer
+    than a block is gathered in a list (no quadratic copying).
     """
 
     def __iter__(self) -> Iterator[str]:
@@ -114,22 +152,28 @@ class _BlockLines(_Lines):
 
     def _blocks(self) -> Iterator[list[str]]:
         read, counter, rest, number = self.handle.read, self.counter, b"", 0
+        long: list[bytes] = []  # the blocks of a line longer than a block
         while True:
             block = read(_BLOCK)
             if not block:
-                if rest:
-                    yield self._decode([rest], number)
+                if rest or long:
+                    yield self._decode([b"".join([*long, rest])], number)
                 return
             counter.n += len(block)
             cut = block.rfind(b"\n") + 1
             if not cut:
-                rest += block
+                long.append(rest)
+                rest = block
                 continue
+            if long:
+                rest, long = b"".join([*long, rest]), []
             raw = (rest + block[:cut]) if rest else block[:cut]
             rest = block[cut:]
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
+            text = None
+            if b"\x00" not in raw:
+                with suppress(UnicodeDecodeError):
+                    text = raw.decode("utf-8")
+            if text is None:
                 lines = self._decode(raw.split(b"\n")[:-1], number, end=b"\n")
             else:
                 lines = text.split("\n")
@@ -146,8 +190,11 @@ class _BlockLines(_Lines):
             try:
                 text = (raw + end).decode("utf-8")
             except UnicodeDecodeError:
-                self.bad.add(number)
+                self.bad[number] = NOT_UTF8
                 text = (raw + end).decode("utf-8", errors="replace")
+            else:
+                if b"\x00" in raw:
+                    self.bad[number] = NUL
             if number == 1:
                 text = text.removeprefix("\ufeff")
             lines.append(text)
@@ -173,7 +220,9 @@ def read_csv(
     """Stream a CSV file (UTF-8, header row, comma) as rows of ``table``.
 
     ``columns`` are the canonical columns of the table; the others go to ``extra``. Blank lines
-    are skipped. Fields may be of any length. ``check_header`` gets the canonical column names
+    are skipped. Fields may be of any length; quotes must be balanced (a strict dialect). Empty
+    column names at the end of the header (``worker,item,value,,`` as spreadsheets write) are
+    dropped, and so are the blank cells under them. ``check_header`` gets the canonical column names
     and returns problems (a required column missing): they are raised before any row.
     ``fast`` (:meth:`~monitor.ingest.validate.Validator.csv_fast`) gets the index of each
     canonical column and the ``(index, name)`` of the others, and may return a function that
@@ -208,21 +257,32 @@ def _csv_rows(
     csv.field_size_limit(sys.maxsize)
     with _open(path) as handle:
         lines = _BlockLines(handle, counter)
-        reader = csv.reader(lines)
+        reader = csv.reader(lines, strict=True)
         try:
             raw_header = next(reader, None)
         except csv.Error as exc:
             raise InputError.at(name, 1, None, f"cannot read the header: {exc}") from None
-        if 1 in lines.bad:
-            raise InputError.at(name, 1, None, "not UTF-8 text", hint=UTF8_HINT)
+        if bad_first := lines.bad.get(1):
+            hint = UTF8_HINT if bad_first == NOT_UTF8 else NUL_HINT
+            raise InputError.at(name, 1, None, bad_first, hint=hint)
         if not raw_header or not any(h.strip() for h in raw_header):
             raise InputError.at(
                 name, 1, None, "no header row", hint="the first line names the columns"
             )
         header = [h.strip() for h in raw_header]
+        while not header[-1]:
+            header.pop()
         seen: set[str] = set()
         for column in header:
             if column in seen:
+                if not column:
+                    raise InputError.at(
+                        name,
+                        1,
+                        None,
+                        "two columns without a name",
+                        "name every column, or delete the empty ones",
+                    )
                 raise InputError.at(name, 1, column, "appears twice in the header")
             seen.add(column)
         canon = _rename(header, mapping)
@@ -247,13 +307,17 @@ def _csv_rows(
                 start = end + 1
                 end = reader.line_num
                 yield BadRecord(
-                    start, "", Problem(name, start, None, f"cannot read the record: {exc}")
+                    start,
+                    "",
+                    Problem(name, start, None, f"cannot read the record: {exc}", QUOTE_HINT),
                 )
                 continue
             start, end = end + 1, reader.line_num
             if bad and any(n in bad for n in range(start, end + 1)):
                 raw = ",".join(row)
-                yield BadRecord(start, raw, Problem(name, start, None, "not UTF-8 text", UTF8_HINT))
+                what = next(bad[n] for n in range(start, end + 1) if n in bad)
+                hint = UTF8_HINT if what == NOT_UTF8 else NUL_HINT
+                yield BadRecord(start, raw, Problem(name, start, None, what, hint))
                 continue
             if not row or (not row[0].strip() and not any(cell.strip() for cell in row)):
                 continue
@@ -268,7 +332,7 @@ def _csv_rows(
                         start,
                         None,
                         f"{len(row)} fields where the header has {width}",
-                        "a value holding a comma, a quote or a line break must be quoted",
+                        QUOTE_HINT,
                     ),
                 )
                 continue
@@ -292,7 +356,7 @@ def _row_maker(table: Table) -> Callable[[int, dict[str, Any], dict[str, Any]], 
 
     def make(line: int, fields: dict[str, Any], extra: dict[str, Any]) -> SourceRow:
         row = new(SourceRow)
-        row.__dict__.update(line=line, fields=fields, table=table, extra=extra)
+        row.__dict__.update(line=line, fields=fields, table=table, extra=extra, checked=True)
         return row
 
     return make
@@ -336,21 +400,34 @@ def _jsonl_rows(
     name = str(path)
     canonical = set(columns)
     back = {source: canon for canon, source in (mapping or {}).items()}
-    loads = json.loads
+    decoder = JsonLines()
+    loads, suspect = decoder.loads, decoder.suspect
     with _open(path) as handle:
         lines = _Lines(handle, counter)
         for text in lines:
             if not text.strip():
                 continue
             number = lines.number
-            if number in lines.bad:
+            if what := lines.bad.get(number):
                 raw = text.rstrip("\r\n")
-                yield BadRecord(
-                    number, raw, Problem(name, number, None, "not UTF-8 text", UTF8_HINT)
-                )
+                hint = UTF8_HINT if what == NOT_UTF8 else NUL_HINT
+                yield BadRecord(number, raw, Problem(name, number, None, what, hint))
                 continue
             try:
                 record: Any = loads(text)
+            except DuplicateKey as exc:
+                yield BadRecord(
+                    number,
+                    text.rstrip("\r\n"),
+                    Problem(
+                        name,
+                        number,
+                        None,
+                        f"the key '{exc.key[:60]}' appears twice in one object",
+                        "a key names one value: which one is meant?",
+                    ),
+                )
+                continue
             except json.JSONDecodeError as exc:
                 yield BadRecord(
                     number,
@@ -358,6 +435,34 @@ def _jsonl_rows(
                     Problem(name, number, None, f"not valid JSON: {exc.msg}"),
                 )
                 continue
+            except ValueError:  # int(): more digits than Python converts
+                yield BadRecord(
+                    number,
+                    text.rstrip("\r\n"),
+                    Problem(name, number, None, RANGE, RANGE_HINT),
+                )
+                continue
+            except RecursionError:
+                yield BadRecord(
+                    number,
+                    text.rstrip("\r\n"),
+                    Problem(
+                        name,
+                        number,
+                        None,
+                        f"JSON nested deeper than {MAX_DEPTH} levels",
+                        "flatten the value",
+                    ),
+                )
+                continue
+            if isinstance(record, dict) and suspect(text):
+                found = _unstorable_key(record)
+                if found is not None:
+                    key, (why, hint) = found
+                    yield BadRecord(
+                        number, text.rstrip("\r\n"), Problem(name, number, key, why, hint)
+                    )
+                    continue
             if not isinstance(record, dict):
                 got = type(record).__name__
                 yield BadRecord(
@@ -380,7 +485,18 @@ def _jsonl_rows(
                     fields[key] = value
                 else:
                     extra[key] = value
-            yield SourceRow(number, fields, table, extra)
+            yield SourceRow(number, fields, table, extra, checked=True)
+
+
+def _unstorable_key(record: dict[str, Any]) -> tuple[str | None, tuple[str, str]] | None:
+    """``(key, (what is wrong, hint))`` of the first entry of ``record`` that some database
+    could not store (the key None when the key itself is the problem)."""
+    for key, value in record.items():
+        if why := unstorable(key):
+            return None, (f"a key holding {why[0]}", why[1])
+        if why := unstorable(value, 1):
+            return key, why
+    return None
 
 
 def _json_kind(python_type: str) -> str:
@@ -405,8 +521,7 @@ def read_items(
     def check(header: list[str]) -> list[Problem]:
         if "item" in header:
             return []
-        have = ", ".join(header)
-        hint = f"columns: {have}; an items file has item, optional gold and text"
+        hint = f"columns: {columns_hint(header)}; an items file has item, optional gold and text"
         return [Problem(name, 1, "item", "not in the header", hint)]
 
     return read_csv(path, columns=ITEM_COLUMNS, table="item", counter=counter, check_header=check)

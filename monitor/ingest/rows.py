@@ -29,10 +29,14 @@ class SourceRow:
     ``table`` says what the row describes: a judgment (or preference), an item (gold value,
     text) or a worker (platform status and times). ``fields`` holds the canonical columns of
     that table (see the ``*_COLUMNS`` tuples; values are raw: strings from CSV, JSON values from
-    JSON); ``extra`` holds the columns that are not canonical, kept as payload.
+    JSON); ``extra`` holds the columns that are not canonical, kept as payload. ``checked``
+    says the reader has made sure every value can be stored (no NUL, lone surrogate, NaN,
+    number past a double's range, deep nesting: :mod:`monitor.ingest.safe`); the validator
+    checks the other rows (platform exports) value by value.
     """
 
     line: int
     fields: dict[str, Any]
     table: Table = "judgment"
     extra: dict[str, Any] = field(default_factory=dict)
+    checked: bool = False

@@ -22,7 +22,9 @@ from typing import Any
 
 from monitor.errors import Problem
 from monitor.ingest.platforms.mapping import parse_iso, seconds
+from monitor.ingest.readers import columns_hint
 from monitor.ingest.rows import SourceRow
+from monitor.ingest.safe import NUMBER, unstorable
 from monitor.store.campaigns import CampaignInfo
 
 MAX_ID = 255
@@ -54,6 +56,7 @@ WorkerRecord = tuple[str, dict[str, Any]]  # (worker, platform)
 
 _fromisoformat = datetime.fromisoformat
 _sha256 = hashlib.sha256
+_number_text = NUMBER.fullmatch
 CACHE_SIZE = 10_000  # distinct value or duration strings whose parse the CSV fast path keeps
 
 # A CSV row (the reader's list of fields) -> its record when clean, else None.
@@ -65,11 +68,11 @@ def _clean_time(text: str, keyed: bool) -> tuple[datetime, str] | None:
     external id (``keyed`` False; "" otherwise); None when it does not parse."""
     try:
         created = _fromisoformat(text)
-    except ValueError:
+        if created.tzinfo is None:
+            created = created.replace(tzinfo=UTC)
+        created = created.astimezone(UTC)
+    except (ValueError, OverflowError):  # OverflowError: past year 9999 or before 1 in UTC
         return None
-    if created.tzinfo is None:
-        created = created.replace(tzinfo=UTC)
-    created = created.astimezone(UTC)
     return created, "" if keyed else (_utc_stamp(text) or created.isoformat())
 
 
@@ -112,8 +115,25 @@ def listing(values: tuple[str, ...] | list[str]) -> str:
 
 
 def raw_text(row: SourceRow) -> str:
-    """The row as JSON, for the rejected_rows table."""
-    return json.dumps({**row.fields, **row.extra}, ensure_ascii=False, default=str)
+    """The row as JSON, for the rejected_rows table (NaN stays NaN: it is evidence)."""
+    try:
+        return json.dumps({**row.fields, **row.extra}, ensure_ascii=False, default=str)
+    except (ValueError, RecursionError):  # a circular or too deep value (platform exports)
+        return repr(sorted({**row.fields, **row.extra}))
+
+
+def _number_of(value: Any) -> float | None:  # noqa: ANN401 - a raw JSON or CSV value
+    """The number ``value`` is (a JSON number, or a string of ASCII decimal), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        try:
+            return float(value)
+        except OverflowError:
+            return None
+    if isinstance(value, str) and _number_text(text := value.strip()):
+        return float(text)
+    return None
 
 
 class Validator:
@@ -138,6 +158,7 @@ class Validator:
         )
         self.closed_options = self.kind == "multilabel" and not campaign.open
         self.new_categories: dict[str, None] = {}
+        self._floats: dict[str, float] = {}  # strings of numbers, parsed (_fast_rating)
         if self.kind == "pairwise":
             self.required = ("worker", "left", "right", "preference")
         else:
@@ -158,7 +179,7 @@ class Validator:
 
     def missing_columns(self, header: list[str]) -> list[Problem]:
         """Required columns absent from a CSV header (canonical names)."""
-        have = ", ".join(header) or "none"
+        have = columns_hint(header)
         return [
             self.problem(1, c, "not in the header", f"columns: {have}; {self.needs}")
             for c in self.required
@@ -177,6 +198,9 @@ class Validator:
                 out.append(self.problem(line, column, what, self.needs))
             return None
         if isinstance(value, bool) or not isinstance(value, str | int | float):
+            out.append(self.problem(line, column, f"expected an id (a string), got {shown(value)}"))
+            return None
+        if isinstance(value, float) and not math.isfinite(value):
             out.append(self.problem(line, column, f"expected an id (a string), got {shown(value)}"))
             return None
         text = value.strip() if isinstance(value, str) else str(value)
@@ -205,6 +229,16 @@ class Validator:
                 return parse_iso(value).astimezone(UTC)
             except ValueError:
                 pass
+            except OverflowError:
+                out.append(
+                    self.problem(
+                        line,
+                        "created_at",
+                        f"{shown(value)} is outside the years 1 to 9999 in UTC",
+                        TIME_HINT,
+                    )
+                )
+                return None
         out.append(
             self.problem(line, "created_at", f"cannot read {shown(value)} as a time", TIME_HINT)
         )
@@ -215,8 +249,10 @@ class Validator:
         if value is None or (isinstance(value, str) and not value.strip()):
             return None
         try:
+            if isinstance(value, str) and not _number_text(value.strip()):
+                raise ValueError(value)  # only ASCII decimal: not ١, ３ or 1_0
             return float(seconds(value))
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, OverflowError):
             out.append(
                 self.problem(
                     line,
@@ -227,14 +263,7 @@ class Validator:
             return None
 
     def _number(self, value: Any, line: int, column: str, out: list[Problem]) -> float | None:
-        number: float | None = None
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            number = float(value)
-        elif isinstance(value, str):
-            try:
-                number = float(value)
-            except ValueError:
-                number = None
+        number = _number_of(value)
         if number is None or not math.isfinite(number):
             out.append(
                 self.problem(line, column, f"expected a number in {self.scale}, got {shown(value)}")
@@ -361,6 +390,7 @@ class Validator:
         get = positions.get
         i_ext, i_time, i_dur = get("judgment_id"), get("created_at"), get("duration_s")
         clean_time, sha, sep, inf = _clean_time, _sha256, SEP, math.inf
+        number_text = _number_text
         durations: dict[str, float] = {}
 
         def tail(row: list[str]) -> tuple[Any, ...] | None:
@@ -382,10 +412,9 @@ class Validator:
             if i_dur is not None and (raw := row[i_dur]).strip():
                 duration = durations.get(raw)
                 if duration is None:
-                    try:
-                        duration = float(raw)
-                    except ValueError:
+                    if not number_text(raw.strip()):
                         return None
+                    duration = float(raw)
                     if not duration >= 0 or duration == inf:
                         return None
                     duration += 0.0  # -0.0 -> 0.0, as float(seconds(...)) does
@@ -405,10 +434,9 @@ class Validator:
         def value_of(value: str) -> tuple[float | None, str | None, str] | None:
             """(value_num, value_label, canonical text) of a clean value, else None."""
             if rating:
-                try:
-                    num = float(value.strip())
-                except ValueError:
+                if not number_text(text := value.strip()):
                     return None
+                num = float(text)
                 if not lo <= num <= hi or num - num != 0.0:  # NaN, inf
                     return None
                 got: tuple[float | None, str | None, str] = (num, None, repr(num))
@@ -480,6 +508,8 @@ class Validator:
 
     def check(self, row: SourceRow) -> tuple[str, tuple[Any, ...]] | list[Problem]:
         """``(table, record)`` for a good row, else every problem of the row."""
+        if not row.checked and (unfit := self._unstorable(row)):
+            return unfit
         if row.table == "judgment":
             if self.kind == "pairwise":
                 return self._preference(row)
@@ -488,12 +518,35 @@ class Validator:
             return self._item(row)
         return self._worker(row)
 
+    def _unstorable(self, row: SourceRow) -> list[Problem]:
+        """The values of a row no reader has screened (platform exports) that some database
+        could not store: a NUL, a lone surrogate, NaN, a number past a double's range, deep
+        nesting (see :mod:`monitor.ingest.safe`)."""
+        out = []
+        for names in (row.fields, row.extra):
+            for column, value in names.items():
+                why = unstorable(column) or unstorable(value, 1)
+                if why is not None:
+                    out.append(self.problem(row.line, column, *why))
+        return out
+
     def _judgment(self, row: SourceRow) -> tuple[str, JudgmentRecord] | list[Problem]:
         if self.kind == "rating":
             record = self._fast_rating(row)
             if record is not None:
                 return "judgment", record
         return self._careful_judgment(row)
+
+    def _float(self, text: str) -> float | None:
+        """The number a string of ASCII decimal is (remembered), else None."""
+        number = self._floats.get(text)
+        if number is None:
+            if not _number_text(stripped := text.strip()):
+                return None
+            number = float(stripped)
+            if len(self._floats) < CACHE_SIZE:
+                self._floats[text] = number
+        return number
 
     def _fast_rating(self, row: SourceRow) -> JudgmentRecord | None:
         """The record of a clean rating row (string values, no problem), else None.
@@ -509,11 +562,8 @@ class Validator:
         worker, item = worker.strip(), item.strip()
         if not worker or not item or len(worker) > MAX_ID or len(item) > MAX_ID:
             return None
-        try:
-            num = float(value.strip())
-        except ValueError:
-            return None
-        if not self.lo <= num <= self.hi or num - num != 0.0:  # NaN, inf
+        num = self._float(value)
+        if num is None or not self.lo <= num <= self.hi or num - num != 0.0:  # NaN, inf
             return None
         external = get("judgment_id")
         if external is not None:
@@ -537,11 +587,8 @@ class Validator:
             if type(raw) is not str:
                 return None
             if raw.strip():
-                try:
-                    duration = float(raw)
-                except ValueError:
-                    return None
-                if not duration >= 0 or duration == math.inf:
+                duration = self._float(raw)
+                if duration is None or not duration >= 0 or duration == math.inf:
                     return None
                 duration += 0.0  # -0.0 -> 0.0, as float(seconds(...)) does
         if external is not None:
@@ -683,8 +730,19 @@ class Validator:
             elif self.kind == "multilabel":
                 parts = self._annotations(gold, line, "gold", out)
                 gold_text = None if parts is None else "|".join(dict.fromkeys(parts))
-            else:
-                gold_text = gold.strip() if isinstance(gold, str) else shown(gold)
+            else:  # pairwise: a known score of the item (the higher one is preferred)
+                number = _number_of(gold)
+                if number is None or not math.isfinite(number):
+                    out.append(
+                        self.problem(
+                            line,
+                            "gold",
+                            f"expected a number, got {shown(gold)}",
+                            "the gold value of a pairwise item is its known score",
+                        )
+                    )
+                else:
+                    gold_text = fmt_number(number)
         text = fields.get("text")
         if text is not None and not isinstance(text, str):
             text = json.dumps(text, ensure_ascii=False)
