@@ -1,0 +1,209 @@
+"""Dawid-Skene label model: hand cases, planted workers, crowd-kit agreement, invariants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from monitor.metrics.gold import wilson_interval
+from monitor.metrics.reliability import dawid_skene
+
+
+def _campaign(
+    seed: int, n_items: int, accuracies: np.ndarray, per_item: int, k: int = 3
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each item judged by ``per_item`` distinct random workers; errors uniform over classes."""
+    rng = np.random.default_rng(seed)
+    w = accuracies.size
+    truth = rng.integers(0, k, n_items)
+    items = np.repeat(np.arange(n_items), per_item)
+    workers = np.concatenate([rng.choice(w, per_item, replace=False) for _ in range(n_items)])
+    right = rng.random(items.size) < accuracies[workers]
+    wrong = (truth[items] + rng.integers(1, k, items.size)) % k
+    labels = np.where(right, truth[items], wrong)
+    return items, workers, labels, truth
+
+
+def test_unanimous_perfect_workers() -> None:
+    truth = np.array([0, 1, 2, 1, 0, 2] * 5)
+    items = np.tile(np.arange(30), 3)
+    workers = np.repeat(np.arange(3), 30)
+    m = dawid_skene(items, workers, truth[items], n_items=31, n_workers=4, n_classes=3)
+    assert m.converged
+    assert np.array_equal(m.labels[:30], truth) and m.labels[30] == -1
+    assert np.allclose(m.posterior[:30], np.eye(3)[truth], atol=1e-6)
+    assert np.allclose(m.posterior[30], m.prior)  # unjudged item: the prior
+    assert np.allclose(m.posterior.sum(axis=1), 1.0)
+    assert np.all(m.accuracy[:3] > 0.95) and np.isnan(m.accuracy[3])
+    assert np.isnan(m.low[3]) and np.isnan(m.high[3]) and m.n.tolist() == [30, 30, 30, 0]
+    assert m.prior == pytest.approx([1 / 3] * 3, abs=1e-6)
+    assert m.chance == pytest.approx(1 / 3, abs=1e-6)
+
+
+def test_spammers_fall_below_the_floor_and_noisy_workers_do_not() -> None:
+    rng = np.random.default_rng(3)
+    n, k = 400, 2
+    truth = rng.integers(0, k, n)
+    honest = [np.where(rng.random(n) < 0.8, truth, 1 - truth) for _ in range(6)]
+    noisy = np.where(rng.random(n) < 0.7, truth, 1 - truth)
+    random_ = rng.integers(0, k, n)
+    constant = np.zeros(n, dtype=np.int64)
+    answers = np.concatenate([*honest, noisy, random_, constant])
+    items = np.tile(np.arange(n), 9)
+    workers = np.repeat(np.arange(9), n)
+    m = dawid_skene(items, workers, answers, n_items=n, n_workers=9, n_classes=k)
+    assert m.converged and m.chance == pytest.approx(max(truth.mean(), 1 - truth.mean()), abs=0.03)
+    assert m.chance < m.floor < 1
+    assert m.high[7] < m.floor and m.high[8] < m.floor  # random, constant
+    assert m.low[6] > m.floor and np.all(m.low[:6] > m.floor)  # noisy but honest, honest
+    assert m.accuracy[6] == pytest.approx(0.7, abs=0.05)
+
+
+def test_planted_accuracies_are_recovered() -> None:
+    acc = np.linspace(0.35, 0.95, 30)
+    items, workers, labels, truth = _campaign(1, 3000, acc, 5)
+    m = dawid_skene(items, workers, labels, n_items=3000, n_workers=30, n_classes=3)
+    assert m.converged and not m.one_coin.any()
+    assert np.abs(m.accuracy - acc).max() < 0.06
+    assert np.mean(m.labels == truth) > np.mean(_majority(items, labels, 3000, 3) == truth)
+    inside = (m.low <= acc) & (acc <= m.high)
+    assert inside.mean() >= 0.8
+
+
+def _majority(items: np.ndarray, labels: np.ndarray, n: int, k: int) -> np.ndarray:
+    votes = np.zeros((n, k))
+    np.add.at(votes, (items, labels), 1)
+    return votes.argmax(axis=1)
+
+
+def test_agrees_with_crowdkit_from_the_same_start() -> None:
+    pd = pytest.importorskip("pandas")
+    crowdkit = pytest.importorskip("crowdkit.aggregation")
+    acc = np.random.default_rng(5).uniform(0.3, 0.95, 40)
+    items, workers, labels, _ = _campaign(5, 500, acc, 5)
+    df = pd.DataFrame({"task": items, "worker": workers, "label": labels})
+    ck = crowdkit.DawidSkene(n_iter=100, tol=1e-6).fit(df)
+    m = dawid_skene(items, workers, labels, n_items=500, n_workers=40, n_classes=3,
+                    smoothing=0.0, min_judgments=0, tol=1e-6)  # fmt: skip
+    probas = ck.probas_.sort_index()[[0, 1, 2]].to_numpy()
+    assert np.abs(probas - m.posterior).max() < 1e-8
+    assert np.array_equal(ck.labels_.sort_index().to_numpy(), m.labels)
+    assert m.iterations == len(ck.loss_history_)
+    errors = ck.errors_
+    conf = np.array(
+        [[[errors.loc[(w, a), t] for a in range(3)] for t in range(3)] for w in range(3)]
+    )
+    assert np.abs(conf - m.confusion[:3]).max() < 1e-8
+    assert np.allclose(ck.priors_.sort_index().to_numpy(), m.prior)
+
+
+def test_gold_clamps_the_truth() -> None:
+    # all three workers say 1 on item 0, but gold says 0
+    items = np.array([0, 0, 0, 1, 1, 1])
+    workers = np.array([0, 1, 2, 0, 1, 2])
+    labels = np.array([1, 1, 1, 0, 0, 1])
+    gold = np.array([0, -1, 2])  # item 2 unjudged but gold
+    m = dawid_skene(items, workers, labels, n_items=3, n_workers=3, n_classes=3, gold=gold)
+    assert np.array_equal(m.posterior[0], [1.0, 0.0, 0.0])
+    assert np.array_equal(m.posterior[2], [0.0, 0.0, 1.0])
+    assert m.labels[0] == 0 and m.labels[2] == 2
+    free = dawid_skene(items, workers, labels, n_items=3, n_workers=3, n_classes=3)
+    assert free.labels[0] == 1 and free.labels[2] == -1
+
+
+def test_one_coin_fallback_and_wide_interval_for_few_judgments() -> None:
+    acc = np.full(20, 0.8)
+    items, workers, labels, _ = _campaign(2, 300, acc, 3)
+    # worker 20 answers 3 items, all wrong
+    few_items = np.array([0, 1, 2])
+    truth_guess = _majority(items, labels, 300, 3)[few_items]
+    items = np.concatenate([items, few_items])
+    workers = np.concatenate([workers, [20, 20, 20]])
+    labels = np.concatenate([labels, (truth_guess + 1) % 3])
+    m = dawid_skene(items, workers, labels, n_items=300, n_workers=21, n_classes=3)
+    assert m.one_coin[20] and not m.one_coin[:20].any() and m.n[20] == 3
+    rows = m.confusion[20]
+    assert np.allclose(np.diag(rows), rows[0, 0]) and np.allclose(rows.sum(axis=1), 1.0)
+    assert m.high[20] - m.low[20] > 0.4  # 3 judgments never give a tight interval
+    assert m.high[20] > m.chance  # ... nor a flag
+    assert np.all(m.high[:20] - m.low[:20] < 0.35)
+    assert np.all(m.high[:20] - m.low[:20] < m.high[20] - m.low[20])
+
+
+def test_worker_prior_pulls_the_estimate() -> None:
+    acc = np.full(10, 0.75)
+    items, workers, labels, _ = _campaign(4, 300, acc, 3)
+    base = dawid_skene(items, workers, labels, n_items=300, n_workers=10, n_classes=3)
+    prior = np.full(10, np.nan)
+    prior[0] = 0.05
+    m = dawid_skene(items, workers, labels, n_items=300, n_workers=10, n_classes=3,
+                    worker_prior=prior)  # fmt: skip
+    assert m.accuracy[0] < base.accuracy[0] - 0.05
+    low, high = wilson_interval(m.accuracy[:1], m.n[:1] + 10.0)  # history is evidence too
+    assert m.low[0] == pytest.approx(low[0]) and m.high[0] == pytest.approx(high[0])
+    assert np.allclose(m.accuracy[5:], base.accuracy[5:], atol=0.1)
+
+
+def test_not_converged_is_reported() -> None:
+    acc = np.random.default_rng(0).uniform(0.4, 0.9, 15)
+    items, workers, labels, _ = _campaign(0, 200, acc, 4)
+    m = dawid_skene(items, workers, labels, n_items=200, n_workers=15, n_classes=3, max_iter=1)
+    assert not m.converged and m.iterations == 1
+    done = dawid_skene(items, workers, labels, n_items=200, n_workers=15, n_classes=3)
+    assert done.converged and 1 < done.iterations < 100
+    assert np.isfinite(done.log_likelihood) and done.log_likelihood < 0
+
+
+def test_bad_input_raises() -> None:
+    with pytest.raises(ValueError, match="labels"):
+        dawid_skene([0], [0], [3], n_items=1, n_workers=1, n_classes=3)
+    with pytest.raises(ValueError, match="gold"):
+        dawid_skene([0], [0], [1], n_items=1, n_workers=1, n_classes=3, gold=[5])
+    with pytest.raises(ValueError, match="init"):
+        dawid_skene([0], [0], [1], n_items=1, n_workers=1, n_classes=3, init=np.ones((2, 3)))
+    with pytest.raises(ValueError, match="worker_prior"):
+        dawid_skene([0], [0], [1], n_items=1, n_workers=1, n_classes=3, worker_prior=[2.0])
+
+
+judgments = st.integers(2, 5).flatmap(
+    lambda k: st.tuples(
+        st.just(k),
+        st.lists(
+            st.tuples(st.integers(0, 7), st.integers(0, 5), st.integers(0, k - 1)),
+            min_size=1,
+            max_size=60,
+        ),  # fmt: skip
+    )
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(judgments, st.integers(0, 2**31))
+def test_properties(case: tuple[int, list[tuple[int, int, int]]], seed: int) -> None:
+    k, rows = case
+    items = np.array([r[0] for r in rows])
+    workers = np.array([r[1] for r in rows])
+    labels = np.array([r[2] for r in rows])
+    kw = dict(n_items=8, n_workers=6, n_classes=k, min_judgments=3, tol=1e-10, max_iter=300)
+    m = dawid_skene(items, workers, labels, **kw)  # type: ignore[arg-type]
+    assert np.allclose(m.posterior.sum(axis=1), 1.0)
+    assert np.allclose(m.confusion.sum(axis=2), 1.0)
+    seen = m.n > 0
+    assert np.all((m.accuracy[seen] >= 0) & (m.accuracy[seen] <= 1))
+    assert np.all(
+        (m.low[seen] <= m.accuracy[seen] + 1e-9) & (m.accuracy[seen] <= m.high[seen] + 1e-9)
+    )
+    assert 1.0 / k - 1e-9 <= m.chance <= 1.0
+    rng = np.random.default_rng(seed)
+    # renaming workers and items, and shuffling the judgments, permutes the result
+    pw, pi, order = rng.permutation(6), rng.permutation(8), rng.permutation(len(rows))
+    p = dawid_skene(pi[items][order], pw[workers][order], labels[order], **kw)  # type: ignore[arg-type]
+    assert np.allclose(p.posterior[pi], m.posterior, atol=1e-6)
+    assert np.allclose(p.accuracy[pw], m.accuracy, atol=1e-6, equal_nan=True)
+    # relabelling the classes permutes the posterior columns
+    pk = rng.permutation(k)
+    r = dawid_skene(items, workers, pk[labels], **kw)  # type: ignore[arg-type]
+    assert np.allclose(r.posterior[:, pk], m.posterior, atol=1e-6)
+    assert np.allclose(r.accuracy, m.accuracy, atol=1e-6, equal_nan=True)
