@@ -9,5 +9,6 @@
 from __future__ import annotations
 
 from monitor.metrics.dawid_skene import LabelModel, dawid_skene
+from monitor.metrics.rating_model import RatingModel, rating_model
 
-__all__ = ["LabelModel", "dawid_skene"]
+__all__ = ["LabelModel", "RatingModel", "dawid_skene", "rating_model"]

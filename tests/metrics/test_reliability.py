@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from monitor.metrics.gold import wilson_interval
-from monitor.metrics.reliability import dawid_skene
+from monitor.metrics.reliability import dawid_skene, rating_model
 
 
 def _campaign(
@@ -207,3 +207,119 @@ def test_properties(case: tuple[int, list[tuple[int, int, int]]], seed: int) -> 
     r = dawid_skene(items, workers, pk[labels], **kw)  # type: ignore[arg-type]
     assert np.allclose(r.posterior[:, pk], m.posterior, atol=1e-6)
     assert np.allclose(r.accuracy, m.accuracy, atol=1e-6, equal_nan=True)
+
+
+# ---------------------------------------------------------------- ratings
+
+
+def _ratings(
+    seed: int, n_items: int, bias: np.ndarray, noise: np.ndarray, per_item: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    w = bias.size
+    mu = rng.uniform(20, 80, n_items)
+    items = np.repeat(np.arange(n_items), per_item)
+    workers = np.concatenate([rng.choice(w, per_item, replace=False) for _ in range(n_items)])
+    x = mu[items] + bias[workers] + rng.normal(0, 1, items.size) * noise[workers]
+    return items, workers, x, mu
+
+
+def test_rating_model_recovers_planted_biases_and_noise() -> None:
+    rng = np.random.default_rng(8)
+    bias = rng.normal(0, 8, 40)
+    noise = rng.uniform(2, 20, 40)
+    items, workers, x, mu = _ratings(8, 4000, bias, noise, 5)
+    m = rating_model(items, workers, x, n_items=4000, n_workers=40, scale=(0, 100))
+    assert m.converged and m.n.sum() == x.size
+    n = np.bincount(workers, minlength=40)
+    assert np.sum(n * m.bias) == pytest.approx(0.0, abs=1e-6)  # gauge
+    centred = bias - np.sum(n * bias) / n.sum()
+    assert np.abs(m.bias - centred).max() < 2.0
+    assert np.abs(m.noise_sd - noise).max() < 0.15 * noise.max()
+    assert np.mean((m.low <= noise) & (noise <= m.high)) >= 0.7  # nominal 0.95: see report
+    plain = np.bincount(items, weights=x) / np.bincount(items)
+    assert np.abs(m.mean - mu - np.mean(m.mean - mu)).mean() < 0.7 * np.abs(plain - mu).mean()
+    assert np.all(m.sd > 0) and np.all(m.sd < 10)
+
+
+def test_rating_flags_constant_and_random_answerers_not_noisy_honest_ones() -> None:
+    rng = np.random.default_rng(9)
+    n = 300
+    mu = rng.uniform(0, 100, n)
+    honest = [mu + rng.normal(0, 8, n) for _ in range(5)]
+    noisy = mu + 10 + rng.normal(0, 35, n)  # biased, noisy, but tracking the truth
+    constant = np.full(n, 50.0)
+    random_ = rng.uniform(0, 100, n)
+    x = np.concatenate([*honest, noisy, constant, random_])
+    items = np.tile(np.arange(n), 8)
+    workers = np.repeat(np.arange(8), n)
+    m = rating_model(items, workers, x, n_items=n, n_workers=8, scale=(0, 100))
+    flagged = m.low > m.worker_floor_sd
+    assert flagged.tolist() == [False] * 6 + [True, True]
+    assert m.bias[5] > 5 and m.chance_sd == pytest.approx(np.std(m.mean))
+    assert m.floor_sd < m.chance_sd
+
+
+def test_rating_gold_clamps_and_few_judgments_stay_uncertain() -> None:
+    items = np.array([0, 0, 0, 1, 1, 1, 2, 2])
+    workers = np.array([0, 1, 2, 0, 1, 2, 0, 3])
+    x = np.array([10.0, 12, 14, 50, 52, 54, 30, 30])
+    gold = np.array([np.nan, 40.0, np.nan])
+    m = rating_model(items, workers, x, n_items=3, n_workers=4, scale=(0, 100), gold=gold)
+    assert m.mean[1] == 40.0 and m.sd[1] == 0.0 and np.isnan(m.spread_p[1])
+    assert m.bias[0] < m.bias[2]  # gold sets the gauge: everybody is high on item 1
+    assert m.noise_sd[3] >= 1.0 and m.high[3] / m.low[3] > 3  # 1 judgment: not precise
+    free = rating_model(items, workers, x, n_items=3, n_workers=4, scale=(0, 100), bias=False)
+    assert np.all(free.bias[free.n > 0] == 0.0)
+    assert free.mean[1] == pytest.approx(52.0, abs=1.0)
+
+
+def test_rating_ambiguous_item_has_a_small_p_value() -> None:
+    rng = np.random.default_rng(4)
+    noise = np.full(10, 5.0)
+    items, workers, x, _ = _ratings(4, 400, np.zeros(10), noise, 6)
+    x[items == 0] = np.array([0.0, 100, 5, 95, 10, 90])
+    m = rating_model(items, workers, x, n_items=400, n_workers=10, scale=(0, 100))
+    assert m.spread_p[0] < 1e-6 and m.item_spread[0] > 5 * m.expected_spread[0]
+    rest = m.spread_p[1:]
+    assert 0.3 < np.mean(rest) < 0.7 and np.mean(rest < 0.05) < 0.12
+    assert rng is not None
+
+
+def test_rating_not_converged_is_reported() -> None:
+    items, workers, x, _ = _ratings(2, 200, np.linspace(-10, 10, 12), np.linspace(2, 30, 12), 4)
+    m = rating_model(items, workers, x, n_items=200, n_workers=12, scale=(0, 100), max_iter=1)
+    assert not m.converged and m.iterations == 1
+    with pytest.raises(ValueError, match="scale"):
+        rating_model(items, workers, x, n_items=200, n_workers=12, scale=(1, 1))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 6), st.integers(0, 4), st.floats(0, 10)), min_size=2, max_size=50
+    ),  # fmt: skip
+    st.integers(0, 2**31),
+    st.floats(-50, 50),
+)
+def test_rating_properties(rows: list[tuple[int, int, float]], seed: int, shift: float) -> None:
+    items = np.array([r[0] for r in rows])
+    workers = np.array([r[1] for r in rows])
+    x = np.array([r[2] for r in rows])
+    kw = dict(n_items=7, n_workers=5, scale=(0.0, 10.0), tol=1e-12, max_iter=2000)
+    m = rating_model(items, workers, x, **kw)  # type: ignore[arg-type]
+    seen = m.n > 0
+    assert np.all(m.noise_sd[seen] >= 0.1 - 1e-12)
+    assert np.all((m.low[seen] <= m.noise_sd[seen]) & (m.noise_sd[seen] <= m.high[seen]))
+    judged = np.bincount(items, minlength=7) > 0
+    assert np.all(np.isfinite(m.mean[judged])) and np.isnan(m.mean[~judged]).all()
+    rng = np.random.default_rng(seed)
+    pw, pi, order = rng.permutation(5), rng.permutation(7), rng.permutation(len(rows))
+    p = rating_model(pi[items][order], pw[workers][order], x[order], **kw)  # type: ignore[arg-type]
+    assert np.allclose(p.mean[pi], m.mean, atol=1e-6, equal_nan=True)
+    assert np.allclose(p.noise_sd[pw], m.noise_sd, atol=1e-6, equal_nan=True)
+    # shifting the values and the scale shifts the means, nothing else
+    kw2 = dict(kw, scale=(shift, shift + 10.0))
+    s = rating_model(items, workers, x + shift, **kw2)  # type: ignore[arg-type]
+    assert np.allclose(s.mean, m.mean + shift, atol=1e-6, equal_nan=True)
+    assert np.allclose(s.noise_sd, m.noise_sd, atol=1e-6, equal_nan=True)

@@ -1,0 +1,256 @@
+"""Distance-aware reliability model for ordinal and interval ratings.
+
+Model (Raykar et al. 2010, "Learning from crowds", *JMLR* 11:1297-1322, section 3, without item
+features; cf. CATD, Li et al. 2014, "A confidence-aware approach for truth discovery on long-tail
+data", *PVLDB* 8(4):425-436)::
+
+    x_ij = mu_i + b_j + e_ij,    e_ij ~ N(0, s_j^2)
+
+Rating scales are numbers, never nominal categories: a judgment 2 points off costs twice one point
+off. Estimated by alternating weighted least squares (the EM of Raykar et al. with a flat prior on
+``mu``), each step vectorised with ``bincount``:
+
+1. ``mu_i = sum_j w_j (x_ij - b_j) / sum_j w_j`` with ``w_j = 1 / s_j^2`` (gold items: ``mu_i``
+   fixed to gold); posterior sd ``sqrt(1 / sum_j w_j)`` (0 for gold).
+2. Leave-one-out residuals ``r_ij = x_ij - mu_i^(-j)``, with ``mu_i^(-j)`` the same weighted mean
+   without judgment ``ij`` and variance ``v_ij = 1 / (sum_j' w_j' - w_j)``: a worker's own answer
+   does not pull the truth towards itself (with full residuals a trusted worker's ``s_j`` collapses
+   on items with few judgments). Items judged once carry no information on workers.
+3. Bias ``b_j = sum_i r_ij / (m_j + 1)`` (one pseudo-judgment of bias 0), then, without gold, the
+   gauge ``sum_j m_j b_j = 0`` (biases are defined against the crowd); gold fixes the gauge.
+4. Noise ``s_j^2 = (2 s0^2 + sum_i [(r_ij - b_j)^2 - v_ij]) / (2 + m_j)``: the posterior mode of an
+   inverse-gamma prior worth 2 judgments at the pooled variance ``s0^2`` (or ``prior_weight``
+   judgments at ``worker_prior^2``), so 2 judgments never give ``s_j = 0``; floored at
+   ``noise_floor * (max - min)``.
+
+Stops when ``mu``, ``b`` and ``s`` move by less than ``tol * (max - min)``.
+
+- Interval on ``s_j``: ``d s_j^2 / s^2 ~ chi2(d)`` with ``d = m_j + 2`` (prior included).
+- ``chance_sd``: the sd of the item means. Any answerer independent of the truth, answering
+  ``X_i``, has residual variance ``var(X) + var(mu) >= var(mu)``, reached by a constant answerer
+  (its bias absorbs the constant); a uniform random answerer is worse, ``sqrt(range^2 / 12 +
+  var(mu))``. ``floor_sd = (1 - floor_margin) chance_sd``.
+- ``worker_chance_sd``: the noise sd the model would give worker ``j`` if the same answers were
+  shuffled across their items (independent of the truth): ``sqrt(var_j(x) + var_j(mu))``, as
+  ``s_j^2 = var_j(x) + var_j(mu) - 2 cov_j(x, mu)``; each variance is shrunk with 2 pseudo-judgments
+  to the pooled one (a worker with one judgment gets the crowd's). ``s_j`` below it means answers
+  that covary with the truth; a constant or random answerer sits at it, so the flags use
+  ``worker_floor_sd = (1 - floor_margin) * worker_chance_sd`` (flag when ``low > worker_floor_sd``:
+  with the default 0.2, an unbiased worker passes while their noise sd is below about 1.9 sd of the
+  truth). The campaign-wide ``chance_sd`` is not used for flags: on real ratings (affect, Snow et
+  al. 2008) workers use a wider range than the truth, so most honest workers have ``s_j`` above the
+  truth's sd although their answers correlate with it.
+- Ambiguous items: ``item_spread`` is the sd of the item's bias-corrected judgments around ``mu_i``
+  (``n_i - 1`` degrees of freedom), ``expected_spread = sqrt(mean of s_j^2 of its judges)``, and
+  ``spread_p`` the p-value of ``sum_j (x_ij - b_j - mu_i)^2 / s_j^2 ~ chi2(n_i - 1)`` (NaN below
+  two judgments or on gold items).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import special
+
+from monitor.metrics._common import check_same_length
+
+
+@dataclass(frozen=True, eq=False)
+class RatingModel:
+    """Per-worker bias and noise, per-item mean (Raykar et al. 2010; cf. CATD, Li et al. 2014)."""
+
+    mean: NDArray[np.float64] = field(repr=False)  # (N,) NaN unjudged (gold: the gold)
+    sd: NDArray[np.float64] = field(repr=False)  # (N,)
+    bias: NDArray[np.float64] = field(repr=False)  # (W,)
+    noise_sd: NDArray[np.float64] = field(repr=False)  # (W,)
+    low: NDArray[np.float64] = field(repr=False)  # (W,) interval on noise_sd
+    high: NDArray[np.float64] = field(repr=False)
+    n: NDArray[np.int64] = field(repr=False)  # (W,)
+    chance_sd: float
+    floor_sd: float
+    worker_chance_sd: NDArray[np.float64] = field(repr=False)  # (W,)
+    worker_floor_sd: NDArray[np.float64] = field(repr=False)  # (W,)
+    item_spread: NDArray[np.float64] = field(repr=False)  # (N,)
+    expected_spread: NDArray[np.float64] = field(repr=False)  # (N,)
+    spread_p: NDArray[np.float64] = field(repr=False)  # (N,)
+    iterations: int
+    converged: bool
+
+
+def _as_codes(name: str, x: ArrayLike, upper: int) -> NDArray[np.int64]:
+    a = np.asarray(x).reshape(-1)
+    if a.size and (a.min() < 0 or a.max() >= upper):
+        raise ValueError(f"{name} must lie in 0..{upper - 1}.")
+    return a.astype(np.int64)
+
+
+def _worker_chance(
+    wk: NDArray[np.int64], x: NDArray[np.float64], mu: NDArray[np.float64], n_workers: int
+) -> NDArray[np.float64]:
+    """``sqrt(var_j(x) + var_j(mu))``, each variance shrunk with 2 pseudo-judgments to the pool."""
+    n = np.bincount(wk, minlength=n_workers).astype(np.float64)
+    out = np.zeros(n_workers)
+    for v in (x, mu):
+        pool = float(np.var(v)) if v.size else 0.0
+        mean = np.bincount(wk, weights=v, minlength=n_workers) / np.maximum(n, 1.0)
+        ss = np.bincount(wk, weights=(v - mean[wk]) ** 2, minlength=n_workers)
+        out += (ss + 2.0 * pool) / (np.maximum(n - 1.0, 0.0) + 2.0)
+    return np.sqrt(out)
+
+
+def rating_model(
+    items: ArrayLike,
+    workers: ArrayLike,
+    values: ArrayLike,
+    *,
+    n_items: int,
+    n_workers: int,
+    scale: tuple[float, float],
+    gold: ArrayLike | None = None,
+    worker_prior: ArrayLike | None = None,
+    init: ArrayLike | None = None,
+    max_iter: int = 100,
+    tol: float = 1e-6,
+    confidence: float = 0.95,
+    noise_floor: float = 0.01,
+    prior_weight: float = 10.0,
+    floor_margin: float = 0.2,
+    bias: bool = True,
+) -> RatingModel:
+    """Fit ``x_ij = mu_i + b_j + e_ij`` (see the module docstring for formulas and choices).
+
+    ``gold``: (N,) gold values, NaN where none. ``worker_prior``: (W,) noise sd from history, NaN
+    where none, worth ``prior_weight`` judgments. ``init``: (N,) warm start of the means.
+    ``bias=False`` fixes ``b_j = 0`` (a worker's offset then counts as noise).
+    """
+    lo_s, hi_s = float(scale[0]), float(scale[1])
+    if not hi_s > lo_s:
+        raise ValueError(f"scale must be (min, max) with max > min, got {scale}.")
+    if max_iter < 1 or not 0.0 < confidence < 1.0 or noise_floor <= 0 or prior_weight < 0:
+        raise ValueError("need max_iter >= 1, 0 < confidence < 1, noise_floor > 0.")
+    it = _as_codes("items", items, n_items)
+    wk = _as_codes("workers", workers, n_workers)
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    check_same_length(items=it, workers=wk, values=x)
+    if not np.all(np.isfinite(x)):
+        raise ValueError("values must be finite numbers.")
+    span = hi_s - lo_s
+    floor2 = (noise_floor * span) ** 2
+    n_i = np.bincount(it, minlength=n_items).astype(np.float64)
+    n_w = np.bincount(wk, minlength=n_workers).astype(np.int64)
+    judged = n_i > 0
+
+    g = np.full(n_items, np.nan)
+    if gold is not None:
+        g = np.asarray(gold, dtype=np.float64).reshape(-1)
+        if g.size != n_items:
+            raise ValueError(f"gold must have shape ({n_items},), NaN where none.")
+    is_gold = ~np.isnan(g)
+    jg = is_gold[it]
+
+    prior_var = np.full(n_workers, np.nan)
+    pw = np.zeros(n_workers)
+    if worker_prior is not None:
+        wp = np.asarray(worker_prior, dtype=np.float64).reshape(-1)
+        if wp.size != n_workers or np.any(wp < 0):
+            raise ValueError(f"worker_prior must have shape ({n_workers},), sds >= 0 or NaN.")
+        known = ~np.isnan(wp)
+        prior_var[known] = np.maximum(wp[known] ** 2, floor2)
+        pw[known] = prior_weight
+
+    plain = np.bincount(it, weights=x, minlength=n_items) / np.maximum(n_i, 1.0)
+    mu = plain.copy()
+    if init is not None:
+        mu = np.asarray(init, dtype=np.float64).reshape(-1).copy()
+        if mu.size != n_items:
+            raise ValueError(f"init must have shape ({n_items},).")
+        mu = np.where(np.isnan(mu), plain, mu)
+    mu = np.where(is_gold, g, mu)
+    b = np.zeros(n_workers)
+    s0 = max(float(np.mean((x - mu[it]) ** 2)) if x.size else floor2, floor2)
+    var = np.where(np.isnan(prior_var), s0, prior_var)
+
+    converged = False
+    iterations = 0
+    loo_w = np.zeros_like(x)
+    while iterations < max_iter:
+        iterations += 1
+        w = 1.0 / var[wk]
+        y = x - b[wk]
+        s_sum = np.bincount(it, weights=w * y, minlength=n_items)
+        w_sum = np.bincount(it, weights=w, minlength=n_items)
+        new_mu = np.where(is_gold, g, s_sum / np.where(w_sum > 0, w_sum, 1.0))
+        # leave-one-out means and their variances (gold: known exactly)
+        loo_w = w_sum[it] - w
+        ok = (loo_w > 1e-12 * w_sum[it]) | jg
+        safe = np.where(ok & ~jg, loo_w, 1.0)
+        loo_mu = np.where(jg, g[it], (s_sum[it] - w * y) / safe)
+        loo_v = np.where(jg, 0.0, 1.0 / safe)
+        r = np.where(ok, x - loo_mu, 0.0)
+        m = np.bincount(wk, weights=ok.astype(np.float64), minlength=n_workers)
+        new_bias = np.bincount(wk, weights=r, minlength=n_workers) / (m + 1.0)
+        if not bias:
+            new_bias[:] = 0.0
+        elif not is_gold.any() and m.sum() > 0:
+            new_bias -= np.sum(m * new_bias) / m.sum()
+        e2 = np.where(ok, (r - new_bias[wk]) ** 2 - loo_v, 0.0)
+        ss = np.bincount(wk, weights=e2, minlength=n_workers)
+        s0 = max(float(ss.sum() / m.sum()) if m.sum() > 0 else s0, floor2)
+        centre = np.where(np.isnan(prior_var), s0, prior_var)
+        weight = np.where(np.isnan(prior_var), 2.0, pw)
+        new_var = np.maximum((weight * centre + ss) / np.maximum(weight + m, 1e-12), floor2)
+        step = max(
+            float(np.nanmax(np.abs(new_mu - mu), initial=0.0)),
+            float(np.max(np.abs(new_bias - b), initial=0.0)),
+            float(np.max(np.abs(np.sqrt(new_var) - np.sqrt(var)), initial=0.0)),
+        )
+        mu, b, var = new_mu, new_bias, new_var
+        if step < tol * span:
+            converged = True
+            break
+
+    w = 1.0 / var[wk]
+    w_sum = np.bincount(it, weights=w, minlength=n_items)
+    mean = np.where(is_gold, g, np.where(judged, mu, np.nan))
+    sd = np.where(is_gold, 0.0, np.where(judged, 1.0 / np.sqrt(np.maximum(w_sum, 1e-300)), np.nan))
+    noise_sd = np.sqrt(var)
+    dof = np.bincount(wk, weights=(loo_w > 0) | jg, minlength=n_workers) + np.where(
+        np.isnan(prior_var), 2.0, pw
+    )
+    tail = (1.0 - confidence) / 2.0
+    low = np.sqrt(dof * var / special.chdtri(dof, tail))
+    high = np.sqrt(dof * var / special.chdtri(dof, 1.0 - tail))
+
+    res = x - b[wk] - mu[it]
+    many = (n_i >= 2) & ~is_gold
+    df = np.maximum(n_i - 1.0, 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        item_spread = np.sqrt(np.bincount(it, weights=res**2, minlength=n_items) / df)
+        expected = np.sqrt(np.bincount(it, weights=var[wk], minlength=n_items) / n_i)
+        chi = np.bincount(it, weights=res**2 / var[wk], minlength=n_items)
+    item_spread = np.where(many, item_spread, np.nan)
+    expected = np.where(many, expected, np.nan)
+    spread_p = np.where(many, special.chdtrc(df, chi), np.nan)
+    wchance = _worker_chance(wk, x, mu[it], n_workers)
+    chance_sd = float(np.std(mean[judged])) if judged.any() else 0.0
+    chance_sd = max(chance_sd, noise_floor * span)
+    return RatingModel(
+        mean=mean,
+        sd=sd,
+        bias=np.where(n_w > 0, b, np.nan),
+        noise_sd=np.where(n_w > 0, noise_sd, np.nan),
+        low=np.where(n_w > 0, low, np.nan),
+        high=np.where(n_w > 0, high, np.nan),
+        n=n_w,
+        chance_sd=chance_sd,
+        floor_sd=(1.0 - floor_margin) * chance_sd,
+        worker_chance_sd=np.where(n_w > 0, wchance, np.nan),
+        worker_floor_sd=np.where(n_w > 0, (1.0 - floor_margin) * wchance, np.nan),
+        item_spread=item_spread,
+        expected_spread=expected,
+        spread_p=spread_p,
+        iterations=iterations,
+        converged=converged,
+    )
