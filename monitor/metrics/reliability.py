@@ -9,6 +9,14 @@
 from __future__ import annotations
 
 from monitor.metrics.dawid_skene import LabelModel, dawid_skene
+from monitor.metrics.multilabel_model import MultilabelModel, multilabel_model
 from monitor.metrics.rating_model import RatingModel, rating_model
 
-__all__ = ["LabelModel", "RatingModel", "dawid_skene", "rating_model"]
+__all__ = [
+    "LabelModel",
+    "MultilabelModel",
+    "RatingModel",
+    "dawid_skene",
+    "multilabel_model",
+    "rating_model",
+]

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from monitor.metrics.gold import wilson_interval
-from monitor.metrics.reliability import dawid_skene, rating_model
+from monitor.metrics.reliability import dawid_skene, multilabel_model, rating_model
 
 
 def _campaign(
@@ -323,3 +323,69 @@ def test_rating_properties(rows: list[tuple[int, int, float]], seed: int, shift:
     s = rating_model(items, workers, x + shift, **kw2)  # type: ignore[arg-type]
     assert np.allclose(s.mean, m.mean + shift, atol=1e-6, equal_nan=True)
     assert np.allclose(s.noise_sd, m.noise_sd, atol=1e-6, equal_nan=True)
+
+
+# ---------------------------------------------------------------- multi-label
+
+
+def _multilabel(seed: int, n_items: int, quality: np.ndarray, per_item: int, n_opt: int = 5):
+    """Honest workers flip each option with prob 1 - quality; quality < 0: random selection."""
+    rng = np.random.default_rng(seed)
+    truth = rng.random((n_items, n_opt)) < 0.3
+    items = np.repeat(np.arange(n_items), per_item)
+    workers = np.concatenate(
+        [rng.choice(quality.size, per_item, replace=False) for _ in range(n_items)]
+    )
+    q = quality[workers][:, None]
+    flip = rng.random((items.size, n_opt)) > np.abs(q)
+    said = np.where(q > 0, truth[items] ^ flip, rng.random((items.size, n_opt)) < 0.5)
+    said[q[:, 0] == 0] = False  # quality 0: never selects anything
+    j, c = np.nonzero(said)
+    return items, workers, j, c, truth
+
+
+def test_multilabel_recovers_truth_and_flags_spammers() -> None:
+    quality = np.array([0.9] * 8 + [0.75, -1.0, 0.0])
+    items, workers, j, c, truth = _multilabel(6, 1500, quality, 5)
+    m = multilabel_model(items, workers, j, c, n_items=1501, n_workers=11, n_options=5)
+    assert m.converged and m.posterior.shape == (1501, 5)
+    assert np.mean((m.posterior[:1500] > 0.5) == truth) > 0.97
+    assert np.allclose(m.posterior[1500], m.prior)  # unjudged
+    assert m.prior == pytest.approx(truth.mean(axis=0), abs=0.03)
+    assert np.abs(m.accuracy[:8] - 0.9).max() < 0.03 and m.accuracy[8] == pytest.approx(
+        0.75, abs=0.04
+    )
+    assert m.chance == 0.5 and m.floor == pytest.approx(0.6)
+    assert m.accuracy[9] == pytest.approx(0.5, abs=0.05) and m.accuracy[10] < 0.55
+    assert np.all(m.low[:9] > m.floor) and m.high[9] < m.floor and m.high[10] < m.floor
+    one = multilabel_model(items, workers, j, c, n_items=1501, n_workers=11, n_options=5,
+                           max_iter=1)  # fmt: skip
+    assert not one.converged and one.iterations == 1
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 5), st.integers(0, 3), st.sets(st.integers(0, 3))),
+        min_size=1,
+        max_size=40,
+    ),  # fmt: skip
+    st.integers(0, 2**31),
+)
+def test_multilabel_properties(rows: list[tuple[int, int, set[int]]], seed: int) -> None:
+    items = np.array([r[0] for r in rows])
+    workers = np.array([r[1] for r in rows])
+    j = np.array([k for k, r in enumerate(rows) for _ in r[2]], dtype=np.int64)
+    c = np.array([o for r in rows for o in sorted(r[2])], dtype=np.int64)
+    kw = dict(n_items=6, n_workers=4, n_options=4, tol=1e-10, max_iter=500)
+    m = multilabel_model(items, workers, j, c, **kw)  # type: ignore[arg-type]
+    assert np.all((m.posterior >= 0) & (m.posterior <= 1))
+    seen = m.n > 0
+    assert np.all((m.accuracy[seen] >= 0) & (m.accuracy[seen] <= 1))
+    assert np.all(
+        (m.low[seen] <= m.accuracy[seen] + 1e-9) & (m.accuracy[seen] <= m.high[seen] + 1e-9)
+    )
+    perm = np.random.default_rng(seed).permutation(4)
+    p = multilabel_model(items, workers, j, perm[c], **kw)  # type: ignore[arg-type]
+    assert np.allclose(p.posterior[:, perm], m.posterior, atol=1e-6)
+    assert np.allclose(p.accuracy, m.accuracy, atol=1e-6, equal_nan=True)
