@@ -13,12 +13,17 @@ No Python loop over judgments or workers: each iteration is two sparse-dense pro
 
 Choices (documented, the paper leaves them open):
 
-- **Start and stop as crowd-kit's ``DawidSkene``** (Ustalov et al., crowd-kit 1.4): ``T``
-  starts at the majority-vote shares (``init="majority"``), ``pi`` and ``e`` are fitted to it, then
-  each iteration is E-step, gold clamp, M-step; it stops when the per-judgment objective
-  ``F = [sum_{judgments} sum_k T[i,k] (log e_w[k,l] + log pi_k) + H(T)] / n`` gains less than
-  ``tol``. With ``smoothing=0`` and ``min_judgments=0`` the estimates are crowd-kit's (cells of
-  answers a worker gave are floored at 1e-10, as there).
+- **Start as crowd-kit's ``DawidSkene``** (Ustalov et al., crowd-kit 1.4): ``T`` starts at the
+  majority-vote shares (``init="majority"``), ``pi`` and ``e`` are fitted to it, then each
+  iteration is E-step, gold clamp, M-step. With ``smoothing=0`` and ``min_judgments=0`` each step
+  is crowd-kit's (cells of answers a worker gave are floored at 1e-10, as there), so from the same
+  start the iterates are the same.
+- **Stop** when the EM lower bound per judgment, ``F = [sum_i sum_k T[i,k] log pi_k +
+  sum_{judgments} sum_k T[i,k] log e_w[k,l] + H(T)] / n``, changes by less than ``tol``. crowd-kit
+  counts ``log pi_k`` once per judgment instead of once per item and stops as soon as its
+  objective *falls*: on the duck data (Welinder et al. 2010) it stops after 2 iterations, at
+  88.9% label accuracy, where running to convergence gives 89.8%. Where crowd-kit runs to
+  convergence both end at the same labels.
 - **Smoothing** (Dirichlet MAP): each confusion row gets ``smoothing`` pseudo-judgments spread as
   the pooled row of all workers, ``e_w[k, .] ∝ n_w[k, .] + s * E[k, .]`` with ``E[k, .]`` the
   pooled confusion row; a worker with few judgments on class ``k`` then looks like the crowd on
@@ -266,9 +271,9 @@ def dawid_skene(
         counts = d.counts(t)
         conf = _m_step(counts, d.present, one_coin, prior, smoothing, hist, hist_weight)
         tj = np.maximum(t[judged], EPS)
-        joint = float(np.sum(counts * _log(conf)) + counts.sum(axis=(0, 2)) @ np.log(prior))
+        joint = float(np.sum(counts * _log(conf)) + np.sum(t[judged] @ np.log(prior)))
         new_loss = (joint - float(np.sum(tj * np.log(tj)))) / max(it.size, 1)
-        if new_loss - loss < tol:
+        if abs(new_loss - loss) < tol:
             converged = True
             break
         loss = new_loss

@@ -84,19 +84,21 @@ def test_agrees_with_crowdkit_from_the_same_start() -> None:
     acc = np.random.default_rng(5).uniform(0.3, 0.95, 40)
     items, workers, labels, _ = _campaign(5, 500, acc, 5)
     df = pd.DataFrame({"task": items, "worker": workers, "label": labels})
-    ck = crowdkit.DawidSkene(n_iter=100, tol=1e-6).fit(df)
     m = dawid_skene(items, workers, labels, n_items=500, n_workers=40, n_classes=3,
                     smoothing=0.0, min_judgments=0, tol=1e-6)  # fmt: skip
-    probas = ck.probas_.sort_index()[[0, 1, 2]].to_numpy()
+    # crowd-kit stops earlier (objective gain < tol on its own objective): nearly the same labels
+    ck = crowdkit.DawidSkene(n_iter=100, tol=1e-6).fit(df)
+    assert np.mean(ck.labels_.sort_index().to_numpy() == m.labels) >= 0.99
+    # the same number of steps from the same start: the same iterates
+    same = crowdkit.DawidSkene(n_iter=m.iterations, tol=-np.inf).fit(df)
+    probas = same.probas_.sort_index()[[0, 1, 2]].to_numpy()
     assert np.abs(probas - m.posterior).max() < 1e-8
-    assert np.array_equal(ck.labels_.sort_index().to_numpy(), m.labels)
-    assert m.iterations == len(ck.loss_history_)
-    errors = ck.errors_
+    errors = same.errors_
     conf = np.array(
         [[[errors.loc[(w, a), t] for a in range(3)] for t in range(3)] for w in range(3)]
     )
     assert np.abs(conf - m.confusion[:3]).max() < 1e-8
-    assert np.allclose(ck.priors_.sort_index().to_numpy(), m.prior)
+    assert np.allclose(same.priors_.sort_index().to_numpy(), m.prior)
 
 
 def test_gold_clamps_the_truth() -> None:
