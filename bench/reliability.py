@@ -16,6 +16,7 @@ rating model at 1e6 judgments. ``--real`` adds the real data sets of /work/share
 
     python bench/reliability.py                 # 1e4, 1e5, 1e6
     python bench/reliability.py --max 100000    # 1e4, 1e5
+    python bench/reliability.py --only 1000000  # one size
     python bench/reliability.py --real          # also the real data sets
 """
 
@@ -185,9 +186,10 @@ def bench_real() -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--max", type=int, default=1_000_000, help="largest number of judgments")
+    ap.add_argument("--only", type=int, action="append", help="just this size (repeatable)")
     ap.add_argument("--real", action="store_true", help="also the real data sets")
     args = ap.parse_args()
-    sizes = [n for n in (10_000, 100_000, 1_000_000) if n <= args.max]
+    sizes = args.only or [n for n in (10_000, 100_000, 1_000_000) if n <= args.max]
     bench_labels(sizes)
     bench_ratings(sizes[-1])
     if args.real:

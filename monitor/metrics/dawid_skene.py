@@ -220,6 +220,7 @@ def dawid_skene(
     check_same_length(items=it, workers=wk, labels=lb)
     d = _Design(it, wk, lb, n_items, n_workers, k)
     judged = d.per_item > 0
+    rows: slice | NDArray[np.bool_] = slice(None) if judged.all() else judged  # avoid copies
     n_w = np.bincount(wk, minlength=n_workers).astype(np.int64)
     one_coin = n_w < min_judgments
 
@@ -254,7 +255,7 @@ def dawid_skene(
     t[clamp] = onehot
 
     def prior_of(t: NDArray[np.float64]) -> NDArray[np.float64]:
-        p = t[judged].mean(axis=0) if judged.any() else np.full(k, 1.0 / k)
+        p = t[rows].mean(axis=0) if judged.any() else np.full(k, 1.0 / k)
         return np.maximum(p, EPS)
 
     prior = prior_of(t)
@@ -270,8 +271,9 @@ def dawid_skene(
         prior = prior_of(t)
         counts = d.counts(t)
         conf = _m_step(counts, d.present, one_coin, prior, smoothing, hist, hist_weight)
-        tj = np.maximum(t[judged], EPS)
-        joint = float(np.sum(counts * _log(conf)) + np.sum(t[judged] @ np.log(prior)))
+        tj = t[rows]
+        joint = float(np.sum(counts * _log(conf)) + np.sum(tj.sum(axis=0) * np.log(prior)))
+        tj = np.maximum(tj, EPS)
         new_loss = (joint - float(np.sum(tj * np.log(tj)))) / max(it.size, 1)
         if abs(new_loss - loss) < tol:
             converged = True
