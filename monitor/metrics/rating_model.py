@@ -33,7 +33,8 @@ Stops when ``mu``, ``b`` and ``s`` move by less than ``tol * (max - min)``.
 - ``worker_chance_sd``: the noise sd the model would give worker ``j`` if the same answers were
   shuffled across their items (independent of the truth): ``sqrt(var_j(x) + var_j(mu))``, as
   ``s_j^2 = var_j(x) + var_j(mu) - 2 cov_j(x, mu)``; each variance is shrunk with 2 pseudo-judgments
-  to the pooled one (a worker with one judgment gets the crowd's). ``s_j`` below it means answers
+  to the pooled one (a worker with one judgment gets the crowd's), and at least the noise floor.
+  ``s_j`` below it means answers
   that covary with the truth; a constant or random answerer sits at it, so the flags use
   ``worker_floor_sd = (1 - floor_margin) * worker_chance_sd`` (flag when ``low > worker_floor_sd``:
   with the default 0.2, an unbiased worker passes while their noise sd is below about 1.9 sd of the
@@ -233,7 +234,7 @@ def rating_model(
     item_spread = np.where(many, item_spread, np.nan)
     expected = np.where(many, expected, np.nan)
     spread_p = np.where(many, special.chdtrc(df, chi), np.nan)
-    wchance = _worker_chance(wk, x, mu[it], n_workers)
+    wchance = np.maximum(_worker_chance(wk, x, mu[it], n_workers), noise_floor * span)
     chance_sd = float(np.std(mean[judged])) if judged.any() else 0.0
     chance_sd = max(chance_sd, noise_floor * span)
     return RatingModel(

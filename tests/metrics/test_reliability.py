@@ -391,3 +391,18 @@ def test_multilabel_properties(rows: list[tuple[int, int, set[int]]], seed: int)
     p = multilabel_model(items, workers, j, perm[c], **kw)  # type: ignore[arg-type]
     assert np.allclose(p.posterior[:, perm], m.posterior, atol=1e-6)
     assert np.allclose(p.accuracy, m.accuracy, atol=1e-6, equal_nan=True)
+
+
+def test_empty_and_tiny_campaigns() -> None:
+    e = np.array([], dtype=np.int64)
+    m = dawid_skene(e, e, e, n_items=3, n_workers=2, n_classes=2)
+    assert m.converged and m.labels.tolist() == [-1, -1, -1] and np.isnan(m.accuracy).all()
+    assert np.allclose(m.posterior, 0.5)
+    one = dawid_skene([0, 1], [0, 0], [0, 0], n_items=2, n_workers=1, n_classes=1)
+    assert one.labels.tolist() == [0, 0] and one.accuracy[0] == pytest.approx(1.0)
+    r = rating_model(e, e, np.array([]), n_items=2, n_workers=2, scale=(0, 10))
+    assert np.isnan(r.mean).all() and np.isnan(r.noise_sd).all()
+    r = rating_model([0], [0], [3.0], n_items=1, n_workers=1, scale=(0, 10))
+    assert r.mean[0] == 3.0 and not r.low[0] > r.worker_floor_sd[0]  # one judgment: no flag
+    ml = multilabel_model(e, e, e, e, n_items=2, n_workers=2, n_options=3)
+    assert ml.converged and np.allclose(ml.posterior, 0.5) and np.isnan(ml.accuracy).all()
