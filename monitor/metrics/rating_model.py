@@ -25,7 +25,10 @@ off. Estimated by alternating weighted least squares (the EM of Raykar et al. wi
 
 Stops when ``mu``, ``b`` and ``s`` move by less than ``tol * (max - min)``.
 
-- Interval on ``s_j``: ``d s_j^2 / s^2 ~ chi2(d)`` with ``d = m_j + 2`` (prior included).
+- Interval on ``s_j``: ``d s_j^2 / s^2 ~ chi2(d)`` with ``d = d_j + 2`` (prior included) and
+  ``d_j = m_j^2 / sum_i (1 + v_ij / s_j^2)^2`` the effective degrees of freedom: the estimate
+  ``mean_i (r_ij^2 - v_ij)`` has variance ``2 sum_i (s_j^2 + v_ij)^2 / m_j^2``, more than the
+  ``2 s_j^4 / m_j`` of ``m_j`` exact residuals when the truths are themselves uncertain.
 - ``chance_sd``: the sd of the item means. Any answerer independent of the truth, answering
   ``X_i``, has residual variance ``var(X) + var(mu) >= var(mu)``, reached by a constant answerer
   (its bias absorbs the constant); a uniform random answerer is worse, ``sqrt(range^2 / 12 +
@@ -175,7 +178,8 @@ def rating_model(
 
     converged = False
     iterations = 0
-    loo_w = np.zeros_like(x)
+    ok = np.zeros(x.size, dtype=bool)
+    loo_v = np.zeros_like(x)
     while iterations < max_iter:
         iterations += 1
         w = 1.0 / var[wk]
@@ -217,9 +221,11 @@ def rating_model(
     mean = np.where(is_gold, g, np.where(judged, mu, np.nan))
     sd = np.where(is_gold, 0.0, np.where(judged, 1.0 / np.sqrt(np.maximum(w_sum, 1e-300)), np.nan))
     noise_sd = np.sqrt(var)
-    dof = np.bincount(wk, weights=(loo_w > 0) | jg, minlength=n_workers) + np.where(
-        np.isnan(prior_var), 2.0, pw
-    )
+    # effective degrees of freedom: each residual carries the variance of its leave-one-out mean
+    infl = np.where(ok, (1.0 + loo_v / var[wk]) ** 2, 0.0)
+    m_ok = np.bincount(wk, weights=ok.astype(np.float64), minlength=n_workers)
+    d_eff = m_ok**2 / np.maximum(np.bincount(wk, weights=infl, minlength=n_workers), 1e-300)
+    dof = d_eff + np.where(np.isnan(prior_var), 2.0, pw)
     tail = (1.0 - confidence) / 2.0
     low = np.sqrt(dof * var / special.chdtri(dof, tail))
     high = np.sqrt(dof * var / special.chdtri(dof, 1.0 - tail))
