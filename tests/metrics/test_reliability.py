@@ -406,3 +406,31 @@ def test_empty_and_tiny_campaigns() -> None:
     assert r.mean[0] == 3.0 and not r.low[0] > r.worker_floor_sd[0]  # one judgment: no flag
     ml = multilabel_model(e, e, e, e, n_items=2, n_workers=2, n_options=3)
     assert ml.converged and np.allclose(ml.posterior, 0.5) and np.isnan(ml.accuracy).all()
+
+
+def test_warm_starts_and_rating_history() -> None:
+    acc = np.random.default_rng(1).uniform(0.5, 0.95, 20)
+    items, workers, labels, _ = _campaign(11, 600, acc, 4)
+    kw = dict(n_items=600, n_workers=20, n_classes=3)
+    cold = dawid_skene(items, workers, labels, **kw)  # type: ignore[arg-type]
+    warm = dawid_skene(items, workers, labels, **kw, init=cold.posterior)  # type: ignore[arg-type]
+    assert warm.converged and warm.iterations < cold.iterations
+    assert np.array_equal(warm.labels, cold.labels)
+    assert np.allclose(warm.accuracy, cold.accuracy, atol=1e-3)
+
+    bias, noise = np.zeros(10), np.full(10, 10.0)
+    items, workers, x, _ = _ratings(12, 500, bias, noise, 4)
+    # worker 10 gives 2 ratings; history says their noise sd is 2
+    extra = [x[items == 0].mean(), x[items == 1].mean()]
+    items = np.concatenate([items, [0, 1]])
+    workers = np.concatenate([workers, [10, 10]])
+    x = np.concatenate([x, extra])
+    kw2 = dict(n_items=500, n_workers=11, scale=(0.0, 100.0))
+    base = rating_model(items, workers, x, **kw2)  # type: ignore[arg-type]
+    prior = np.full(11, np.nan)
+    prior[10] = 2.0
+    hist = rating_model(items, workers, x, **kw2, worker_prior=prior)  # type: ignore[arg-type]
+    assert base.noise_sd[10] > 5.0  # 2 judgments: pulled to the crowd's noise, never 0
+    assert hist.noise_sd[10] < 4.0 and hist.high[10] - hist.low[10] < base.high[10] - base.low[10]
+    again = rating_model(items, workers, x, **kw2, init=base.mean)  # type: ignore[arg-type]
+    assert again.iterations <= base.iterations and np.allclose(again.mean, base.mean, atol=1e-3)
