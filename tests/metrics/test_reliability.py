@@ -99,6 +99,15 @@ def test_agrees_with_crowdkit_from_the_same_start() -> None:
     )
     assert np.abs(conf - m.confusion[:3]).max() < 1e-8
     assert np.allclose(same.priors_.sort_index().to_numpy(), m.prior)
+    # gold: crowd-kit's true_labels clamp the same way
+    gold = np.full(500, -1)
+    gold[:50] = _majority(items, labels, 500, 3)[:50]
+    true_labels = pd.Series(gold[:50], index=np.arange(50))
+    ck_gold = crowdkit.DawidSkene(n_iter=5, tol=-np.inf).fit(df, true_labels=true_labels)
+    mg = dawid_skene(items, workers, labels, n_items=500, n_workers=40, n_classes=3, gold=gold,
+                     smoothing=0.0, min_judgments=0, max_iter=5, tol=0.0)  # fmt: skip
+    probas = ck_gold.probas_.sort_index()[[0, 1, 2]].to_numpy()
+    assert np.abs(probas - mg.posterior).max() < 1e-8
 
 
 def test_gold_clamps_the_truth() -> None:
