@@ -328,7 +328,11 @@ def real(
         t0 = time.perf_counter()
         if ds.kind == "label":
             ref, ref_kind = rd.run_crowdkit(ds, cache), "crowdkit"
-            took = ", ".join(f"{k} {v:.1f} s" for k, v in ref["seconds"].items())
+            steps = ref.get("iterations", {})
+            took = ", ".join(
+                f"{k} {v:.1f} s" + (f" ({steps[k]} it.)" if k in steps else "")
+                for k, v in ref["seconds"].items()
+            )
             cached = " (cached)" if time.perf_counter() - t0 < 1 else ""
             print(f"   crowd-kit: {took}{cached}")
         else:

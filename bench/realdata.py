@@ -349,7 +349,7 @@ def run_crowdkit(ds: DataSet, cache: Path | None = None) -> dict[str, dict[str, 
     iteration caps: crowd-kit's figures do not change when monitor does, and GLAD alone takes
     a minute on rte."""
     key = hashlib.sha256(
-        json.dumps([ds.judgments, GLAD_ITER, MACE_RESTARTS, MACE_ITER]).encode()
+        json.dumps([2, ds.judgments, GLAD_ITER, MACE_RESTARTS, MACE_ITER]).encode()
     ).hexdigest()[:16]
     stored = cache / f"crowdkit-{ds.name}-{key}.json" if cache is not None else None
     if stored is not None and stored.is_file():
@@ -366,7 +366,7 @@ def _run_crowdkit(ds: DataSet) -> dict[str, dict[str, Any]]:
     from crowdkit.aggregation import GLAD, MACE, DawidSkene, MajorityVote, Wawa
 
     df = pd.DataFrame(ds.judgments, columns=["worker", "task", "label"])
-    out: dict[str, dict[str, Any]] = {"answers": {}, "scores": {}, "seconds": {}}
+    out: dict[str, dict[str, Any]] = {"answers": {}, "scores": {}, "seconds": {}, "iterations": {}}
     for name, model in (
         ("DS", DawidSkene(n_iter=100)),
         ("GLAD", GLAD(n_iter=GLAD_ITER)),
@@ -400,6 +400,8 @@ def _run_crowdkit(ds: DataSet) -> dict[str, dict[str, Any]]:
         out["answers"][name] = {str(k): str(v) for k, v in labels.items()}
         out["scores"][name] = {str(k): float(v) for k, v in skill.items()}
         out["seconds"][name] = time.perf_counter() - t0
+        if getattr(model, "loss_history_", None) is not None:  # DS, GLAD: EM steps taken
+            out["iterations"][name] = len(model.loss_history_)
     return out
 
 
