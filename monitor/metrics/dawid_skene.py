@@ -46,7 +46,15 @@ Choices (documented, the paper leaves them open):
   distribution ``q``, reaches ``sum_k pi_k q_k <= max_k pi_k`` (equality: always answering the
   commonest class), so no truth-independent answerer beats it. Such answerers sit *at* chance, so a
   flag ``high < chance`` catches only the confidently worse; ``floor = chance + floor_margin *
-  (1 - chance)`` lies above them and is the level the flags use.
+  (1 - chance)`` lies above them.
+- **Per-worker chance** ``worker_chance_w = sum_k pi_k q_wk`` with ``q_wk = sum_t pi_t e_w[t, k]``
+  the worker's answer distribution: the accuracy of the same answers shuffled across items
+  (``acc_w > worker_chance_w`` is Cohen's kappa of the worker against the truth being positive).
+  On skewed classes the campaign-wide chance is too high a bar: with ``pi = (0.9, 0.1)`` a worker
+  with sensitivity 0.8 and specificity 0.86 (accuracy 0.85) is informative, yet below ``max pi``;
+  their own chance is 0.735. The flags use ``worker_floor = worker_chance + floor_margin *
+  (1 - worker_chance)`` (flag when ``high < worker_floor``), which a constant or random answerer
+  falls below and an informative worker does not.
 """
 
 from __future__ import annotations
@@ -80,6 +88,8 @@ class LabelModel:
     one_coin: NDArray[np.bool_] = field(repr=False)
     chance: float
     floor: float
+    worker_chance: NDArray[np.float64] = field(repr=False)  # (W,)
+    worker_floor: NDArray[np.float64] = field(repr=False)  # (W,)
     iterations: int
     converged: bool
     log_likelihood: float
@@ -293,6 +303,7 @@ def dawid_skene(
     acc = np.where(n_w > 0, acc, np.nan)
     low, high = wilson_interval(acc, n_w + hist_weight, confidence)
     chance = float(prior_n.max())
+    w_chance = np.where(n_w > 0, np.einsum("t,wtk,k->w", prior_n, conf, prior_n), np.nan)
     return LabelModel(
         posterior=t,
         labels=out_labels,
@@ -305,6 +316,8 @@ def dawid_skene(
         one_coin=one_coin,
         chance=chance,
         floor=chance + floor_margin * (1.0 - chance),
+        worker_chance=w_chance,
+        worker_floor=w_chance + floor_margin * (1.0 - w_chance),
         iterations=iterations,
         converged=converged,
         log_likelihood=log_lik,

@@ -443,3 +443,28 @@ def test_warm_starts_and_rating_history() -> None:
     assert hist.noise_sd[10] < 4.0 and hist.high[10] - hist.low[10] < base.high[10] - base.low[10]
     again = rating_model(items, workers, x, **kw2, init=base.mean)  # type: ignore[arg-type]
     assert again.iterations <= base.iterations and np.allclose(again.mean, base.mean, atol=1e-3)
+
+
+def test_skewed_classes_use_the_workers_own_chance() -> None:
+    rng = np.random.default_rng(13)
+    n = 2000
+    truth = (rng.random(n) < 0.1).astype(np.int64)
+    # honest: sensitivity 0.8, specificity 0.86 (accuracy about 0.85, under max prior 0.9)
+    honest = [
+        np.where(truth == 1, rng.random(n) < 0.8, rng.random(n) > 0.86).astype(np.int64)
+        for _ in range(6)
+    ]
+    constant = np.zeros(n, dtype=np.int64)
+    skewed_random = (rng.random(n) < 0.1).astype(np.int64)
+    random_ = rng.integers(0, 2, n)
+    answers = np.concatenate([*honest, constant, skewed_random, random_])
+    items = np.tile(np.arange(n), 9)
+    workers = np.repeat(np.arange(9), n)
+    m = dawid_skene(items, workers, answers, n_items=n, n_workers=9, n_classes=2)
+    assert m.chance == pytest.approx(0.9, abs=0.02)
+    assert np.all(m.high[:6] < m.floor)  # the campaign-wide floor would flag honest workers
+    assert np.all(m.low[:6] > m.worker_floor[:6])  # their own chance does not
+    assert np.all(m.high[6:] < m.worker_floor[6:])  # constant and random answerers: flagged
+    assert m.worker_chance[6] == pytest.approx(0.9, abs=0.02)
+    assert m.worker_chance[8] == pytest.approx(0.5, abs=0.03)
+    assert np.all(m.worker_chance <= m.chance + 1e-9)
