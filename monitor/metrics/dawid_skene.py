@@ -262,7 +262,7 @@ def dawid_skene(
     if isinstance(init, str):
         if init != "majority":
             raise ValueError(f"init must be 'majority' or an (N, K) array, got {init!r}.")
-        votes = sparse.csr_matrix((np.ones(it.size), (it, lb)), shape=(n_items, k)).toarray()
+        votes = np.bincount(it * k + lb, minlength=n_items * k).reshape(n_items, k).astype(float)
         t = votes / np.maximum(votes.sum(axis=1, keepdims=True), 1.0)
     else:
         t = np.array(init, dtype=np.float64)
