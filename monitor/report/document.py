@@ -18,7 +18,7 @@ from monitor.store.runs import FlagRecord, Value
 
 P_E = {False: 13 / 27, True: 6 / 8}
 RELIABLE, TENTATIVE = 0.8, 0.667
-CAMPAIGN_WARNINGS = ("kappa_paradox", "phi_alpha_disagree", "few_judgments")
+CAMPAIGN_WARNINGS = ("kappa_paradox", "phi_alpha_disagree", "few_judgments", "model_not_converged")
 
 
 def natural_key(s: str) -> tuple:
