@@ -221,3 +221,60 @@ def test_history_across_campaigns_of_one_platform(engine: Engine) -> None:
         s.execute(update(Campaign).where(Campaign.name == "second").values(platform="none"))
     with transaction(engine) as s:
         assert worker_history(s, get_campaign(s, "second"), ["h0"]) == {}
+
+
+def test_export_labels_and_weights_use_the_model(engine: Engine) -> None:
+    import csv
+    import io
+    import json
+
+    from monitor.export import export
+    from monitor.store.workers import append_decision
+
+    case, truth = label_case(n_items=90, seed=9)
+    store_case(engine, case)
+    recompute(engine, SETTINGS)
+    values, _ = latest(engine)
+    with transaction(engine) as s:
+        rows = list(csv.DictReader(io.StringIO(export(s, "labels", "golden", "csv"))))
+    assert {r["method"] for r in rows} == {"model"} and len(rows) == 90
+    for r in rows:  # no one blocked: the stored posterior label and its posterior
+        stored = values[("item", r["item"], "model_label")]
+        post = stored.detail["posterior"]
+        assert r["value"] == max(post, key=post.get)
+        assert float(r["confidence"]) == pytest.approx(stored.value, abs=1e-6)
+    right = sum(r["value"] == truth[int(r["item"][1:])] for r in rows)
+    assert right / len(rows) > 0.95
+    with transaction(engine) as s:
+        weights = json.loads(export(s, "weights", "golden", "json"))["weights"]
+    by = {w["worker"]: w for w in weights}
+    assert by["h0"]["model_weight"] > 0.5 and by["const"]["model_weight"] < 0.2
+    assert by["h0"]["effective_weight"] == pytest.approx(by["h0"]["model_weight"])
+    with transaction(engine) as s:  # blocked workers leave the model's answers
+        cid = get_campaign(s, "golden").id
+        for w in ("h0", "h1", "h2", "h3"):
+            append_decision(s, cid, w, "block", reason="test", actor="t")
+        doc = json.loads(export(s, "labels", "golden", "json"))
+    after = {r["item"]: r for r in doc["labels"]}
+    assert {r["method"] for r in after.values()} == {"model"}
+    changed = sum(after[r["item"]]["confidence"] != pytest.approx(float(r["confidence"]))
+                  for r in rows)  # fmt: skip
+    assert changed > 45
+
+
+def test_export_ratings_use_the_posterior_mean(engine: Engine) -> None:
+    import json
+
+    from monitor.export import export
+
+    store_case(engine, rating_case(n_items=30))
+    recompute(engine, SETTINGS)
+    values, _ = latest(engine)
+    with transaction(engine) as s:
+        labels = json.loads(export(s, "labels", "golden", "json"))["labels"]
+    for r in labels:
+        mean = values[("item", r["item"], "model_mean")].value
+        assert r["method"] == "model" and r["value"] == pytest.approx(mean, abs=1e-3)
+        assert r["confidence"] == pytest.approx(
+            values[("item", r["item"], "model_sd")].value, abs=1e-3
+        )
