@@ -18,6 +18,11 @@ off. Estimated by alternating weighted least squares (the EM of Raykar et al. wi
    on items with few judgments). Items judged once carry no information on workers.
 3. Bias ``b_j = sum_i r_ij / (m_j + 1)`` (one pseudo-judgment of bias 0), then, without gold, the
    gauge ``sum_j m_j b_j = 0`` (biases are defined against the crowd); gold fixes the gauge.
+   Judgments at a bound of the scale are censored (``censored=True``): "0" on a 0..100 scale
+   means "0 or less", so they are left out of the bias and not bias-corrected (a cheap stand-in
+   for a Tobit likelihood). On the affect ratings (Snow et al. 2008), where 68% of the judgments
+   are 0, correcting them moved the item means away from the expert truth (MAE 10.7 against 10.4
+   for the plain mean; 10.0 with censoring).
 4. Noise ``s_j^2 = (2 s0^2 + sum_i [(r_ij - b_j)^2 - v_ij]) / (2 + m_j)``: the posterior mode of an
    inverse-gamma prior worth 2 judgments at the pooled variance ``s0^2`` (or ``prior_weight``
    judgments at ``worker_prior^2``), so 2 judgments never give ``s_j = 0``; floored at
@@ -34,8 +39,10 @@ Stops when ``mu``, ``b`` and ``s`` move by less than ``tol * (max - min)``.
   (its bias absorbs the constant); a uniform random answerer is worse, ``sqrt(range^2 / 12 +
   var(mu))``. ``floor_sd = (1 - floor_margin) chance_sd``.
 - ``worker_chance_sd``: the noise sd the model would give worker ``j`` if the same answers were
-  shuffled across their items (independent of the truth): ``sqrt(var_j(x) + var_j(mu))``, as
-  ``s_j^2 = var_j(x) + var_j(mu) - 2 cov_j(x, mu)``; each variance is shrunk with 2 pseudo-judgments
+  shuffled across their items (independent of the truth): ``sqrt(var_j(y) + var_j(mu) + d_j^2)``
+  with ``y`` the bias-corrected answers and ``d_j`` their mean offset from ``mu`` (0 unless
+  censored judgments keep part of the offset), as ``s_j^2 = var_j(y) + var_j(mu) + d_j^2 -
+  2 cov_j(y, mu)``; each variance is shrunk with 2 pseudo-judgments
   to the pooled one (a worker with one judgment gets the crowd's), and at least the noise floor.
   ``s_j`` below it means answers
   that covary with the truth; a constant or random answerer sits at it, so the flags use
@@ -93,9 +100,10 @@ def _as_codes(name: str, x: ArrayLike, upper: int) -> NDArray[np.int64]:
 def _worker_chance(
     wk: NDArray[np.int64], x: NDArray[np.float64], mu: NDArray[np.float64], n_workers: int
 ) -> NDArray[np.float64]:
-    """``sqrt(var_j(x) + var_j(mu))``, each variance shrunk with 2 pseudo-judgments to the pool."""
+    """``sqrt(var_j(x) + var_j(mu) + d_j^2)``, each variance shrunk with 2 pseudo-judgments to the
+    pool, ``d_j = sum (x - mu) / (n_j + 2)`` the offset the bias did not remove (censored)."""
     n = np.bincount(wk, minlength=n_workers).astype(np.float64)
-    out = np.zeros(n_workers)
+    out = (np.bincount(wk, weights=x - mu, minlength=n_workers) / (n + 2.0)) ** 2
     for v in (x, mu):
         pool = float(np.var(v)) if v.size else 0.0
         mean = np.bincount(wk, weights=v, minlength=n_workers) / np.maximum(n, 1.0)
@@ -122,12 +130,14 @@ def rating_model(
     prior_weight: float = 10.0,
     floor_margin: float = 0.2,
     bias: bool = True,
+    censored: bool = True,
 ) -> RatingModel:
     """Fit ``x_ij = mu_i + b_j + e_ij`` (see the module docstring for formulas and choices).
 
     ``gold``: (N,) gold values, NaN where none. ``worker_prior``: (W,) noise sd from history, NaN
     where none, worth ``prior_weight`` judgments. ``init``: (N,) warm start of the means.
-    ``bias=False`` fixes ``b_j = 0`` (a worker's offset then counts as noise).
+    ``bias=False`` fixes ``b_j = 0`` (a worker's offset then counts as noise). ``censored``:
+    judgments at a bound of the scale neither inform nor receive the bias correction.
     """
     lo_s, hi_s = float(scale[0]), float(scale[1])
     if not hi_s > lo_s:
@@ -176,6 +186,8 @@ def rating_model(
     s0 = max(float(np.mean((x - mu[it]) ** 2)) if x.size else floor2, floor2)
     var = np.where(np.isnan(prior_var), s0, prior_var)
 
+    # a judgment at a bound of the scale is censored: it says "here or beyond"
+    at_bound = ((x == lo_s) | (x == hi_s)) if censored else np.zeros(x.size, dtype=bool)
     converged = False
     iterations = 0
     ok = np.zeros(x.size, dtype=bool)
@@ -183,7 +195,7 @@ def rating_model(
     while iterations < max_iter:
         iterations += 1
         w = 1.0 / var[wk]
-        y = x - b[wk]
+        y = np.where(at_bound, x, x - b[wk])
         s_sum = np.bincount(it, weights=w * y, minlength=n_items)
         w_sum = np.bincount(it, weights=w, minlength=n_items)
         new_mu = np.where(is_gold, g, s_sum / np.where(w_sum > 0, w_sum, 1.0))
@@ -195,12 +207,15 @@ def rating_model(
         loo_v = np.where(jg, 0.0, 1.0 / safe)
         r = np.where(ok, x - loo_mu, 0.0)
         m = np.bincount(wk, weights=ok.astype(np.float64), minlength=n_workers)
-        new_bias = np.bincount(wk, weights=r, minlength=n_workers) / (m + 1.0)
+        free = np.where(at_bound, 0.0, ok.astype(np.float64))
+        m_b = np.bincount(wk, weights=free, minlength=n_workers)
+        new_bias = np.bincount(wk, weights=free * r, minlength=n_workers) / (m_b + 1.0)
         if not bias:
             new_bias[:] = 0.0
         elif not is_gold.any() and m.sum() > 0:
-            new_bias -= np.sum(m * new_bias) / m.sum()
-        e2 = np.where(ok, (r - new_bias[wk]) ** 2 - loo_v, 0.0)
+            new_bias -= np.sum(m_b * new_bias) / max(m_b.sum(), 1.0)
+        shift = np.where(at_bound, 0.0, new_bias[wk])
+        e2 = np.where(ok, (r - shift) ** 2 - loo_v, 0.0)
         ss = np.bincount(wk, weights=e2, minlength=n_workers)
         s0 = max(float(ss.sum() / m.sum()) if m.sum() > 0 else s0, floor2)
         centre = np.where(np.isnan(prior_var), s0, prior_var)
@@ -230,7 +245,7 @@ def rating_model(
     low = np.sqrt(dof * var / special.chdtri(dof, tail))
     high = np.sqrt(dof * var / special.chdtri(dof, 1.0 - tail))
 
-    res = x - b[wk] - mu[it]
+    res = np.where(at_bound, x, x - b[wk]) - mu[it]
     many = (n_i >= 2) & ~is_gold
     df = np.maximum(n_i - 1.0, 1.0)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -240,7 +255,8 @@ def rating_model(
     item_spread = np.where(many, item_spread, np.nan)
     expected = np.where(many, expected, np.nan)
     spread_p = np.where(many, special.chdtrc(df, chi), np.nan)
-    wchance = np.maximum(_worker_chance(wk, x, mu[it], n_workers), noise_floor * span)
+    y = np.where(at_bound, x, x - b[wk])
+    wchance = np.maximum(_worker_chance(wk, y, mu[it], n_workers), noise_floor * span)
     chance_sd = float(np.std(mean[judged])) if judged.any() else 0.0
     chance_sd = max(chance_sd, noise_floor * span)
     return RatingModel(

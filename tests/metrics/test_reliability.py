@@ -316,7 +316,7 @@ def test_rating_not_converged_is_reported() -> None:
 def test_rating_properties(rows: list[tuple[int, int, float]], seed: int, shift: float) -> None:
     items = np.array([r[0] for r in rows])
     workers = np.array([r[1] for r in rows])
-    x = np.array([r[2] for r in rows])
+    x = np.round(np.array([r[2] for r in rows]), 1)  # ratings on a grid, some at the bounds
     kw = dict(n_items=7, n_workers=5, scale=(0.0, 10.0), tol=1e-12, max_iter=2000)
     m = rating_model(items, workers, x, **kw)  # type: ignore[arg-type]
     seen = m.n > 0
@@ -468,3 +468,23 @@ def test_skewed_classes_use_the_workers_own_chance() -> None:
     assert m.worker_chance[6] == pytest.approx(0.9, abs=0.02)
     assert m.worker_chance[8] == pytest.approx(0.5, abs=0.03)
     assert np.all(m.worker_chance <= m.chance + 1e-9)
+
+
+def test_judgments_at_the_bounds_are_censored() -> None:
+    rng = np.random.default_rng(21)
+    n, w = 600, 30
+    mu = np.where(rng.random(n) < 0.5, rng.uniform(0, 5, n), rng.uniform(5, 90, n))
+    bias = rng.normal(0, 10, w)
+    items = np.repeat(np.arange(n), 6)
+    workers = np.concatenate([rng.choice(w, 6, replace=False) for _ in range(n)])
+    x = np.clip(mu[items] + bias[workers] + rng.normal(0, 8, items.size), 0, 100)
+    kw = dict(n_items=n, n_workers=w, scale=(0.0, 100.0))
+    cens = rating_model(items, workers, x, **kw)  # type: ignore[arg-type]
+    naive = rating_model(items, workers, x, **kw, censored=False)  # type: ignore[arg-type]
+    assert cens.converged and naive.converged
+    assert np.abs(cens.mean - mu).mean() < np.abs(naive.mean - mu).mean()
+    free = (x > 0) & (x < 100)
+    n_free = np.bincount(workers, weights=free, minlength=w)
+    # the biases come from the uncensored judgments only (gauge over those)
+    assert np.sum(n_free * cens.bias) == pytest.approx(0.0, abs=1e-6)
+    assert np.corrcoef(cens.bias, bias)[0, 1] > 0.9
