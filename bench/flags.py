@@ -107,7 +107,7 @@ def evaluate_synthetic(path: Path, settings: Settings) -> dict:
     everyone = set(types)
     scores: dict[str, dict[str, float | None]] = {}
     for v in workers:
-        if v.metric not in rd.NOT_SCORES:
+        if rd.is_score(v.metric):
             scores.setdefault(v.metric, {})[v.subject] = rd._orient(v.metric, v.value)
     aucs = {f"monitor:{m}": rd.score_auc(s, bad_w, everyone)["auc"] for m, s in scores.items()}
     if case["kind"] == "label" and bad_w and bad_w != everyone:

@@ -61,16 +61,17 @@ from monitor.store.runs import latest_run, run_flags, run_values
 
 BAD_SHARE = 0.2
 WRONG_QUANTILE = 0.8
-# worker-scope values that are not quality scores (every other worker metric is evaluated)
-# (model_chance_sd / model_floor_sd: a worker's own chance level and flag threshold)
-NOT_SCORES = {
-    "n_judgments",
-    "mean_duration_s",
-    "tie_rate",
-    "position_bias",
-    "model_chance_sd",
-    "model_floor_sd",
-}
+# worker-scope values that are not quality scores (every other worker metric is evaluated);
+# names with "chance" or "floor" (model_chance_sd, model_floor_sd, model_worker_chance) are a
+# worker's own reference level or flag threshold, not a score either
+NOT_SCORES = {"n_judgments", "mean_duration_s", "tie_rate", "position_bias"}
+NOT_SCORE_PARTS = ("chance", "floor")
+
+
+def is_score(metric: str) -> bool:
+    return metric not in NOT_SCORES and not any(p in metric for p in NOT_SCORE_PARTS)
+
+
 # orientation: default higher is better; these are negated ("abs": minus the absolute value)
 LOWER_IS_BETTER = {
     "model_noise_sd": "neg",
@@ -286,7 +287,7 @@ def run_monitor(
         engine.dispose()
     scores: dict[str, dict[str, float | None]] = defaultdict(dict)
     for v in workers:
-        if v.metric not in NOT_SCORES:
+        if is_score(v.metric):
             scores[v.metric][v.subject] = _orient(v.metric, v.value)
     for v in item_values:
         answers.setdefault(v.metric, {})[v.subject] = _answer(v, categories)

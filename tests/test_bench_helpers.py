@@ -53,3 +53,9 @@ def test_crowd_wrong_counts_a_tie_as_wrong() -> None:
 def test_pr() -> None:
     r = rd.pr({"a", "b", "q"}, {"a", "c"}, universe={"a", "b", "c"})
     assert (r["tp"], r["flagged"], r["actual"], r["precision"], r["recall"]) == (1, 2, 2, 0.5, 0.5)
+
+
+def test_thresholds_and_counts_are_not_worker_scores() -> None:
+    assert rd.is_score("wqs") and rd.is_score("model_noise_sd") and rd.is_score("gold_accuracy")
+    for name in ("n_judgments", "model_chance_sd", "model_floor_sd", "model_worker_chance"):
+        assert not rd.is_score(name)
