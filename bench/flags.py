@@ -264,11 +264,15 @@ def targets(ds: rd.DataSet, r: dict, ref_kind: str) -> list[dict]:
         {
             "target": "ambiguous P/R",
             "met": amb["precision"] >= AMBIGUOUS_PRECISION and amb["recall"] >= AMBIGUOUS_RECALL,
-            "text": f"P {amb['precision']:.2f} R {amb['recall']:.2f} "
+            "text": f"P {_num(amb['precision'])} R {_num(amb['recall'])} "
             f"({amb['tp']}/{amb['flagged']} flagged, {amb['actual']} wrong)",
         },
         {"target": "aggregate", "met": agg_met, "text": agg_text},
     ]
+
+
+def _num(x: float) -> str:
+    return f"{x:.2f}" if math.isfinite(x) else "-"
 
 
 def print_real(ds: rd.DataSet, config: str, r: dict, ref_kind: str) -> None:
@@ -362,19 +366,23 @@ def real(
             eval_items = {i for i in ds.truth if i not in (gold_items or {})}
             r = evaluate_real(ds, run, ref, eval_items, ref_kind)
             print_real(ds, config, r, ref_kind)
-            if gold_items is None:
-                r["targets"] = targets(ds, r, ref_kind)
+            r["targets"] = targets(ds, r, ref_kind)
             entry[config] = r
         out.append(entry)
     return out
 
 
 def summary(results: list[dict]) -> None:
-    print("\n== targets (real data, no gold)")
-    for entry in results:
-        for t in entry.get("no gold", {}).get("targets", []):
-            mark = "met   " if t["met"] else "MISSED"
-            print(f"{entry['data_set']:10} {t['target']:15} {mark} {t['text']}")
+    """The targets judge the runs without gold; the gold configuration's figures (monitor with
+    gold against crowd-kit without, on the items that are not gold) follow for information."""
+    configs = sorted({k for e in results for k, v in e.items() if isinstance(v, dict)})
+    for config in sorted(configs, key=lambda c: c != "no gold"):
+        what = "" if config == "no gold" else ": for information, items not given as gold"
+        print(f"\n== targets (real data, {config}{what})")
+        for entry in results:
+            for t in entry.get(config, {}).get("targets", []):
+                mark = "met   " if t["met"] else "MISSED"
+                print(f"{entry['data_set']:10} {t['target']:15} {mark} {t['text']}")
 
 
 def _clean(obj: Any) -> Any:
