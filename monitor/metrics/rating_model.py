@@ -16,8 +16,15 @@ off. Estimated by alternating weighted least squares (the EM of Raykar et al. wi
    without judgment ``ij`` and variance ``v_ij = 1 / (sum_j' w_j' - w_j)``: a worker's own answer
    does not pull the truth towards itself (with full residuals a trusted worker's ``s_j`` collapses
    on items with few judgments). Items judged once carry no information on workers.
-3. Bias ``b_j = sum_i r_ij / (m_j + 1)`` (one pseudo-judgment of bias 0), then, without gold, the
-   gauge ``sum_j m_j b_j = 0`` (biases are defined against the crowd); gold fixes the gauge.
+3. Bias ``b_j = sum_i r_ij / (m_j + 1)`` (one pseudo-judgment of bias 0), then the gauge
+   ``sum_j m_j b_j = 0`` (biases are defined against the crowd). Gold adds back one common offset
+   ``c``, the one that makes the model's weighted item mean unbiased on the gold items:
+   ``sum_gold w_j (x_ij - [free_ij] (b_j + c) - g_i) = 0``. Letting the gold-anchored biases
+   float instead (no gauge) is the plain least-squares answer without censoring, but with censoring
+   the free judgments are a selected sample (near 0 only the positive errors escape the bound), so
+   every bias came out too high and, anchored by 10% gold items, pulled every other item's mean
+   down: on affect (10% gold) the non-gold MAE went 10.0 -> 11.7, mean |bias| 10.7 -> 24.5.
+   With the offset: MAE 10.0 with or without gold.
    Judgments at a bound of the scale are censored (``censored=True``): "0" on a 0..100 scale
    means "0 or less", so they are left out of the bias and not bias-corrected (a cheap stand-in
    for a Tobit likelihood). On the affect ratings (Snow et al. 2008), where 68% of the judgments
@@ -212,8 +219,15 @@ def rating_model(
         new_bias = np.bincount(wk, weights=free * r, minlength=n_workers) / (m_b + 1.0)
         if not bias:
             new_bias[:] = 0.0
-        elif not is_gold.any() and m.sum() > 0:
+        elif m.sum() > 0:
+            # gauge: biases against the crowd; with gold, one common offset on top (below)
             new_bias -= np.sum(m_b * new_bias) / max(m_b.sum(), 1.0)
+            fg = free * jg
+            if fg.sum() > 0:
+                # the offset that makes the weighted item mean of the gold items' judgments
+                # (censored ones as given) equal their gold in aggregate
+                res_g = np.where(jg, x - free * new_bias[wk] - np.nan_to_num(g[it]), 0.0)
+                new_bias += float(np.sum(w * res_g) / np.sum(w * fg))
         shift = np.where(at_bound, 0.0, new_bias[wk])
         e2 = np.where(ok, (r - shift) ** 2 - loo_v, 0.0)
         ss = np.bincount(wk, weights=e2, minlength=n_workers)
