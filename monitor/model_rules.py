@@ -93,15 +93,24 @@ def _interval(v: Value) -> list[float] | None:
 
 
 def _inaccurate(
-    workers: list[tuple[str, dict[str, Value]]], chance: float, settings: Settings, model: str
-) -> list[FlagRecord]:
-    floor = accuracy_floor(chance, settings.quality_margin)
+    workers: list[tuple[str, dict[str, Value]]], campaign_chance: float, settings: Settings,
+    model: str,
+) -> list[FlagRecord]:  # fmt: skip
+    """Labellers whose accuracy interval lies below the floor. On skewed classes (the commonest
+    class's prior above ``skewed_prior``) the floor is built on the worker's own chance, the
+    accuracy of their answers shuffled across items: an honest worker with sensitivity 0.8 and
+    specificity 0.86 on 0.9/0.1 classes (accuracy 0.85) is below the campaign's chance 0.9 but
+    well above their own."""
+    skewed = campaign_chance > settings.skewed_prior
     flags = []
     for subject, m in workers:
         v = m.get("model_accuracy")
         n = int(v.n or 0) if v is not None else 0
         if v is None or v.value is None or v.high is None or n < settings.min_judgments:
             continue
+        own = _num(m.get("model_worker_chance")) if skewed else None
+        chance = own if own is not None else campaign_chance
+        floor = accuracy_floor(chance, settings.quality_margin)
         if v.high >= floor:
             continue
         flags.append(
@@ -114,7 +123,8 @@ def _inaccurate(
                 {
                     "message": f"{model} accuracy {v.value:.2f} (95% interval {v.low:.2f} to "
                     f"{v.high:.2f}) over {n} judgments lies below the floor {floor:.2f}: "
-                    f"chance {chance:.2f}, what a random or constant answerer reaches, + "
+                    f"chance {chance:.2f}, what a random or constant answerer reaches"
+                    f"{' with these answers' if own is not None else ''}, + "
                     f"{settings.quality_margin:g} x (1 - chance)",
                     "n": n,
                     "interval": _interval(v),

@@ -84,6 +84,9 @@ class Settings:
     quality_margin: float = 0.2
     """Worker floor: chance + margin x (1 - chance) accuracy (labels), or (1 - margin) x the
     noise sd of a random answerer (ratings); low_quality when the interval lies beyond it."""
+    skewed_prior: float = 0.7
+    """Labels: when the commonest class's prior is above this, a worker's floor is built on
+    their own chance (the accuracy of their answers shuffled across items), not the campaign's."""
     max_bias: float = 0.1
     """Ratings: flag biased when the interval on a rater's bias lies beyond +- this share of
     the scale's width."""

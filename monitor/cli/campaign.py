@@ -94,7 +94,8 @@ def run_create(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.ingest.api import create_campaign
 
     info = create_campaign(ctx.engine(), spec_from_args(args, args.name))
-    print(f"campaign '{info.name}' created: {describe(info)}, platform {info.platform}")
+    platform = f", platform {info.platform}" if info.platform != "none" else ""
+    print(f"campaign '{info.name}' created: {describe(info)}{platform}")
     return 0
 
 
@@ -125,6 +126,7 @@ def run_list(_args: argparse.Namespace, ctx: Context) -> int:
     for info, counts in rows:
         print(
             f"{info.name}\t{describe(info)}\t{counts.n_judgments} judgments, "
-            f"{counts.n_workers} workers, {counts.n_items} items, platform {info.platform}"
+            f"{counts.n_workers} workers, {counts.n_items} items"
+            + (f", platform {info.platform}" if info.platform != "none" else "")
         )
     return 0

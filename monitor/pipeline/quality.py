@@ -289,6 +289,9 @@ def _labels(arrays, settings, out, warm, parameters, items, workers, answers, go
         "model_chance", res.chance, detail={"measure": "accuracy", "classes": K, "floor": res.floor}
     )
     _worker_accuracy(arrays, out, res, res.chance)
+    if getattr(res, "worker_chance", None) is not None:  # the same answers shuffled over items
+        out.per_subject("worker", "model_worker_chance", arrays.worker_ids, res.worker_chance,
+                        mask=res.n > 0)  # fmt: skip
     per_item = np.bincount(items, minlength=N)
     mask = (res.labels >= 0) & (per_item > 0)
     _posterior_column(out, "model_label", arrays.item_ids, mask, res.posterior.max(axis=1),

@@ -278,3 +278,45 @@ def test_export_ratings_use_the_posterior_mean(engine: Engine) -> None:
         assert r["confidence"] == pytest.approx(
             values[("item", r["item"], "model_sd")].value, abs=1e-3
         )
+
+
+def test_platform_from_create_or_the_first_platform_ingest(engine: Engine, db_url: str) -> None:
+    from pathlib import Path
+
+    from monitor.cli import main
+    from monitor.ingest.api import ingest_file
+
+    data = Path(__file__).resolve().parents[1] / "data" / "platforms"
+    mapping = {"value": "relevance", "item": "doc_id"}
+    assert main(["campaign", "create", "r", "--kind", "rating", "--min", "1", "--max", "5",
+                 "--db", db_url]) == 0  # fmt: skip
+    assert main(["campaign", "create", "p", "--kind", "rating", "--min", "1", "--max", "5",
+                 "--platform", "prolific", "--db", db_url]) == 0  # fmt: skip
+    with transaction(engine) as s:
+        assert get_campaign(s, "r").platform == "none"
+    summary = ingest_file(engine, data / "mturk_batch.csv", "r", mapping=mapping)
+    assert any("platform set to mturk" in n for n in summary.notes)
+    ingest_file(engine, data / "mturk_batch.csv", "p", mapping=mapping)
+    with transaction(engine) as s:  # the first platform ingest decides; a given one stays
+        assert get_campaign(s, "r").platform == "mturk"
+        assert get_campaign(s, "p").platform == "prolific"
+
+
+def test_skewed_classes_judge_workers_on_their_own_chance(engine: Engine) -> None:
+    """0.9 / 0.1 classes: honest workers (accuracy about 0.85, below the campaign's chance 0.9)
+    are not flagged; a constant answerer is."""
+    rng = np.random.default_rng(12)
+    n = 2000  # a constant answerer sits at its own chance: it takes many judgments to show
+    truth = (rng.random(n) < 0.1).astype(int)  # 1 = the rare class
+    rows = []
+    for w in range(6):
+        flip = np.where(truth == 1, rng.random(n) > 0.8, rng.random(n) > 0.86)
+        answer = np.where(flip, 1 - truth, truth)
+        rows += [{"worker": f"h{w}", "item": f"i{i}", "value": "ab"[a]} for i, a in
+                 enumerate(answer)]  # fmt: skip
+    rows += [{"worker": "const", "item": f"i{i}", "value": "a"} for i in range(n)]
+    store_case(engine, {"kind": "label", "scale": {"categories": ["a", "b"]}, "judgments": rows})
+    recompute(engine, SETTINGS)
+    values, flags = latest(engine)
+    assert values[("campaign", "golden", "model_chance")].value > 0.8
+    assert flagged(flags, "low_quality") == {"const"}
