@@ -517,3 +517,27 @@ def test_rating_gold_anchors_the_common_bias(censor: bool) -> None:
     assert abs(np.mean((with_gold.mean - mu)[other])) < 1.0  # no shift of the non-gold items
     assert np.abs(with_gold.bias - bias).mean() < 0.2 * np.abs(plain.bias - bias).mean()
     assert np.all(with_gold.mean[~other] == gold[~other])
+
+
+def test_multilabel_open_set_with_rare_options_converges() -> None:
+    # an open set: 5 real options plus 40 words each selected by one or two workers only. Their
+    # truth is "absent everywhere", a boundary the plain EM crept towards for thousands of steps
+    rng = np.random.default_rng(12)
+    quality = np.array([0.9, 0.9, 0.85, 0.85, -1.0, 0.75])
+    items, workers, j, c, truth = _multilabel(12, 24, quality, 6)
+    stray = np.flatnonzero(rng.random(items.size) < 0.6)
+    j = np.concatenate([j, stray])
+    c = np.concatenate([c, 5 + rng.integers(0, 40, stray.size)])
+    kw = dict(n_items=24, n_workers=6, n_options=45)
+    m = multilabel_model(items, workers, j, c, **kw)  # type: ignore[arg-type]
+    assert m.converged and m.iterations < 50
+    votes = np.zeros((24, 45))
+    np.add.at(votes, (items[j], c), 1.0)
+    assert np.all(m.posterior[:, 5:][votes[:, 5:] <= 1] < 0.05)  # a word said once is not truth
+    assert m.prior[5:].max() < 0.1
+    assert np.mean((m.posterior[:, :5] > 0.5) == truth) > 0.9
+    # the stray words (never truly present) do not water the accuracy down to the same level
+    assert m.accuracy[4] < 0.65 and np.all(m.accuracy[[0, 1, 2, 3, 5]] > m.floor)
+    # the same fixed point as a long run with a tight tolerance
+    tight = multilabel_model(items, workers, j, c, **kw, tol=1e-12, max_iter=5000)  # type: ignore[arg-type]
+    assert tight.converged and np.allclose(tight.accuracy, m.accuracy, atol=1e-4)
