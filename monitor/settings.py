@@ -87,7 +87,7 @@ class Settings:
     skewed_prior: float = 0.7
     """Labels: when the commonest class's prior is above this, a worker's floor is built on
     their own chance (the accuracy of their answers shuffled across items), not the campaign's."""
-    max_bias: float = 0.1
+    max_bias: float = 0.15
     """Ratings: flag biased when the interval on a rater's bias lies beyond +- this share of
     the scale's width."""
     gold_floor: float = 0.0
