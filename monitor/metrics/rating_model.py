@@ -37,6 +37,17 @@ off. Estimated by alternating weighted least squares (the EM of Raykar et al. wi
 
 Stops when ``mu``, ``b`` and ``s`` move by less than ``tol * (max - min)``.
 
+Items with two judgments. The residual of a worker against the one other judgment has variance
+``s_j^2 + s_p^2``, and step 4 subtracts the partner's current ``s_p^2``: raising every ``s^2`` by
+``d`` lowers every update by ``d``, so the plain iteration flips back and forth (the golden case
+``rating_two_raters`` never converged, nor did 3 or 10 workers with two judgments per item). The
+step on ``s_j^2`` is damped by ``1 / (1 + c_j)``, ``c_j = mean_i v_ij^2 sum_{j' != j} w_j'^2`` in
+[0, 1] (the slope of that update; 1 for two judgments, about ``1 / (k - 1)`` for ``k``), which
+leaves the fixed point unchanged. Two workers who judged only items together, two judgments per
+item, no gold and no history (``shared_noise``), have only ``s_a^2 + s_b^2`` identified: they share
+one ``s^2 = (prior + sum r^2) / (prior weight + 2 m)`` (their differences have variance ``2 s^2``),
+and their biases, whose updates swap each other (slope ``-m / (m + 1)``), move by half steps.
+
 - Interval on ``s_j``: ``d s_j^2 / s^2 ~ chi2(d)`` with ``d = d_j + 2`` (prior included) and
   ``d_j = m_j^2 / sum_i (1 + v_ij / s_j^2)^2`` the effective degrees of freedom: the estimate
   ``mean_i (r_ij^2 - v_ij)`` has variance ``2 sum_i (s_j^2 + v_ij)^2 / m_j^2``, more than the
@@ -95,6 +106,9 @@ class RatingModel:
     spread_p: NDArray[np.float64] = field(repr=False)  # (N,)
     iterations: int
     converged: bool
+    # (W,) noise sd shared with the one other worker they judged every item with (not identified
+    # one by one: only s_a^2 + s_b^2 is); a default so the dataclass keeps its field order
+    shared_noise: NDArray[np.bool_] = field(repr=False, default_factory=lambda: np.zeros(0, bool))
 
 
 def _as_codes(name: str, x: ArrayLike, upper: int) -> NDArray[np.int64]:
@@ -117,6 +131,35 @@ def _worker_chance(
         ss = np.bincount(wk, weights=(v - mean[wk]) ** 2, minlength=n_workers)
         out += (ss + 2.0 * pool) / (np.maximum(n - 1.0, 0.0) + 2.0)
     return np.sqrt(out)
+
+
+def _tied_pairs(
+    it: NDArray[np.int64],
+    wk: NDArray[np.int64],
+    n_i: NDArray[np.float64],
+    is_gold: NDArray[np.bool_],
+    free: NDArray[np.bool_],
+) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+    """Workers whose noise sds are not identified one by one: two workers (``free``: no history
+    prior) who only judged items together, two judgments per item, no gold. Only the sum ``s_a^2 +
+    s_b^2`` (the variance of their differences) is identified, so they share ``s^2``. Returns
+    (tied, group): the group of a tied worker is the smaller code of the pair, else its own code.
+    """
+    n_workers = free.size
+    codes = np.arange(n_workers)
+    on_item = np.bincount(it, weights=wk.astype(np.float64), minlength=n_i.size)
+    pair = (n_i[it] == 2) & ~is_gold[it]
+    other = ((n_i[it] > 2) | is_gold[it]).astype(np.float64)  # judgments that identify s_j
+    partner = (on_item[it] - wk).astype(np.int64)
+    hi = np.full(n_workers, -1, dtype=np.int64)
+    lo = np.full(n_workers, n_workers, dtype=np.int64)
+    np.maximum.at(hi, wk[pair], partner[pair])
+    np.minimum.at(lo, wk[pair], partner[pair])
+    one = (hi >= 0) & (hi == lo) & (hi != codes) & free
+    one &= np.bincount(wk, weights=other, minlength=n_workers) == 0
+    p = np.where(one, hi, 0)
+    tied = one & one[p] & (p[p] == codes)
+    return tied, np.where(tied, np.minimum(codes, p), codes)
 
 
 def rating_model(
@@ -193,6 +236,7 @@ def rating_model(
     s0 = max(float(np.mean((x - mu[it]) ** 2)) if x.size else floor2, floor2)
     var = np.where(np.isnan(prior_var), s0, prior_var)
 
+    tied, group = _tied_pairs(it, wk, n_i, is_gold, np.isnan(prior_var))
     # a judgment at a bound of the scale is censored: it says "here or beyond"
     at_bound = ((x == lo_s) | (x == hi_s)) if censored else np.zeros(x.size, dtype=bool)
     converged = False
@@ -217,6 +261,14 @@ def rating_model(
         free = np.where(at_bound, 0.0, ok.astype(np.float64))
         m_b = np.bincount(wk, weights=free, minlength=n_workers)
         new_bias = np.bincount(wk, weights=free * r, minlength=n_workers) / (m_b + 1.0)
+        # damped step, as for s^2 below: b_j's update uses its partners' biases (through the
+        # leave-one-out mean) with slopes w_p / loo_w; with two judgments per item opposite
+        # biases swap back and forth (slope -m / (m + 1)). c_b = sum_i sum_p (w_p / loo_w)^2 /
+        # (m_b + 1) bounds that slope; the step 1 / (1 + c_b) keeps the fixed point
+        q = np.bincount(it, weights=w * w, minlength=n_items)[it] - w * w
+        cb = free * np.where(jg, 0.0, q * loo_v**2)
+        cb = np.bincount(wk, weights=cb, minlength=n_workers) / (m_b + 1.0)
+        new_bias = (cb * b + new_bias) / (1.0 + cb)
         if not bias:
             new_bias[:] = 0.0
         elif m.sum() > 0:
@@ -229,12 +281,24 @@ def rating_model(
                 res_g = np.where(jg, x - free * new_bias[wk] - np.nan_to_num(g[it]), 0.0)
                 new_bias += float(np.sum(w * res_g) / np.sum(w * fg))
         shift = np.where(at_bound, 0.0, new_bias[wk])
-        e2 = np.where(ok, (r - shift) ** 2 - loo_v, 0.0)
+        # a tied pair's residuals are differences of two judgments, variance 2 s^2 (not s^2 +
+        # the partner's current s^2, whose update would swap the two values back and forth)
+        e2 = np.where(ok, (r - shift) ** 2 - np.where(tied[wk], 0.0, loo_v), 0.0)
         ss = np.bincount(wk, weights=e2, minlength=n_workers)
-        s0 = max(float(ss.sum() / m.sum()) if m.sum() > 0 else s0, floor2)
+        per = np.where(tied, 2.0, 1.0)  # residual variance per unit of s_j^2
+        s0 = max(float(np.sum(ss / per) / m.sum()) if m.sum() > 0 else s0, floor2)
         centre = np.where(np.isnan(prior_var), s0, prior_var)
         weight = np.where(np.isnan(prior_var), 2.0, pw)
-        new_var = np.maximum((weight * centre + ss) / np.maximum(weight + m, 1e-12), floor2)
+        num = np.bincount(group, weights=weight * centre + ss, minlength=n_workers)[group]
+        den = np.bincount(group, weights=weight + per * m, minlength=n_workers)[group]
+        new_var = np.maximum(num / np.maximum(den, 1e-12), floor2)
+        # damped step: the partners' s^2 enter v_ij, so adding d to every s^2 moves this update
+        # by -c_j d, c_j = mean_i v_ij^2 sum_{j' != j} w_j'^2 in [0, 1] (1 when every item has
+        # two judgments: the level flips back and forth); the step 1 / (1 + c_j) removes that
+        # slope and keeps the fixed point
+        c = np.bincount(wk, weights=np.where(ok & ~jg, loo_v**2 * q, 0.0), minlength=n_workers)
+        c = np.where(tied, 0.0, c / np.maximum(m, 1.0))
+        new_var = (c * var + new_var) / (1.0 + c)
         step = max(
             float(np.nanmax(np.abs(new_mu - mu), initial=0.0)),
             float(np.max(np.abs(new_bias - b), initial=0.0)),
@@ -290,4 +354,5 @@ def rating_model(
         spread_p=spread_p,
         iterations=iterations,
         converged=converged,
+        shared_noise=tied,
     )

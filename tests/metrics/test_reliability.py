@@ -541,3 +541,40 @@ def test_multilabel_open_set_with_rare_options_converges() -> None:
     # the same fixed point as a long run with a tight tolerance
     tight = multilabel_model(items, workers, j, c, **kw, tol=1e-12, max_iter=5000)  # type: ignore[arg-type]
     assert tight.converged and np.allclose(tight.accuracy, m.accuracy, atol=1e-4)
+
+
+def test_rating_two_raters_share_their_noise_and_converge() -> None:
+    # two workers on the same items: only s_a^2 + s_b^2 is identified; the plain update swapped
+    # the two values back and forth and never converged
+    rng = np.random.default_rng(17)
+    n = 80
+    mu = rng.uniform(20, 80, n)
+    items = np.tile(np.arange(n), 2)
+    workers = np.repeat([0, 1], n)
+    x = (
+        mu[items]
+        + np.where(workers == 1, 6.0, 0.0)
+        + rng.normal(0, 1, 2 * n) * np.where(workers, 9, 3)
+    )
+    m = rating_model(items, workers, x, n_items=n, n_workers=2, scale=(0, 100), max_iter=100)
+    assert m.converged and m.iterations < 50
+    assert m.shared_noise.tolist() == [True, True]
+    assert m.noise_sd[0] == m.noise_sd[1]
+    d = x[n:] - x[:n]
+    assert m.noise_sd[0] ** 2 == pytest.approx(np.var(d) / 2, rel=0.1)
+    assert m.bias[1] - m.bias[0] == pytest.approx(np.mean(d), rel=0.05)
+    # gold identifies each worker (here weakly: 8 gold items, 139 steps): no sharing
+    gold = np.full(n, np.nan)
+    gold[:8] = mu[:8]
+    kw = dict(n_items=n, n_workers=2, scale=(0.0, 100.0), max_iter=500)
+    g = rating_model(items, workers, x, gold=gold, **kw)  # type: ignore[arg-type]
+    assert g.converged and not g.shared_noise.any() and g.noise_sd[0] < g.noise_sd[1]
+
+
+@pytest.mark.parametrize("n_workers", [3, 6, 10])
+def test_rating_two_judgments_per_item_converge(n_workers: int) -> None:
+    noise = np.linspace(3, 12, n_workers)
+    items, workers, x, _ = _ratings(n_workers, 300, np.linspace(-5, 5, n_workers), noise, 2)
+    m = rating_model(items, workers, x, n_items=300, n_workers=n_workers, scale=(0, 100))
+    assert m.converged and m.iterations < 60 and not m.shared_noise.any()
+    assert np.corrcoef(m.noise_sd, noise)[0, 1] > 0.8
