@@ -95,7 +95,7 @@ class Settings:
     the gold chance level + quality_margin x (1 - chance))."""
     min_gold_judgments: int = 5
     """A worker's gold accuracy is judged (flagged) only with at least this many gold answers."""
-    ambiguous_posterior: float = 0.5
+    ambiguous_posterior: float = 0.8
     """Labels: ambiguous when the posterior max < 1/K + this x (1 - 1/K) (K categories)."""
     ambiguous_p: float = 0.01
     """Ratings: ambiguous when a chi-square test says the item's spread exceeds what its
