@@ -79,7 +79,8 @@ def _json(obj: Any) -> str:
 
 @dataclass(frozen=True)
 class WorkerWeight:
-    """A worker's weight in aggregation: decision weight x latest WQS (0 when blocked)."""
+    """A worker's weight in aggregation: decision weight x the reliability model's weight in
+    the latest run (x WQS where the run has no model; 0 when blocked)."""
 
     worker: str
     status: str
@@ -87,20 +88,27 @@ class WorkerWeight:
     wqs: float | None
     effective: float
     n_judgments: int
+    model_weight: float | None = None
+
+
+def _finite(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
 
 
 def worker_weights(session: Session, campaign: CampaignInfo) -> list[WorkerWeight]:
-    """Every worker's effective weight; without a run (no WQS) the decision weight alone."""
+    """Every worker's effective weight; without a run the decision weight alone."""
     run = latest_run(session, campaign.id)
-    wqs: dict[str, float | None] = {}
+    by: dict[str, dict[str, float | None]] = defaultdict(dict)
     if run is not None:
-        wqs = {v.subject: v.value for v in run_values(session, run.id, "worker", ["wqs"])}
+        for v in run_values(session, run.id, "worker", ["wqs", "model_weight"]):
+            by[v.metric][v.subject] = v.value
     out = []
     for w in list_workers(session, campaign.id, campaign.kind):
-        q = wqs.get(w.external_id)
-        q = q if q is not None and math.isfinite(q) else None
-        eff = 0.0 if w.status == "blocked" else w.weight * (q if q is not None else 1.0)
-        out.append(WorkerWeight(w.external_id, w.status, w.weight, q, eff, w.n_judgments))
+        q = _finite(by["wqs"].get(w.external_id))
+        m = _finite(by["model_weight"].get(w.external_id))
+        quality = m if m is not None else q if q is not None else 1.0
+        eff = 0.0 if w.status == "blocked" else w.weight * quality
+        out.append(WorkerWeight(w.external_id, w.status, w.weight, q, eff, w.n_judgments, m))
     return out
 
 
@@ -180,14 +188,18 @@ def export_weights(session: Session, campaign_name: str, platform: Platform) -> 
                         "wqs": w.wqs,
                         "effective_weight": w.effective,
                         "n_judgments": w.n_judgments,
+                        "model_weight": w.model_weight,
                     }
                     for w in weights
                 ],
             }
         )
     return _table(
-        ("worker", "status", "weight", "wqs", "effective_weight", "n_judgments"),
-        [(w.worker, w.status, w.weight, w.wqs, w.effective, w.n_judgments) for w in weights],
+        ("worker", "status", "weight", "wqs", "effective_weight", "n_judgments", "model_weight"),
+        [
+            (w.worker, w.status, w.weight, w.wqs, w.effective, w.n_judgments, w.model_weight)
+            for w in weights
+        ],
     )
 
 
@@ -200,9 +212,15 @@ def aggregate_labels(session: Session, campaign: CampaignInfo) -> list[dict[str,
     for ratings). Items whose judges all have weight 0 get no value.
     """
     arrays = load_arrays(session, campaign)
-    by_worker = {w.worker: w.effective for w in worker_weights(session, campaign)}
+    weights = worker_weights(session, campaign)
+    by_worker = {w.worker: w.effective for w in weights}
     wt = np.array([by_worker.get(str(w), 0.0) for w in arrays.worker_ids], dtype=np.float64)
     jw = wt[arrays.workers] if arrays.n else np.zeros(0)
+    if campaign.kind != "pairwise" and _model_converged(session, campaign):
+        blocked = {w.worker for w in weights if w.status == "blocked"}
+        out_w = np.array([str(w) in blocked for w in arrays.worker_ids], dtype=bool)
+        keep = ~out_w[arrays.workers] if arrays.n else np.zeros(0, dtype=bool)
+        return _model_labels(campaign, arrays, jw, keep)
     out: list[dict[str, Any]] = []
     if campaign.kind == "pairwise":
         latest: dict[tuple[int, int, int], int] = {}
@@ -285,7 +303,12 @@ def aggregate_labels(session: Session, campaign: CampaignInfo) -> list[dict[str,
 
 
 def _label_row(
-    item: Any, value: Any, confidence: float | None, n: int, total: float
+    item: Any,
+    value: Any,
+    confidence: float | None,
+    n: int,
+    total: float,
+    method: str = "weighted",
 ) -> dict[str, Any]:
     return {
         "item": str(item),
@@ -293,7 +316,42 @@ def _label_row(
         "confidence": confidence,
         "n_judgments": n,
         "total_weight": total,
+        "method": method,
     }
+
+
+def _model_converged(session: Session, campaign: CampaignInfo) -> bool:
+    """The latest run has a reliability model that converged."""
+    run = latest_run(session, campaign.id)
+    if run is None:
+        return False
+    found = run_values(session, run.id, "campaign", ["model_iterations"], columns=False)
+    return any(v.value is not None and (v.detail or {}).get("converged") for v in found)
+
+
+def _model_labels(
+    campaign: CampaignInfo, arrays: Any, jw: np.ndarray, keep: np.ndarray
+) -> list[dict[str, Any]]:
+    """The reliability model's answers, fitted on the judgments of the workers who are not
+    blocked (a down-weight does not enter the model: it weighs workers by their own errors)."""
+    from monitor.pipeline.quality import model_answers
+    from monitor.settings import Settings
+
+    n_items = len(arrays.item_ids)
+    n_j = np.bincount(arrays.items, minlength=n_items)
+    tot = np.bincount(arrays.items, weights=jw, minlength=n_items)
+    _, values, uncertainty = model_answers(campaign, arrays, keep, Settings())
+    return [
+        _label_row(
+            arrays.item_ids[i],
+            values[i],
+            float(uncertainty[i]) if values[i] is not None else None,
+            int(n_j[i]),
+            float(tot[i]),
+            "model",
+        )
+        for i in np.flatnonzero(n_j)
+    ]
 
 
 def export_labels(session: Session, campaign_name: str, platform: Platform) -> str:
@@ -309,7 +367,7 @@ def export_labels(session: Session, campaign_name: str, platform: Platform) -> s
     header = (
         ("left", "right", "value", "confidence", "n_judgments", "total_weight")
         if campaign.kind == "pairwise"
-        else ("item", "value", "confidence", "n_judgments", "total_weight")
+        else ("item", "value", "confidence", "n_judgments", "total_weight", "method")
     )
     return _table(header, [tuple("" if r[h] is None else r[h] for h in header) for r in rows])
 

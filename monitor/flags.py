@@ -1,8 +1,12 @@
 """Pure rules that turn a run's values into flags, each with its evidence.
 
-Worker rules compare a worker with the campaign (the median of the workers who have enough
-judgments to be judged), so that a hard task does not flag everyone: a flag says "this worker is
-far below their peers", with the value, the campaign median, the threshold and the evidence (n).
+Ratings, labels and multi-label sets: ``low_quality``, ``gold_accuracy`` and ``ambiguous`` are
+statistical (:mod:`monitor.model_rules`): a worker's interval on the reliability model's accuracy
+(or gold accuracy) lies below what a random or constant answerer reaches, an item's
+disagreement is beyond what its workers' noise explains. Pairwise campaigns (no model) keep the
+ratio rules: ``low_quality`` compares a worker's WQS with the campaign (the median of the
+workers who have enough judgments to be judged), ``ambiguous`` a pair's UQS with a threshold.
+``low_agreement`` and ``speeder`` compare a worker with the campaign median in every kind.
 Every threshold is a setting (``monitor/settings.py``); the defaults were chosen on the synthetic
 golden campaigns, whose planted spammers and ambiguous items are known (``bench/flags.py``
 prints the precision and recall they reach).
@@ -15,6 +19,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from monitor import model_rules
 from monitor.results import Column, FlagRecord, Value
 from monitor.settings import Settings
 
@@ -89,14 +94,17 @@ def evaluate(
     subject."""
     by = _index(values)
     flags: list[FlagRecord] = []
-    flags += _relative_rule(
-        by,
-        metric="wqs",
-        rule="low_quality",
-        ratio=settings.low_wqs_ratio,
-        min_n=settings.min_judgments,
-        label="CrowdTruth worker quality (WQS)",
-    )
+    if kind == "pairwise":  # no reliability model: CrowdTruth's WQS against the campaign
+        flags += _relative_rule(
+            by,
+            metric="wqs",
+            rule="low_quality",
+            ratio=settings.low_wqs_ratio,
+            min_n=settings.min_judgments,
+            label="CrowdTruth worker quality (WQS)",
+        )
+    else:
+        flags += model_rules.worker_rules(by, settings)
     flags += _relative_rule(
         by,
         metric="agreement_loo",
@@ -108,10 +116,13 @@ def evaluate(
     flags += _speeders(by, settings)
     if kind == "pairwise":
         flags += _preference_rules(by, settings)
-    scope = "pair" if kind == "pairwise" else "item"
-    flags += _ambiguous(by, settings, scope)
-    flags += _ambiguous_columns(columns, settings, scope)
+    if kind == "pairwise":
+        flags += _ambiguous(by, settings, "pair")
+        flags += _ambiguous_columns(columns, settings, "pair")
+    else:
+        flags += model_rules.ambiguous_items(by, columns, settings)
     flags += _campaign_warnings(by, settings)
+    flags += model_rules.campaign_warnings(by, settings)
     return sorted(flags, key=lambda f: (f.scope, f.rule, f.subject))
 
 

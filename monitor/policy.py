@@ -30,7 +30,14 @@ from monitor.store.workers import (
     worker_states,
 )
 
-WORKER_RULES = ("low_quality", "low_agreement", "intransitive", "position_bias", "speeder")
+WORKER_RULES = (
+    "low_quality",
+    "gold_accuracy",
+    "low_agreement",
+    "intransitive",
+    "position_bias",
+    "speeder",
+)
 
 
 class HasId(Protocol):

@@ -61,7 +61,8 @@ class Settings:
     min_judgments: int = 10
     """A worker is judged (flagged) only with at least this many judgments."""
     low_wqs_ratio: float = 0.7
-    """Flag low_quality when WQS < ratio x the campaign's median WQS."""
+    """Pairwise campaigns only (no reliability model there): flag low_quality when WQS < ratio
+    x the campaign's median WQS."""
     low_agreement_ratio: float = 0.7
     """Flag low_agreement when leave-one-out agreement < ratio x the campaign median."""
     min_triplets: int = 5
@@ -73,7 +74,32 @@ class Settings:
     position_bias_share: float = 0.75
     """... and the share of 'left' among strict answers is beyond this (or 1 - it)."""
     ambiguous_uqs: float = 0.4
-    """Flag an item ambiguous when its UQS is below this."""
+    """Pairwise campaigns only: flag a pair ambiguous when its UQS is below this."""
+    model_max_iter: int = 100
+    """Most EM iterations of the reliability model (Dawid-Skene, rating model) per run."""
+    model_tol: float = 1e-6
+    """The reliability model stops when no parameter changes by more than this."""
+    model_min_judgments: int = 20
+    """Below this many judgments a worker gets Dawid-Skene's one-coin model (one accuracy)."""
+    quality_margin: float = 0.2
+    """Worker floor: chance + margin x (1 - chance) accuracy (labels), or (1 - margin) x the
+    noise sd of a random answerer (ratings); low_quality when the interval lies beyond it."""
+    skewed_prior: float = 0.7
+    """Labels: when the commonest class's prior is above this, a worker's floor is built on
+    their own chance (the accuracy of their answers shuffled across items), not the campaign's."""
+    max_bias: float = 0.15
+    """Ratings: flag biased when the interval on a rater's bias lies beyond +- this share of
+    the scale's width."""
+    gold_floor: float = 0.0
+    """Flag gold_accuracy when the gold interval's upper end is below this (0: automatic,
+    the gold chance level + quality_margin x (1 - chance))."""
+    min_gold_judgments: int = 5
+    """A worker's gold accuracy is judged (flagged) only with at least this many gold answers."""
+    ambiguous_posterior: float = 0.8
+    """Labels: ambiguous when the posterior max < 1/K + this x (1 - 1/K) (K categories)."""
+    ambiguous_p: float = 0.01
+    """Ratings: ambiguous when a chi-square test says the item's spread exceeds what its
+    workers' noise explains at this level."""
     min_item_judgments: int = 3
     """An item is judged (flagged) only with at least this many judgments."""
     speeder_ratio: float = 0.25

@@ -23,6 +23,13 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     create.add_argument("name", metavar="NAME")
     add_scale_options(create)
+    create.add_argument(
+        "--platform",
+        metavar="NAME",
+        help="where the workers come from (mturk, prolific, toloka, ...): a worker's history is "
+        "their quality in the platform's other campaigns (default: set by the first "
+        "platform-format ingest, else none)",
+    )
     create.set_defaults(func=run_create)
     ls = p_sub.add_parser("list", parents=[common], help="list the campaigns")
     ls.set_defaults(func=run_list)
@@ -79,6 +86,7 @@ def spec_from_args(args: argparse.Namespace, name: str) -> CampaignSpec:
         categories=categories,
         open=args.open,
         strict=args.strict,
+        platform=getattr(args, "platform", None),
     )
 
 
@@ -86,7 +94,8 @@ def run_create(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.ingest.api import create_campaign
 
     info = create_campaign(ctx.engine(), spec_from_args(args, args.name))
-    print(f"campaign '{info.name}' created: {describe(info)}")
+    platform = f", platform {info.platform}" if info.platform != "none" else ""
+    print(f"campaign '{info.name}' created: {describe(info)}{platform}")
     return 0
 
 
@@ -118,5 +127,6 @@ def run_list(_args: argparse.Namespace, ctx: Context) -> int:
         print(
             f"{info.name}\t{describe(info)}\t{counts.n_judgments} judgments, "
             f"{counts.n_workers} workers, {counts.n_items} items"
+            + (f", platform {info.platform}" if info.platform != "none" else "")
         )
     return 0

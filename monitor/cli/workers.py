@@ -64,7 +64,19 @@ def _evidence(session: Any, campaign: Any, worker: str) -> dict[str, Any]:
     flags = [f for f in run_flags(session, run.id, "worker") if f.subject == worker]
     values = {
         v.metric: v.value
-        for v in run_values(session, run.id, "worker", ["wqs", "agreement_loo", "n_judgments"])
+        for v in run_values(
+            session,
+            run.id,
+            "worker",
+            [
+                "wqs",
+                "agreement_loo",
+                "n_judgments",
+                "model_accuracy",
+                "model_noise_sd",
+                "gold_accuracy",
+            ],
+        )  # fmt: skip
         if v.subject == worker
     }
     return {
@@ -120,14 +132,34 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
     def f(x: Any) -> str:
         return "-" if x is None else f"{x:.2f}" if isinstance(x, float) else str(x)
 
-    header = ("worker", "status", "weight", "judgments", "wqs", "flags")
+    from monitor.report.view import history_text
+
+    def model(w: dict[str, Any]) -> str:
+        key = "model_noise_sd" if w.get("model_noise_sd") is not None else "model_accuracy"
+        ci = w.get(f"{key}_interval")
+        return f(w.get(key)) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+    def gold(w: dict[str, Any]) -> str:
+        if w.get("gold_accuracy") is None:
+            return "-"
+        ci = w.get("gold_accuracy_interval")
+        return (
+            f(w["gold_accuracy"])
+            + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+            + (f" ({w['gold_n']})")
+        )
+
+    header = ("worker", "status", "weight", "judgments", "model", "gold", "wqs", "history", "flags")
     table = [header] + [
         (
             w["worker"],
             w["status"],
             f(w["weight"]),
             f(w["n_judgments"]),
+            model(w),
+            gold(w),
             f(w["wqs"]),
+            history_text(w.get("history") or []) or "-",
             ",".join(w["flags"]),
         )
         for w in rows

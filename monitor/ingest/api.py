@@ -384,6 +384,8 @@ def ingest_file(
             if validator.new_categories:
                 notes.append(f"categories taken from the data: {', '.join(cats)}")
         loader.close()
+        if fmt in READERS and store.set_platform_if_unknown(session, info.id, fmt):
+            notes.append(f"campaign platform set to {fmt} (workers' history is per platform)")
         n_items += state.n_items
         if state.n_workers:
             notes.append(f"{state.n_workers} worker rows (platform statuses) stored")

@@ -1,7 +1,9 @@
-"""Ratings, labels and multi-label sets: the agreement family, CrowdTruth and Phi."""
+"""Ratings, labels and multi-label sets: the agreement family, CrowdTruth, Phi, gold accuracy
+and the reliability model."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -11,6 +13,7 @@ from monitor.metrics import agreement as ag
 from monitor.metrics import poisson
 from monitor.metrics.crowdtruth import label_counts, multilabel_counts
 from monitor.metrics.krippendorff import MAX_RATIO_VALUES
+from monitor.pipeline import quality
 from monitor.pipeline.compute import (
     Collector,
     WarmStart,
@@ -23,6 +26,7 @@ from monitor.pipeline.intervals import Request, Resampler
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
+from monitor.store.history import HistoryEntry
 
 MAX_SCALE_POINTS = 101
 
@@ -70,9 +74,13 @@ def compute(
     out: Collector,
     warm: WarmStart | None,
     parameters: dict[str, Any],
+    history: Mapping[str, Sequence[HistoryEntry]] | None = None,
 ) -> None:
+    """Every measure of a ratings, labels or multi-label campaign; ``history``: each worker's
+    entries in the platform's other campaigns (the model's starting point)."""
     if arrays.kind == "multilabel":
         _multilabel(info, arrays, settings, out, warm, parameters)
+        quality.multilabel(info, arrays, settings, out, parameters)
         return
     codes, domain, names = scale_codes(info, arrays)
     N, W = len(arrays.item_ids), len(arrays.worker_ids)
@@ -104,6 +112,9 @@ def compute(
     )
     if arrays.kind == "rating" and settings.phi != "off":
         _phi(info, arrays, settings, out, items, arrays.values[keep], parameters)
+    answers = codes_k if arrays.kind == "label" else arrays.values[keep]
+    quality.compute(info, arrays, settings, out, warm, parameters, items=items, workers=workers,
+                    answers=answers, history=history)  # fmt: skip
 
 
 def _agreement(

@@ -6,7 +6,7 @@ arrays of :mod:`monitor.store.arrays`; the measures themselves live in :mod:`mon
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -21,6 +21,7 @@ from monitor.results import Column, State, Value
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
+from monitor.store.history import HistoryEntry
 
 
 def num(x: Any) -> float | None:
@@ -168,11 +169,14 @@ def compute_values(
     *,
     warm: WarmStart | None = None,
     columnar: frozenset[str] | None = None,
+    history: Mapping[str, Sequence[HistoryEntry]] | None = None,
 ) -> tuple[list[Value], list[Column], dict[str, State], dict[str, Any]]:
     """All values of a run (single values and columns), the states it keeps for the next run
     and the parameters that produced them. ``columnar``: the scopes whose per-subject values
     become columns (default: items, except in pairwise campaigns, whose pair and item values
-    are fewer and stay single values)."""
+    are fewer and stay single values). ``history``: worker id -> their entries in the other
+    campaigns of the same platform (:func:`monitor.store.history.worker_history`), the
+    reliability model's starting point for workers with few judgments."""
     if columnar is None:
         columnar = frozenset() if arrays.kind == "pairwise" else frozenset({"item"})
     out = Collector(info.name, columnar)
@@ -208,7 +212,7 @@ def compute_values(
     else:
         from monitor.pipeline import absolute
 
-        absolute.compute(info, arrays, settings, out, warm, parameters)
+        absolute.compute(info, arrays, settings, out, warm, parameters, history)
     return out.values, out.columns, out.states, parameters
 
 

@@ -24,6 +24,7 @@ from monitor.settings import Settings
 from monitor.store.arrays import load_arrays
 from monitor.store.campaigns import CampaignInfo, campaign_counts, get_campaign, list_campaigns
 from monitor.store.engine import snapshot, transaction
+from monitor.store.history import worker_history
 from monitor.store.locks import campaign_lock
 from monitor.store.models import utcnow
 from monitor.store.runs import (
@@ -150,6 +151,7 @@ def _compute_and_save(
             )
         watermark[0] = counts.max_id
         arrays = load_arrays(s, info, counts.max_id)
+        history = worker_history(s, info, arrays.worker_ids.tolist())
         warm = None
         if not full and last is not None:
             metrics = WarmStart.METRICS
@@ -161,8 +163,13 @@ def _compute_and_save(
                 states=run_states(s, last.id),
             )
     n_new = arrays.n - (last.n_judgments if last is not None else 0)
-    values, columns, states, parameters = compute_values(info, arrays, settings, warm=warm)
+    values, columns, states, parameters = compute_values(
+        info, arrays, settings, warm=warm, history=history
+    )
     flags = evaluate(values, settings, kind=info.kind, strict=info.strict, columns=columns)
+    for f in flags:
+        if f.rule == "model_not_converged":
+            log.warning("%s: %s", info.name, f.evidence.get("message"))
     with transaction(engine) as s:
         run = save_run(
             s,

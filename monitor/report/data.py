@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from monitor.store.campaigns import CampaignCounts, CampaignInfo, campaign_counts, get_campaign
+from monitor.store.history import HistoryEntry, worker_history
 from monitor.store.models import Item
 from monitor.store.runs import (
     FlagRecord,
@@ -47,6 +48,7 @@ class CampaignData:
     workers: list[WorkerState] = field(default_factory=list)
     items: dict[str, ItemInfo] = field(default_factory=dict)
     decisions: list[DecisionRecord] = field(default_factory=list)
+    worker_history: dict[str, list[HistoryEntry]] = field(default_factory=dict)
 
     def get(self, scope: str, metric: str, subject: str) -> Value | None:
         return self.values.get((scope, metric), {}).get(subject)
@@ -100,4 +102,5 @@ def load(session: Session, campaign_name: str, *, decision_limit: int = 500) -> 
         )
     }
     data.decisions = decisions(session, campaign.id, limit=decision_limit)
+    data.worker_history = worker_history(session, campaign, [w.external_id for w in data.workers])
     return data

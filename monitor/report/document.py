@@ -1,7 +1,8 @@
 """The JSON document (CONTRACT.md section 4), built from the latest run in the store.
 
 The contract's keys are never renamed; extra keys carry what the HTML report shows besides
-(``verdict``, ``warnings``, ``run``, ``flags``, ``decisions``, ``history``). Undefined numbers
+(``verdict``, ``warnings``, ``run``, ``flags``, ``decisions``, ``history``, ``model``; per worker
+the reliability model, gold and history on the platform, per item the model's answer). Undefined numbers
 are ``None`` (JSON null), never NaN and never 0; ids are strings.
 """
 
@@ -18,7 +19,7 @@ from monitor.store.runs import FlagRecord, Value
 
 P_E = {False: 13 / 27, True: 6 / 8}
 RELIABLE, TENTATIVE = 0.8, 0.667
-CAMPAIGN_WARNINGS = ("kappa_paradox", "phi_alpha_disagree", "few_judgments")
+CAMPAIGN_WARNINGS = ("kappa_paradox", "phi_alpha_disagree", "few_judgments", "model_not_converged")
 
 
 def natural_key(s: str) -> tuple:
@@ -182,10 +183,102 @@ def _workers(data: CampaignData) -> list[dict[str, Any]]:
                 "mean_duration_s": _v(data.get("worker", "mean_duration_s", w)),
             }
         )
+        out[-1].update(_worker_model(data, w, flags.get(w, [])))
         if data.campaign.kind == "pairwise":
             tk = data.get("worker", "transitivity_kappa", w)
             out[-1]["cycles"] = clean((tk.detail or {}).get("cycles") or []) if tk else []
     return out
+
+
+def _worker_model(data: CampaignData, w: str, flags: list[FlagRecord]) -> dict[str, Any]:
+    """The reliability model's and gold's numbers of a worker, their history on the platform
+    and, for each flag, why in words."""
+    gold = data.get("worker", "gold_accuracy", w)
+    history = [
+        {
+            "campaign": e.campaign,
+            "kind": e.kind,
+            "run": e.run_id,
+            "model_accuracy": _measure(e.measures.get("model_accuracy")),
+            "model_noise_sd": _measure(e.measures.get("model_noise_sd")),
+            "gold_accuracy": _measure(e.measures.get("gold_accuracy")),
+            "n_judgments": _measure(e.measures.get("n_judgments"), value_only=True),
+        }
+        for e in data.worker_history.get(w, [])
+    ]
+    return {
+        "model_accuracy": _v(acc := data.get("worker", "model_accuracy", w)),
+        "model_accuracy_interval": _interval(acc),
+        "model_noise_sd": _v(sd := data.get("worker", "model_noise_sd", w)),
+        "model_noise_sd_interval": _interval(sd),
+        "model_bias": _v(data.get("worker", "model_bias", w)),
+        "model_weight": _v(data.get("worker", "model_weight", w)),
+        "gold_accuracy": _v(gold),
+        "gold_accuracy_interval": _interval(gold),
+        "gold_n": gold.n if gold is not None else None,
+        "gold_mae": _v(data.get("worker", "gold_mae", w)),
+        "history": history,
+        "evidence": [
+            {"rule": f.rule, "message": str(f.evidence.get("message") or f.rule)}
+            for f in sorted(flags, key=lambda f: f.rule)
+        ],
+    }
+
+
+def _measure(m: Any, value_only: bool = False) -> Any:
+    if m is None:
+        return None
+    if value_only:
+        return num(m.value)
+    lo, hi = num(m.low), num(m.high)
+    return {"value": num(m.value), "interval": [lo, hi] if lo is not None and hi is not None
+            else None, "n": m.n}  # fmt: skip
+
+
+def _item_model(data: CampaignData, i: str) -> dict[str, Any]:
+    """The model's answer for an item: its posterior label (labels, multi-label: the options
+    with a posterior above 0.5) or mean, with its uncertainty."""
+    label = data.get("item", "model_label", i)
+    mean = data.get("item", "model_mean", i)
+    out: dict[str, Any] = {}
+    if label is not None:
+        post = (label.detail or {}).get("posterior") or {}
+        if data.campaign.kind == "multilabel":
+            value: Any = "|".join(sorted(k for k, p in post.items() if p > 0.5))
+        else:
+            value = max(post, key=post.get) if post else None  # type: ignore[arg-type]
+        out = {"model_label": value, "posterior": _v(label), "posteriors": clean(post)}
+    if mean is not None:
+        spread = data.get("item", "model_spread", i)
+        out = {
+            "model_mean": _v(mean),
+            "model_mean_interval": _interval(mean),
+            "sd": _v(data.get("item", "model_sd", i)),
+            "spread": _v(spread),
+            "expected_spread": _v(data.get("item", "model_expected_spread", i)),
+            "spread_p": _v(data.get("item", "model_spread_p", i)),
+        }
+    return out
+
+
+def _model(data: CampaignData) -> dict[str, Any] | None:
+    """The campaign's reliability model: which, whether it converged, its chance level."""
+    it = data.campaign_value("model_iterations")
+    if it is None:
+        return None
+    detail = it.detail or {}
+    chance = data.campaign_value("model_chance")
+    gold = data.campaign_value("gold_chance")
+    return {
+        "name": detail.get("model"),
+        "converged": detail.get("converged"),
+        "iterations": _count(it),
+        "chance": _v(chance),
+        "measure": (chance.detail or {}).get("measure") if chance is not None else None,
+        "floor": num((chance.detail or {}).get("floor")) if chance is not None else None,
+        "gold_chance": _v(gold),
+        "gold_items": gold.n if gold is not None else None,
+    }
 
 
 def _items(data: CampaignData) -> list[dict[str, Any]]:
@@ -217,6 +310,7 @@ def _items(data: CampaignData) -> list[dict[str, Any]]:
                 "phi_mu_interval": _interval(phi_mu),
                 "score_interval": _interval(score),
                 "count_score": num((score.detail or {}).get("count_score")) if score else None,
+                **_item_model(data, i),
             }
         )
     return out
@@ -337,7 +431,9 @@ def document_from(data: CampaignData) -> dict[str, Any]:
             "scale_min": c.scale_min,
             "scale_max": c.scale_max,
             "categories": list(c.categories) if c.categories is not None else None,
+            "platform": c.platform,
         },
+        "model": _model(data),
         "agreement": agreement,
         "workers": _workers(data),
         "items": items,

@@ -48,12 +48,15 @@ MEANINGS = {
 }
 
 RULES = {
-    "low_quality": "Worker quality (WQS) far below the campaign's median",
+    "low_quality": "No better than a random or constant answerer (reliability model)",
+    "gold_accuracy": "Answers the gold questions no better than chance",
+    "biased": "Reads the rating scale shifted from the other raters",
+    "model_not_converged": "The reliability model did not converge: its flags are withheld",
     "low_agreement": "Disagrees with the aggregate of the other workers",
     "intransitive": "Preferences contradict themselves (cycles)",
     "position_bias": "Prefers one side of the screen regardless of content",
     "speeder": "Answers faster than plausible",
-    "ambiguous": "Workers disagree on this item (low UQS)",
+    "ambiguous": "Reliable workers disagree on this item beyond their noise",
     "kappa_paradox": "High raw agreement but low chance-corrected agreement",
     "phi_alpha_disagree": "Phi and alpha tell different stories",
     "few_judgments": "Too few judgments for stable measures",
@@ -125,6 +128,7 @@ def _flag_rows(doc: dict[str, Any], scope: str) -> dict[str, list[dict[str, Any]
                 "interval": ev.get("interval"),
                 "n": ev.get("n"),
                 "campaign_median": ev.get("campaign_median"),
+                "metric": ev.get("metric"),
             }
         )
     return out
@@ -207,6 +211,24 @@ def _charts(
     return out
 
 
+def history_text(history: list[dict[str, Any]]) -> str:
+    """``0.82 (2 campaigns)``: the worker's model (or gold) accuracy elsewhere on the platform,
+    weighted by judgments; or the noise sd for raters."""
+    acc, sd = [], []
+    for h in history:
+        n = h.get("n_judgments") or 1
+        for key, into in (("model_accuracy", acc), ("model_noise_sd", sd)):
+            m = h.get(key)
+            if m and m.get("value") is not None:
+                into.append((m["value"], n))
+    pick, label = (acc, "accuracy") if acc else (sd, "noise sd")
+    if not pick:
+        return f"{len(history)} campaign{'s' if len(history) != 1 else ''}" if history else ""
+    mean = sum(v * n for v, n in pick) / sum(n for _, n in pick)
+    k = len(history)
+    return f"{label} {mean:.2f} in {k} other campaign{'s' if k != 1 else ''}"
+
+
 def build_view(doc: dict[str, Any]) -> dict[str, Any]:
     """The template's context from the JSON document."""
     worker_flags = _flag_rows(doc, "worker")
@@ -229,7 +251,7 @@ def build_view(doc: dict[str, Any]) -> dict[str, Any]:
         d["threshold"]
         for rows in worker_flags.values()
         for d in rows
-        if d["rule"] == "low_quality" and d["threshold"] is not None
+        if d["rule"] == "low_quality" and d["threshold"] is not None and d["metric"] == "wqs"
     ]
     wqs_threshold = (
         thresholds[0]
@@ -250,9 +272,12 @@ def build_view(doc: dict[str, Any]) -> dict[str, Any]:
         i["details"] = item_flags.get(i["item"], [])
     items_sorted = sorted(items, key=lambda i: (i["uqs"] is None, i["uqs"] or 0.0))
     pairwise = doc["campaign"]["kind"] == "pairwise"
+    for w in workers:
+        w["history_text"] = history_text(w.get("history") or [])
     view: dict[str, Any] = {
         "doc": doc,
         "c": doc["campaign"],
+        "model": doc.get("model"),
         "verdict": doc["verdict"],
         "warnings": [
             {**w, "title": RULES.get(w["rule"], w["rule"].replace("_", " "))}

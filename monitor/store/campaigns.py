@@ -28,6 +28,7 @@ class CampaignSpec:
     open: bool = False
     strict: bool = False
     settings: dict[str, Any] = field(default_factory=dict)
+    platform: str | None = None
 
     def validated(self) -> CampaignSpec:
         """The spec with its default level, or UsageError naming the option that is wrong."""
@@ -69,6 +70,8 @@ class CampaignSpec:
             )
         if self.categories is not None and len(set(self.categories)) != len(self.categories):
             raise UsageError("the categories or options contain duplicates")
+        if self.platform is not None and not (0 < len(self.platform) <= 32):
+            raise UsageError("a platform name has 1 to 32 characters", hint="e.g. --platform mturk")
         return CampaignSpec(
             self.name,
             self.kind,
@@ -79,6 +82,7 @@ class CampaignSpec:
             self.open,
             self.strict,
             dict(self.settings),
+            self.platform,
         )
 
 
@@ -94,6 +98,7 @@ class CampaignInfo:
     open: bool
     strict: bool
     settings: dict[str, Any]
+    platform: str = "none"
 
 
 def _info(c: Campaign) -> CampaignInfo:
@@ -108,6 +113,7 @@ def _info(c: Campaign) -> CampaignInfo:
         c.open,
         c.strict,
         dict(c.settings or {}),
+        c.platform or "none",
     )
 
 
@@ -123,6 +129,7 @@ def create_campaign(session: Session, spec: CampaignSpec) -> CampaignInfo:
         strict=spec.strict,
         settings=spec.settings,
         categories=list(spec.categories) if spec.categories is not None else None,
+        platform=spec.platform or "none",
     )
     session.add(row)
     try:
@@ -170,6 +177,16 @@ def campaign_counts(session: Session, campaign: CampaignInfo) -> CampaignCounts:
     )
     n_items = session.scalar(select(func.count(Item.id)).where(Item.campaign_id == campaign.id))
     return CampaignCounts(int(n_workers or 0), int(n_items or 0), int(n), int(top))
+
+
+def set_platform_if_unknown(session: Session, campaign_id: int, platform: str) -> bool:
+    """Record where a campaign's workers come from, unless it is known already (the first
+    platform-format ingest decides; ``campaign create --platform`` before it). True if set."""
+    row = session.get_one(Campaign, campaign_id)
+    if (row.platform or "none") != "none":
+        return False
+    row.platform = platform
+    return True
 
 
 def add_data_categories(session: Session, campaign_id: int, labels: list[str]) -> list[str]:

@@ -124,6 +124,10 @@ class Campaign(Base):
     strict: Mapped[bool] = mapped_column(Boolean, default=False)
     settings: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
     created_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
+    # Where the workers come from (mturk, prolific, toloka, labelstudio, or a name given at
+    # creation; "none" = unknown): the same worker id on the same platform is the same person,
+    # so their quality in other campaigns of the platform is their history.
+    platform: Mapped[str] = mapped_column(String(32), default="none", server_default="none")
 
 
 class Worker(Base):

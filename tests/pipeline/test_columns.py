@@ -41,10 +41,12 @@ def test_columns_expand_to_the_single_values(engine: Engine, name: str) -> None:
     expanded = values + [v for c in columns for v in c.expand()]
     assert sorted(expanded, key=_key) == sorted(single, key=_key)
     assert any(v.detail and "answers" in v.detail for v in expanded)
-    assert evaluate(values, SETTINGS, kind=info.kind, columns=columns) == evaluate(
-        single, SETTINGS, kind=info.kind
+    # Loose levels, so that the item rules fire on these small cases and are compared.
+    loose = SETTINGS.replace(ambiguous_p=0.9, ambiguous_posterior=0.9999)
+    assert evaluate(values, loose, kind=info.kind, columns=columns) == evaluate(
+        single, loose, kind=info.kind
     )
-    assert any(f.rule == "ambiguous" for f in evaluate(single, SETTINGS, kind=info.kind))
+    assert any(f.rule == "ambiguous" for f in evaluate(single, loose, kind=info.kind))
 
 
 names = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8)

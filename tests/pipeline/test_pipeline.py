@@ -121,7 +121,7 @@ def test_incremental_equals_full(engine: Engine, db_url: str, tmp_path, name: st
     full = values_of(engine)
     assert incremental.keys() == full.keys()
     for key, x in full.items():
-        if key[2] == "crowdtruth_iterations":
+        if key[2] in ("crowdtruth_iterations", "model_iterations"):
             continue
         # The iterative measures (CrowdTruth, co-determination weights, Bradley-Terry scores)
         # reach their fixed point from the last run's scores: the same to the iteration's
@@ -135,7 +135,9 @@ def test_incremental_equals_full(engine: Engine, db_url: str, tmp_path, name: st
             "weight": 1e-4,
             "score": 1e-6,
             "score_model": 1e-6,
-        }.get(key[2], 1e-12)
+        }.get(key[2], 1e-3 if key[2].startswith("model_") else 1e-12)
+        # The reliability model (EM) starts from the last run's posterior: the same fixed
+        # point to well within its intervals.
         assert _close(incremental[key], x, tol), (key, incremental[key], x)
 
 
@@ -232,7 +234,7 @@ def test_old_runs_keep_campaign_values_but_not_item_columns(engine: Engine) -> N
     from monitor.store.models import Flag, MetricColumn, RunState
 
     store_case(engine, load(GOLDEN / "cases" / "rating_small_complete.json"))
-    settings = Settings(bootstrap_samples=20, phi="map", keep_item_runs=2, ambiguous_uqs=0.9)
+    settings = Settings(bootstrap_samples=20, phi="map", keep_item_runs=2, ambiguous_p=0.9)
     runs = [recompute(engine, settings, full=True)[0].run_id for _ in range(3)]
     with transaction(engine) as s:
         kept = set(s.scalars(select(MetricColumn.run_id)))

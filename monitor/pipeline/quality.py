@@ -1,0 +1,454 @@
+"""Gold accuracy and the reliability model of a campaign, stored beside CrowdTruth.
+
+Per kind: labels get Dawid & Skene (1979), ratings the distance-aware bias + noise model
+(Raykar et al. 2010), multi-label sets one binary Dawid-Skene per option (see
+:mod:`monitor.metrics.reliability`). Workers with gold answers get their accuracy on gold
+(:mod:`monitor.metrics.gold`). Pairwise campaigns have no model: their workers are judged by
+transitivity and position bias (:mod:`monitor.pipeline.pairwise`).
+
+The names of the stored values are in ``docs/store-values.md``; the flags built on them in
+:mod:`monitor.flags`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import sparse
+
+from monitor.pipeline.compute import Collector, WarmStart, _names
+from monitor.results import Column, State
+from monitor.settings import Settings
+from monitor.store.arrays import CampaignArrays
+from monitor.store.campaigns import CampaignInfo
+from monitor.store.history import HistoryEntry
+
+Z95 = 1.959963984540054
+STATE = "model_init"
+
+
+def gold_values(info: CampaignInfo, arrays: CampaignArrays) -> NDArray[np.float64]:
+    """(N,) the gold of each item as a number: the category code (labels) or the rating;
+    NaN where there is none (or it is not a known category / not a number)."""
+    out = np.full(len(arrays.item_ids), np.nan)
+    given = np.flatnonzero(np.array([g is not None for g in arrays.item_gold], dtype=bool))
+    if not given.size:
+        return out
+    if arrays.kind == "label":
+        code = {str(c): i for i, c in enumerate(arrays.categories)}
+        out[given] = [code.get(str(arrays.item_gold[i]).strip(), np.nan) for i in given]
+    elif arrays.kind == "rating":
+        out[given] = [_number(arrays.item_gold[i]) for i in given]
+    return out
+
+
+def _number(x: object) -> float:
+    try:
+        return float(x)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return np.nan
+
+
+def gold_chance(gold: NDArray[np.float64], level: str, scale: tuple[float, float], k: int) -> float:
+    """What a random or constant answerer reaches on these gold values: the larger of 1/K and
+    the most frequent gold class (nominal); the credit of answering the gold median everywhere
+    (ordinal / interval)."""
+    g = gold[np.isfinite(gold)]
+    if not g.size:
+        return float("nan")
+    if level == "nominal":
+        top = np.bincount(g.astype(np.int64)).max() / g.size
+        return float(max(1.0 / max(k, 1), top))
+    width = scale[1] - scale[0]
+    return float(1.0 - np.mean(np.abs(g - np.median(g))) / width) if width > 0 else float("nan")
+
+
+def worker_prior(
+    arrays: CampaignArrays,
+    history: Mapping[str, Sequence[HistoryEntry]] | None,
+    *,
+    chance: float = np.nan,
+    width: float = np.nan,
+) -> NDArray[np.float64] | None:
+    """(W,) each worker's quality in the platform's other campaigns, in this campaign's units
+    (NaN: none), or None without any history.
+
+    Labels: the accuracy above chance as a share of what is possible above it,
+    ``(acc - chance') / (1 - chance')`` in each other label or multi-label campaign, averaged
+    with the judgments as weights, put back on this campaign's chance. Ratings: the noise sd as a
+    share of the scale's width in other rating campaigns, times this campaign's width.
+    """
+    if not history:
+        return None
+    out = np.full(len(arrays.worker_ids), np.nan)
+    for j, w in enumerate(arrays.worker_ids.tolist()):
+        num = den = 0.0
+        for e in history.get(str(w), ()):
+            if arrays.kind == "label" and e.kind in ("label", "multilabel"):
+                m = e.measures.get("model_accuracy")
+                if m is None or m.value is None or e.chance is None or e.chance >= 1:
+                    continue
+                x = (m.value - e.chance) / (1.0 - e.chance)
+            elif arrays.kind == "rating" and e.kind == "rating":
+                m = e.measures.get("model_noise_sd")
+                if m is None or m.value is None or e.scale_min is None or e.scale_max is None:
+                    continue
+                x = m.value / (e.scale_max - e.scale_min)
+            else:
+                continue
+            weight = float(m.n or 1)
+            num, den = num + weight * x, den + weight
+        if den > 0:
+            out[j] = num / den
+    if not np.isfinite(out).any():
+        return None
+    if arrays.kind == "label":
+        return np.clip(chance + out * (1.0 - chance), 0.01, 0.99)
+    return out * width
+
+
+def answer_chance(codes: NDArray[np.int64], k: int) -> float:
+    """Before the model: the larger of 1/K and the commonest answer's share (what a constant
+    answerer reaches if the answers' mix is the truth's)."""
+    if not codes.size:
+        return 1.0 / max(k, 1)
+    return float(max(1.0 / max(k, 1), np.bincount(codes).max() / codes.size))
+
+
+def compute(
+    info: CampaignInfo,
+    arrays: CampaignArrays,
+    settings: Settings,
+    out: Collector,
+    warm: WarmStart | None,
+    parameters: dict[str, Any],
+    *,
+    items: NDArray[np.int64],
+    workers: NDArray[np.int64],
+    answers: NDArray[np.float64],
+    history: Mapping[str, Sequence[HistoryEntry]] | None = None,
+) -> None:
+    """Gold accuracy and the model of the campaign's kind, on the latest judgment of each
+    worker and item (``items``, ``workers``, ``answers``: category codes or ratings);
+    ``history``: the workers' entries in the platform's other campaigns."""
+    gold = gold_values(info, arrays)
+    if arrays.kind == "label":
+        chance = answer_chance(answers.astype(np.int64), len(arrays.categories))
+        wprior = worker_prior(arrays, history, chance=chance)
+    else:
+        width = float(info.scale_max - info.scale_min) if info.scale_max is not None else np.nan  # type: ignore[operator]
+        wprior = worker_prior(arrays, history, width=width)
+    parameters["model"] = {
+        "max_iter": settings.model_max_iter,
+        "tol": settings.model_tol,
+        "history_priors": int(np.isfinite(wprior).sum()) if wprior is not None else 0,
+    }
+    if arrays.kind == "label":
+        K = len(arrays.categories)
+        ordinal = info.level == "ordinal"
+        scale = (0.0, float(max(K - 1, 1)))
+        _gold(arrays, out, items, workers, answers, gold, "ordinal" if ordinal else "nominal",
+              scale, K)  # fmt: skip
+        _labels(arrays, settings, out, warm, parameters, items, workers, answers, gold, wprior)
+    elif arrays.kind == "rating":
+        scale = (float(info.scale_min), float(info.scale_max))  # type: ignore[arg-type]
+        level = "ordinal" if info.level == "ordinal" else "interval"
+        _gold(arrays, out, items, workers, answers, gold, level, scale, 0)
+        _ratings(arrays, settings, out, warm, parameters, items, workers, answers, gold, wprior,
+                 scale)  # fmt: skip
+
+
+def _gold(
+    arrays: CampaignArrays,
+    out: Collector,
+    items: NDArray[np.int64],
+    workers: NDArray[np.int64],
+    answers: NDArray[np.float64],
+    gold: NDArray[np.float64],
+    level: str,
+    scale: tuple[float, float],
+    k: int,
+) -> None:
+    from monitor.metrics.gold import gold_accuracy
+
+    on_gold = np.isfinite(gold[items])
+    if not on_gold.any():
+        return
+    g = gold_accuracy(
+        workers[on_gold],
+        answers[on_gold].astype(np.float64),
+        gold[items[on_gold]],
+        n_workers=len(arrays.worker_ids),
+        level=level,  # type: ignore[arg-type]
+        scale=None if level == "nominal" else scale,
+    )
+    mask = g.n > 0
+    ids = arrays.worker_ids
+    out.per_subject("worker", "gold_accuracy", ids, g.accuracy, n=g.n, low=g.low, high=g.high,
+                    mask=mask)  # fmt: skip
+    if g.mae is not None:
+        out.per_subject("worker", "gold_mae", ids, g.mae, n=g.n, mask=mask)
+    judged = np.unique(items[on_gold])
+    out.campaign_value(
+        "gold_chance",
+        gold_chance(gold[judged], level, scale, k),
+        n=int(judged.size),
+        detail={"level": level, "gold_judgments": int(on_gold.sum())},
+    )
+
+
+def _model_summary(
+    out: Collector, model: str, res: Any, warm_start: bool, parameters: dict[str, Any]
+) -> None:
+    detail = {"model": model, "converged": bool(res.converged), "warm_start": warm_start}
+    if hasattr(res, "log_likelihood"):
+        detail["log_likelihood"] = float(res.log_likelihood)
+    parameters["model"].update(name=model, iterations=int(res.iterations))
+    out.campaign_value("model_iterations", res.iterations, detail=detail)
+
+
+def _warm_array(warm: WarmStart | None, meta: dict[str, Any], rows: int) -> NDArray | None:
+    """The previous run's model state when it was made for the same model (codes of items
+    are stable: the rows of the new items are NaN)."""
+    state = warm.states.get(STATE) if warm is not None else None
+    if state is None or state.meta != meta or state.array.shape[0] > rows:
+        return None
+    a = np.full((rows, *state.array.shape[1:]), np.nan)
+    a[: state.array.shape[0]] = state.array
+    return a
+
+
+def label_weight(acc: NDArray[np.float64], chance: float) -> NDArray[np.float64]:
+    """Weight of a labeller: accuracy above chance as a share of what is possible above it,
+    ``max(0, (acc - chance) / (1 - chance))`` (1 perfect, 0 no better than guessing)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.clip((acc - chance) / (1.0 - chance), 0.0, 1.0)
+
+
+def rating_weight(
+    noise_sd: NDArray[np.float64], chance_sd: NDArray[np.float64] | float
+) -> NDArray[np.float64]:
+    """Weight of a rater: the share of a random answerer's noise variance they do not have,
+    ``max(0, 1 - s^2 / s_chance^2)`` (1 noiseless, 0 no better than guessing)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.clip(1.0 - (noise_sd / chance_sd) ** 2, 0.0, 1.0)
+
+
+def _posterior_column(
+    out: Collector,
+    metric: str,
+    ids: NDArray[np.object_],
+    mask: NDArray[np.bool_],
+    value: NDArray[np.float64],
+    n: NDArray[np.int64],
+    posterior: NDArray[np.float64],
+    names: tuple[str, ...],
+) -> None:
+    keep = np.flatnonzero(mask)
+    rows = sparse.csr_array(np.where(posterior[keep] >= 1e-6, posterior[keep], 0.0))
+    column = Column(
+        "item",
+        metric,
+        _names(ids, keep),
+        value[keep].astype(np.float64),
+        n=n[keep].astype(np.int64),
+        detail_key="posterior",
+        names=names,
+        indptr=rows.indptr.astype(np.int64),
+        indices=rows.indices.astype(np.int64),
+        data=rows.data.astype(np.float64),
+    )
+    if "item" in out.columnar:
+        out.columns.append(column)
+    else:
+        out.values.extend(column.expand())
+
+
+def _labels(arrays, settings, out, warm, parameters, items, workers, answers, gold, wprior):  # noqa: ANN001, PLR0913
+    from monitor.metrics.reliability import dawid_skene
+
+    N, W, K = len(arrays.item_ids), len(arrays.worker_ids), len(arrays.categories)
+    codes = answers.astype(np.int64)
+    # No warm start: from the last run's posterior EM can settle on another optimum than from
+    # the majority vote (label_small_complete_5_adversarial: class prior 0.28 against 0.32), and
+    # a run's result must depend on its data alone. Dawid-Skene is two sparse products per
+    # iteration: starting afresh costs little.
+    gold_codes = np.where(np.isfinite(gold), gold, -1).astype(np.int64)
+    res = dawid_skene(
+        items, workers, codes, n_items=N, n_workers=W, n_classes=K,
+        gold=gold_codes if (gold_codes >= 0).any() else None, worker_prior=wprior,
+        min_judgments=settings.model_min_judgments, init="majority",
+        max_iter=settings.model_max_iter, tol=settings.model_tol,
+        floor_margin=settings.quality_margin,
+    )  # fmt: skip
+    _model_summary(out, "dawid_skene", res, False, parameters)
+    out.campaign_value(
+        "model_chance", res.chance, detail={"measure": "accuracy", "classes": K, "floor": res.floor}
+    )
+    _worker_accuracy(arrays, out, res, res.chance)
+    if getattr(res, "worker_chance", None) is not None:  # the same answers shuffled over items
+        out.per_subject("worker", "model_worker_chance", arrays.worker_ids, res.worker_chance,
+                        mask=res.n > 0)  # fmt: skip
+    per_item = np.bincount(items, minlength=N)
+    mask = (res.labels >= 0) & (per_item > 0)
+    _posterior_column(out, "model_label", arrays.item_ids, mask, res.posterior.max(axis=1),
+                      per_item, res.posterior, tuple(str(c) for c in arrays.categories))  # fmt: skip
+
+
+def _worker_accuracy(arrays: CampaignArrays, out: Collector, res: Any, chance: float) -> None:
+    ids = arrays.worker_ids
+    mask = res.n > 0
+    out.per_subject("worker", "model_accuracy", ids, res.accuracy, n=res.n, low=res.low,
+                    high=res.high, mask=mask)  # fmt: skip
+    out.per_subject("worker", "model_weight", ids, label_weight(res.accuracy, chance), mask=mask)
+
+
+def _ratings(arrays, settings, out, warm, parameters, items, workers, values, gold, wprior, scale):  # noqa: ANN001, PLR0913
+    from monitor.metrics.reliability import rating_model
+
+    N, W = len(arrays.item_ids), len(arrays.worker_ids)
+    meta = {"model": "rating_model", "scale": list(scale)}
+    start = _warm_array(warm, meta, N)
+    if start is not None:
+        s1 = np.bincount(items, weights=values, minlength=N)
+        c = np.bincount(items, minlength=N)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = s1 / c
+        new = ~np.isfinite(start)
+        start[new] = mean[new]
+        start = np.where(np.isfinite(start), start, (scale[0] + scale[1]) / 2)
+    res = rating_model(
+        items, workers, values, n_items=N, n_workers=W, scale=scale,
+        gold=gold if np.isfinite(gold).any() else None, worker_prior=wprior, init=start,
+        max_iter=settings.model_max_iter, tol=settings.model_tol,
+        floor_margin=settings.quality_margin,
+    )  # fmt: skip
+    _model_summary(out, "rating_model", res, start is not None, parameters)
+    out.campaign_value(
+        "model_chance", res.chance_sd, detail={"measure": "noise_sd", "floor": res.floor_sd}
+    )
+    out.campaign_value("model_scale_width", scale[1] - scale[0])
+    ids = arrays.worker_ids
+    wmask = res.n > 0
+    out.per_subject("worker", "model_noise_sd", ids, res.noise_sd, n=res.n, low=res.low,
+                    high=res.high, mask=wmask)  # fmt: skip
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = res.noise_sd / np.sqrt(res.n + 1.0)  # one pseudo-judgment of bias 0
+    out.per_subject("worker", "model_bias", ids, res.bias, n=res.n, low=res.bias - Z95 * se,
+                    high=res.bias + Z95 * se, mask=wmask)  # fmt: skip
+    # What this worker's answers would give if they were shuffled across their items (a
+    # constant or random answerer sits at it), and the floor the flags use, (1 - margin) x it.
+    out.per_subject("worker", "model_chance_sd", ids, res.worker_chance_sd, mask=wmask)
+    out.per_subject("worker", "model_floor_sd", ids, res.worker_floor_sd, mask=wmask)
+    out.per_subject("worker", "model_weight", ids,
+                    rating_weight(res.noise_sd, res.worker_chance_sd), mask=wmask)  # fmt: skip
+    per_item = np.bincount(items, minlength=N)
+    imask = np.isfinite(res.mean) & (per_item > 0)
+    out.per_subject("item", "model_mean", arrays.item_ids, res.mean, n=per_item,
+                    low=res.mean - Z95 * res.sd, high=res.mean + Z95 * res.sd, mask=imask)  # fmt: skip
+    out.per_subject("item", "model_sd", arrays.item_ids, res.sd, mask=imask)
+    out.per_subject("item", "model_spread", arrays.item_ids, res.item_spread, n=per_item,
+                    mask=imask)  # fmt: skip
+    out.per_subject("item", "model_expected_spread", arrays.item_ids, res.expected_spread,
+                    mask=imask)  # fmt: skip
+    out.per_subject("item", "model_spread_p", arrays.item_ids, res.spread_p, mask=imask)
+    out.states[STATE] = State(meta, np.asarray(res.mean, dtype=np.float64))
+
+
+def multilabel(
+    info: CampaignInfo,
+    arrays: CampaignArrays,
+    settings: Settings,
+    out: Collector,
+    parameters: dict[str, Any],
+) -> None:
+    """One binary Dawid-Skene per option (closed and open sets alike: an open set's options
+    are the annotations seen)."""
+    from monitor.metrics.reliability import multilabel_model
+
+    N, W, A = len(arrays.item_ids), len(arrays.worker_ids), len(arrays.annotation_names)
+    parameters["model"] = {"max_iter": settings.model_max_iter, "tol": settings.model_tol}
+    if A == 0 or arrays.ann_judgment is None or arrays.ann_code is None:
+        out.campaign_value("model_iterations", None, reason="no annotation given yet")
+        return
+    res = multilabel_model(
+        arrays.items, arrays.workers, arrays.ann_judgment, arrays.ann_code,
+        n_items=N, n_workers=W, n_options=A,
+        max_iter=settings.model_max_iter, tol=settings.model_tol,
+        floor_margin=settings.quality_margin,
+    )  # fmt: skip
+    _model_summary(out, "multilabel_model", res, False, parameters)
+    out.campaign_value("model_chance", res.chance, detail={"measure": "accuracy", "classes": 2})
+    _worker_accuracy(arrays, out, res, res.chance)
+    per_item = np.bincount(arrays.items, minlength=N)
+    post = np.asarray(res.posterior, dtype=np.float64)
+    certainty = np.maximum(post, 1.0 - post).min(axis=1) if A else np.full(N, np.nan)
+    _posterior_column(out, "model_label", arrays.item_ids, per_item > 0, certainty, per_item,
+                      post, tuple(str(a) for a in arrays.annotation_names))  # fmt: skip
+
+
+def model_answers(
+    info: CampaignInfo, arrays: CampaignArrays, keep: NDArray[np.bool_], settings: Settings
+) -> tuple[NDArray[np.float64], list[Any], NDArray[np.float64]]:
+    """The model's answer per item from the judgments ``keep`` (the exports leave blocked
+    workers out): (judged items mask as float 0/1, value per item, uncertainty per item).
+
+    Labels: the posterior label and its posterior; ratings: the posterior mean and its sd;
+    multi-label sets: the options with a posterior above 0.5, joined by ``|``, and the
+    smallest ``max(p, 1 - p)`` over the options."""
+    from monitor.metrics.reliability import dawid_skene, multilabel_model, rating_model
+
+    N, W = len(arrays.item_ids), len(arrays.worker_ids)
+    values: list[Any] = [None] * N
+    uncertainty = np.full(N, np.nan)
+    if arrays.kind == "multilabel":
+        names = arrays.annotation_names
+        kept = np.flatnonzero(keep)
+        per_item = np.bincount(arrays.items[kept], minlength=N)
+        if not names or arrays.ann_judgment is None or arrays.ann_code is None or not kept.size:
+            return per_item.astype(float), values, uncertainty
+        position = np.full(arrays.n, -1)
+        position[kept] = np.arange(kept.size)
+        ann = keep[arrays.ann_judgment]
+        ml = multilabel_model(
+            arrays.items[kept], arrays.workers[kept], position[arrays.ann_judgment[ann]],
+            arrays.ann_code[ann], n_items=N, n_workers=W, n_options=len(names),
+            max_iter=settings.model_max_iter, tol=settings.model_tol,
+        )  # fmt: skip
+        post = np.asarray(ml.posterior)
+        for i in np.flatnonzero(per_item):
+            values[i] = "|".join(sorted(str(names[a]) for a in np.flatnonzero(post[i] > 0.5)))
+        uncertainty = np.maximum(post, 1.0 - post).min(axis=1)
+        return per_item.astype(float), values, uncertainty
+    from monitor.pipeline.absolute import latest_per_pair, scale_codes
+
+    idx = latest_per_pair(arrays.workers, arrays.items, arrays.order)
+    idx = idx[keep[idx]]
+    items, workers = arrays.items[idx], arrays.workers[idx]
+    per_item = np.bincount(items, minlength=N)
+    gold = gold_values(info, arrays)
+    if arrays.kind == "label":
+        codes, _, names = scale_codes(info, arrays)
+        K = len(arrays.categories)
+        gold_codes = np.where(np.isfinite(gold), gold, -1).astype(np.int64)
+        lm = dawid_skene(
+            items, workers, codes[idx], n_items=N, n_workers=W, n_classes=K,
+            gold=gold_codes if (gold_codes >= 0).any() else None,
+            min_judgments=settings.model_min_judgments,
+            max_iter=settings.model_max_iter, tol=settings.model_tol,
+        )  # fmt: skip
+        for i in np.flatnonzero(per_item):
+            values[i] = arrays.categories[int(lm.labels[i])] if lm.labels[i] >= 0 else None
+        return per_item.astype(float), values, np.asarray(lm.posterior).max(axis=1)
+    scale = (float(info.scale_min), float(info.scale_max))  # type: ignore[arg-type]
+    rm = rating_model(
+        items, workers, arrays.values[idx], n_items=N, n_workers=W, scale=scale,
+        gold=gold if np.isfinite(gold).any() else None,
+        max_iter=settings.model_max_iter, tol=settings.model_tol,
+    )  # fmt: skip
+    for i in np.flatnonzero(per_item):
+        values[i] = float(rm.mean[i]) if np.isfinite(rm.mean[i]) else None
+    return per_item.astype(float), values, np.asarray(rm.sd, dtype=np.float64)
