@@ -25,9 +25,9 @@ from monitor.ingest.platforms.mapping import (
     check_args,
     json_array_elements,
     pairwise_codes,
-    parse_iso,
     seconds,
     utc_iso,
+    utc_time,
 )
 from monitor.ingest.rows import SourceRow
 
@@ -323,12 +323,8 @@ def _times(annotation: dict[str, Any], where: Where) -> dict[str, Any]:
         out["judgment_id"] = str(annotation["id"])
     created = annotation.get("created_at")
     if created:
-        try:
-            out["created_at"] = utc_iso(parse_iso(str(created)))
-        except ValueError:
-            raise where.at("created_at").error(
-                f"cannot read '{created}' as a time", hint="expected ISO 8601"
-            ) from None
+        moment = utc_time(str(created), where.at("created_at"), "expected ISO 8601")
+        out["created_at"] = utc_iso(moment)
     lead = annotation.get("lead_time")
     if lead is not None:
         try:
