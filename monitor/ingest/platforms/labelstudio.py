@@ -330,5 +330,6 @@ def _times(annotation: dict[str, Any], where: Where) -> dict[str, Any]:
         try:
             out["duration_s"] = seconds(lead)
         except (TypeError, ValueError):
-            raise where.at("lead_time").error(f"cannot read '{lead}' as seconds") from None
+            text = str(lead) if len(str(lead)) <= 60 else str(lead)[:57] + "..."
+            raise where.at("lead_time").error(f"cannot read '{text}' as seconds") from None
     return out
