@@ -685,3 +685,24 @@ def test_platform_exports_nested_100000_deep(
             ],
         ), name
         assert count_rows(engine) == before
+
+
+def test_detecting_a_deep_label_studio_export(
+    engine: Engine, db_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Without --format, the platform is told from the first bytes: a task nested 100,000 deep
+    there was a RecursionError traceback; now it is detected and refused at its line."""
+    make_campaigns(engine)
+    before = count_rows(engine)
+    task = (
+        '[\n{"id": 1, "annotations": [{"id": 7, "completed_by": 3, "result": [{"from_name": '
+        '"label", "value": {"choices": ["a"]}}]}], "data": {"id": "i1", "x": '
+    )
+    path = tmp_path / "deep.json"
+    path.write_text(task + "[" * 100_000 + "]" * 100_000 + "}}\n]\n", encoding="utf-8")
+    code, err = _stderr(capsys, ["ingest", str(path), "--campaign", "labelopen", "--db", db_url])
+    assert (code, err.splitlines()) == (
+        2,
+        [f"{path}:2: JSON nested deeper than 64 levels (flatten the value)", "nothing was written"],
+    )
+    assert count_rows(engine) == before
