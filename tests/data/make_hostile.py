@@ -263,6 +263,8 @@ def platform_files() -> dict[str, bytes | str]:
     f["labelopen_ls_duplicate_key.json"] = ls_task(value='{"choices": ["a"], "choices": ["b"]}')
     f["labelopen_ls_duplicate_task_key.json"] = ls_task(data=', "id": "i2"')
     f["labelopen_ls_hugeint.json"] = ls_task(data=', "n": ' + HUGE)
+    f["labelopen_ls_nan_item.json"] = ls_task().replace('"id": "i1"', '"id": NaN')
+    f["labelopen_ls_infinite_item.json"] = ls_task().replace('"id": "i1"', '"id": -1e400')
     f["labelopen_ls_time_past_9999.json"] = ls_task(created="9999-12-31T23:30:00-01:00")
     f["labelopen_ls_time_before_year_1.json"] = ls_task(created="0001-01-01T00:30:00+01:00")
     f["labelopen_ls_lead_time_bigint.json"] = ls_task(rest=', "lead_time": ' + "9" * 400)

@@ -343,6 +343,12 @@ EXPECTED: dict[str, list[str]] = {
     "labelopen_ls_hugeint.json": [
         "{f}:2: a number past the range of a double (about 1.8e308) (write such a number as a string)"
     ],
+    "labelopen_ls_nan_item.json": [
+        "{f}:2: column 'data.id': NaN, which JSON does not allow (write null for no value)"
+    ],
+    "labelopen_ls_infinite_item.json": [
+        "{f}:2: column 'data.id': a number past the range of a double (about 1.8e308), or Infinity, which JSON does not allow (write such a number as a string)"
+    ],
     "labelopen_ls_lead_time_bigint.json": [
         "{f}:2: column 'lead_time': cannot read '999999999999999999999999999999999999999999999999999999999...' as seconds"
     ],

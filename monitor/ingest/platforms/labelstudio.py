@@ -30,6 +30,7 @@ from monitor.ingest.platforms.mapping import (
     utc_time,
 )
 from monitor.ingest.rows import SourceRow
+from monitor.ingest.safe import unstorable
 
 VALUE_KEYS = ("choices", "rating", "number", "selected", "taxonomy")  # selected: Pairwise tag
 MISSING = object()
@@ -246,6 +247,8 @@ def _task_field(task: dict[str, Any], spec: str, key: str, where: Where) -> str:
             f"missing in task {task.get('id')}",
             hint=f"task fields: id, {fields}; choose one with --map {key}=FIELD",
         )
+    if isinstance(value, float) and (why := unstorable(value)):  # NaN would become 'nan'
+        raise where.at(spec).error(*why)
     return value if isinstance(value, str) else str(value)
 
 
