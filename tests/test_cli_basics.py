@@ -82,3 +82,45 @@ def test_db_upgrade_on_postgres_via_environment(pg_server, monkeypatch, tmp_path
     assert main(["db", "current"]) == 0
     assert capsys.readouterr().out.strip().endswith("(head)")
     assert not (tmp_path / "monitor.db").exists()
+
+
+HOSTILE_NAME = "a\x1b[2Jb\nc\u202ed\x00e"  # an ANSI escape, a line break, a bidi override, NUL
+ESCAPED_NAME = "a\\x1b[2Jb\\x0ac\\u202ed\\x00e"
+
+
+def test_missing_file_with_control_characters_is_one_escaped_line(
+    db_url: str,
+    tmp_path,
+    capsys,  # noqa: ANN001
+) -> None:
+    """Issue 16: "no such file: PATH" printed the name raw (a terminal acted on its escapes);
+    it is escaped as the FILE:LINE problem lines are, on every backend."""
+    missing = tmp_path / HOSTILE_NAME.replace("\x00", "")  # a path cannot hold NUL
+    code = main(["ingest", str(missing), "--campaign", "c", "--format", "csv", "--db", db_url])
+    err = capsys.readouterr().err
+    shown = str(tmp_path / ESCAPED_NAME.replace("\\x00", ""))
+    assert (code, err.splitlines()) == (2, [f"monitor: error: no such file: {shown}"])
+    assert "\x1b" not in err and "\u202e" not in err
+
+
+def test_usage_errors_are_escaped(tmp_path, capsys) -> None:  # noqa: ANN001
+    """An argparse error quoting an argument, and a monitor usage error quoting an option
+    and its hint, are one line each, control characters written as escapes."""
+    with pytest.raises(SystemExit) as info:
+        main(["ingest", "x.csv", "--campaign", "c", "--unknown", HOSTILE_NAME])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"monitor: error: unrecognized arguments: --unknown {ESCAPED_NAME}"
+    assert err[1:] == ["(see 'monitor --help')"]
+    path = tmp_path / "a.csv"
+    path.write_text("worker,item,value\nw,i,1\n", encoding="utf-8")
+    db = f"sqlite:///{tmp_path / 'm.db'}"
+    code = main(["ingest", str(path), "--campaign", "c", "--map", HOSTILE_NAME, "--db", db])
+    err = capsys.readouterr().err.splitlines()
+    assert (code, err) == (2, [f"monitor: error: --map {ESCAPED_NAME}: expected KEY=VALUE"])
+    words = ["analyze", str(path), "--kind", "label", "--format", "mturk"]
+    code = main([*words, "--option", f"{HOSTILE_NAME}=1"])
+    err = capsys.readouterr().err.splitlines()
+    assert code == 2
+    assert err[0] == f"monitor: error: unknown option '{ESCAPED_NAME}' for the MTurk reader"
+    assert len(err) == 2 and err[1].startswith("hint: ")

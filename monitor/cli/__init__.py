@@ -25,17 +25,18 @@ from monitor.cli import (
     workers,
 )
 from monitor.cli.context import Context
-from monitor.errors import InputError, MonitorError
+from monitor.errors import InputError, MonitorError, printable
 
 MODULES = (db, campaign, ingest, recompute, report, schedule, analyze, demo, workers, export)
 MAX_PROBLEMS = 50
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse that exits with status 2 and a hint to --help."""
+    """argparse that exits with status 2 and a hint to --help; the message escaped as problem
+    lines are (an argument may hold control characters or ANSI escapes)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n(see '{self.prog} --help')\n")
+        self.exit(2, f"{self.prog}: error: {printable(message)}\n(see '{self.prog} --help')\n")
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -90,9 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("nothing was written", file=sys.stderr)
         return exc.exit_code
     except MonitorError as exc:
-        print(f"monitor: error: {exc}", file=sys.stderr)
-        if exc.hint:
-            print(f"hint: {exc.hint}", file=sys.stderr)
+        _fail(exc)
         return exc.exit_code
     except BrokenPipeError:  # the reader went away (``monitor ... | head``): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -105,13 +104,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         unavailable = _database_error(exc, ctx)
         if unavailable is None:
             raise
-        print(f"monitor: error: {unavailable}", file=sys.stderr)
-        if unavailable.hint:
-            print(f"hint: {unavailable.hint}", file=sys.stderr)
+        _fail(unavailable)
         return unavailable.exit_code
     finally:
         if ctx is not None:
             ctx.close()
+
+
+def _fail(exc: MonitorError) -> None:
+    """``monitor: error: ...`` and its hint, each one line whatever they quote (a file name
+    with a line break, an ANSI escape or a bidi override is written as escapes)."""
+    print(f"monitor: error: {printable(str(exc))}", file=sys.stderr)
+    if exc.hint:
+        print(f"hint: {printable(exc.hint)}", file=sys.stderr)
 
 
 def _database_error(exc: Exception, ctx: Context | None) -> MonitorError | None:

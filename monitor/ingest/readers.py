@@ -20,7 +20,6 @@ the file's ``PROLIFIC_PID`` column. Columns that are not canonical go to ``Sourc
 from __future__ import annotations
 
 import csv
-import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
@@ -32,16 +31,7 @@ from typing import Any, BinaryIO
 
 from monitor.errors import InputError, NotFound, Problem
 from monitor.ingest.rows import ITEM_COLUMNS, SourceRow, Table
-from monitor.ingest.safe import (
-    MAX_DEPTH,
-    NUL,
-    NUL_HINT,
-    RANGE,
-    RANGE_HINT,
-    DuplicateKey,
-    JsonLines,
-    unstorable,
-)
+from monitor.ingest.safe import NUL, NUL_HINT, JsonLines, refusal, unstorable
 
 __all__ = ["BadRecord", "ByteCounter", "read_csv", "read_jsonl", "sniff"]
 
@@ -415,45 +405,10 @@ def _jsonl_rows(
                 continue
             try:
                 record: Any = loads(text)
-            except DuplicateKey as exc:
-                yield BadRecord(
-                    number,
-                    text.rstrip("\r\n"),
-                    Problem(
-                        name,
-                        number,
-                        None,
-                        f"the key '{exc.key[:60]}' appears twice in one object",
-                        "a key names one value: which one is meant?",
-                    ),
-                )
-                continue
-            except json.JSONDecodeError as exc:
-                yield BadRecord(
-                    number,
-                    text.rstrip("\r\n"),
-                    Problem(name, number, None, f"not valid JSON: {exc.msg}"),
-                )
-                continue
-            except ValueError:  # int(): more digits than Python converts
-                yield BadRecord(
-                    number,
-                    text.rstrip("\r\n"),
-                    Problem(name, number, None, RANGE, RANGE_HINT),
-                )
-                continue
-            except RecursionError:
-                yield BadRecord(
-                    number,
-                    text.rstrip("\r\n"),
-                    Problem(
-                        name,
-                        number,
-                        None,
-                        f"JSON nested deeper than {MAX_DEPTH} levels",
-                        "flatten the value",
-                    ),
-                )
+            except (ValueError, RecursionError) as exc:  # see refusal()
+                why, hint = refusal(exc)
+                raw = text.rstrip("\r\n")
+                yield BadRecord(number, raw, Problem(name, number, None, why, hint))
                 continue
             if isinstance(record, dict) and suspect(text):
                 found = _unstorable_key(record)

@@ -28,10 +28,14 @@ __all__ = [
     "NUMBER",
     "ESCAPES",
     "LONG_DIGITS",
+    "DEEP",
+    "DEEP_HINT",
     "DuplicateKey",
     "JsonLines",
     "RANGE",
     "RANGE_HINT",
+    "loads",
+    "refusal",
     "storable_text",
     "unstorable",
     "word",
@@ -48,6 +52,8 @@ LONG_DIGITS = re.compile(r"[0-9]{300}")
 _MAX_FLOAT = sys.float_info.max
 RANGE = "a number past the range of a double (about 1.8e308)"
 RANGE_HINT = "write such a number as a string"
+DEEP = f"JSON nested deeper than {MAX_DEPTH} levels"
+DEEP_HINT = "flatten the value"
 
 
 def word(char: str) -> str:
@@ -95,7 +101,7 @@ def unstorable(value: Any, depth: int = 0) -> Why | None:  # noqa: ANN401 - any 
         return RANGE, RANGE_HINT
     if isinstance(value, dict | list):
         if depth >= MAX_DEPTH:
-            return f"JSON nested deeper than {MAX_DEPTH} levels", "flatten the value"
+            return DEEP, DEEP_HINT
         items = value.items() if isinstance(value, dict) else ((None, v) for v in value)
         for key, element in items:
             if key is not None and (why := _text(str(key))):
@@ -138,9 +144,10 @@ class JsonLines:
 
     def __init__(self) -> None:
         self.flagged = False
-        self._decode = json.JSONDecoder(
+        decoder = json.JSONDecoder(
             object_pairs_hook=_object, parse_float=self._float, parse_constant=self._constant
-        ).decode
+        )
+        self._decode, self._raw_decode = decoder.decode, decoder.raw_decode
 
     def _float(self, text: str) -> float:
         value = float(text)
@@ -158,6 +165,13 @@ class JsonLines:
         self.flagged = False
         return self._decode(text)
 
+    def raw_decode(self, text: str, pos: int = 0) -> tuple[Any, int]:
+        """The value starting at ``pos`` of ``text`` and where it ends (the errors of
+        :meth:`loads`): for a document holding several values, such as a JSON array read
+        element by element."""
+        self.flagged = False
+        return self._raw_decode(text, pos)
+
     def suspect(self, text: str) -> bool:
         """Whether the line last decoded may hold a value :func:`unstorable` refuses."""
         if self.flagged:
@@ -168,6 +182,28 @@ class JsonLines:
             text.count("[") + text.count("{") > MAX_DEPTH
             or (len(text) > 300 and LONG_DIGITS.search(text) is not None)
         )
+
+
+def loads(text: str) -> Any:  # noqa: ANN401 - any JSON value
+    """One JSON value decoded as every reader of the project decodes JSON (a key written twice
+    refused); the errors of :meth:`JsonLines.loads`, which :func:`refusal` puts in words."""
+    return JsonLines().loads(text)
+
+
+def refusal(exc: ValueError | RecursionError) -> tuple[str, str | None]:
+    """``(what is wrong, hint or None)`` for an error of :meth:`JsonLines.loads`: not JSON, a
+    key written twice, an integer of more digits than Python converts, nesting past the
+    interpreter's stack."""
+    if isinstance(exc, DuplicateKey):
+        return (
+            f"the key '{exc.key[:60]}' appears twice in one object",
+            "a key names one value: which one is meant?",
+        )
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON: {exc.msg}", None
+    if isinstance(exc, RecursionError):
+        return DEEP, DEEP_HINT
+    return RANGE, RANGE_HINT  # int(): more than 4300 digits
 
 
 def storable_text(text: str) -> str:

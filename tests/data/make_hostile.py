@@ -218,11 +218,87 @@ def jsonl_files() -> dict[str, bytes | str]:
     return f
 
 
+LS_TASK = (
+    '[\n{{"id": 1, "data": {{"id": "i1"{data}}}, "annotations": [{{"id": 7, "completed_by": 3, '
+    '"result": [{{"from_name": "label", "value": {value}}}], "created_at": "{created}"{rest}}}]}}\n]\n'
+)
+MTURK = "HITId,AssignmentId,WorkerId,SubmitTime,WorkTimeInSeconds,Input.item,Answer.taskAnswers\n"
+TOLOKA = (
+    "INPUT:item\tOUTPUT:label\tASSIGNMENT:worker_id\tASSIGNMENT:assignment_id\t"
+    "ASSIGNMENT:status\tASSIGNMENT:started\tASSIGNMENT:submitted\n"
+)
+F8 = "_unit_id,_id,_worker_id,_started_at,_created_at,label,label_gold\n"
+PROLIFIC = "Submission id,Participant id,Status,Started at,Completed at,Time taken\n"
+HUGE = "7" * 5000  # more digits than Python converts to an int
+
+
+def ls_task(
+    value: str = '{"choices": ["a"]}',
+    created: str = "2025-11-03T09:12:45Z",
+    data: str = "",
+    rest: str = "",
+) -> str:
+    """A Label Studio export of one task with one annotation (its task starts on line 2)."""
+    return LS_TASK.format(value=value, created=created, data=data, rest=rest)
+
+
+def mturk(answers: str, submitted: str = "Mon Nov 03 09:12:45 PST 2025") -> str:
+    cell = '"' + answers.replace('"', '""') + '"'
+    return MTURK + f"H1,A1,W1,{submitted},41,i1,{cell}\n"
+
+
+def toloka(label: str, submitted: str = "2025-11-03T09:12:45") -> str:
+    return TOLOKA + f"i1\t{label}\tw1\ta1\tACCEPTED\t2025-11-03T09:12:00\t{submitted}\n"
+
+
+def f8(label: str, created: str = "3/14/2017 10:35:07") -> str:
+    cell = '"' + label.replace('"', '""') + '"'
+    return F8 + f"u1,j1,w1,3/14/2017 10:34:41,{created},{cell},\n"
+
+
+def platform_files() -> dict[str, bytes | str]:
+    """Platform exports (the format is in the name: _ls_, _mturk_, _toloka_, _f8_, _prolific_)
+    that ended in a traceback or were accepted silently (issue 16)."""
+    f: dict[str, bytes | str] = {}
+    f["labelopen_ls_duplicate_key.json"] = ls_task(value='{"choices": ["a"], "choices": ["b"]}')
+    f["labelopen_ls_duplicate_task_key.json"] = ls_task(data=', "id": "i2"')
+    f["labelopen_ls_hugeint.json"] = ls_task(data=', "n": ' + HUGE)
+    f["labelopen_ls_nan_item.json"] = ls_task().replace('"id": "i1"', '"id": NaN')
+    f["labelopen_ls_infinite_item.json"] = ls_task().replace('"id": "i1"', '"id": -1e400')
+    f["labelopen_ls_time_past_9999.json"] = ls_task(created="9999-12-31T23:30:00-01:00")
+    f["labelopen_ls_time_before_year_1.json"] = ls_task(created="0001-01-01T00:30:00+01:00")
+    f["labelopen_ls_lead_time_bigint.json"] = ls_task(rest=', "lead_time": ' + "9" * 400)
+    f["labelopen_mturk_duplicate_key.csv"] = mturk('[{"label": "a", "label": "b"}]')
+    f["labelopen_mturk_hugeint.csv"] = mturk('[{"label": "a", "n": ' + HUGE + "}]")
+    f["labelopen_mturk_time_past_9999.csv"] = mturk(
+        '[{"label": "a"}]', submitted="Fri Dec 31 23:30:00 PST 9999"
+    )
+    f["multilabel_toloka_duplicate_key.tsv"] = toloka('{"cat": true, "cat": false}')
+    f["multilabel_toloka_hugeint.tsv"] = toloka('["cat", ' + HUGE + "]")
+    f["multilabel_toloka_time_past_9999.tsv"] = toloka(
+        '["cat"]', submitted="9999-12-31T23:30:00-01:00"
+    )
+    f["multilabel_f8_duplicate_key.csv"] = f8('{"cat": true, "cat": false}')
+    f["labelopen_f8_hugeint.csv"] = f8('["a", ' + HUGE + "]")
+    f["labelopen_f8_time_past_9999.csv"] = f8("a", created="9999-12-31T23:30:00-01:00")
+    f["labelopen_f8_year_10000.csv"] = f8("a", created="1/1/10000 00:00:00")
+    f["labelopen_prolific_time_past_9999.csv"] = (
+        PROLIFIC + "s1,p1,APPROVED,9999-12-31T23:30:00-01:00,,12\n"
+    )
+    f["labelopen_prolific_duplicate_key.jsonl"] = raw_row(
+        '{"worker": "p1", "item": "i1", "value": "a", "value": "b"}'
+    )
+    f["labelopen_prolific_hugeint.jsonl"] = raw_row(
+        '{"worker": "p1", "item": "i1", "value": "a", "n": ' + HUGE + "}"
+    )
+    return f
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     for old in OUT.iterdir():
         old.unlink()
-    for name, content in {**csv_files(), **jsonl_files()}.items():
+    for name, content in {**csv_files(), **jsonl_files(), **platform_files()}.items():
         data = content.encode("utf-8", "surrogatepass") if isinstance(content, str) else content
         (OUT / name).write_bytes(data)
 

@@ -324,7 +324,82 @@ EXPECTED: dict[str, list[str]] = {
     "rating_zip.csv": [
         "{f}: a binary file, not CSV text (give a CSV file: UTF-8 text, header row, comma)"
     ],
+    # Platform exports (issue 16): the format is in the name (see PLATFORMS).
+    "labelopen_f8_hugeint.csv": [
+        "{f}:2: column 'label': a number past the range of a double (about 1.8e308) (write such a number as a string)"
+    ],
+    "labelopen_f8_time_past_9999.csv": [
+        "{f}:2: column '_created_at': '9999-12-31T23:30:00-01:00' is outside the years 1 to 9999 in UTC (expected Figure Eight's format like 3/14/2017 10:35:07)"
+    ],
+    "labelopen_f8_year_10000.csv": [
+        "{f}:2: column '_created_at': cannot read '1/1/10000 00:00:00' as a time (expected Figure Eight's format like 3/14/2017 10:35:07)"
+    ],
+    "labelopen_ls_duplicate_key.json": [
+        "{f}:2: the key 'choices' appears twice in one object (a key names one value: which one is meant?)"
+    ],
+    "labelopen_ls_duplicate_task_key.json": [
+        "{f}:2: the key 'id' appears twice in one object (a key names one value: which one is meant?)"
+    ],
+    "labelopen_ls_hugeint.json": [
+        "{f}:2: a number past the range of a double (about 1.8e308) (write such a number as a string)"
+    ],
+    "labelopen_ls_nan_item.json": [
+        "{f}:2: column 'data.id': NaN, which JSON does not allow (write null for no value)"
+    ],
+    "labelopen_ls_infinite_item.json": [
+        "{f}:2: column 'data.id': a number past the range of a double (about 1.8e308), or Infinity, which JSON does not allow (write such a number as a string)"
+    ],
+    "labelopen_ls_lead_time_bigint.json": [
+        "{f}:2: column 'lead_time': cannot read '999999999999999999999999999999999999999999999999999999999...' as seconds"
+    ],
+    "labelopen_ls_time_before_year_1.json": [
+        "{f}:2: column 'created_at': '0001-01-01T00:30:00+01:00' is outside the years 1 to 9999 in UTC (expected ISO 8601)"
+    ],
+    "labelopen_ls_time_past_9999.json": [
+        "{f}:2: column 'created_at': '9999-12-31T23:30:00-01:00' is outside the years 1 to 9999 in UTC (expected ISO 8601)"
+    ],
+    "labelopen_mturk_duplicate_key.csv": [
+        "{f}:2: column 'Answer.taskAnswers': the key 'label' appears twice in one object (a key names one value: which one is meant?)"
+    ],
+    "labelopen_mturk_hugeint.csv": [
+        "{f}:2: column 'Answer.taskAnswers': a number past the range of a double (about 1.8e308) (write such a number as a string)"
+    ],
+    "labelopen_mturk_time_past_9999.csv": [
+        "{f}:2: column 'SubmitTime': 'Fri Dec 31 23:30:00 PST 9999' is outside the years 1 to 9999 in UTC (expected MTurk's format like 'Mon Nov 03 09:12:45 PST 2025')"
+    ],
+    "labelopen_prolific_duplicate_key.jsonl": [
+        "{f}:1: the key 'value' appears twice in one object (a key names one value: which one is meant?)"
+    ],
+    "labelopen_prolific_hugeint.jsonl": [
+        "{f}:1: a number past the range of a double (about 1.8e308) (write such a number as a string)"
+    ],
+    "labelopen_prolific_time_past_9999.csv": [
+        "{f}:2: column 'Started at': '9999-12-31T23:30:00-01:00' is outside the years 1 to 9999 in UTC (expected ISO 8601)"
+    ],
+    "multilabel_f8_duplicate_key.csv": [
+        "{f}:2: column 'label': the key 'cat' appears twice in one object (a key names one value: which one is meant?)"
+    ],
+    "multilabel_toloka_duplicate_key.tsv": [
+        "{f}:2: column 'OUTPUT:label': the key 'cat' appears twice in one object (a key names one value: which one is meant?)"
+    ],
+    "multilabel_toloka_hugeint.tsv": [
+        "{f}:2: column 'OUTPUT:label': a number past the range of a double (about 1.8e308) (write such a number as a string)"
+    ],
+    "multilabel_toloka_time_past_9999.tsv": [
+        "{f}:2: column 'ASSIGNMENT:submitted': '9999-12-31T23:30:00-01:00' is outside the years 1 to 9999 in UTC (expected ISO 8601 like 2025-11-03T09:12:45.123)"
+    ],
 }
+PLATFORMS = {"ls": "labelstudio", "mturk": "mturk", "toloka": "toloka", "f8": "figure-eight",
+             "prolific": "prolific"}  # fmt: skip
+PROLIFIC_EXPORT = HOSTILE.parent / "platforms" / "prolific_export.csv"
+
+
+def _platform(name: str) -> tuple[str | None, dict[str, str] | None]:
+    """(format, reader options) of a corpus file: (None, None) for a canonical file."""
+    fmt = PLATFORMS.get(name.split("_")[1]) if not name.startswith("gold-") else None
+    if fmt == "prolific" and name.endswith(".jsonl"):  # answers joined with an export
+        return fmt, {"export": str(PROLIFIC_EXPORT), "keep_unknown": "1"}
+    return fmt, None
 
 
 def make_campaigns(engine: Engine) -> None:
@@ -365,6 +440,10 @@ def test_every_hostile_file_exits_2_with_its_lines_and_stores_nothing(
         words = ["ingest", str(path), "--campaign", campaign, "--db", db_url]
         if items is not None:
             words += ["--items", str(items)]
+        fmt, options = _platform(name)
+        if fmt is not None:
+            words += ["--format", fmt]
+        words += [f"--option={k}={v}" for k, v in (options or {}).items()]
         code = main(words)
         out, err = capsys.readouterr()
         lines = err.splitlines()
@@ -386,8 +465,11 @@ def test_skip_invalid_rejects_the_same_rows_on_every_backend(
         campaign, path, items = _target(name, tmp_path)
         want = [line.replace("{f}", str(HOSTILE / name)) for line in expected]
         before = count_rows(engine)
+        fmt, options = _platform(name)
         try:
-            ingest_file(engine, path, campaign, items=items, skip_invalid=True)
+            ingest_file(
+                engine, path, campaign, items=items, skip_invalid=True, format=fmt, options=options
+            )
         except InputError as exc:
             assert [str(p) for p in exc.problems] == want, name
             assert count_rows(engine) == before, name
@@ -570,3 +652,63 @@ def test_platform_rows_get_the_same_answer_on_every_backend(
         reasons = [r for rs in c.scalars(select(RejectedRow.reasons)) for r in rs]
         assert c.scalar(select(func.count()).select_from(Judgment)) == 1
     assert sorted(reasons) == sorted([surrogate, nul, surrogate, surrogate])
+
+
+def test_platform_exports_nested_100000_deep(
+    db_url: str, engine: Engine, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 16: JSON nested 100,000 deep in a platform export (a Label Studio task, MTurk's
+    Answer.taskAnswers, a Toloka or Figure Eight answer cell, a Prolific answers line) was a
+    RecursionError traceback: now one line at the record, exit 2, nothing stored."""
+    from tests.data.make_hostile import f8, ls_task, mturk, toloka
+
+    make_campaigns(engine)
+    before = count_rows(engine)
+    deep = "[" * 100_000 + "]" * 100_000
+    files = {
+        "deep.json": ("labelstudio", "labelopen", ls_task(data=', "x": ' + deep), None),
+        "deep_mturk.csv": ("mturk", "labelopen", mturk(f'[{{"label": "a", "x": {deep}}}]'), None),
+        "deep.tsv": ("toloka", "multilabel", toloka(deep), "OUTPUT:label"),
+        "deep_f8.csv": ("figure-eight", "labelopen", f8(deep), "label"),
+        "deep.jsonl": ("prolific", "labelopen", '{"worker": "p1", "x": ' + deep + "}\n", None),
+    }
+    line = {"deep.jsonl": 1}
+    for name, (fmt, campaign, text, column) in files.items():
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        words = ["ingest", str(path), "--campaign", campaign, "--format", fmt, "--db", db_url]
+        if fmt == "prolific":
+            words += [f"--option=export={PROLIFIC_EXPORT}", "--option=keep_unknown=1"]
+        if fmt == "mturk":
+            column = "Answer.taskAnswers"
+        where = f"{path}:{line.get(name, 2)}:" + (f" column '{column}':" if column else "")
+        code, err = _stderr(capsys, words)
+        assert (code, err.splitlines()) == (
+            2,
+            [
+                f"{where} JSON nested deeper than 64 levels (flatten the value)",
+                "nothing was written",
+            ],
+        ), name
+        assert count_rows(engine) == before
+
+
+def test_detecting_a_deep_label_studio_export(
+    engine: Engine, db_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Without --format, the platform is told from the first bytes: a task nested 100,000 deep
+    there was a RecursionError traceback; now it is detected and refused at its line."""
+    make_campaigns(engine)
+    before = count_rows(engine)
+    task = (
+        '[\n{"id": 1, "annotations": [{"id": 7, "completed_by": 3, "result": [{"from_name": '
+        '"label", "value": {"choices": ["a"]}}]}], "data": {"id": "i1", "x": '
+    )
+    path = tmp_path / "deep.json"
+    path.write_text(task + "[" * 100_000 + "]" * 100_000 + "}}\n]\n", encoding="utf-8")
+    code, err = _stderr(capsys, ["ingest", str(path), "--campaign", "labelopen", "--db", db_url])
+    assert (code, err.splitlines()) == (
+        2,
+        [f"{path}:2: JSON nested deeper than 64 levels (flatten the value)", "nothing was written"],
+    )
+    assert count_rows(engine) == before

@@ -199,3 +199,56 @@ def test_times_out_of_range_and_odd_digits_are_problems_not_tracebacks() -> None
         fields = {"worker": "w", "item": "i", "value": 3, column: value}
         [problem] = v.check(SourceRow(1, fields, checked=True))
         assert problem.column == column
+
+
+def test_one_json_decoder_and_its_refusals_in_words() -> None:
+    """safe.loads (every platform reader) and JsonLines (the JSON Lines reader) refuse the same
+    documents; refusal() words each error as the problem lines do."""
+    from monitor.ingest.safe import JsonLines, loads, refusal
+
+    cases = {
+        '{"a": 1, "a": 2}': (
+            "the key 'a' appears twice in one object",
+            "a key names one value: which one is meant?",
+        ),
+        "[" + "7" * 5000 + "]": (
+            "a number past the range of a double (about 1.8e308)",
+            "write such a number as a string",
+        ),
+        "[" * 100_000 + "]" * 100_000: ("JSON nested deeper than 64 levels", "flatten the value"),
+        '{"a": ': ("not valid JSON: Expecting value", None),
+    }
+    for text, words in cases.items():
+        for decode in (loads, JsonLines().loads, lambda t: JsonLines().raw_decode(t)[0]):
+            with pytest.raises((ValueError, RecursionError)) as info:
+                decode(text)
+            assert refusal(info.value) == words, text[:20]
+    assert loads('{"a": [1, {"b": 2}]}') == {"a": [1, {"b": 2}]}
+    assert JsonLines().raw_decode("[1] [2]", 4) == ([2], 7)
+
+
+def test_platform_times_in_utc_or_refused_at_their_place() -> None:
+    """utc_time (every platform reader): the time in UTC; past year 9999 or before year 1 once
+    in UTC, or unreadable, an InputError naming the file, line and column."""
+    from datetime import UTC, datetime
+
+    from monitor.errors import InputError
+    from monitor.ingest.platforms.figure_eight import parse_time
+    from monitor.ingest.platforms.mapping import Where, parse_mturk_time, utc_time
+
+    at = Where("f.csv", 3, "t")
+    assert utc_time("12/31/9999 23:59:59", at, "h", parse_time) == datetime(
+        9999, 12, 31, 23, 59, 59, tzinfo=UTC
+    )
+    assert utc_time("Mon Nov 03 09:12:45 PST 2025", at, "h", parse_mturk_time) == datetime(
+        2025, 11, 3, 17, 12, 45, tzinfo=UTC
+    )
+    for text, what in [
+        ("Fri Dec 31 23:30:00 PST 9999", "is outside the years 1 to 9999 in UTC"),
+        ("Sat Jan 01 00:00:00 PST 10000", "cannot read"),  # datetime has no year 10000
+    ]:
+        with pytest.raises(InputError) as info:
+            utc_time(text, at, "h", parse_mturk_time)
+        assert str(info.value).startswith("f.csv:3: column 't': ") and what in str(info.value)
+    with pytest.raises(InputError, match="'0001-01-01T00:30:00\\+01:00' is outside the years"):
+        utc_time("0001-01-01T00:30:00+01:00", at, "h")

@@ -18,6 +18,7 @@ from typing import Protocol
 from monitor.ingest.platforms import figure_eight, labelstudio, mturk, prolific, toloka
 from monitor.ingest.platforms.mapping import Kind
 from monitor.ingest.rows import SourceRow
+from monitor.ingest.safe import JsonLines
 
 __all__ = ["READERS", "Reader", "detect"]
 
@@ -89,9 +90,12 @@ def _looks_like_labelstudio(text: str, *, complete: bool) -> bool:
     if not body.startswith("{"):
         return False
     try:
-        first, _ = json.JSONDecoder().raw_decode(body)
+        first, _ = JsonLines().raw_decode(body)
     except json.JSONDecodeError:
         # The first task is longer than the bytes read (Label Studio writes "annotations"
         # before "data"): judge by the keys seen so far.
         return not complete and '"annotations"' in body
+    except (ValueError, RecursionError):
+        # JSON the reader refuses at its line (a key twice, a huge integer, deep nesting).
+        return '"annotations"' in body
     return isinstance(first, dict) and "annotations" in first and "data" in first

@@ -32,6 +32,7 @@ from monitor.ingest.platforms.mapping import (
     resolve_column,
     truthy_cell,
     utc_iso,
+    utc_time,
 )
 from monitor.ingest.rows import SourceRow
 
@@ -175,12 +176,7 @@ def _times(rec: Mapping[str, str], where: Where) -> dict[str, Any]:
     for column in ("_started_at", "_created_at"):
         text = rec.get(column, "").strip()
         if text:
-            try:
-                moments[column] = parse_time(text)
-            except ValueError:
-                raise where.at(column).error(
-                    f"cannot read '{text}' as a time", hint=TIME_HINT
-                ) from None
+            moments[column] = utc_time(text, where.at(column), TIME_HINT, parse_time)
     created = moments.get("_created_at")
     if created is not None:
         out["created_at"] = utc_iso(created)

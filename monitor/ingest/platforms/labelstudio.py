@@ -25,11 +25,12 @@ from monitor.ingest.platforms.mapping import (
     check_args,
     json_array_elements,
     pairwise_codes,
-    parse_iso,
     seconds,
     utc_iso,
+    utc_time,
 )
 from monitor.ingest.rows import SourceRow
+from monitor.ingest.safe import unstorable
 
 VALUE_KEYS = ("choices", "rating", "number", "selected", "taxonomy")  # selected: Pairwise tag
 MISSING = object()
@@ -246,6 +247,8 @@ def _task_field(task: dict[str, Any], spec: str, key: str, where: Where) -> str:
             f"missing in task {task.get('id')}",
             hint=f"task fields: id, {fields}; choose one with --map {key}=FIELD",
         )
+    if isinstance(value, float) and (why := unstorable(value)):  # NaN would become 'nan'
+        raise where.at(spec).error(*why)
     return value if isinstance(value, str) else str(value)
 
 
@@ -323,16 +326,13 @@ def _times(annotation: dict[str, Any], where: Where) -> dict[str, Any]:
         out["judgment_id"] = str(annotation["id"])
     created = annotation.get("created_at")
     if created:
-        try:
-            out["created_at"] = utc_iso(parse_iso(str(created)))
-        except ValueError:
-            raise where.at("created_at").error(
-                f"cannot read '{created}' as a time", hint="expected ISO 8601"
-            ) from None
+        moment = utc_time(str(created), where.at("created_at"), "expected ISO 8601")
+        out["created_at"] = utc_iso(moment)
     lead = annotation.get("lead_time")
     if lead is not None:
         try:
             out["duration_s"] = seconds(lead)
         except (TypeError, ValueError):
-            raise where.at("lead_time").error(f"cannot read '{lead}' as seconds") from None
+            text = str(lead) if len(str(lead)) <= 60 else str(lead)[:57] + "..."
+            raise where.at("lead_time").error(f"cannot read '{text}' as seconds") from None
     return out

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from monitor.errors import InputError, NotFound, UsageError
+from monitor.ingest.safe import JsonLines, refusal
+from monitor.ingest.safe import loads as safe_loads
 
 Kind = Literal["rating", "label", "multilabel", "pairwise"]
 KINDS: tuple[str, ...] = ("rating", "label", "multilabel", "pairwise")
@@ -194,10 +196,7 @@ def canonical_value(kind: str, answer: Any, codes: Mapping[str, str], where: Whe
         if isinstance(answer, str):
             text = answer.strip()
             if text.startswith(("[", "{")):
-                try:
-                    parsed = json.loads(text)
-                except json.JSONDecodeError:
-                    parsed = None
+                parsed = json_cell(text, where)
                 if isinstance(parsed, list | dict):
                     return canonical_value(kind, parsed, codes, where)
             return [part.strip() for part in text.split("|") if part.strip()]
@@ -217,15 +216,34 @@ def canonical_value(kind: str, answer: Any, codes: Mapping[str, str], where: Whe
     if isinstance(answer, str):
         answer = answer.strip()
         if answer.startswith("["):  # a label is kept as written, unless it holds structures
-            try:
-                parsed = json.loads(answer)
-            except json.JSONDecodeError:
-                parsed = None
+            parsed = json_cell(answer, where)
             if isinstance(parsed, list):
                 _no_structures(parsed, where)
     if kind == "pairwise":
         return decode_preference(answer, codes, where)
     return "" if answer is None else answer
+
+
+def json_value(text: str, where: Where) -> Any:  # noqa: ANN401 - any JSON value
+    """The JSON value ``text`` holds, decoded as every reader decodes JSON
+    (:func:`monitor.ingest.safe.loads`); what it refuses (not JSON, a key written twice, an
+    integer of thousands of digits, nesting past the interpreter's stack) is an error at
+    ``where``."""
+    try:
+        return safe_loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise where.error(*refusal(exc)) from None
+
+
+def json_cell(text: str, where: Where) -> Any:  # noqa: ANN401 - any JSON value
+    """A cell that may hold JSON: its value, None when it is not JSON (then it is text); a
+    JSON document the decoder refuses for another reason is an error at ``where``."""
+    try:
+        return safe_loads(text)
+    except json.JSONDecodeError:
+        return None
+    except (ValueError, RecursionError) as exc:
+        raise where.error(*refusal(exc)) from None
 
 
 def _no_structures(answer: list[Any], where: Where) -> None:
@@ -269,6 +287,20 @@ def utc_iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
+def utc_time(
+    text: str, where: Where, hint: str, parse: Callable[[str], datetime] | None = None
+) -> datetime:
+    """``text`` read by ``parse`` (default :func:`parse_iso`) as an aware time, in UTC. A time
+    that cannot be read, or that lies outside the years 1 to 9999 once in UTC (its offset
+    carries it past), is an error at ``where`` with ``hint``."""
+    try:
+        return (parse or parse_iso)(text).astimezone(UTC)
+    except OverflowError:
+        raise where.error(f"'{text}' is outside the years 1 to 9999 in UTC", hint) from None
+    except ValueError:
+        raise where.error(f"cannot read '{text}' as a time", hint) from None
+
+
 def parse_iso(text: str) -> datetime:
     """An ISO 8601 time (``T`` or space, optional fraction and offset); naive means UTC."""
     moment = datetime.fromisoformat(text.strip())
@@ -295,7 +327,10 @@ def seconds(text: Any) -> int | float:
     """A non-negative number of seconds; an int when whole. Raises ValueError."""
     if isinstance(text, bool):
         raise ValueError("a boolean is not a duration")
-    value = float(text)
+    try:
+        value = float(text)
+    except OverflowError:  # an integer past a double's range
+        raise ValueError("not a finite number") from None
     if not value >= 0 or value == float("inf"):
         raise ValueError("not a non-negative finite number")
     return int(value) if value.is_integer() else value
@@ -399,8 +434,11 @@ _WS = re.compile(r"\s*")
 
 
 def json_array_elements(name: str, text: str) -> list[tuple[int, Any]]:
-    """The elements of a top-level JSON array, each with the line it starts on."""
-    decoder = json.JSONDecoder()
+    """The elements of a top-level JSON array, each with the line it starts on; decoded as
+    every reader decodes JSON (:class:`~monitor.ingest.safe.JsonLines`): a key written twice,
+    an integer of thousands of digits or nesting past the interpreter's stack refuses the file
+    at the line of the element."""
+    decoder = JsonLines()
     pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
     if pos >= len(text) or text[pos] != "[":
         raise InputError.at(
@@ -418,6 +456,8 @@ def json_array_elements(name: str, text: str) -> list[tuple[int, Any]]:
             element, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             raise InputError.at(name, exc.lineno, None, f"not valid JSON: {exc.msg}") from None
+        except (ValueError, RecursionError) as exc:  # a key twice, a huge integer, deep nesting
+            raise InputError.at(name, line, None, *refusal(exc)) from None
         elements.append((line, element))
         pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
         if text.startswith(",", pos):

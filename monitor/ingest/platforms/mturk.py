@@ -11,7 +11,6 @@ option ``keep_rejected`` is set. A HIT asking several questions (``Input.item1..
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from monitor.ingest.platforms.mapping import (
     canonical_value,
     check_args,
     flag,
+    json_value,
     missing_column,
     on_shaped,
     open_table,
@@ -34,6 +34,7 @@ from monitor.ingest.platforms.mapping import (
     seconds,
     truthy_cell,
     utc_iso,
+    utc_time,
 )
 from monitor.ingest.rows import SourceRow
 
@@ -212,12 +213,8 @@ def _times(rec: Mapping[str, str], where: Where) -> dict[str, Any]:
         out["judgment_id"] = rec["AssignmentId"].strip()
     submitted = rec.get("SubmitTime", "").strip()
     if submitted:
-        try:
-            out["created_at"] = utc_iso(parse_mturk_time(submitted))
-        except ValueError:
-            raise where.at("SubmitTime").error(
-                f"cannot read '{submitted}' as a time", hint=TIME_HINT
-            ) from None
+        moment = utc_time(submitted, where.at("SubmitTime"), TIME_HINT, parse_mturk_time)
+        out["created_at"] = utc_iso(moment)
     worked = rec.get("WorkTimeInSeconds", "").strip()
     if worked:
         try:
@@ -334,10 +331,7 @@ def _raw_answer(plan: _Plan, rec: Mapping[str, str], where: Where) -> tuple[Any,
 
 def _task_answers(text: str, where: Where) -> dict[str, Any]:
     """The one object of ``Answer.taskAnswers`` (a JSON list holding one object)."""
-    try:
-        parsed = json.loads(text) if text.strip() else []
-    except json.JSONDecodeError as exc:
-        raise where.error(f"not valid JSON: {exc.msg}") from None
+    parsed = json_value(text, where) if text.strip() else []
     if isinstance(parsed, list) and len(parsed) == 1:
         parsed = parsed[0]
     if not isinstance(parsed, dict):

@@ -25,12 +25,13 @@ from monitor.ingest.platforms.mapping import (
     check_args,
     decode_preference,
     flag,
+    json_value,
     missing_column,
     open_table,
     pairwise_codes,
-    parse_iso,
     seconds,
     utc_iso,
+    utc_time,
 )
 from monitor.ingest.rows import JUDGMENT_COLUMNS, PREFERENCE_COLUMNS, SourceRow
 
@@ -180,12 +181,8 @@ def _read_export(path: Path, *, alone: bool, id_column: str | None) -> dict[str,
             for column, field in TIMES.items():
                 text = rec[columns[column]].strip() if column in columns else ""
                 if text:
-                    try:
-                        fields[field] = utc_iso(parse_iso(text))
-                    except ValueError:
-                        raise where.at(columns[column]).error(
-                            f"cannot read '{text}' as a time", hint="expected ISO 8601"
-                        ) from None
+                    at = where.at(columns[column])
+                    fields[field] = utc_iso(utc_time(text, at, "expected ISO 8601"))
             taken = rec[columns["time taken"]].strip() if "time taken" in columns else ""
             if taken:
                 try:
@@ -258,10 +255,7 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             for line, text in enumerate(handle, 1):
                 if not text.strip():
                     continue
-                try:
-                    record = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise Where(name, line).error(f"not valid JSON: {exc.msg}") from None
+                record = json_value(text, Where(name, line))
                 if not isinstance(record, dict):
                     raise Where(name, line).error("expected a JSON object")
                 yield line, record

@@ -25,10 +25,10 @@ from monitor.ingest.platforms.mapping import (
     missing_column,
     open_table,
     pairwise_codes,
-    parse_iso,
     resolve_column,
     truthy_cell,
     utc_iso,
+    utc_time,
 )
 from monitor.ingest.rows import SourceRow
 
@@ -155,12 +155,7 @@ def _times(rec: Mapping[str, str], where: Where) -> dict[str, Any]:
     for column in ("ASSIGNMENT:started", "ASSIGNMENT:submitted"):
         text = rec.get(column, "").strip()
         if text:
-            try:
-                moments[column] = parse_iso(text)
-            except ValueError:
-                raise where.at(column).error(
-                    f"cannot read '{text}' as a time", hint=TIME_HINT
-                ) from None
+            moments[column] = utc_time(text, where.at(column), TIME_HINT)
     submitted = moments.get("ASSIGNMENT:submitted")
     if submitted is not None:
         out["created_at"] = utc_iso(submitted)
