@@ -18,7 +18,8 @@ from sqlalchemy import Engine
 from monitor import __version__
 from monitor.errors import Busy
 from monitor.flags import evaluate
-from monitor.pipeline.compute import WarmStart, compute_values
+from monitor.pipeline.collect import WarmStart
+from monitor.pipeline.compute import compute_values
 from monitor.policy import apply_policy
 from monitor.settings import Settings
 from monitor.store.arrays import load_arrays
