@@ -45,6 +45,8 @@ class Settings:
     """Seed of every random draw (bootstrap, NUTS)."""
     bootstrap_samples: int = 1000
     """Resamples of items behind each bootstrap interval (0 turns intervals off)."""
+    cache_dir: str = ".monitor-cache"
+    """Where a recompute keeps each campaign's coded judgments for the next run ('' = none)."""
     keep_item_runs: int = 20
     """Runs per campaign that keep their per-item values and flags; older runs keep the rest."""
     phi: str = "full"

@@ -2,7 +2,8 @@
 
 A run is incremental unless ``full``: it is skipped when nothing arrived since the last run
 (newest judgment id and count unchanged), and otherwise warm-starts the iterative measures from
-the last run's scores. Every run reads all judgments committed when it starts, so an ingest that
+the last run's scores. Every run sees all judgments committed when it starts (reading only the new
+ones when the arrays kept by :mod:`monitor.store.array_cache` still hold), so an ingest that
 commits during a run is neither missed (the next run sees it: its rows are above the watermark or
 change the count) nor counted twice (a run never adds to a previous run's numbers).
 """
@@ -22,7 +23,7 @@ from monitor.pipeline.collect import WarmStart
 from monitor.pipeline.compute import compute_values
 from monitor.policy import apply_policy
 from monitor.settings import Settings
-from monitor.store.arrays import load_arrays
+from monitor.store.array_cache import ArrayCache
 from monitor.store.campaigns import CampaignInfo, campaign_counts, get_campaign, list_campaigns
 from monitor.store.engine import snapshot, transaction
 from monitor.store.locks import campaign_lock
@@ -108,7 +109,7 @@ def _recompute_one(
                 n_judgments=counts.n_judgments,
                 message=f"nothing new since run {last.id}: nothing to do",
             )
-        arrays = load_arrays(s, info, counts.max_id)
+        arrays = ArrayCache(settings.cache_dir).load(s, info, counts.max_id, full=full)
         warm = None
         if not full and last is not None:
             metrics = WarmStart.METRICS
