@@ -195,6 +195,7 @@ def run_crowdtruth(
         max_iter=settings.crowdtruth_max_iter,
         tol=settings.crowdtruth_tol,
         warm_start=start,
+        initial=start is None,  # a warm run stores no first-iteration values: skip that sweep
     )
     parameters["crowdtruth"]["iterations"] = result.iterations
     out.campaign_value(
