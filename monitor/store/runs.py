@@ -190,6 +190,8 @@ def flag_chain(session: Session, run_id: int) -> list[int]:
 
 def _same(a: Any, b: Any, tolerance: float) -> bool:
     """Equal, numbers within ``tolerance`` (recursively through dicts and lists)."""
+    if a == b:  # the common case, compared in C
+        return True
     if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
         return a == b
     if isinstance(a, int | float) and isinstance(b, int | float):
