@@ -95,6 +95,22 @@ def to_json(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+def write_json(doc: dict[str, Any], f: Any, buffer: int = 1 << 16) -> None:
+    """:func:`to_json`'s text written to the text file ``f`` as it is encoded, in pieces of
+    about ``buffer`` characters: the pieces of a large document are never all held at once."""
+    encoder = json.JSONEncoder(indent=2, ensure_ascii=False, allow_nan=False)
+    pending: list[str] = []
+    size = 0
+    for chunk in encoder.iterencode(doc):
+        pending.append(chunk)
+        size += len(chunk)
+        if size >= buffer:
+            f.write("".join(pending))
+            pending, size = [], 0
+    pending.append("\n")
+    f.write("".join(pending))
+
+
 def safe_filename(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "campaign"
 
@@ -107,11 +123,17 @@ def report_text(engine: Engine, campaign: str, fmt: Format = "html") -> str:
 
 
 def write_report(engine: Engine, campaign: str, out: Path, fmt: Format = "html") -> Path:
-    """Write the report file (atomically: a temp file renamed) and return its path."""
-    text = report_text(engine, campaign, fmt)
+    """Write the report file (atomically: a temp file renamed) and return its path. The JSON
+    document is written as it is encoded (see :func:`write_json`)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    if fmt == "json":
+        with session_factory(engine)() as session:
+            doc = build_document(session, campaign)
+        with tmp.open("w", encoding="utf-8") as f:
+            write_json(doc, f)
+    else:
+        tmp.write_text(report_text(engine, campaign, fmt), encoding="utf-8")
     tmp.replace(out)
     return out
 
@@ -119,6 +141,7 @@ def write_report(engine: Engine, campaign: str, out: Path, fmt: Format = "html")
 __all__ = [
     "environment",
     "render_html",
+    "write_json",
     "report_text",
     "safe_filename",
     "templates_dir",
