@@ -138,6 +138,11 @@ class ArrayCache:
 
     def _keep(self, key: tuple[str, int], meta: dict, arrays: CampaignArrays, write: bool) -> None:
         if self.memory:
+            # Shared with the next run: a measure that wrote into them would change its input.
+            for name in (*_NUMERIC, *_OPTIONAL, "order"):
+                a = getattr(arrays, name)
+                if a is not None:
+                    a.flags.writeable = False
             _MEMORY[key] = (meta, arrays)
             _MEMORY.move_to_end(key)
             while len(_MEMORY) > MAX_IN_MEMORY:
