@@ -14,9 +14,13 @@ import errno
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from monitor.errors import OutputError, UsageError
+
+Content = str | Callable[[TextIO], None]
 
 
 def check_target(out: Path, what: str, example: str) -> None:
@@ -28,16 +32,17 @@ def check_target(out: Path, what: str, example: str) -> None:
         )
 
 
-def write_output(out: Path, text: str, what: str, *, newline: str | None = None) -> Path:
-    """Write ``text`` to ``out`` (see the module) and return ``out``. ``newline`` as for
-    :func:`open` (``""``: the text's own line ends, as CSV writers want)."""
+def write_output(out: Path, content: Content, what: str, *, newline: str | None = None) -> Path:
+    """Write ``content`` (a text, or a function that writes to an open text file) to ``out``
+    (see the module) and return ``out``. ``newline`` as for :func:`open` (``""``: the text's
+    own line ends, as CSV writers want)."""
     check_target(out, what, "out.txt")
     try:
         if out.exists() and not stat.S_ISREG(out.stat().st_mode):
             with open(out, "w", encoding="utf-8", newline=newline) as f:
-                f.write(text)
+                _emit(f, content)
             return out
-        _write_atomically(out.resolve() if out.is_symlink() else out, text, newline)
+        _write_atomically(out.resolve() if out.is_symlink() else out, content, newline)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         if exc.filename and Path(exc.filename).parent != out.parent and Path(exc.filename) != out:
@@ -46,7 +51,14 @@ def write_output(out: Path, text: str, what: str, *, newline: str | None = None)
     return out
 
 
-def _write_atomically(path: Path, text: str, newline: str | None) -> None:
+def _emit(f: TextIO, content: Content) -> None:
+    if isinstance(content, str):
+        f.write(content)
+    else:
+        content(f)
+
+
+def _write_atomically(path: Path, content: Content, newline: str | None) -> None:
     existing = path.parent
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
@@ -56,7 +68,7 @@ def _write_atomically(path: Path, text: str, newline: str | None) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as f:
-            f.write(text)
+            _emit(f, content)
         if path.exists():  # keep the permissions of the file replaced
             os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
         else:

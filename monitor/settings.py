@@ -45,6 +45,11 @@ class Settings:
     """Seed of every random draw (bootstrap, NUTS)."""
     bootstrap_samples: int = 1000
     """Resamples of items behind each bootstrap interval (0 turns intervals off)."""
+    cache_dir: str = ".monitor-cache"
+    """Where a recompute keeps each campaign's coded judgments for the next run ('' = none)."""
+    flag_tolerance: float = 0.001
+    """An incremental run stores an item or pair flag again only when its value, threshold or
+    a number of its evidence moved by more than this (or it is new or gone); -1 = store all."""
     keep_item_runs: int = 20
     """Runs per campaign that keep their per-item values and flags; older runs keep the rest."""
     phi: str = "full"

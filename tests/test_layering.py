@@ -67,3 +67,31 @@ def test_help_is_instant() -> None:
     code = "import sys, monitor.cli; print(sorted(m for m in ('pymc','scipy','alembic','jinja2','pandas') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_pipeline_imports_have_no_circle() -> None:
+    """The families import what they share from ``collect``; ``compute`` imports the families."""
+    pkg = ROOT / "pipeline"
+    graph = {
+        p.stem: {
+            mod.rsplit(".", 1)[1]
+            for mod, _ in _imports(p)
+            if mod.startswith("monitor.pipeline.") and mod.count(".") == 2
+        }
+        | {
+            a.name
+            for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+            if isinstance(node, ast.ImportFrom) and node.module == "monitor.pipeline"
+            for a in node.names
+        }
+        for p in pkg.glob("*.py")
+    }
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in graph.get(start, ()):
+            if nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt})):
+                return True
+        return False
+
+    circles = sorted(m for m in graph if m != "__init__" and reaches(m, m, {m}))
+    assert circles == []

@@ -495,6 +495,7 @@ def crowdtruth(
     tol: float = 1e-3,
     warm_start: CrowdTruthScores | CrowdTruthResult | None = None,
     variant: Variant = "package",
+    initial: bool = True,
 ) -> CrowdTruthResult:
     """CrowdTruth 2.0 metrics (Dumitrache et al. 2018) for one campaign.
 
@@ -508,6 +509,8 @@ def crowdtruth(
         entries start at 1. A cold start (None) matches the package exactly.
     variant : "package" (CrowdTruth-core 2.1) or "paper" (binary vectors, WUA against the
         unweighted sum of the other workers); see the module docstring.
+    initial : compute the ``*_initial`` fields (the first iteration from all ones). With a
+        warm start that is one extra sweep; False leaves them NaN (``uas_initial`` empty).
     """
     w = _codes(workers, "workers")
     u = _codes(units, "units")
@@ -534,7 +537,9 @@ def crowdtruth(
     if not judgment_kept.any():
         return _empty(n_u, n_w, n_ann, closed, variant, unit_kept, worker_kept, judgment_kept)
 
-    first = _step(layout, ones_u, ones_w, ones_a, weighted)
+    first = (
+        _step(layout, ones_u, ones_w, ones_a, weighted) if initial or warm_start is None else None
+    )
     if warm_start is None:
         uqs, wqs, aqs = ones_u, ones_w, ones_a
     else:
@@ -562,6 +567,12 @@ def crowdtruth(
     def workers_out(v: NDArray) -> NDArray[np.float64]:
         return np.where(worker_kept, v, np.nan)
 
+    if first is None:  # not asked for: NaN, as for undefined scores
+        nan_u, nan_w = np.full(n_u, np.nan), np.full(n_w, np.nan)
+        first = _Step(uqs=nan_u, wwa=nan_w, wua=nan_w, wqs=nan_w, aqs=np.full(n_ann, np.nan))
+        uas_initial = sp.csr_array((n_u, n_ann))
+    else:
+        uas_initial = _uas(layout, ones_w)
     return CrowdTruthResult(
         uqs=units_out(last.uqs),
         uas=_uas(layout, last.wqs),
@@ -570,7 +581,7 @@ def crowdtruth(
         wua=workers_out(last.wua),
         aqs=last.aqs.copy() if closed else None,
         uqs_initial=units_out(first.uqs),
-        uas_initial=_uas(layout, ones_w),
+        uas_initial=uas_initial,
         wqs_initial=workers_out(first.wqs),
         wwa_initial=workers_out(first.wwa),
         wua_initial=workers_out(first.wua),

@@ -14,7 +14,7 @@ from monitor.metrics import poisson
 from monitor.metrics.crowdtruth import label_counts, multilabel_counts
 from monitor.metrics.krippendorff import MAX_RATIO_VALUES
 from monitor.pipeline import quality
-from monitor.pipeline.compute import (
+from monitor.pipeline.collect import (
     Collector,
     WarmStart,
     answers_detail,

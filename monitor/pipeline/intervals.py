@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from monitor.metrics._common import Interval
 from monitor.metrics.krippendorff import ValueCounts
 from monitor.metrics.poisson import Update, replicate_sums
-from monitor.pipeline.compute import Collector, WarmStart
+from monitor.pipeline.collect import Collector, WarmStart
 from monitor.results import State
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays

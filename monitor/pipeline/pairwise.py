@@ -11,7 +11,7 @@ from monitor.metrics import agreement as ag
 from monitor.metrics.crowdtruth import label_counts
 from monitor.metrics.preferences import canonical_pairs, davidson, position_bias
 from monitor.metrics.transitivity import P_E_STRICT, P_E_WEAK, implied_pairs, transitivity
-from monitor.pipeline.compute import (
+from monitor.pipeline.collect import (
     Collector,
     WarmStart,
     answers_detail,

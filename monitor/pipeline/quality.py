@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
-from monitor.pipeline.compute import Collector, WarmStart, _names
+from monitor.pipeline.collect import Collector, WarmStart, _names
 from monitor.results import Column, State
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays

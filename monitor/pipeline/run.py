@@ -2,7 +2,8 @@
 
 A run is incremental unless ``full``: it is skipped when nothing arrived since the last run
 (newest judgment id and count unchanged), and otherwise warm-starts the iterative measures from
-the last run's scores. Every run reads all judgments committed when it starts, so an ingest that
+the last run's scores. Every run sees all judgments committed when it starts (reading only the new
+ones when the arrays kept by :mod:`monitor.store.array_cache` still hold), so an ingest that
 commits during a run is neither missed (the next run sees it: its rows are above the watermark or
 change the count) nor counted twice (a run never adds to a previous run's numbers).
 """
@@ -14,24 +15,33 @@ import time
 from dataclasses import dataclass, field
 
 from sqlalchemy import Engine
+from sqlalchemy.orm import Session
 
 from monitor import __version__
 from monitor.errors import Busy
 from monitor.flags import evaluate
-from monitor.pipeline.compute import WarmStart, compute_values
+from monitor.pipeline.collect import WarmStart
+from monitor.pipeline.compute import compute_values
 from monitor.policy import apply_policy
+from monitor.results import FlagRecord
 from monitor.settings import Settings
-from monitor.store.arrays import load_arrays
+from monitor.store.array_cache import ArrayCache
 from monitor.store.campaigns import CampaignInfo, campaign_counts, get_campaign, list_campaigns
 from monitor.store.engine import snapshot, transaction
 from monitor.store.history import worker_history
 from monitor.store.locks import campaign_lock
 from monitor.store.models import utcnow
 from monitor.store.runs import (
+    DELTA_SCOPES,
+    MAX_FLAG_CHAIN,
+    RunInfo,
+    flag_chain,
+    flag_delta,
     latest_run,
     mark_failed,
     prune_item_values,
     run_columns,
+    run_flags,
     run_states,
     run_values,
     save_run,
@@ -100,6 +110,40 @@ class CampaignFailed(Exception):
         self.error = error
 
 
+# The item and pair flags of each campaign's last run, as this process saved them (a
+# scheduler's next run takes them as its base without reading them back).
+_KEPT_FLAGS: dict[tuple[str, int], tuple[int, int, list[FlagRecord]]] = {}
+
+
+def _flags_key(engine: Engine, info: CampaignInfo) -> tuple[str, int]:
+    return engine.url.render_as_string(hide_password=True), info.id
+
+
+def _flag_base(
+    engine: Engine,
+    session: Session,
+    info: CampaignInfo,
+    last: RunInfo | None,
+    settings: Settings,
+    *,
+    full: bool,
+) -> tuple[int, list[FlagRecord], int] | None:
+    """The run whose item and pair flags this run stores its own as changes to, with those
+    flags and the length of its chain; None to store them all (a full run, no last run, a
+    negative tolerance, or a chain at its longest)."""
+    if full or last is None or settings.flag_tolerance < 0:
+        return None
+    kept = _KEPT_FLAGS.get(_flags_key(engine, info))
+    if kept is not None and kept[0] == last.id:
+        depth, flags = kept[1], kept[2]
+    else:
+        depth = len(flag_chain(session, last.id))
+        flags = [f for f in run_flags(session, last.id) if f.scope in DELTA_SCOPES]
+    if depth >= MAX_FLAG_CHAIN:
+        return None
+    return last.id, flags, depth
+
+
 def _recompute_one(
     engine: Engine, settings: Settings, info: CampaignInfo, *, full: bool
 ) -> RunOutcome:
@@ -150,7 +194,7 @@ def _compute_and_save(
                 message=f"nothing new since run {last.id}: nothing to do",
             )
         watermark[0] = counts.max_id
-        arrays = load_arrays(s, info, counts.max_id)
+        arrays = ArrayCache(settings.cache_dir).load(s, info, counts.max_id, full=full)
         history = worker_history(s, info, arrays.worker_ids.tolist())
         warm = None
         if not full and last is not None:
@@ -162,6 +206,7 @@ def _compute_and_save(
                 n_judgments=last.n_judgments,
                 states=run_states(s, last.id),
             )
+        base = _flag_base(engine, s, info, last, settings, full=full)
     n_new = arrays.n - (last.n_judgments if last is not None else 0)
     values, columns, states, parameters = compute_values(
         info, arrays, settings, warm=warm, history=history
@@ -170,6 +215,9 @@ def _compute_and_save(
     for f in flags:
         if f.rule == "model_not_converged":
             log.warning("%s: %s", info.name, f.evidence.get("message"))
+    stored, cleared = flags, []
+    if base is not None:
+        stored, cleared = flag_delta(base[1], flags, settings.flag_tolerance)
     with transaction(engine) as s:
         run = save_run(
             s,
@@ -183,12 +231,22 @@ def _compute_and_save(
             n_new=max(n_new, 0),
             seconds=time.perf_counter() - started,
             values=values,
-            flags=flags,
+            flags=stored,
             columns=columns,
             states=states,
+            base_run_id=None if base is None else base[0],
+            cleared=cleared,
         )
         apply_policy(s, info, run.id, flags, settings)
         prune_item_values(s, info.id, settings.keep_item_runs)
+    # What readers now see: the base's flags where nothing moved beyond the tolerance
+    # (the next delta is taken against these, so the difference never accumulates).
+    seen = [f for f in flags if f.scope in DELTA_SCOPES]
+    if base is not None:
+        resolved = {(f.scope, f.subject, f.rule): f for f in base[1]}
+        resolved.update({(f.scope, f.subject, f.rule): f for f in stored})
+        seen = [resolved[(f.scope, f.subject, f.rule)] for f in seen]
+    _KEPT_FLAGS[_flags_key(engine, info)] = (run.id, 1 if base is None else base[2] + 1, seen)
     counts_by_rule: dict[str, int] = {}
     for f in flags:
         counts_by_rule[f.rule] = counts_by_rule.get(f.rule, 0) + 1

@@ -282,6 +282,7 @@ def _model(data: CampaignData) -> dict[str, Any] | None:
 
 
 def _items(data: CampaignData) -> list[dict[str, Any]]:
+    """One row per item, JSON-safe as built (the document's final clean leaves them out)."""
     flags = data.flags_of("item")
     subjects = set(data.items) | data.subjects("item")
     out = []
@@ -303,8 +304,8 @@ def _items(data: CampaignData) -> list[dict[str, Any]]:
                 "phi_mu": _v(phi_mu),
                 "score": _v(score),
                 "flags": sorted({f.rule for f in flags.get(i, [])}),
-                "text": info.text if info else None,
-                "gold": info.gold if info else None,
+                "text": clean(info.text) if info else None,
+                "gold": clean(info.gold) if info else None,
                 "answers": clean((nj.detail or {}).get("answers")) if nj is not None else None,
                 "percent_agreement": _v(data.get("item", "percent_agreement", i)),
                 "phi_mu_interval": _interval(phi_mu),
@@ -436,11 +437,11 @@ def document_from(data: CampaignData) -> dict[str, Any]:
         "model": _model(data),
         "agreement": agreement,
         "workers": _workers(data),
-        "items": items,
+        "items": [],
         "annotations": _annotations(data, items),
         "verdict": verdict(agreement["krippendorff_alpha"], agreement["krippendorff_alpha_ci"]),
         "warnings": _warnings(data),
-        "flags": [_flag_dict(f) for f in data.flags],
+        "flags": [],
         "run": None,
         "history": _history(data),
         "decisions": [
@@ -474,7 +475,11 @@ def document_from(data: CampaignData) -> dict[str, Any]:
             "parameters": clean(r.parameters),
             "stale": data.counts.max_id > r.watermark,
         }
-    return clean(doc)
+    # Items and flags are built JSON-safe: cleaning them again would cost most of the build.
+    doc = clean(doc)
+    doc["items"] = items
+    doc["flags"] = [_flag_dict(f) for f in data.flags]
+    return doc
 
 
 def build_document(session: Session, campaign_name: str) -> dict[str, Any]:

@@ -97,6 +97,22 @@ def to_json(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+def write_json(doc: dict[str, Any], f: Any, buffer: int = 1 << 16) -> None:
+    """:func:`to_json`'s text written to the text file ``f`` as it is encoded, in pieces of
+    about ``buffer`` characters: the pieces of a large document are never all held at once."""
+    encoder = json.JSONEncoder(indent=2, ensure_ascii=False, allow_nan=False)
+    pending: list[str] = []
+    size = 0
+    for chunk in encoder.iterencode(doc):
+        pending.append(chunk)
+        size += len(chunk)
+        if size >= buffer:
+            f.write("".join(pending))
+            pending, size = [], 0
+    pending.append("\n")
+    f.write("".join(pending))
+
+
 def safe_filename(name: str) -> str:
     """A file name of letters, digits, ``.``, ``_`` and ``-`` for a campaign name; distinct
     names give distinct file names: when the name had to change (``a/b`` and ``a b`` both
@@ -121,15 +137,21 @@ def report_text(engine: Engine, campaign: str, fmt: Format = "html") -> str:
 
 
 def write_report(engine: Engine, campaign: str, out: Path, fmt: Format = "html") -> Path:
-    """Write the report file and return its path (how: :func:`monitor.output.write_output`)."""
+    """Write the report file and return its path (how: :func:`monitor.output.write_output`).
+    The JSON document is written as it is encoded (see :func:`write_json`)."""
     check_target(out, "report", report_filename(campaign, fmt))
-    return write_output(out, report_text(engine, campaign, fmt), "report")
+    if fmt != "json":
+        return write_output(out, report_text(engine, campaign, fmt), "report")
+    with session_factory(engine)() as session:
+        doc = build_document(session, campaign)
+    return write_output(out, lambda f: write_json(doc, f), "report")
 
 
 __all__ = [
     "environment",
     "render_html",
     "report_filename",
+    "write_json",
     "report_text",
     "safe_filename",
     "templates_dir",

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from monitor.store.campaigns import CampaignInfo
@@ -35,7 +35,9 @@ class CampaignArrays:
     ``left``, ``right`` : ndarray (n,) item codes and ``outcome`` (n,) int8 (+1 left preferred,
     -1 right, 0 tie) for pairwise campaigns; ``items`` is then ``left``.
     ``duration_s`` : ndarray (n,) float64, NaN where unknown. ``ids`` : database ids (time order
-    of arrival; pairwise "latest wins" uses ``created_at`` then this order).
+    of arrival; pairwise "latest wins" uses ``created_at`` then this order). ``created_s`` :
+    ndarray (n,) float64, ``created_at`` in seconds since the epoch (NaN where unknown), from
+    which ``order`` is ranked.
     """
 
     kind: str
@@ -58,6 +60,7 @@ class CampaignArrays:
     left: NDArray[np.int64] | None = None
     right: NDArray[np.int64] | None = None
     outcome: NDArray[np.int8] | None = None
+    created_s: NDArray[np.float64] | None = None
 
     @property
     def n(self) -> int:
@@ -115,20 +118,51 @@ SELECT string_agg(int8send(id), ''::bytea),
        string_agg(float8send(COALESCE(value_num, 'NaN')), ''::bytea),
        string_agg(float8send(COALESCE(duration_s, 'NaN')), ''::bytea),
        string_agg(float8send(COALESCE(EXTRACT(EPOCH FROM created_at)::float8, 'NaN')), ''::bytea)
-FROM judgments WHERE campaign_id = %s AND id <= %s GROUP BY id >> 22
+FROM judgments WHERE campaign_id = %s AND id > %s AND id <= %s GROUP BY id >> 22
 """
 
 
-def _items(session: Session, cid: int) -> tuple[NDArray[np.int64], NDArray[np.object_]]:
-    """Database ids (ascending) and external ids of a campaign's items. PostgreSQL sends the
-    external ids as one JSON array (no Python object per row but the strings themselves)."""
+def _workers(
+    session: Session, cid: int, after: int = 0
+) -> tuple[NDArray[np.int64], NDArray[np.object_]]:
+    """Database ids (ascending) and external ids of a campaign's workers with ``id > after``."""
+    rows = session.execute(
+        select(Worker.id, Worker.external_id)
+        .where(Worker.campaign_id == cid, Worker.id > after)
+        .order_by(Worker.id)
+    ).all()
+    external = np.empty(len(rows), dtype=object)
+    external[:] = [r[1] for r in rows]
+    return np.array([r[0] for r in rows], dtype=np.int64), external
+
+
+def _gold(session: Session, cid: int, item_db: NDArray[np.int64]) -> NDArray[np.object_]:
+    """The gold answer of each item (None where there is none), in the order of ``item_db``."""
+    gold = np.full(item_db.size, None, dtype=object)
+    given = session.execute(
+        select(Item.id, Item.gold).where(Item.campaign_id == cid, Item.gold.is_not(None))
+    ).all()
+    if given:
+        gold[_code(np.array([r[0] for r in given], dtype=np.int64), item_db)] = [
+            r[1] for r in given
+        ]
+    return gold
+
+
+def _items(
+    session: Session, cid: int, after: int = 0
+) -> tuple[NDArray[np.int64], NDArray[np.object_]]:
+    """Database ids (ascending) and external ids of a campaign's items with ``id > after``.
+    PostgreSQL sends the external ids as one JSON array (no Python object per row but the
+    strings themselves)."""
     if session.get_bind().dialect.name == "postgresql":
         raw = session.connection().connection.driver_connection
         with raw.cursor(binary=True) as cursor:
             cursor.execute(
                 "SELECT string_agg(int8send(id), ''::bytea ORDER BY id), "
-                "json_agg(external_id ORDER BY id)::text FROM items WHERE campaign_id = %s",
-                (int(cid),),
+                "json_agg(external_id ORDER BY id)::text FROM items "
+                "WHERE campaign_id = %s AND id > %s",
+                (int(cid), int(after)),
             )
             packed, names = cursor.fetchone()  # type: ignore[misc]
         if packed is None:
@@ -138,7 +172,9 @@ def _items(session: Session, cid: int) -> tuple[NDArray[np.int64], NDArray[np.ob
         external[:] = json.loads(names)
         return ids, external
     rows = session.execute(
-        select(Item.id, Item.external_id).where(Item.campaign_id == cid).order_by(Item.id)
+        select(Item.id, Item.external_id)
+        .where(Item.campaign_id == cid, Item.id > after)
+        .order_by(Item.id)
     ).all()
     external = np.empty(len(rows), dtype=object)
     external[:] = [r[1] for r in rows]
@@ -146,10 +182,10 @@ def _items(session: Session, cid: int) -> tuple[NDArray[np.int64], NDArray[np.ob
 
 
 def _judgment_numbers(
-    session: Session, cid: int, watermark: int | None
+    session: Session, cid: int, watermark: int | None, after: int = 0
 ) -> dict[str, NDArray[np.int64] | NDArray[np.float64]]:
     """id, worker, item, value, duration and created_at (epoch seconds; NaN where missing) of
-    the campaign's judgments up to ``watermark``, in id order, by name.
+    the campaign's judgments with ``after < id <= watermark``, in id order, by name.
 
     PostgreSQL packs each column into a few byte strings that NumPy reads as they are (no
     Python object per row: ten times faster than fetching rows); SQLite goes through rows.
@@ -158,7 +194,7 @@ def _judgment_numbers(
     if session.get_bind().dialect.name == "postgresql":
         raw = session.connection().connection.driver_connection
         with raw.cursor(binary=True) as cursor:
-            cursor.execute(_PG_NUMBERS, (int(cid), upto))
+            cursor.execute(_PG_NUMBERS, (int(cid), int(after), upto))
             groups = [list(g) for g in cursor.fetchall()]
         kinds = (">i8",) * 3 + (">f8",) * 3
         columns = {}
@@ -179,7 +215,7 @@ def _judgment_numbers(
         Judgment.value_num,
         Judgment.duration_s,
         Judgment.created_at,
-    ).where(Judgment.campaign_id == cid, Judgment.id <= upto)
+    ).where(Judgment.campaign_id == cid, Judgment.id > after, Judgment.id <= upto)
     rows = session.execute(q.order_by(Judgment.id)).all()
     cols = list(zip(*rows, strict=True)) if rows else [[]] * 6
     nan = np.nan
@@ -198,50 +234,71 @@ def load_arrays(
 ) -> CampaignArrays:
     """Load every judgment of ``campaign`` with ``id <= watermark`` (all if None)."""
     cid = campaign.id
-    wrows = session.execute(
-        select(Worker.id, Worker.external_id).where(Worker.campaign_id == cid).order_by(Worker.id)
-    ).all()
-    worker_db = np.array([r[0] for r in wrows], dtype=np.int64)
+    worker_db, worker_ids = _workers(session, cid)
     item_db, item_ids = _items(session, cid)
-    gold = np.full(item_db.size, None, dtype=object)
-    given = session.execute(
-        select(Item.id, Item.gold).where(Item.campaign_id == cid, Item.gold.is_not(None))
-    ).all()
-    if given:
-        gold[_code(np.array([r[0] for r in given], dtype=np.int64), item_db)] = [
-            r[1] for r in given
-        ]
     common = {
-        "worker_ids": np.array([r[1] for r in wrows], dtype=object),
+        "worker_ids": worker_ids,
         "worker_db_ids": worker_db,
         "item_ids": item_ids,
         "item_db_ids": item_db,
-        "item_gold": gold,
+        "item_gold": _gold(session, cid, item_db),
     }
     if campaign.kind == "pairwise":
         return _load_preferences(session, campaign, watermark, worker_db, item_db, common)
-
-    numbers = _judgment_numbers(session, cid, watermark)
-    ids = numbers.pop("id")
-    workers = _code(numbers.pop("worker"), worker_db)
-    items = _code(numbers.pop("item"), item_db)
-    duration = numbers.pop("duration")
-    order = _time_order(numbers.pop("epoch"), ids)
-    categories: tuple[str, ...] = ()
-    values = np.full(ids.size, np.nan)
-    extra: dict = {}
-    if campaign.kind == "rating":
-        values = numbers.pop("value")
-    elif campaign.kind == "label":
-        q = select(Judgment.value_label).where(Judgment.campaign_id == cid)
-        if watermark is not None:
-            q = q.where(Judgment.id <= watermark)
-        labels = np.array(session.scalars(q.order_by(Judgment.id)).all(), dtype=object)
-        seen = sorted(set(labels.tolist()))
+    part = _judgments(session, campaign, 0, watermark, worker_db, item_db)
+    ids = part["ids"]
+    if campaign.kind == "label":
+        seen = sorted(set(part["raw_labels"].tolist()))
         categories = tuple(campaign.categories or ()) or tuple(seen)
         categories = categories + tuple(s for s in seen if s not in set(categories))
-        lookup = {c: i for i, c in enumerate(categories)}
-        values = np.array([lookup[v] for v in labels], dtype=np.float64)
+        part["values"] = _label_codes(part["raw_labels"], categories)
+        part["categories"] = categories
+    elif campaign.kind == "multilabel":
+        names = list(campaign.categories or ())
+        names += sorted(set(part["ann_raw"].tolist()) - set(names))
+        part["ann_code"] = _label_codes(part.pop("ann_raw"), tuple(names)).astype(np.int64)
+        part["annotation_names"] = tuple(names)
+    part.pop("raw_labels", None)
+    return CampaignArrays(
+        kind=campaign.kind, order=_time_order(part["created_s"], ids), **part, **common
+    )
+
+
+def _label_codes(labels: NDArray[np.object_], names: tuple[str, ...]) -> NDArray[np.float64]:
+    lookup = {c: i for i, c in enumerate(names)}
+    return np.array([lookup[v] for v in labels.tolist()], dtype=np.float64)
+
+
+def _judgments(
+    session: Session,
+    campaign: CampaignInfo,
+    after: int,
+    watermark: int | None,
+    worker_db: NDArray[np.int64],
+    item_db: NDArray[np.int64],
+) -> dict:
+    """The judgments with ``after < id <= watermark`` as arrays (CampaignArrays' fields; labels
+    and annotations still as strings: ``raw_labels``, ``ann_raw``)."""
+    cid = campaign.id
+    upto = 2**63 - 1 if watermark is None else int(watermark)
+    numbers = _judgment_numbers(session, cid, watermark, after)
+    ids = numbers.pop("id")
+    out: dict = {
+        "ids": ids,
+        "workers": _code(numbers.pop("worker"), worker_db),
+        "items": _code(numbers.pop("item"), item_db),
+        "duration_s": numbers.pop("duration"),
+        "created_s": numbers.pop("epoch"),
+        "values": np.full(ids.size, np.nan),
+    }
+    if campaign.kind == "rating":
+        out["values"] = numbers.pop("value")
+    elif campaign.kind == "label":
+        q = select(Judgment.value_label).where(
+            Judgment.campaign_id == cid, Judgment.id > after, Judgment.id <= upto
+        )
+        labels = np.array(session.scalars(q.order_by(Judgment.id)).all(), dtype=object)
+        out["raw_labels"] = labels
     elif campaign.kind == "multilabel":
         aq = (
             select(
@@ -250,34 +307,101 @@ def load_arrays(
                 JudgmentAnnotation.count,
             )
             .join(Judgment, Judgment.id == JudgmentAnnotation.judgment_id)
-            .where(Judgment.campaign_id == cid)
+            .where(Judgment.campaign_id == cid, Judgment.id > after, Judgment.id <= upto)
+            .order_by(JudgmentAnnotation.judgment_id, JudgmentAnnotation.annotation)
         )
-        if watermark is not None:
-            aq = aq.where(Judgment.id <= watermark)
         arows = session.execute(aq).all()
         acols = list(zip(*arows, strict=True)) if arows else [[]] * 3
-        names = list(campaign.categories or ())
-        found = sorted(set(acols[1]) - set(names))
-        names += found
-        lookup = {a: i for i, a in enumerate(names)}
+        raw = np.empty(len(arows), dtype=object)
+        raw[:] = list(acols[1])
+        out["ann_judgment"] = np.searchsorted(ids, np.array(acols[0], dtype=np.int64)).astype(
+            np.int64
+        )
+        out["ann_raw"] = raw
+        out["ann_count"] = np.array(acols[2], dtype=np.int64)
+    return out
+
+
+def extend_arrays(
+    session: Session, campaign: CampaignInfo, base: CampaignArrays, watermark: int
+) -> CampaignArrays | None:
+    """``base`` (a load of ``campaign`` up to its own watermark) with the judgments, workers and
+    items that arrived since, up to ``watermark``: the arrays :func:`load_arrays` would give,
+    reading only what is new. None when that cannot be guaranteed (the caller loads afresh):
+    pairwise campaigns, a judgment deleted or committed late below ``base.watermark`` (the
+    number or the sum of the ids up to ``watermark`` differs), a worker or an item committed
+    below the last known one, or a label or annotation name the base has no code for.
+
+    Codes stay stable because ids only grow: new workers and items sort after the known ones.
+    """
+    if campaign.kind == "pairwise" or base.kind != campaign.kind or base.watermark > watermark:
+        return None
+    cid = campaign.id
+    n, total = session.execute(
+        select(func.count(Judgment.id), func.coalesce(func.sum(Judgment.id), 0)).where(
+            Judgment.campaign_id == cid, Judgment.id <= watermark
+        )
+    ).one()
+    last_w = int(base.worker_db_ids[-1]) if base.worker_db_ids.size else 0
+    last_i = int(base.item_db_ids[-1]) if base.item_db_ids.size else 0
+    new_w, new_w_ids = _workers(session, cid, last_w)
+    new_i, new_i_ids = _items(session, cid, last_i)
+    n_workers, n_items = (
+        session.scalar(select(func.count(t.id)).where(t.campaign_id == cid)) for t in (Worker, Item)
+    )
+    if (n_workers, n_items) != (
+        base.worker_db_ids.size + new_w.size,
+        base.item_db_ids.size + new_i.size,
+    ):
+        return None
+    worker_db = np.concatenate([base.worker_db_ids, new_w])
+    item_db = np.concatenate([base.item_db_ids, new_i])
+    part = _judgments(session, campaign, base.watermark, watermark, worker_db, item_db)
+    if base.n + part["ids"].size != n or int(base.ids.sum()) + int(part["ids"].sum()) != int(total):
+        return None
+    extra: dict = {}
+    if campaign.kind == "label":
+        if not set(part["raw_labels"].tolist()) <= set(base.categories):
+            return None
+        part["values"] = _label_codes(part["raw_labels"], base.categories)
+    elif campaign.kind == "multilabel":
+        assert base.ann_judgment is not None and base.ann_code is not None
+        assert base.ann_count is not None
+        if not set(part["ann_raw"].tolist()) <= set(base.annotation_names):
+            return None
         extra = {
-            "ann_judgment": np.searchsorted(ids, np.array(acols[0], dtype=np.int64)).astype(
-                np.int64
+            "ann_judgment": np.concatenate([base.ann_judgment, part["ann_judgment"] + base.n]),
+            "ann_code": np.concatenate(
+                [
+                    base.ann_code,
+                    _label_codes(part["ann_raw"], base.annotation_names).astype(np.int64),
+                ]
             ),
-            "ann_code": np.array([lookup[a] for a in acols[1]], dtype=np.int64),
-            "ann_count": np.array(acols[2], dtype=np.int64),
-            "annotation_names": tuple(names),
+            "ann_count": np.concatenate([base.ann_count, part["ann_count"]]),
+            "annotation_names": base.annotation_names,
         }
+    ids = np.concatenate([base.ids, part["ids"]])
+    created = np.concatenate(
+        [
+            base.created_s if base.created_s is not None else np.full(base.n, np.nan),
+            part["created_s"],
+        ]
+    )
     return CampaignArrays(
         kind=campaign.kind,
         ids=ids,
-        workers=workers,
-        items=items,
-        values=values,
-        duration_s=duration,
-        order=order,
-        categories=categories,
-        **common,
+        workers=np.concatenate([base.workers, part["workers"]]),
+        items=np.concatenate([base.items, part["items"]]),
+        values=np.concatenate([base.values, part["values"]]),
+        duration_s=np.concatenate([base.duration_s, part["duration_s"]]),
+        order=_time_order(created, ids),
+        worker_ids=np.concatenate([base.worker_ids, new_w_ids]),
+        worker_db_ids=worker_db,
+        item_ids=np.concatenate([base.item_ids, new_i_ids]),
+        item_db_ids=item_db,
+        item_gold=_gold(session, cid, item_db),
+        categories=base.categories,
+        created_s=created,
         **extra,
     )
 

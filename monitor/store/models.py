@@ -38,6 +38,7 @@ from sqlalchemy import (
     TypeDecorator,
     UniqueConstraint,
     event,
+    false,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
@@ -302,6 +303,8 @@ class MetricRun(Base):
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
     watermark: Mapped[int] = mapped_column(BigInteger)
     full: Mapped[bool] = mapped_column(Boolean, default=True)
+    # The run whose item and pair flags this run's flags change (None: this run holds them all).
+    base_run_id: Mapped[int | None] = mapped_column(BigId)
     status: Mapped[str] = mapped_column(String(16), default="running")
     started_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(UtcTime)
@@ -389,6 +392,8 @@ class Flag(Base):
     value: Mapped[float | None] = mapped_column(Double)
     threshold: Mapped[float | None] = mapped_column(Double)
     evidence: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
+    # A flag of the base run (``metric_runs.base_run_id``) that no longer holds.
+    cleared: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class WorkerDecision(Base):

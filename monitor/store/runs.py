@@ -100,10 +100,14 @@ def save_run(
     flags: Iterable[FlagRecord],
     columns: Iterable[Column] = (),
     states: Mapping[str, State] | None = None,
+    base_run_id: int | None = None,
+    cleared: Iterable[tuple[str, str, str]] = (),
 ) -> RunInfo:
     """Insert a finished run with its values, columns, flags and states (the caller's
     transaction makes it atomic: a crash before commit leaves the previous run as the
-    latest)."""
+    latest). With ``base_run_id``, ``flags`` holds the run's worker and campaign flags and
+    only the item and pair flags that changed from the base run's (see :func:`flag_delta`);
+    ``cleared`` the (scope, subject, rule) of the base's that no longer hold."""
     run = MetricRun(
         campaign_id=campaign_id,
         watermark=watermark,
@@ -116,6 +120,7 @@ def save_run(
         n_judgments=n_judgments,
         n_new=n_new,
         seconds=seconds,
+        base_run_id=base_run_id,
     )
     session.add(run)
     session.flush()
@@ -126,9 +131,12 @@ def save_run(
     )
     _bulk_insert(session, "metric_values", VALUE_COLUMNS, value_rows)
     flag_rows = (
-        (run_id, f.scope, f.subject, f.rule, f.value, f.threshold, _json(f.evidence)) for f in flags
+        (run_id, f.scope, f.subject, f.rule, f.value, f.threshold, _json(f.evidence), False)
+        for f in flags
     )
     _bulk_insert(session, "flags", FLAG_COLUMNS, flag_rows)
+    cleared_rows = ((run_id, sc, su, ru, None, None, "{}", True) for sc, su, ru in cleared)
+    _bulk_insert(session, "flags", FLAG_COLUMNS, cleared_rows)
     column_rows = [
         {
             "run_id": run_id,
@@ -152,7 +160,75 @@ def save_run(
 
 
 VALUE_COLUMNS = ("run_id", "scope", "subject", "metric", "value", "low", "high", "n", "detail")
-FLAG_COLUMNS = ("run_id", "scope", "subject", "rule", "value", "threshold", "evidence")
+FLAG_COLUMNS = (
+    "run_id",
+    "scope",
+    "subject",
+    "rule",
+    "value",
+    "threshold",
+    "evidence",
+    "cleared",
+)
+DELTA_SCOPES = ("item", "pair")
+"""The scopes whose flags a run may store as changes from its base run."""
+MAX_FLAG_CHAIN = 10
+"""Most runs in a chain of flag deltas; the next run stores all its flags."""
+
+
+def flag_chain(session: Session, run_id: int) -> list[int]:
+    """The run and its bases, newest first (its item and pair flags are resolved from
+    the oldest, which holds them all)."""
+    chain = [run_id]
+    while len(chain) <= MAX_FLAG_CHAIN + 1:
+        base = session.scalar(select(MetricRun.base_run_id).where(MetricRun.id == chain[-1]))
+        if base is None:
+            return chain
+        chain.append(int(base))
+    raise RuntimeError(f"run {run_id}: the chain of flag deltas is longer than expected")
+
+
+def _same(a: Any, b: Any, tolerance: float) -> bool:
+    """Equal, numbers within ``tolerance`` (recursively through dicts and lists)."""
+    if a == b:  # the common case, compared in C
+        return True
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return abs(float(a) - float(b)) <= tolerance
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k], tolerance) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_same(x, y, tolerance) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def flag_delta(
+    base: Iterable[FlagRecord], flags: Iterable[FlagRecord], tolerance: float
+) -> tuple[list[FlagRecord], list[tuple[str, str, str]]]:
+    """What a run stores against a base run with item and pair flags ``base``: its worker and
+    campaign flags, the item and pair flags that are new or changed (value, threshold or a
+    number of the evidence by more than ``tolerance``, or any other part of the evidence),
+    and the keys of the base's that no longer hold. A reader then sees the base's flag where
+    nothing changed beyond the tolerance."""
+    known = {(f.scope, f.subject, f.rule): f for f in base}
+    out: list[FlagRecord] = []
+    seen: set[tuple[str, str, str]] = set()
+    for f in flags:
+        if f.scope not in DELTA_SCOPES:
+            out.append(f)
+            continue
+        key = (f.scope, f.subject, f.rule)
+        seen.add(key)
+        old = known.get(key)
+        if (
+            old is None
+            or not _same(old.value, f.value, tolerance)
+            or not _same(old.threshold, f.threshold, tolerance)
+            or not _same(old.evidence, f.evidence, tolerance)
+        ):
+            out.append(f)
+    return out, [k for k in known if k not in seen]
 
 
 def _json(obj: dict[str, Any] | None) -> str | None:
@@ -256,13 +332,29 @@ def run_states(session: Session, run_id: int) -> dict[str, State]:
 
 
 def run_flags(session: Session, run_id: int, scope: str | None = None) -> list[FlagRecord]:
-    q = select(Flag).where(Flag.run_id == run_id)
+    """Every flag of a run: its own, and for items and pairs those of its base runs that it
+    did not change or clear (in the order they were first raised)."""
+    if scope is not None and scope not in DELTA_SCOPES:
+        chain = [run_id]
+    else:
+        chain = flag_chain(session, run_id)
+    cols = (Flag.run_id, Flag.scope, Flag.subject, Flag.rule, Flag.value, Flag.threshold)
+    q = select(*cols, Flag.evidence, Flag.cleared).where(Flag.run_id.in_(chain))
     if scope is not None:
         q = q.where(Flag.scope == scope)
-    return [
-        FlagRecord(f.scope, f.subject, f.rule, f.value, f.threshold, dict(f.evidence or {}))
-        for f in session.scalars(q.order_by(Flag.id))
-    ]
+    elif len(chain) > 1:  # a base's worker and campaign flags are its own, not this run's
+        q = q.where((Flag.run_id == run_id) | Flag.scope.in_(DELTA_SCOPES))
+    rows = session.execute(q.order_by(Flag.run_id, Flag.id)).all()
+    if len(chain) == 1:
+        return [FlagRecord(*r[1:6], dict(r[6] or {})) for r in rows]
+    flags: dict[tuple[str, str, str], FlagRecord] = {}
+    for r in rows:  # oldest run first: later runs change or clear what earlier ones raised
+        key = (r[1], r[2], r[3])
+        if r[7]:
+            flags.pop(key, None)
+        else:
+            flags[key] = FlagRecord(*r[1:6], dict(r[6] or {}))
+    return list(flags.values())
 
 
 def campaign_value_history(
@@ -303,7 +395,25 @@ def prune_item_values(session: Session, campaign_id: int, keep: int) -> None:
     old = select(MetricRun.id).where(MetricRun.campaign_id == campaign_id, MetricRun.id < cutoff)
     session.execute(delete(MetricColumn).where(MetricColumn.run_id.in_(old)))
     session.execute(delete(RunState).where(RunState.run_id.in_(old)))
-    session.execute(delete(Flag).where(Flag.run_id.in_(old), Flag.scope.in_(["item", "pair"])))
+    # The flags of a run older than the cutoff stay while a kept run's flags build on them.
+    bases = dict(
+        session.execute(
+            select(MetricRun.id, MetricRun.base_run_id).where(
+                MetricRun.campaign_id == campaign_id, MetricRun.base_run_id.is_not(None)
+            )
+        ).all()
+    )
+    needed: set[int] = set()
+    for run_id in [r for r in bases if r >= cutoff]:
+        while (base := bases.get(run_id)) is not None and base not in needed:
+            needed.add(base)
+            run_id = base
+        if base is not None:
+            needed.add(base)
+    q = delete(Flag).where(Flag.run_id.in_(old), Flag.scope.in_(list(DELTA_SCOPES)))
+    if needed:
+        q = q.where(Flag.run_id.not_in(sorted(needed)))
+    session.execute(q)
 
 
 __all__ = [
@@ -312,6 +422,8 @@ __all__ = [
     "RunInfo",
     "Value",
     "campaign_value_history",
+    "flag_chain",
+    "flag_delta",
     "latest_run",
     "mark_failed",
     "prune_item_values",

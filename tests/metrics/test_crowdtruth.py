@@ -105,6 +105,19 @@ def test_warm_start_from_own_result_converges_at_once(path: Path) -> None:
     # the first-iteration values are always those of a cold start
     np.testing.assert_array_equal(warm.wqs_initial, cold.wqs_initial)
     np.testing.assert_array_equal(warm.uqs_initial, cold.uqs_initial)
+    # without the first-iteration values: the same scores, one sweep fewer, NaN initial values
+    lean = crowdtruth(
+        c["workers"],
+        c["units"],
+        c["counts"],
+        closed=c["closed"],
+        warm_start=cold.scores,
+        initial=False,
+    )
+    for name in ("uqs", "wqs", "wwa", "wua"):
+        np.testing.assert_array_equal(getattr(lean, name), getattr(warm, name))
+    assert np.isnan(lean.wqs_initial).all() and np.isnan(lean.uqs_initial).all()
+    assert lean.uas_initial.nnz == 0 and lean.iterations == warm.iterations
 
 
 @pytest.mark.parametrize("path", params("ct_*.json"))

@@ -1,0 +1,292 @@
+"""What every family of measures shares: the :class:`Collector` a run's values go into, the
+:class:`WarmStart` of the previous run, and the helpers (CrowdTruth, answer counts, intervals).
+
+The families (:mod:`monitor.pipeline.absolute`, :mod:`monitor.pipeline.pairwise`) and
+:mod:`monitor.pipeline.intervals` import from here; :mod:`monitor.pipeline.compute` imports
+them, so the imports go one way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import sparse
+
+from monitor.metrics._common import Interval
+from monitor.metrics.agreement import BootstrapCI
+from monitor.metrics.crowdtruth import CrowdTruthResult, CrowdTruthScores, crowdtruth
+from monitor.results import Column, State, Value
+from monitor.settings import Settings
+
+
+def num(x: Any) -> float | None:
+    """A finite float, or None (undefined is never NaN in a run)."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+def _names(subjects: Sequence[str], idx: NDArray[np.int64]) -> list[str]:
+    """The subjects at positions ``idx``, as strings."""
+    return [str(x) for x in np.asarray(subjects, dtype=object)[idx].tolist()]
+
+
+@dataclass(frozen=True)
+class WarmStart:
+    """The previous run: its scores by subject (to start the iterative measures from), what
+    it saw (``watermark``, ``n_judgments``) and the states it kept."""
+
+    METRICS: ClassVar[tuple[str, ...]] = ("wqs", "uqs", "aqs", "weight", "score")
+    scores: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+    watermark: int = 0
+    n_judgments: int = 0
+    states: dict[str, State] = field(default_factory=dict)
+
+    @classmethod
+    def from_values(
+        cls,
+        values: Iterable[Value],
+        columns: Iterable[Column] = (),
+        *,
+        watermark: int = 0,
+        n_judgments: int = 0,
+        states: dict[str, State] | None = None,
+    ) -> WarmStart:
+        scores: dict[tuple[str, str], dict[str, float]] = {}
+        for v in values:
+            if v.value is not None:
+                scores.setdefault((v.scope, v.metric), {})[v.subject] = v.value
+        for c in columns:
+            ok = np.flatnonzero(np.isfinite(c.values))
+            known = scores.setdefault((c.scope, c.metric), {})
+            known.update(zip(_names(c.subjects, ok), c.values[ok].tolist(), strict=True))
+        return cls(scores, watermark, n_judgments, dict(states or {}))
+
+    def aligned(
+        self, scope: str, metric: str, subjects: Sequence[str], default: float = 1.0
+    ) -> NDArray[np.float64] | None:
+        """The scores in the order of ``subjects`` (``default`` for new ones), or None."""
+        known = self.scores.get((scope, metric))
+        if not known:
+            return None
+        return np.array([known.get(s, default) for s in subjects], dtype=np.float64)
+
+
+@dataclass
+class Collector:
+    """Accumulates the values of a run: per-subject values of the ``columnar`` scopes as
+    :class:`Column` arrays, the others as :class:`Value` objects."""
+
+    campaign: str
+    columnar: frozenset[str] = frozenset({"item"})
+    values: list[Value] = field(default_factory=list)
+    columns: list[Column] = field(default_factory=list)
+    states: dict[str, State] = field(default_factory=dict)
+
+    def campaign_value(
+        self,
+        metric: str,
+        value: Any,
+        interval: Interval | None = None,
+        n: int | None = None,
+        detail: dict | None = None,
+        reason: str | None = None,
+    ) -> None:
+        v = num(value)
+        if v is None and reason:
+            detail = {**(detail or {}), "reason": reason}
+        low, high = (interval.low, interval.high) if interval is not None else (None, None)
+        self.values.append(
+            Value("campaign", self.campaign, metric, v, num(low), num(high), n, detail)
+        )
+
+    def per_subject(
+        self,
+        scope: str,
+        metric: str,
+        subjects: Sequence[str],
+        values: NDArray,
+        n: NDArray | None = None,
+        low: NDArray | None = None,
+        high: NDArray | None = None,
+        mask: NDArray | None = None,
+    ) -> None:
+        """One value per subject (NaN = undefined) where ``mask`` is true."""
+        idx = np.arange(len(subjects)) if mask is None else np.flatnonzero(mask)
+        names = _names(subjects, idx)
+        if scope in self.columnar:
+
+            def part(a: NDArray | None) -> NDArray[np.float64] | None:
+                return None if a is None else np.asarray(a, dtype=np.float64)[idx]
+
+            self.columns.append(
+                Column(
+                    scope,
+                    metric,
+                    names,
+                    part(values),  # type: ignore[arg-type]
+                    part(low),
+                    part(high),
+                    None if n is None else np.asarray(n)[idx].astype(np.int64),
+                )
+            )
+            return
+
+        def column(a: NDArray | None) -> list:
+            if a is None:
+                return [None] * idx.size
+            x = np.asarray(a, dtype=np.float64)[idx]
+            return np.where(np.isfinite(x), x, None).tolist()  # NaN and inf become None
+
+        counts = [None] * idx.size if n is None else np.asarray(n)[idx].astype(np.int64).tolist()
+        self.values.extend(
+            Value(scope, str(name), metric, v, lo, hi, k)
+            for name, v, lo, hi, k in zip(
+                names, column(values), column(low), column(high), counts, strict=True
+            )
+        )
+
+
+def bootstrap_interval(
+    settings: Settings, estimate: float | None, draw: Callable[[int, int], BootstrapCI]
+) -> Interval | None:
+    """``draw(n_boot, seed).interval`` for a defined estimate, None when intervals are off."""
+    if not settings.bootstrap_samples or estimate is None:
+        return None
+    return draw(settings.bootstrap_samples, settings.seed).interval
+
+
+def run_crowdtruth(
+    out: Collector,
+    *,
+    workers: NDArray[np.int64],
+    units: NDArray[np.int64],
+    annotations: sparse.csr_array,
+    worker_ids: Sequence[str],
+    unit_ids: Sequence[str],
+    unit_scope: str,
+    annotation_names: Sequence[str],
+    closed: bool,
+    settings: Settings,
+    warm: WarmStart | None,
+    parameters: dict[str, Any],
+) -> CrowdTruthResult:
+    """CrowdTruth 2.0 on one campaign, warm-started from the last run; stores WQS/WWA/WUA per
+    worker, UQS and UAS per unit, AQS per annotation (closed tasks)."""
+    start = None
+    if warm is not None:
+        w = warm.aligned("worker", "wqs", worker_ids)
+        u = warm.aligned(unit_scope, "uqs", unit_ids)
+        a = warm.aligned("annotation", "aqs", annotation_names) if closed else None
+        if w is not None and u is not None:
+            start = CrowdTruthScores(uqs=u, wqs=w, aqs=a)
+    result = crowdtruth(
+        workers,
+        units,
+        annotations,
+        closed=closed,
+        n_workers=len(worker_ids),
+        n_units=len(unit_ids),
+        max_iter=settings.crowdtruth_max_iter,
+        tol=settings.crowdtruth_tol,
+        warm_start=start,
+        initial=start is None,  # a warm run stores no first-iteration values: skip that sweep
+    )
+    parameters["crowdtruth"]["iterations"] = result.iterations
+    out.campaign_value(
+        "crowdtruth_iterations",
+        result.iterations,
+        detail={"converged": bool(result.converged), "warm_start": start is not None},
+    )
+    kept_w = result.worker_kept
+    for metric in ("wqs", "wwa", "wua"):
+        out.per_subject("worker", metric, worker_ids, getattr(result, metric), mask=kept_w)
+    out.per_subject(unit_scope, "uqs", unit_ids, result.uqs, mask=result.unit_kept)
+    uas = result.uas.tocsr()
+    names = list(annotation_names)
+    if unit_scope in out.columnar:
+        kept = np.flatnonzero(result.unit_kept)
+        rows = uas[kept]
+        out.columns.append(
+            Column(
+                unit_scope,
+                "uas",
+                _names(unit_ids, kept),
+                np.full(kept.size, np.nan),
+                detail_key="scores",
+                names=tuple(str(x) for x in names),
+                indptr=rows.indptr.astype(np.int64),
+                indices=rows.indices.astype(np.int64),
+                data=rows.data.astype(np.float64),
+            )
+        )
+    else:
+        for u in np.flatnonzero(result.unit_kept):
+            lo, hi = uas.indptr[u], uas.indptr[u + 1]
+            scores = {
+                names[a]: round(float(s), 12)
+                for a, s in zip(uas.indices[lo:hi], uas.data[lo:hi], strict=True)
+            }
+            out.values.append(
+                Value(unit_scope, str(unit_ids[u]), "uas", None, detail={"scores": scores})
+            )
+    if closed and result.aqs is not None:
+        out.per_subject("annotation", "aqs", names, result.aqs)
+    return result
+
+
+def answers_detail(
+    out: Collector,
+    scope: str,
+    subjects: Sequence[str],
+    units: NDArray[np.int64],
+    codes: NDArray[np.int64],
+    names: Sequence[str],
+    judgment_units: NDArray[np.int64] | None = None,
+) -> None:
+    """Per unit: the number of judgments (of ``judgment_units``, default ``units``) and the
+    distribution of answers (``detail.answers``: answer name -> count)."""
+    n_units = len(subjects)
+    counts = sparse.coo_array(
+        (np.ones(codes.size), (units, codes)), shape=(n_units, len(names))
+    ).tocsr()
+    counts.sum_duplicates()
+    per_unit = np.bincount(units if judgment_units is None else judgment_units, minlength=n_units)
+    if scope in out.columnar:
+        judged = np.flatnonzero(per_unit)
+        rows = counts[judged]
+        out.columns.append(
+            Column(
+                scope,
+                "n_judgments",
+                _names(subjects, judged),
+                per_unit[judged].astype(np.float64),
+                detail_key="answers",
+                names=tuple(str(x) for x in names),
+                indptr=rows.indptr.astype(np.int64),
+                indices=rows.indices.astype(np.int64),
+                data=rows.data.astype(np.float64),
+                integral=True,
+            )
+        )
+        return
+    for u in np.flatnonzero(per_unit):
+        lo, hi = counts.indptr[u], counts.indptr[u + 1]
+        answers = {
+            str(names[c]): int(x)
+            for c, x in zip(counts.indices[lo:hi], counts.data[lo:hi], strict=True)
+        }
+        out.values.append(
+            Value(
+                scope,
+                str(subjects[u]),
+                "n_judgments",
+                float(per_unit[u]),
+                detail={"answers": answers},
+            )
+        )
