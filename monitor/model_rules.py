@@ -10,7 +10,8 @@
 - ``gold_accuracy`` (worker): with at least ``min_gold_judgments`` gold answers, the upper end
   of the gold interval is below ``gold_floor`` (automatic: the gold chance level + margin).
 - ``ambiguous`` (item): labels, the posterior of the most likely label is below
-  ``1/K + ambiguous_posterior x (1 - 1/K)``; multi-label sets, the same with K = 2 on the least
+  ``1/K + ambiguous_posterior x (1 - 1/K)``, or the plain vote does not settle the item (its
+  top count is tied, or the model's label overrules the majority); multi-label sets, the same with K = 2 on the least
   certain option; ratings, the model's chi-square test says the spread of the item's judgments
   (biases removed) exceeds what its workers' noise sd explains (``p < ambiguous_p``).
 - ``model_not_converged`` (campaign): the model stopped at ``model_max_iter`` before
@@ -292,8 +293,10 @@ def _posterior(
     if col is None:
         return []
     level = 1.0 / k + settings.ambiguous_posterior * (1.0 - 1.0 / k)
+    disputed = _disputed(by, columns, subjects)
     with np.errstate(invalid="ignore"):
-        hit = np.flatnonzero(np.isfinite(p) & (n >= settings.min_item_judgments) & (p < level))
+        uncertain = np.isfinite(p) & (p < level)
+        hit = np.flatnonzero((n >= settings.min_item_judgments) & (uncertain | disputed))
     details = col.take(hit).details() if col.indptr is not None else [None] * hit.size
     by_item = {s: m.get("model_label") for (sc, s), m in by.items() if sc == "item"}
     flags = []
@@ -307,6 +310,18 @@ def _posterior(
             if k == 2 and len(posterior) > 2
             else f"most likely label {best!r}"
         )
+        if uncertain[i]:
+            why = (
+                f"posterior of the {what} is {p[i]:.2f} over {int(n[i])} judgments, below "
+                f"{level:.2f} (1/{k} + {settings.ambiguous_posterior:g} x (1 - 1/{k})): the "
+                "reliable workers disagree on it"
+            )
+        else:
+            why = (
+                f"the plain vote of its {int(n[i])} judgments is tied or picks another label "
+                f"than the reliable workers' {best!r} (posterior {p[i]:.2f}): the majority "
+                "label is not to be trusted here"
+            )
         flags.append(
             FlagRecord(
                 "item",
@@ -315,9 +330,8 @@ def _posterior(
                 float(p[i]),
                 level,
                 {
-                    "message": f"posterior of the {what} is {p[i]:.2f} over {int(n[i])} "
-                    f"judgments, below {level:.2f} (1/{k} + {settings.ambiguous_posterior:g} x "
-                    f"(1 - 1/{k})): the reliable workers disagree on it",
+                    "message": why,
+                    "majority_disputed": bool(disputed[i]),
                     "n": int(n[i]),
                     "posterior": posterior,
                     "floor": level,
@@ -326,6 +340,17 @@ def _posterior(
             )
         )
     return flags
+
+
+def _disputed(by: Index, columns: Sequence[Column], subjects: Sequence[str]) -> NDArray[np.bool_]:
+    """``majority_disputed`` aligned with ``subjects`` (False where not stored)."""
+    names, flag, _, _ = _item_table(by, columns, "majority_disputed")
+    if not len(names):
+        return np.zeros(len(subjects), dtype=bool)
+    if list(names) == list(subjects):
+        return flag == 1.0
+    where = dict(zip(names, (flag == 1.0).tolist(), strict=True))
+    return np.array([where.get(s, False) for s in subjects], dtype=bool)
 
 
 def _spread(by: Index, columns: Sequence[Column], settings: Settings) -> list[FlagRecord]:

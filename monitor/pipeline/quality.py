@@ -296,6 +296,22 @@ def _labels(arrays, settings, out, warm, parameters, items, workers, answers, go
     mask = (res.labels >= 0) & (per_item > 0)
     _posterior_column(out, "model_label", arrays.item_ids, mask, res.posterior.max(axis=1),
                       per_item, res.posterior, tuple(str(c) for c in arrays.categories))  # fmt: skip
+    out.per_subject("item", "majority_disputed", arrays.item_ids,
+                    majority_disputed(items, codes, res.labels, N, K), n=per_item,
+                    mask=mask)  # fmt: skip
+
+
+def majority_disputed(
+    items: NDArray[np.int64], codes: NDArray[np.int64], labels: NDArray[np.int64], N: int, K: int
+) -> NDArray[np.float64]:
+    """Per item, 1.0 where the plain vote does not settle it: its top count is shared by two
+    labels, or the model's label (``labels``, -1 for none) is not the plain majority; else 0.0.
+    Where the reliable workers overrule the majority, the majority label is not to be trusted."""
+    counts = np.bincount(items * K + codes, minlength=N * K).reshape(N, K)
+    top = counts.max(axis=1)
+    tied = (counts == top[:, None]).sum(axis=1) > 1
+    overruled = (labels >= 0) & (counts[np.arange(N), np.maximum(labels, 0)] < top)
+    return (tied | overruled).astype(np.float64)
 
 
 def _worker_accuracy(arrays: CampaignArrays, out: Collector, res: Any, chance: float) -> None:
