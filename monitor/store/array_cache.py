@@ -3,9 +3,9 @@
 Two places hold them: this process's memory (``monitor schedule`` recomputes in one process, so
 its runs after the first read only new judgments) and a snapshot file per campaign under the
 ``cache_dir`` setting (a cold ``monitor recompute`` starts from it). Either is used only when
-it still describes the database: same database, campaign spec, schema revision and cache
-format, and :func:`monitor.store.arrays.extend_arrays` finds the judgments up to its watermark
-unchanged (count and sum of ids). Anything else, or a full run, loads afresh and replaces it.
+it still describes the database: same database, campaign (id and creation time) and spec,
+schema revision and cache format, and :func:`monitor.store.arrays.extend_arrays` finds the
+judgments up to its watermark unchanged (count and sum of ids). Anything else, or a full run, loads afresh and replaces it.
 
 Snapshot files hold numbers and JSON only (NumPy ``.npz`` without pickles), written to a
 temporary name and renamed, so a reader never sees half a file; a file that does not load is
@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import text
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from monitor.store.arrays import CampaignArrays, extend_arrays, load_arrays
 from monitor.store.campaigns import CampaignInfo
+from monitor.store.models import Campaign
 
 log = logging.getLogger("monitor.store")
 
@@ -49,11 +50,14 @@ def _schema_revision(session: Session) -> str:
 
 
 def _meta(session: Session, campaign: CampaignInfo) -> dict[str, Any]:
-    """What a kept copy must match to be used."""
+    """What a kept copy must match to be used. The campaign's creation time tells a campaign
+    from another that took its id (a database restored, or emptied and filled again)."""
+    created = session.scalar(select(Campaign.created_at).where(Campaign.id == campaign.id))
     return {
         "format": FORMAT,
         "schema": _schema_revision(session),
         "campaign": campaign.id,
+        "created": None if created is None else created.isoformat(),
         "kind": campaign.kind,
         "categories": list(campaign.categories or ()),
     }

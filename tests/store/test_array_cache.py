@@ -148,3 +148,27 @@ def test_a_snapshot_of_another_schema_or_format_is_not_used(engine: Engine, tmp_
     snap.write_bytes(b"not a snapshot")
     assert_same(_load(engine, cold), _fresh(engine))
     assert cold.source == "database"
+
+
+def test_a_campaign_that_took_the_id_of_another_is_loaded_afresh(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """Emptied and filled again (or restored): same campaign id, same judgment ids and count,
+    other data. The kept copy must not be used."""
+    from tests.conftest import _truncate
+
+    cache = ArrayCache(tmp_path)
+    store_case(engine, load(GOLDEN / "cases" / "rating_small_complete.json"))
+    first = _load(engine, cache)
+    with transaction(engine) as s:
+        cid = _cid(engine)
+        s.execute(delete(Campaign).where(Campaign.id == cid))
+    if engine.dialect.name == "postgresql":
+        _truncate(engine)  # ids start again at 1, as after a restore
+    other = load(GOLDEN / "cases" / "rating_small_complete.json")
+    other["judgments"] = [{**j, "value": (j["value"] % 5) + 1} for j in other["judgments"]]
+    store_case(engine, other)
+    got = _load(engine, cache)
+    assert cache.source == "database"
+    assert_same(got, _fresh(engine))
+    assert not np.array_equal(got.values, first.values)
