@@ -136,6 +136,7 @@ def test_ingest_gold_feeds_the_items(db_url: str, capsys: pytest.CaptureFixture[
         "1 tainted judgments skipped (--option keep_tainted=1 keeps them)",
         "1 golden units accept several answers in sentiment_gold: no gold value kept for them",
         "categories taken from the data: negative, neutral, positive",
+        "campaign platform set to figure-eight (workers' history is per platform)",
     ]
     engine = create_engine(db_url)
     try:
