@@ -16,7 +16,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         help="export a block list, worker weights or quality-weighted labels",
         description="blocklist: MTurk Workers CSV (UPDATE-BlockStatus), Prolific list, Toloka "
         "user restrictions TSV, or CSV/JSON. weights: CSV/JSON (MTurk: a qualification score). "
-        "labels: CSV/JSON, aggregated with weight x WQS. See docs/exports.md.",
+        "labels: CSV/JSON, the reliability model's answer per item (Dawid-Skene label, rating "
+        "model mean, multi-label options) with its posterior or sd. See docs/exports.md.",
     )
     p.add_argument("what", choices=("blocklist", "weights", "labels"))
     p.add_argument("--campaign", required=True, metavar="NAME")
