@@ -345,5 +345,5 @@ def _pearson_by_group(
     scale = max(float(np.ptp(domain)), 1e-300) ** 2 * 1e-24 * kk
     out = np.full(n_groups, np.nan)
     ok = (k >= 2) & (sxx > scale) & (syy > scale)
-    out[ok] = sxy[ok] / np.sqrt(sxx[ok] * syy[ok])
+    out[ok] = np.clip(sxy[ok] / np.sqrt(sxx[ok] * syy[ok]), -1.0, 1.0)  # rounding past +-1
     return out

@@ -21,6 +21,8 @@ from monitor.metrics.agreement import BootstrapCI
 from monitor.metrics.crowdtruth import CrowdTruthResult, CrowdTruthScores, crowdtruth
 from monitor.results import Column, State, Value
 from monitor.settings import Settings
+from monitor.store.arrays import CampaignArrays
+from monitor.store.campaigns import CampaignInfo
 
 
 def num(x: Any) -> float | None:
@@ -290,3 +292,42 @@ def answers_detail(
                 detail={"answers": answers},
             )
         )
+
+
+MAX_SCALE_POINTS = 101
+
+
+def scale_codes(
+    info: CampaignInfo, arrays: CampaignArrays
+) -> tuple[NDArray[np.int64], NDArray[np.float64], tuple[str, ...]]:
+    """Value codes, the number behind each code, and each code's name.
+
+    Labels: the category index. Ratings on an integer scale of at most 101 points: the position
+    on the scale (so kappa weights are over scale positions, unobserved points included);
+    otherwise (continuous ratings) the rank among the distinct observed values.
+    """
+    if arrays.kind == "label":
+        domain = np.arange(len(arrays.categories), dtype=np.float64)
+        return arrays.values.astype(np.int64), domain, arrays.categories
+    x = arrays.values
+    lo, hi = info.scale_min, info.scale_max
+    integral = (
+        lo is not None and hi is not None and float(lo).is_integer() and float(hi).is_integer()
+    )
+    if integral and hi - lo + 1 <= MAX_SCALE_POINTS and np.all(np.mod(x, 1) == 0):
+        domain = np.arange(lo, hi + 1, dtype=np.float64)
+        codes = (x - lo).astype(np.int64)
+    else:
+        domain, codes = np.unique(x, return_inverse=True)
+        codes = codes.reshape(-1).astype(np.int64)
+    names = tuple(f"{v:g}" for v in domain)
+    return codes, domain, names
+
+
+def latest_per_pair(workers: NDArray, items: NDArray, order: NDArray) -> NDArray[np.int64]:
+    """Indices of the latest judgment of each (worker, item): a worker counts once per item."""
+    idx = np.lexsort((order, items, workers))
+    w, i = workers[idx], items[idx]
+    last = np.ones(idx.size, dtype=bool)
+    last[:-1] = (w[1:] != w[:-1]) | (i[1:] != i[:-1])
+    return np.sort(idx[last])

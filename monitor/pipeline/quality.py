@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
-from monitor.pipeline.collect import Collector, WarmStart, _names
+from monitor.pipeline.collect import Collector, WarmStart, _names, latest_per_pair, scale_codes
 from monitor.results import Column, State
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays
@@ -439,8 +439,6 @@ def model_answers(
             values[i] = "|".join(sorted(str(names[a]) for a in np.flatnonzero(post[i] > 0.5)))
         uncertainty = np.maximum(post, 1.0 - post).min(axis=1)
         return per_item.astype(float), values, uncertainty
-    from monitor.pipeline.absolute import latest_per_pair, scale_codes
-
     idx = latest_per_pair(arrays.workers, arrays.items, arrays.order)
     idx = idx[keep[idx]]
     items, workers = arrays.items[idx], arrays.workers[idx]

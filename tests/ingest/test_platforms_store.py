@@ -28,12 +28,13 @@ def test_toloka_task_suite_stores_every_task(
             f"{path} (toloka, detected platform toloka): 6 rows: 6 new, 0 duplicate, 0 rejected",
             "1 items with gold values or texts stored",
             "categories taken from the data: cat, dog",
+            "campaign platform set to toloka (workers' history is per platform)",
         ],
     )
     code, out = run(capsys, db_url, "ingest", path, "--campaign", "pets", "--map", "item=image")
     assert out[0].endswith("6 rows: 0 new, 6 duplicate, 0 rejected")
     assert run(capsys, db_url, "campaign", "list")[1] == [
-        "pets\tlabel cat, dog (nominal)\t6 judgments, 2 workers, 3 items"
+        "pets\tlabel cat, dog (nominal)\t6 judgments, 2 workers, 3 items, platform toloka"
     ]
 
 
@@ -48,6 +49,7 @@ def test_mturk_several_questions_per_hit(db_url: str, capsys: pytest.CaptureFixt
             "5 items with gold values or texts stored",
             "1 unanswered questions skipped (blank answer cells)",
             "categories taken from the data: negative, neutral, positive",
+            "campaign platform set to mturk (workers' history is per platform)",
         ],
     )
     assert run(capsys, db_url, "ingest", path, "--campaign", "s", *words)[1][0].endswith(

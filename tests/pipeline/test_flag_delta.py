@@ -76,7 +76,9 @@ def test_incremental_flags_read_as_a_full_runs(engine: Engine, keep: int) -> Non
     forget()
     run_module._KEPT_FLAGS.clear()
     case = load(GOLDEN / "cases" / "rating_medium.json")
-    settings = SETTINGS.replace(keep_item_runs=keep)
+    # The model's ambiguous flags carry spread statistics that every refit moves a little:
+    # a tolerance of 0.05 lets the unmoved ones be read from the base run.
+    settings = SETTINGS.replace(keep_item_runs=keep, flag_tolerance=0.05)
     n = len(case["judgments"])
     cuts = [int(n * f) for f in (0.9, 0.93, 0.96, 1.0)]
     store_case(engine, case, upto=cuts[0])
