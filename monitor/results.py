@@ -74,8 +74,9 @@ class Column:
     def __len__(self) -> int:
         return len(self.subjects)
 
-    def take(self, rows: NDArray[np.int64]) -> Column:
-        """The subjects ``rows`` (positions) alone, in that order."""
+    def take(self, rows: NDArray[np.int64], subjects: list[str] | None = None) -> Column:
+        """The subjects ``rows`` (positions) alone, in that order (``subjects``: those subjects,
+        when the caller has them already)."""
         rows = np.asarray(rows, dtype=np.int64)
 
         def pick(a: NDArray | None) -> NDArray | None:
@@ -91,7 +92,7 @@ class Column:
         return Column(
             self.scope,
             self.metric,
-            [self.subjects[i] for i in rows.tolist()],
+            [self.subjects[i] for i in rows.tolist()] if subjects is None else subjects,
             self.values[rows],
             pick(self.low),
             pick(self.high),
@@ -163,11 +164,12 @@ class Column:
         """What the arrays do not hold (stored as JSON beside them)."""
         return {"detail_key": self.detail_key, "names": list(self.names), "integral": self.integral}
 
-    def to_bytes(self) -> bytes:
-        """The arrays as an uncompressed ``.npz`` (read back without pickle)."""
+    def to_bytes(self, **extra: NDArray) -> bytes:
+        """The arrays (and ``extra`` ones) as an uncompressed ``.npz`` (read back without
+        pickle)."""
         buffer = io.BytesIO()
         arrays = {k: getattr(self, k) for k in _ARRAYS if getattr(self, k) is not None}
-        np.savez(buffer, **arrays)
+        np.savez(buffer, **arrays, **extra)
         return buffer.getvalue()
 
     @classmethod

@@ -50,6 +50,9 @@ class Settings:
     flag_tolerance: float = 0.001
     """An incremental run stores an item or pair flag again only when its value, threshold or
     a number of its evidence moved by more than this (or it is new or gone); -1 = store all."""
+    value_tolerance: float = 0.001
+    """An incremental run stores a per-item value again only when it (its interval, count or
+    detail) moved by more than this, or the item is new; -1 = store every value."""
     keep_item_runs: int = 20
     """Runs per campaign that keep their per-item values and flags; older runs keep the rest."""
     phi: str = "full"

@@ -28,6 +28,7 @@ from monitor.store.history import HistoryEntry
 
 Z95 = 1.959963984540054
 STATE = "model_init"
+WORKER_STATE = "model_workers"  # (W, 2): each worker's bias and noise sd (rating model)
 
 
 def gold_values(info: CampaignInfo, arrays: CampaignArrays) -> NDArray[np.float64]:
@@ -210,10 +211,12 @@ def _model_summary(
     out.campaign_value("model_iterations", res.iterations, detail=detail)
 
 
-def _warm_array(warm: WarmStart | None, meta: dict[str, Any], rows: int) -> NDArray | None:
-    """The previous run's model state when it was made for the same model (codes of items
-    are stable: the rows of the new items are NaN)."""
-    state = warm.states.get(STATE) if warm is not None else None
+def _warm_array(
+    warm: WarmStart | None, meta: dict[str, Any], rows: int, key: str = STATE
+) -> NDArray | None:
+    """The previous run's model state ``key`` when it was made for the same model (codes of
+    items and workers are stable: the rows of the new ones are NaN)."""
+    state = warm.states.get(key) if warm is not None else None
     if state is None or state.meta != meta or state.array.shape[0] > rows:
         return None
     a = np.full((rows, *state.array.shape[1:]), np.nan)
@@ -336,9 +339,12 @@ def _ratings(arrays, settings, out, warm, parameters, items, workers, values, go
         new = ~np.isfinite(start)
         start[new] = mean[new]
         start = np.where(np.isfinite(start), start, (scale[0] + scale[1]) / 2)
+    per_worker = _warm_array(warm, meta, W, WORKER_STATE) if start is not None else None
     res = rating_model(
         items, workers, values, n_items=N, n_workers=W, scale=scale,
         gold=gold if np.isfinite(gold).any() else None, worker_prior=wprior, init=start,
+        init_bias=None if per_worker is None else per_worker[:, 0],
+        init_noise=None if per_worker is None else per_worker[:, 1],
         max_iter=settings.model_max_iter, tol=settings.model_tol,
         floor_margin=settings.quality_margin,
     )  # fmt: skip
@@ -372,6 +378,7 @@ def _ratings(arrays, settings, out, warm, parameters, items, workers, values, go
                     mask=imask)  # fmt: skip
     out.per_subject("item", "model_spread_p", arrays.item_ids, res.spread_p, mask=imask)
     out.states[STATE] = State(meta, np.asarray(res.mean, dtype=np.float64))
+    out.states[WORKER_STATE] = State(meta, np.column_stack([res.bias, res.noise_sd]))
 
 
 def multilabel(

@@ -23,10 +23,11 @@ from monitor.flags import evaluate
 from monitor.pipeline.collect import WarmStart
 from monitor.pipeline.compute import compute_values
 from monitor.policy import apply_policy
-from monitor.results import FlagRecord
+from monitor.results import Column, FlagRecord
 from monitor.settings import Settings
 from monitor.store.array_cache import ArrayCache
 from monitor.store.campaigns import CampaignInfo, campaign_counts, get_campaign, list_campaigns
+from monitor.store.column_deltas import column_delta
 from monitor.store.engine import snapshot, transaction
 from monitor.store.history import worker_history
 from monitor.store.locks import campaign_lock
@@ -113,6 +114,8 @@ class CampaignFailed(Exception):
 # The item and pair flags of each campaign's last run, as this process saved them (a
 # scheduler's next run takes them as its base without reading them back).
 _KEPT_FLAGS: dict[tuple[str, int], tuple[int, int, list[FlagRecord]]] = {}
+# Likewise the columns of that run as readers see them (deltas resolved).
+_KEPT_COLUMNS: dict[tuple[str, int], tuple[int, dict[tuple[str, str], Column]]] = {}
 
 
 def _flags_key(engine: Engine, info: CampaignInfo) -> tuple[str, int]:
@@ -142,6 +145,42 @@ def _flag_base(
     if depth >= MAX_FLAG_CHAIN:
         return None
     return last.id, flags, depth
+
+
+def _column_base(
+    engine: Engine,
+    session: Session,
+    info: CampaignInfo,
+    base: tuple[int, list[FlagRecord], int] | None,
+    settings: Settings,
+) -> dict[tuple[str, str], Column] | None:
+    """The base run's columns as readers see them, by scope and metric (None: no base, or a
+    negative value tolerance: every column is stored whole)."""
+    if base is None or settings.value_tolerance < 0:
+        return None
+    kept = _KEPT_COLUMNS.get(_flags_key(engine, info))
+    if kept is not None and kept[0] == base[0]:
+        return kept[1]
+    return {(c.scope, c.metric): c for c in run_columns(session, base[0])}
+
+
+def _column_deltas(
+    columns: list[Column],
+    base: dict[tuple[str, str], Column] | None,
+    settings: Settings,
+) -> tuple[list[Column], dict[tuple[str, str], object], dict[tuple[str, str], Column]]:
+    """The columns to store (deltas where the base allows), their positions, and the columns
+    readers will see."""
+    stored, positions, seen = [], {}, {}
+    for c in columns:
+        key = (c.scope, c.metric)
+        prev = None if base is None else base.get(key)
+        out, pos, resolved = column_delta(prev, c, settings.value_tolerance)
+        stored.append(out)
+        seen[key] = resolved
+        if pos is not None:
+            positions[key] = pos
+    return stored, positions, seen
 
 
 def _recompute_one(
@@ -197,16 +236,22 @@ def _compute_and_save(
         arrays = ArrayCache(settings.cache_dir).load(s, info, counts.max_id, full=full)
         history = worker_history(s, info, arrays.worker_ids.tolist())
         warm = None
+        base = _flag_base(engine, s, info, last, settings, full=full)
+        base_columns = _column_base(engine, s, info, base, settings)
         if not full and last is not None:
             metrics = WarmStart.METRICS
+            warm_columns = (
+                run_columns(s, last.id, metrics=metrics)
+                if base_columns is None
+                else [c for c in base_columns.values() if c.metric in metrics]
+            )
             warm = WarmStart.from_values(
                 run_values(s, last.id, metrics=metrics, columns=False),
-                run_columns(s, last.id, metrics=metrics),
+                warm_columns,
                 watermark=last.watermark,
                 n_judgments=last.n_judgments,
                 states=run_states(s, last.id),
             )
-        base = _flag_base(engine, s, info, last, settings, full=full)
     n_new = arrays.n - (last.n_judgments if last is not None else 0)
     values, columns, states, parameters = compute_values(
         info, arrays, settings, warm=warm, history=history
@@ -218,6 +263,7 @@ def _compute_and_save(
     stored, cleared = flags, []
     if base is not None:
         stored, cleared = flag_delta(base[1], flags, settings.flag_tolerance)
+    stored_columns, positions, seen_columns = _column_deltas(columns, base_columns, settings)
     with transaction(engine) as s:
         run = save_run(
             s,
@@ -232,10 +278,11 @@ def _compute_and_save(
             seconds=time.perf_counter() - started,
             values=values,
             flags=stored,
-            columns=columns,
+            columns=stored_columns,
             states=states,
             base_run_id=None if base is None else base[0],
             cleared=cleared,
+            positions=positions,
         )
         apply_policy(s, info, run.id, flags, settings)
         prune_item_values(s, info.id, settings.keep_item_runs)
@@ -247,6 +294,7 @@ def _compute_and_save(
         resolved.update({(f.scope, f.subject, f.rule): f for f in stored})
         seen = [resolved[(f.scope, f.subject, f.rule)] for f in seen]
     _KEPT_FLAGS[_flags_key(engine, info)] = (run.id, 1 if base is None else base[2] + 1, seen)
+    _KEPT_COLUMNS[_flags_key(engine, info)] = (run.id, seen_columns)
     counts_by_rule: dict[str, int] = {}
     for f in flags:
         counts_by_rule[f.rule] = counts_by_rule.get(f.rule, 0) + 1

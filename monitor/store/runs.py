@@ -16,6 +16,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from monitor.results import Column, FlagRecord, State, Value
+from monitor.store import column_deltas
 from monitor.store.models import (
     Base,
     Flag,
@@ -102,12 +103,15 @@ def save_run(
     states: Mapping[str, State] | None = None,
     base_run_id: int | None = None,
     cleared: Iterable[tuple[str, str, str]] = (),
+    positions: Mapping[tuple[str, str], Any] | None = None,
 ) -> RunInfo:
     """Insert a finished run with its values, columns, flags and states (the caller's
     transaction makes it atomic: a crash before commit leaves the previous run as the
     latest). With ``base_run_id``, ``flags`` holds the run's worker and campaign flags and
     only the item and pair flags that changed from the base run's (see :func:`flag_delta`);
-    ``cleared`` the (scope, subject, rule) of the base's that no longer hold."""
+    ``cleared`` the (scope, subject, rule) of the base's that no longer hold. ``positions``:
+    the columns (by scope and metric) that are deltas on the base run's, with the rows they
+    replace or add (:mod:`monitor.store.column_deltas`)."""
     run = MetricRun(
         campaign_id=campaign_id,
         watermark=watermark,
@@ -137,17 +141,21 @@ def save_run(
     _bulk_insert(session, "flags", FLAG_COLUMNS, flag_rows)
     cleared_rows = ((run_id, sc, su, ru, None, None, "{}", True) for sc, su, ru in cleared)
     _bulk_insert(session, "flags", FLAG_COLUMNS, cleared_rows)
-    column_rows = [
-        {
-            "run_id": run_id,
-            "scope": c.scope,
-            "metric": c.metric,
-            "subjects": json.dumps(c.subjects, ensure_ascii=False),
-            "meta": c.meta(),
-            "data": c.to_bytes(),
-        }
-        for c in columns
-    ]
+    if positions and base_run_id is None:
+        raise ValueError("delta columns need the base run they apply to.")
+    column_rows = []
+    for c in columns:
+        meta, data = column_deltas.encode(c, (positions or {}).get((c.scope, c.metric)))
+        column_rows.append(
+            {
+                "run_id": run_id,
+                "scope": c.scope,
+                "metric": c.metric,
+                "subjects": json.dumps(c.subjects, ensure_ascii=False),
+                "meta": meta,
+                "data": data,
+            }
+        )
     if column_rows:
         session.execute(MetricColumn.__table__.insert(), column_rows)
     state_rows = [
@@ -173,7 +181,7 @@ FLAG_COLUMNS = (
 DELTA_SCOPES = ("item", "pair")
 """The scopes whose flags a run may store as changes from its base run."""
 MAX_FLAG_CHAIN = 10
-"""Most runs in a chain of flag deltas; the next run stores all its flags."""
+"""Most runs in a chain of deltas (item and pair flags, columns); the next run stores all."""
 
 
 def flag_chain(session: Session, run_id: int) -> list[int]:
@@ -311,16 +319,51 @@ def run_values(
 def run_columns(
     session: Session, run_id: int, scope: str | None = None, metrics: Sequence[str] | None = None
 ) -> list[Column]:
-    """The values of a run stored as columns, as arrays."""
-    q = select(MetricColumn).where(MetricColumn.run_id == run_id)
+    """The values of a run stored as columns, as arrays (a column stored as a delta is
+    resolved from its base runs: the numbers a reader sees)."""
+    rows = _column_rows(session, [run_id], scope, metrics)
+    if not any(column_deltas.DELTA_KEY in (r.meta or {}) for r in rows):
+        return [_column(r) for r in rows]
+    chain = flag_chain(session, run_id)
+    older = _column_rows(session, chain[1:], scope, metrics)
+    by_key: dict[tuple[str, str], dict[int, Any]] = {}
+    for r in older:
+        by_key.setdefault((r.scope, r.metric), {})[r.run_id] = r
+    out = []
+    for r in rows:
+        links = [r]
+        for older_id in chain[1:]:
+            if links[-1].meta.get(column_deltas.DELTA_KEY) is None:
+                break
+            link = by_key.get((r.scope, r.metric), {}).get(older_id)
+            if link is None:
+                break
+            links.append(link)
+        column = column_deltas.resolve(
+            (_column(x), column_deltas.decode_positions(x.meta or {}, x.data))
+            for x in reversed(links)
+        )
+        if column is None:
+            raise RuntimeError(f"run {run_id}: the base of column {r.scope}/{r.metric} is gone")
+        out.append(column)
+    return out
+
+
+def _column_rows(
+    session: Session, run_ids: Sequence[int], scope: str | None, metrics: Sequence[str] | None
+) -> list[MetricColumn]:
+    if not run_ids:
+        return []
+    q = select(MetricColumn).where(MetricColumn.run_id.in_(list(run_ids)))
     if scope is not None:
         q = q.where(MetricColumn.scope == scope)
     if metrics is not None:
         q = q.where(MetricColumn.metric.in_(list(metrics)))
-    return [
-        Column.from_bytes(c.scope, c.metric, json.loads(c.subjects), dict(c.meta or {}), c.data)
-        for c in session.scalars(q.order_by(MetricColumn.id))
-    ]
+    return list(session.scalars(q.order_by(MetricColumn.id)))
+
+
+def _column(r: MetricColumn) -> Column:
+    return Column.from_bytes(r.scope, r.metric, json.loads(r.subjects), dict(r.meta or {}), r.data)
 
 
 def run_states(session: Session, run_id: int) -> dict[str, State]:
@@ -393,9 +436,8 @@ def prune_item_values(session: Session, campaign_id: int, keep: int) -> None:
     if cutoff is None:
         return
     old = select(MetricRun.id).where(MetricRun.campaign_id == campaign_id, MetricRun.id < cutoff)
-    session.execute(delete(MetricColumn).where(MetricColumn.run_id.in_(old)))
-    session.execute(delete(RunState).where(RunState.run_id.in_(old)))
-    # The flags of a run older than the cutoff stay while a kept run's flags build on them.
+    # The flags and columns of a run older than the cutoff stay while a kept run's deltas
+    # build on them.
     bases = dict(
         session.execute(
             select(MetricRun.id, MetricRun.base_run_id).where(
@@ -410,10 +452,15 @@ def prune_item_values(session: Session, campaign_id: int, keep: int) -> None:
             run_id = base
         if base is not None:
             needed.add(base)
-    q = delete(Flag).where(Flag.run_id.in_(old), Flag.scope.in_(list(DELTA_SCOPES)))
-    if needed:
-        q = q.where(Flag.run_id.not_in(sorted(needed)))
-    session.execute(q)
+    keep = sorted(needed)
+    q_columns = delete(MetricColumn).where(MetricColumn.run_id.in_(old))
+    q_flags = delete(Flag).where(Flag.run_id.in_(old), Flag.scope.in_(list(DELTA_SCOPES)))
+    if keep:
+        q_columns = q_columns.where(MetricColumn.run_id.not_in(keep))
+        q_flags = q_flags.where(Flag.run_id.not_in(keep))
+    session.execute(q_columns)
+    session.execute(delete(RunState).where(RunState.run_id.in_(old)))
+    session.execute(q_flags)
 
 
 __all__ = [

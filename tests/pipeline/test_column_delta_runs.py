@@ -1,0 +1,101 @@
+"""Item columns of incremental runs stored as changes from the base run: readers see the full
+run's numbers within ``value_tolerance``, fewer rows are written, and pruning keeps the bases
+that a kept run's columns build on."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sqlalchemy import Engine, func, select
+
+from monitor.pipeline import recompute
+from monitor.pipeline import run as run_module
+from monitor.results import Column
+from monitor.settings import Settings
+from monitor.store.array_cache import forget
+from monitor.store.column_deltas import DELTA_KEY
+from monitor.store.engine import transaction
+from monitor.store.models import MetricColumn, MetricRun
+from monitor.store.runs import run_columns
+from tests.golden import GOLDEN, load
+from tests.pipeline.cases import store_case
+
+SETTINGS = Settings(bootstrap_samples=0, phi="map", cache_dir="")
+
+
+def _columns(engine: Engine, run_id: int) -> dict[tuple[str, str], Column]:
+    with transaction(engine) as s:
+        return {(c.scope, c.metric): c for c in run_columns(s, run_id)}
+
+
+def _stored_rows(engine: Engine, run_id: int) -> tuple[int, int]:
+    """(delta columns, subjects stored in them) of a run."""
+    with transaction(engine) as s:
+        rows = s.scalars(select(MetricColumn).where(MetricColumn.run_id == run_id)).all()
+        deltas = [r for r in rows if (r.meta or {}).get(DELTA_KEY)]
+        return len(deltas), sum(r.subjects.count('"') // 2 for r in deltas)
+
+
+def _close(a: Column, b: Column, tol: float) -> None:
+    assert a.subjects == b.subjects, a.metric
+    assert (a.n is None) == (b.n is None)
+    if a.n is not None:
+        np.testing.assert_array_equal(a.n, b.n, err_msg=a.metric)
+    for f in ("values", "low", "high"):
+        x, y = getattr(a, f), getattr(b, f)
+        if x is not None:
+            np.testing.assert_allclose(x, y, atol=tol, rtol=0, err_msg=f"{a.metric}.{f}")
+    if a.indptr is not None:
+        np.testing.assert_array_equal(a.indptr, b.indptr, err_msg=a.metric)
+        np.testing.assert_array_equal(a.indices, b.indices, err_msg=a.metric)
+        np.testing.assert_allclose(a.data, b.data, atol=tol, rtol=0, err_msg=a.metric)
+
+
+@pytest.mark.parametrize("keep", [20, 1])
+def test_incremental_columns_read_as_a_full_runs(engine: Engine, keep: int) -> None:
+    forget()
+    run_module._KEPT_FLAGS.clear()
+    run_module._KEPT_COLUMNS.clear()
+    case = load(GOLDEN / "cases" / "rating_medium.json")
+    settings = SETTINGS.replace(keep_item_runs=keep, value_tolerance=0.01)
+    n = len(case["judgments"])
+    cuts = [int(n * f) for f in (0.9, 0.93, 0.96, 1.0)]
+    store_case(engine, case, upto=cuts[0])
+    [first] = recompute(engine, settings)
+    runs = [first.run_id]
+    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+        store_case(engine, case, upto=hi, start=lo)
+        if len(runs) == 2:  # a cold process: the base's columns come from the store
+            run_module._KEPT_COLUMNS.clear()
+        [o] = recompute(engine, settings)
+        runs.append(o.run_id)
+    with transaction(engine) as s:
+        bases = [s.get_one(MetricRun, r).base_run_id for r in runs]
+    assert bases == [None, *runs[:-1]]
+    n_delta, n_subjects = _stored_rows(engine, runs[-1])
+    incremental = _columns(engine, runs[-1])
+    assert n_delta == len(incremental)  # every item column extends its base's
+    total = sum(len(c) for c in incremental.values())
+    assert n_subjects < total  # only what moved was written
+    [full] = recompute(engine, settings, full=True)
+    whole = _columns(engine, full.run_id)
+    assert _stored_rows(engine, full.run_id)[0] == 0
+    assert incremental.keys() == whole.keys()
+    # the tolerance on what is stored, plus what separates a warm refit from a cold one
+    for key, col in whole.items():
+        _close(incremental[key], col, settings.value_tolerance + 0.01)
+
+
+def test_a_negative_tolerance_stores_every_value(engine: Engine) -> None:
+    forget()
+    run_module._KEPT_COLUMNS.clear()
+    case = load(GOLDEN / "cases" / "rating_medium.json")
+    settings = SETTINGS.replace(value_tolerance=-1)
+    n = len(case["judgments"])
+    store_case(engine, case, upto=n - 50)
+    recompute(engine, settings)
+    store_case(engine, case, upto=n, start=n - 50)
+    [o] = recompute(engine, settings)
+    assert _stored_rows(engine, o.run_id) == (0, 0)
+    with transaction(engine) as s:
+        assert s.scalar(select(func.count()).where(MetricColumn.run_id == o.run_id)) > 0
