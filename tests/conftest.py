@@ -13,11 +13,18 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 from sqlalchemy import Engine, text
 
 from monitor.store.engine import make_engine
 from monitor.store.migrate import upgrade
 from monitor.store.models import Base
+
+# CI runs the same examples every time (a red CI names a property that fails, not a draw);
+# elsewhere each run draws new ones.
+hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
 
 PG_ADMIN = os.environ.get(
     "MONITOR_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"

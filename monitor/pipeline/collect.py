@@ -8,6 +8,7 @@ them, so the imports go one way.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -36,6 +37,23 @@ def num(x: Any) -> float | None:
 def _names(subjects: Sequence[str], idx: NDArray[np.int64]) -> list[str]:
     """The subjects at positions ``idx``, as strings."""
     return [str(x) for x in np.asarray(subjects, dtype=object)[idx].tolist()]
+
+
+class _NameCache:
+    """:func:`_names` for the same subjects and mask again (a run's item measures mostly share
+    one mask: every judged item), computed once."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[int, int, bytes], tuple[Sequence[str], list[str]]] = {}
+
+    def __call__(self, subjects: Sequence[str], idx: NDArray[np.int64]) -> list[str]:
+        key = (id(subjects), idx.size, hashlib.blake2b(idx.tobytes(), digest_size=16).digest())
+        kept = self._kept.get(key)
+        if kept is not None and kept[0] is subjects:
+            return kept[1]
+        names = _names(subjects, idx)
+        self._kept[key] = (subjects, names)
+        return names
 
 
 @dataclass(frozen=True)
@@ -89,6 +107,7 @@ class Collector:
     values: list[Value] = field(default_factory=list)
     columns: list[Column] = field(default_factory=list)
     states: dict[str, State] = field(default_factory=dict)
+    _names: _NameCache = field(default_factory=_NameCache, repr=False)
 
     def campaign_value(
         self,
@@ -120,7 +139,7 @@ class Collector:
     ) -> None:
         """One value per subject (NaN = undefined) where ``mask`` is true."""
         idx = np.arange(len(subjects)) if mask is None else np.flatnonzero(mask)
-        names = _names(subjects, idx)
+        names = self._names(subjects, idx)
         if scope in self.columnar:
 
             def part(a: NDArray | None) -> NDArray[np.float64] | None:

@@ -233,7 +233,9 @@ def _compute_and_save(
                 message=f"nothing new since run {last.id}: nothing to do",
             )
         watermark[0] = counts.max_id
-        arrays = ArrayCache(settings.cache_dir).load(s, info, counts.max_id, full=full)
+        arrays = ArrayCache(settings.cache_dir).load(
+            s, info, counts.max_id, full=full, counted=(counts.n_judgments, counts.id_sum)
+        )
         history = worker_history(s, info, arrays.worker_ids.tolist())
         warm = None
         base = _flag_base(engine, s, info, last, settings, full=full)

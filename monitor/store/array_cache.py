@@ -79,8 +79,16 @@ class ArrayCache:
         """Where the last load started from: ``memory``, ``snapshot`` or ``database``."""
 
     def load(
-        self, session: Session, campaign: CampaignInfo, watermark: int, *, full: bool = False
+        self,
+        session: Session,
+        campaign: CampaignInfo,
+        watermark: int,
+        *,
+        full: bool = False,
+        counted: tuple[int, int] | None = None,
     ) -> CampaignArrays:
+        """The arrays up to ``watermark``; ``counted``: the number and sum of the judgment ids
+        up to it, read in the same snapshot (see :func:`extend_arrays`)."""
         key = _key(session, campaign)
         meta = _meta(session, campaign)
         arrays = None
@@ -88,7 +96,7 @@ class ArrayCache:
             for source, kept in (("memory", self._from_memory), ("snapshot", self._from_file)):
                 base = kept(key, meta)
                 if base is not None:
-                    arrays = extend_arrays(session, campaign, base, watermark)
+                    arrays = extend_arrays(session, campaign, base, watermark, counted)
                     if arrays is not None:
                         self.source = source
                         break

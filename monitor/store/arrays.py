@@ -323,7 +323,11 @@ def _judgments(
 
 
 def extend_arrays(
-    session: Session, campaign: CampaignInfo, base: CampaignArrays, watermark: int
+    session: Session,
+    campaign: CampaignInfo,
+    base: CampaignArrays,
+    watermark: int,
+    counted: tuple[int, int] | None = None,
 ) -> CampaignArrays | None:
     """``base`` (a load of ``campaign`` up to its own watermark) with the judgments, workers and
     items that arrived since, up to ``watermark``: the arrays :func:`load_arrays` would give,
@@ -333,15 +337,19 @@ def extend_arrays(
     below the last known one, or a label or annotation name the base has no code for.
 
     Codes stay stable because ids only grow: new workers and items sort after the known ones.
+    ``counted``: the number and the sum of the ids up to ``watermark`` when the caller read them
+    in the same snapshot (saves a scan of the campaign's judgments).
     """
     if campaign.kind == "pairwise" or base.kind != campaign.kind or base.watermark > watermark:
         return None
     cid = campaign.id
-    n, total = session.execute(
-        select(func.count(Judgment.id), func.coalesce(func.sum(Judgment.id), 0)).where(
-            Judgment.campaign_id == cid, Judgment.id <= watermark
-        )
-    ).one()
+    if counted is None:
+        counted = session.execute(
+            select(func.count(Judgment.id), func.coalesce(func.sum(Judgment.id), 0)).where(
+                Judgment.campaign_id == cid, Judgment.id <= watermark
+            )
+        ).one()
+    n, total = counted
     last_w = int(base.worker_db_ids[-1]) if base.worker_db_ids.size else 0
     last_i = int(base.item_db_ids[-1]) if base.item_db_ids.size else 0
     new_w, new_w_ids = _workers(session, cid, last_w)

@@ -163,20 +163,25 @@ class CampaignCounts:
     n_items: int
     n_judgments: int
     max_id: int
+    id_sum: int = 0
+    """The sum of the judgment ids (with the count, what tells an extension of kept arrays
+    from a set that changed below the watermark)."""
 
 
 def campaign_counts(session: Session, campaign: CampaignInfo) -> CampaignCounts:
     table = Preference if campaign.kind == "pairwise" else Judgment
-    n, top = session.execute(
-        select(func.count(table.id), func.coalesce(func.max(table.id), 0)).where(
-            table.campaign_id == campaign.id
-        )
+    n, top, total = session.execute(
+        select(
+            func.count(table.id),
+            func.coalesce(func.max(table.id), 0),
+            func.coalesce(func.sum(table.id), 0),
+        ).where(table.campaign_id == campaign.id)
     ).one()
     n_workers = session.scalar(
         select(func.count(Worker.id)).where(Worker.campaign_id == campaign.id)
     )
     n_items = session.scalar(select(func.count(Item.id)).where(Item.campaign_id == campaign.id))
-    return CampaignCounts(int(n_workers or 0), int(n_items or 0), int(n), int(top))
+    return CampaignCounts(int(n_workers or 0), int(n_items or 0), int(n), int(top), int(total))
 
 
 def set_platform_if_unknown(session: Session, campaign_id: int, platform: str) -> bool:
