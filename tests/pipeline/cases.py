@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -94,3 +95,25 @@ def store_case(
                         )
                     )
     return name
+
+
+def incremental_runs(
+    engine: Engine, case: dict[str, Any], settings: Any, *, forget_kept: Callable[[], None]
+) -> list[int]:
+    """Store 90% of ``case`` and recompute, then three increments up to all of it, each
+    recomputed (the second in a "cold process": ``forget_kept`` drops what this process kept
+    of the last run). Returns the run ids, oldest first."""
+    from monitor.pipeline import recompute
+
+    n = len(case["judgments"])
+    cuts = [int(n * f) for f in (0.9, 0.93, 0.96, 1.0)]
+    store_case(engine, case, upto=cuts[0])
+    [first] = recompute(engine, settings)
+    runs = [first.run_id]
+    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+        store_case(engine, case, upto=hi, start=lo)
+        if len(runs) == 2:
+            forget_kept()
+        [o] = recompute(engine, settings)
+        runs.append(o.run_id)
+    return runs

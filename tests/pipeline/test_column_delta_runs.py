@@ -18,7 +18,7 @@ from monitor.store.engine import transaction
 from monitor.store.models import MetricColumn, MetricRun
 from monitor.store.runs import run_columns
 from tests.golden import GOLDEN, load
-from tests.pipeline.cases import store_case
+from tests.pipeline.cases import incremental_runs, store_case
 
 SETTINGS = Settings(bootstrap_samples=0, phi="map", cache_dir="")
 
@@ -58,17 +58,8 @@ def test_incremental_columns_read_as_a_full_runs(engine: Engine, keep: int) -> N
     run_module._KEPT_COLUMNS.clear()
     case = load(GOLDEN / "cases" / "rating_medium.json")
     settings = SETTINGS.replace(keep_item_runs=keep, value_tolerance=0.01)
-    n = len(case["judgments"])
-    cuts = [int(n * f) for f in (0.9, 0.93, 0.96, 1.0)]
-    store_case(engine, case, upto=cuts[0])
-    [first] = recompute(engine, settings)
-    runs = [first.run_id]
-    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
-        store_case(engine, case, upto=hi, start=lo)
-        if len(runs) == 2:  # a cold process: the base's columns come from the store
-            run_module._KEPT_COLUMNS.clear()
-        [o] = recompute(engine, settings)
-        runs.append(o.run_id)
+    # the second increment in a cold process: the base's columns come from the store
+    runs = incremental_runs(engine, case, settings, forget_kept=run_module._KEPT_COLUMNS.clear)
     with transaction(engine) as s:
         bases = [s.get_one(MetricRun, r).base_run_id for r in runs]
     assert bases == [None, *runs[:-1]]

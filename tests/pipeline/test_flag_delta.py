@@ -18,7 +18,7 @@ from monitor.store.engine import transaction
 from monitor.store.models import Flag, MetricRun
 from monitor.store.runs import MAX_FLAG_CHAIN, flag_delta, latest_run, run_flags
 from tests.golden import GOLDEN, load
-from tests.pipeline.cases import store_case
+from tests.pipeline.cases import incremental_runs, store_case
 
 SETTINGS = Settings(bootstrap_samples=0, phi="off", cache_dir="")
 
@@ -79,17 +79,8 @@ def test_incremental_flags_read_as_a_full_runs(engine: Engine, keep: int) -> Non
     # The model's ambiguous flags carry spread statistics that every refit moves a little:
     # a tolerance of 0.05 lets the unmoved ones be read from the base run.
     settings = SETTINGS.replace(keep_item_runs=keep, flag_tolerance=0.05)
-    n = len(case["judgments"])
-    cuts = [int(n * f) for f in (0.9, 0.93, 0.96, 1.0)]
-    store_case(engine, case, upto=cuts[0])
-    [first] = recompute(engine, settings)
-    runs = [first.run_id]
-    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
-        store_case(engine, case, upto=hi, start=lo)
-        if len(runs) == 2:  # a cold process: the base's flags come from the store
-            run_module._KEPT_FLAGS.clear()
-        [o] = recompute(engine, settings)
-        runs.append(o.run_id)
+    # the second increment in a cold process: the base's flags come from the store
+    runs = incremental_runs(engine, case, settings, forget_kept=run_module._KEPT_FLAGS.clear)
     incremental = _flags(engine)
     with transaction(engine) as s:
         bases = [s.get_one(MetricRun, r).base_run_id for r in runs]
