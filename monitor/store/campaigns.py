@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -177,6 +178,29 @@ def campaign_counts(session: Session, campaign: CampaignInfo) -> CampaignCounts:
     )
     n_items = session.scalar(select(func.count(Item.id)).where(Item.campaign_id == campaign.id))
     return CampaignCounts(int(n_workers or 0), int(n_items or 0), int(n), int(top))
+
+
+def item_ids(session: Session, campaign_id: int) -> list[str]:
+    """The external ids of a campaign's items."""
+    return list(session.scalars(select(Item.external_id).where(Item.campaign_id == campaign_id)))
+
+
+ItemText = tuple[str, str | None, str | None]
+
+
+def item_texts(
+    session: Session, campaign_id: int, ids: Collection[str] | None = None
+) -> list[ItemText]:
+    """(external id, text, gold) of a campaign's items: all of them, or those of ``ids``."""
+    q = select(Item.external_id, Item.text, Item.gold).where(Item.campaign_id == campaign_id)
+    if ids is None:
+        return [(e, t, g) for e, t, g in session.execute(q)]
+    wanted = sorted(set(ids))
+    out: list[ItemText] = []
+    for lo in range(0, len(wanted), 500):  # bounded IN lists (SQLite's parameter limit)
+        part = q.where(Item.external_id.in_(wanted[lo : lo + 500]))
+        out.extend((e, t, g) for e, t, g in session.execute(part))
+    return out
 
 
 def set_platform_if_unknown(session: Session, campaign_id: int, platform: str) -> bool:

@@ -7,7 +7,7 @@ Naming of the stored values (``scope``, ``subject``, ``metric``) is documented i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -312,15 +312,32 @@ def run_columns(
     session: Session, run_id: int, scope: str | None = None, metrics: Sequence[str] | None = None
 ) -> list[Column]:
     """The values of a run stored as columns, as arrays."""
-    q = select(MetricColumn).where(MetricColumn.run_id == run_id)
+    return list(iter_run_columns(session, run_id, scope, metrics))
+
+
+def iter_run_columns(
+    session: Session, run_id: int, scope: str | None = None, metrics: Sequence[str] | None = None
+) -> Iterator[Column]:
+    """:func:`run_columns` one at a time: a reader that keeps only the arrays of each never
+    holds every column's subjects at once."""
+    q = select(MetricColumn.id).where(MetricColumn.run_id == run_id)
     if scope is not None:
         q = q.where(MetricColumn.scope == scope)
     if metrics is not None:
         q = q.where(MetricColumn.metric.in_(list(metrics)))
-    return [
-        Column.from_bytes(c.scope, c.metric, json.loads(c.subjects), dict(c.meta or {}), c.data)
-        for c in session.scalars(q.order_by(MetricColumn.id))
-    ]
+    for column_id in session.scalars(q.order_by(MetricColumn.id)).all():
+        c = session.execute(
+            select(
+                MetricColumn.scope,
+                MetricColumn.metric,
+                MetricColumn.subjects,
+                MetricColumn.meta,
+                MetricColumn.data,
+            ).where(MetricColumn.id == column_id)
+        ).one()
+        yield Column.from_bytes(
+            c.scope, c.metric, json.loads(c.subjects), dict(c.meta or {}), c.data
+        )
 
 
 def run_states(session: Session, run_id: int) -> dict[str, State]:
@@ -424,6 +441,7 @@ __all__ = [
     "campaign_value_history",
     "flag_chain",
     "flag_delta",
+    "iter_run_columns",
     "latest_run",
     "mark_failed",
     "prune_item_values",
