@@ -21,6 +21,7 @@ from monitor.store.campaigns import (
     get_campaign,
     item_ids,
     item_texts,
+    newest_judgment_id,
 )
 from monitor.store.history import HistoryEntry, worker_history
 from monitor.store.runs import (
@@ -43,8 +44,11 @@ class CampaignData:
     """Everything read for one report (no ORM rows)."""
 
     campaign: CampaignInfo
-    counts: CampaignCounts
+    counts: CampaignCounts | None
+    """Counted only for a campaign without a run (the run has its counts)."""
     run: RunInfo | None
+    max_id: int = 0
+    """The newest judgment's id (newer than the run's watermark: the run is stale)."""
     values: dict[tuple[str, str], dict[str, Value]] = field(default_factory=dict)
     flags: list[FlagRecord] = field(default_factory=list)
     history: dict[str, list[tuple[RunInfo, Value]]] = field(default_factory=dict)
@@ -81,9 +85,10 @@ def load(
     Without ``texts`` the items' texts are left to be read for the items shown
     (:func:`item_picks`)."""
     campaign = get_campaign(session, campaign_name)
-    data = CampaignData(
-        campaign, campaign_counts(session, campaign), latest_run(session, campaign.id)
-    )
+    run = latest_run(session, campaign.id)
+    counts = campaign_counts(session, campaign) if run is None else None
+    max_id = counts.max_id if counts is not None else newest_judgment_id(session, campaign)
+    data = CampaignData(campaign, counts, run, max_id)
     records: list[Value] = []
     if data.run is not None:
         for v in run_values(session, data.run.id, columns=False):
@@ -94,16 +99,15 @@ def load(
         data.flags = run_flags(session, data.run.id)
         for metric in TREND_METRICS:
             data.history[metric] = campaign_value_history(session, campaign.id, metric)
-    rows = item_texts(session, campaign.id) if texts else []
     data.items = ItemTable(
         campaign.kind,
-        [e for e, _, _ in rows] if texts else item_ids(session, campaign.id),
+        item_ids(session, campaign.id),
         iter_run_columns(session, data.run.id, "item") if data.run is not None else (),
         records,
         (f for f in data.flags if f.scope == "item"),
-        rows,
+        item_texts(session, campaign.id) if texts else (),
     )
-    data.workers = list_workers(session, campaign.id, campaign.kind)
+    data.workers = list_workers(session, campaign.id, campaign.kind, counts=data.run is None)
     data.decisions = decisions(session, campaign.id, limit=decision_limit)
     data.worker_history = worker_history(session, campaign, [w.external_id for w in data.workers])
     return data

@@ -284,7 +284,7 @@ def _warnings(data: CampaignData) -> list[dict[str, Any]]:
                 "message": "No metric run yet: run 'monitor recompute' to compute the measures.",
             }
         )
-    elif data.counts.max_id > data.run.watermark:
+    elif data.max_id > data.run.watermark:
         out.append(
             {
                 "rule": "stale",
@@ -337,15 +337,16 @@ def document_from(data: CampaignData, *, items: bool = True) -> dict[str, Any]:
     left empty: the JSON writer streams it from ``data.items``, the HTML view picks from it."""
     c = data.campaign
     cv = data.campaign_value
+    counts = data.counts if data.run is None else None
     agreement = _agreement(data)
     doc: dict[str, Any] = {
         "campaign": {
             "name": c.name,
             "kind": c.kind,
             "level": c.level,
-            "n_workers": _count(cv("n_workers")) if data.run else data.counts.n_workers,
-            "n_items": _count(cv("n_items")) if data.run else data.counts.n_items,
-            "n_judgments": _count(cv("n_judgments")) if data.run else data.counts.n_judgments,
+            "n_workers": _count(cv("n_workers")) if counts is None else counts.n_workers,
+            "n_items": _count(cv("n_items")) if counts is None else counts.n_items,
+            "n_judgments": _count(cv("n_judgments")) if counts is None else counts.n_judgments,
             "open": c.open,
             "strict": c.strict,
             "scale_min": c.scale_min,
@@ -392,7 +393,7 @@ def document_from(data: CampaignData, *, items: bool = True) -> dict[str, Any]:
             "seconds": num(r.seconds),
             "code_version": r.code_version,
             "parameters": clean(r.parameters),
-            "stale": data.counts.max_id > r.watermark,
+            "stale": data.max_id > r.watermark,
         }
     # Items and flags are built JSON-safe: cleaning them again would cost most of the build.
     doc = clean(doc)

@@ -33,8 +33,6 @@ KEYS = (
     "score_interval",
     "count_score",
 )
-# One item: every key but the model's, whose keys differ per item (they come as one piece).
-TEMPLATE = "{" + ",".join(f"{KEY}{encode_basestring(k)}: %s" for k in KEYS) + "%s\n    }"
 
 
 def _key(name: str) -> str:
@@ -115,38 +113,65 @@ def model_label(post: dict[str, Any], kind: str) -> Any:
     return max(post, key=post.get) if post else None  # type: ignore[arg-type]
 
 
-def _model(table: ItemTable, positions: NDArray[np.int64]) -> list[str]:
-    """The model's keys of each item (see ``ItemTable._model``), as one piece."""
-    out = [""] * positions.size
-    if "model_label" in table.series:
-        c, rows = _rows(table, "model_label", positions)
-        posteriors = _details(table, "model_label", "posterior", positions, "{}")
-        posteriors = ["{}" if t == "null" else t for t in posteriors]  # `or {}`
-        value = _floats(_values(table, "model_label", positions))
-        for k in np.flatnonzero(rows >= 0).tolist():
-            label = table.get("model_label", int(positions[k]))
-            assert label is not None
-            name = model_label((label.detail or {}).get("posterior") or {}, table.kind)
-            out[k] = (
-                f"{_key('model_label')}{'null' if name is None else encode_basestring(name)}"
-                f"{_key('posterior')}{value[k]}{_key('posteriors')}{posteriors[k]}"
-            )
-    if "model_mean" in table.series:
-        _, rows = _rows(table, "model_mean", positions)
-        parts = [
-            _floats(_values(table, "model_mean", positions)),
-            _interval(table, "model_mean", positions),
-            *(
-                _floats(_values(table, m, positions))
-                for m in ("model_sd", "model_spread", "model_expected_spread", "model_spread_p")
-            ),
-        ]
-        keys = ("model_mean", "model_mean_interval", "sd", "spread", "expected_spread",
-                "spread_p")  # fmt: skip
-        prefixes = [_key(k) for k in keys]
-        for k in np.flatnonzero(rows >= 0).tolist():
-            out[k] = "".join(p + part[k] for p, part in zip(prefixes, parts, strict=True))
+LABEL_KEYS = ("model_label", "posterior", "posteriors")
+MEAN_KEYS = ("model_mean", "model_mean_interval", "sd", "spread", "expected_spread", "spread_p")
+# An item's keys: the model's differ per item (see ``ItemTable._model``), one template each.
+_BASE = "{" + ",".join(f"{KEY}{encode_basestring(k)}: %s" for k in KEYS)
+TEMPLATES = (
+    _BASE + "\n    }",
+    _BASE + "".join(_key(k) + "%s" for k in LABEL_KEYS) + "\n    }",
+    _BASE + "".join(_key(k) + "%s" for k in MEAN_KEYS) + "\n    }",
+)
+
+
+def _present(table: ItemTable, metric: str, positions: NDArray[np.int64]) -> NDArray[np.bool_]:
+    if metric not in table.series:
+        return np.zeros(positions.size, bool)
+    return _rows(table, metric, positions)[1] >= 0
+
+
+def _label_columns(table: ItemTable, positions: NDArray[np.int64]) -> list[list[str]]:
+    """model_label, posterior, posteriors of the items that have a model label."""
+    posteriors = _details(table, "model_label", "posterior", positions, "{}")
+    posteriors = ["{}" if t == "null" else t for t in posteriors]  # `or {}`
+    names = ["null"] * positions.size
+    for k in np.flatnonzero(_present(table, "model_label", positions)).tolist():
+        label = table.get("model_label", int(positions[k]))
+        assert label is not None
+        name = model_label((label.detail or {}).get("posterior") or {}, table.kind)
+        names[k] = "null" if name is None else encode_basestring(name)
+    return [names, _floats(_values(table, "model_label", positions)), posteriors]
+
+
+def _mean_columns(table: ItemTable, positions: NDArray[np.int64]) -> list[list[str]]:
+    """The keys of the rating model's answer (``MEAN_KEYS``)."""
+    return [
+        _floats(_values(table, "model_mean", positions)),
+        _interval(table, "model_mean", positions),
+        *(
+            _floats(_values(table, m, positions))
+            for m in ("model_sd", "model_spread", "model_expected_spread", "model_spread_p")
+        ),
+    ]
+
+
+def _flags(table: ItemTable, positions: NDArray[np.int64]) -> list[str]:
+    out = ["[]"] * positions.size
+    for k, p in enumerate(positions.tolist()):
+        if rules := table.flags.get(p):
+            out[k] = f"[{INNER}{f',{INNER}'.join(map(encode_basestring, rules))}{KEY}]"
     return out
+
+
+def _texts(table: ItemTable, ids: list[str]) -> tuple[list[str], list[str]]:
+    if not table.texts:
+        return ["null"] * len(ids), ["null"] * len(ids)
+    none = (None, None)
+    pairs = [table.texts.get(i, none) for i in ids]
+    return (
+        ["null" if t is None else encode_basestring(t) for t, _ in pairs],
+        ["null" if g is None else encode_basestring(g) for _, g in pairs],
+    )
 
 
 def fast_texts(table: ItemTable, positions: NDArray[np.int64]) -> list[str]:
@@ -162,15 +187,7 @@ def fast_texts(table: ItemTable, positions: NDArray[np.int64]) -> list[str]:
         if c.n is not None:
             for k in np.flatnonzero(~np.isfinite(nj) & (rows >= 0)).tolist():
                 counts[k] = str(int(c.n[rows[k]]))
-    flags, texts, golds = [], [], []
-    for p, i in zip(positions.tolist(), ids, strict=True):
-        rules = table.flags.get(p)
-        flags.append(
-            f"[{INNER}{f',{INNER}'.join(map(encode_basestring, rules))}{KEY}]" if rules else "[]"
-        )
-        text, gold = table.texts.get(i, (None, None))
-        texts.append("null" if text is None else encode_basestring(text))
-        golds.append("null" if gold is None else encode_basestring(gold))
+    texts, golds = _texts(table, ids)
     columns = [
         list(map(encode_basestring, ids)),
         counts,
@@ -178,7 +195,7 @@ def fast_texts(table: ItemTable, positions: NDArray[np.int64]) -> list[str]:
         _details(table, "uas", "scores", positions, "null"),
         _floats(_values(table, "phi_mu", positions)),
         _floats(_values(table, "score", positions)),
-        flags,
+        _flags(table, positions),
         texts,
         golds,
         _details(table, "n_judgments", "answers", positions, "null"),
@@ -186,9 +203,22 @@ def fast_texts(table: ItemTable, positions: NDArray[np.int64]) -> list[str]:
         _interval(table, "phi_mu", positions),
         _interval(table, "score", positions),
         ["null"] * positions.size,  # a column's detail holds no count score
-        _model(table, positions),
     ]
-    return [TEMPLATE % row for row in zip(*columns, strict=True)]
+    mean = _present(table, "model_mean", positions)
+    variant = np.where(mean, 2, np.where(_present(table, "model_label", positions), 1, 0))
+    if (variant == variant[0]).all():  # the common case: one template for the whole chunk
+        v = int(variant[0])
+        extra = [[], _label_columns, _mean_columns][v]
+        if v:
+            columns += extra(table, positions)  # type: ignore[operator]
+        return [TEMPLATES[v] % row for row in zip(*columns, strict=True)]
+    with_label = _label_columns(table, positions) if (variant == 1).any() else []
+    with_mean = _mean_columns(table, positions) if (variant == 2).any() else []
+    out = []
+    for k, (v, row) in enumerate(zip(variant.tolist(), zip(*columns, strict=True), strict=True)):
+        more = () if v == 0 else tuple(c[k] for c in (with_label if v == 1 else with_mean))
+        out.append(TEMPLATES[v] % (row + more))
+    return out
 
 
 __all__ = ["fast_texts", "model_label"]

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from monitor.report.itemjson import fast_texts, model_label
-from monitor.report.jsonsafe import clean, natural_key, num
+from monitor.report.jsonsafe import clean, natural_order, num
 from monitor.results import Column, FlagRecord, Value
 
 ItemText = tuple[str, str | None, str | None]
@@ -96,6 +96,10 @@ def _interval(value: Value | None) -> list[float] | None:
     return [lo, hi] if lo is not None and hi is not None else None
 
 
+def _identity(order: NDArray[np.int64]) -> bool:
+    return bool((order == np.arange(order.size)).all())
+
+
 class ItemTable:
     """Every item of a campaign (its items and every subject of the run's item values), in
     natural order, with the run's item measures as :class:`Series`."""
@@ -110,13 +114,15 @@ class ItemTable:
         texts: Iterable[ItemText] = (),
     ) -> None:
         self.kind = kind
+        first = list(item_ids)
         index: dict[str, int] = {}
-        for s in item_ids:
+        for s in first:
             index.setdefault(s, len(index))
-        seen: list[tuple[list[str], NDArray[np.int64]]] = []
+        # The columns of a run mostly share their subjects, often the items' own order.
+        seen = [(first, np.arange(len(first)))] if len(index) == len(first) else []
 
         def place(subjects: list[str]) -> NDArray[np.int64]:
-            for known, pos in seen:  # the columns of a run mostly share their subjects
+            for known, pos in seen:
                 if known == subjects:
                     return pos
             pos = np.fromiter(
@@ -130,32 +136,30 @@ class ItemTable:
         for v in records:
             by_metric.setdefault(v.metric, []).append(v)
         for metric, values in by_metric.items():
+            pos = place([v.subject for v in values])
             if metric in METRICS:
-                placed.append((metric, place([v.subject for v in values]), None, values))
-            else:
-                place([v.subject for v in values])
+                placed.append((metric, pos, None, values))
         for c in columns:
             pos = place(c.subjects)
             if c.metric in METRICS:
                 placed.append((c.metric, pos, replace(c, subjects=[]), None))
         seen.clear()
         ids = list(index)
-        index.clear()
-        order = sorted(range(len(ids)), key=lambda i: natural_key(ids[i]))
+        order = natural_order(ids)
         rank = np.empty(len(ids), np.int64)
         rank[order] = np.arange(len(ids))
-        self.ids: list[str] = [ids[i] for i in order]
-        self.index: dict[str, int] = {s: p for p, s in enumerate(self.ids)}
+        rules: dict[int, set[str]] = {}
+        for f in flags:
+            if f.scope == "item" and (i := index.get(f.subject)) is not None:
+                rules.setdefault(int(rank[i]), set()).add(f.rule)
+        self.flags: dict[int, list[str]] = {p: sorted(r) for p, r in rules.items()}
+        index.clear()
+        self.ids: list[str] = ids if _identity(order) else [ids[i] for i in order.tolist()]
         self.series: dict[str, list[Series]] = {}
         for metric, pos, column, values in placed:
             row = np.full(len(self.ids), -1, np.int64)
             row[rank[pos]] = np.arange(pos.size)
             self.series.setdefault(metric, []).append(Series(row, column, values))
-        rules: dict[int, set[str]] = {}
-        for f in flags:
-            if f.scope == "item" and (p := self.index.get(f.subject)) is not None:
-                rules.setdefault(p, set()).add(f.rule)
-        self.flags: dict[int, list[str]] = {p: sorted(r) for p, r in rules.items()}
         self.texts: dict[str, tuple[str | None, str | None]] = {}
         self.add_texts(texts)
 

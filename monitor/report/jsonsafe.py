@@ -7,7 +7,11 @@ import math
 import re
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 _split_digits = re.compile(r"(\d+)").split
+_prefix_number = re.compile(r"(\D*)\d{1,18}").fullmatch
 
 
 def num(x: Any) -> float | None:
@@ -46,4 +50,18 @@ def natural_key(s: str) -> tuple:
     return tuple(parts)
 
 
-__all__ = ["clean", "natural_key", "num"]
+def natural_order(ids: list[str]) -> NDArray[np.int64]:
+    """The positions of ``ids`` sorted by :func:`natural_key` (stable). Ids that are all one
+    prefix and a number (``i0`` ... ``i199999``) are ordered as numbers, without a key each."""
+    if ids and (m := _prefix_number(ids[0])) is not None and "\n" not in m.group(1):
+        prefix = m.group(1)
+        joined = "\n".join(ids)
+        line = re.escape(prefix) + r"\d{1,18}"
+        if re.fullmatch(f"(?:{line}\n)*{line}", joined) is not None:
+            numbers = joined[len(prefix) :].split("\n" + prefix) if prefix else joined.split()
+            if len(numbers) == len(ids):  # no id held a line break
+                return np.argsort(np.array(numbers, dtype=np.int64), kind="stable")
+    return np.array(sorted(range(len(ids)), key=lambda i: natural_key(ids[i])), dtype=np.int64)
+
+
+__all__ = ["clean", "natural_key", "natural_order", "num"]

@@ -166,6 +166,14 @@ class CampaignCounts:
     max_id: int
 
 
+def newest_judgment_id(session: Session, campaign: CampaignInfo) -> int:
+    """The id of the campaign's newest judgment (0 without any): what a run's watermark is
+    compared with, read from the index alone."""
+    table = Preference if campaign.kind == "pairwise" else Judgment
+    top = session.scalar(select(func.max(table.id)).where(table.campaign_id == campaign.id))
+    return int(top or 0)
+
+
 def campaign_counts(session: Session, campaign: CampaignInfo) -> CampaignCounts:
     table = Preference if campaign.kind == "pairwise" else Judgment
     n, top = session.execute(
@@ -181,8 +189,9 @@ def campaign_counts(session: Session, campaign: CampaignInfo) -> CampaignCounts:
 
 
 def item_ids(session: Session, campaign_id: int) -> list[str]:
-    """The external ids of a campaign's items."""
-    return list(session.scalars(select(Item.external_id).where(Item.campaign_id == campaign_id)))
+    """The external ids of a campaign's items, in the order they were stored."""
+    q = select(Item.external_id).where(Item.campaign_id == campaign_id).order_by(Item.id)
+    return list(session.scalars(q))
 
 
 ItemText = tuple[str, str | None, str | None]
@@ -191,10 +200,13 @@ ItemText = tuple[str, str | None, str | None]
 def item_texts(
     session: Session, campaign_id: int, ids: Collection[str] | None = None
 ) -> list[ItemText]:
-    """(external id, text, gold) of a campaign's items: all of them, or those of ``ids``."""
-    q = select(Item.external_id, Item.text, Item.gold).where(Item.campaign_id == campaign_id)
+    """(external id, text, gold) of a campaign's items that have a text or a gold value: all
+    of them, or those of ``ids``."""
+    q = select(Item.external_id, Item.text, Item.gold).where(
+        Item.campaign_id == campaign_id, Item.text.is_not(None) | Item.gold.is_not(None)
+    )
     if ids is None:
-        return [(e, t, g) for e, t, g in session.execute(q)]
+        return [(e, t, g) for e, t, g in session.execute(q.order_by(Item.id))]
     wanted = sorted(set(ids))
     out: list[ItemText] = []
     for lo in range(0, len(wanted), 500):  # bounded IN lists (SQLite's parameter limit)

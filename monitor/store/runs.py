@@ -318,26 +318,26 @@ def run_columns(
 def iter_run_columns(
     session: Session, run_id: int, scope: str | None = None, metrics: Sequence[str] | None = None
 ) -> Iterator[Column]:
-    """:func:`run_columns` one at a time: a reader that keeps only the arrays of each never
-    holds every column's subjects at once."""
-    q = select(MetricColumn.id).where(MetricColumn.run_id == run_id)
+    """:func:`run_columns` one at a time, read as they come: a reader that keeps only the
+    arrays of each never holds every column at once. Columns stored with the same subjects
+    share one list of them (read once)."""
+    q = select(
+        MetricColumn.scope,
+        MetricColumn.metric,
+        MetricColumn.subjects,
+        MetricColumn.meta,
+        MetricColumn.data,
+    ).where(MetricColumn.run_id == run_id)
     if scope is not None:
         q = q.where(MetricColumn.scope == scope)
     if metrics is not None:
         q = q.where(MetricColumn.metric.in_(list(metrics)))
-    for column_id in session.scalars(q.order_by(MetricColumn.id)).all():
-        c = session.execute(
-            select(
-                MetricColumn.scope,
-                MetricColumn.metric,
-                MetricColumn.subjects,
-                MetricColumn.meta,
-                MetricColumn.data,
-            ).where(MetricColumn.id == column_id)
-        ).one()
-        yield Column.from_bytes(
-            c.scope, c.metric, json.loads(c.subjects), dict(c.meta or {}), c.data
-        )
+    text, subjects = None, []
+    rows = session.execute(q.order_by(MetricColumn.id).execution_options(yield_per=2))
+    for c in rows:
+        if c.subjects != text:
+            text, subjects = c.subjects, json.loads(c.subjects)
+        yield Column.from_bytes(c.scope, c.metric, subjects, dict(c.meta or {}), c.data)
 
 
 def run_states(session: Session, run_id: int) -> dict[str, State]:
