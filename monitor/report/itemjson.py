@@ -58,7 +58,15 @@ def _values(table: ItemTable, metric: str, positions: NDArray[np.int64]) -> NDAr
     if metric not in table.series:
         return np.full(positions.size, np.nan)
     c, rows = _rows(table, metric, positions)
-    return np.where(rows >= 0, c.values[rows], np.nan)
+    return _take(c.values, rows)
+
+
+def _take(a: NDArray[np.float64], rows: NDArray[np.int64]) -> NDArray[np.float64]:
+    """``a[rows]``, NaN where a row is -1 (``a`` may be empty)."""
+    out = np.full(rows.size, np.nan)
+    have = rows >= 0
+    out[have] = a[rows[have]]
+    return out
 
 
 def _interval(table: ItemTable, metric: str, positions: NDArray[np.int64]) -> list[str]:
@@ -68,8 +76,8 @@ def _interval(table: ItemTable, metric: str, positions: NDArray[np.int64]) -> li
     c, rows = _rows(table, metric, positions)
     if c.low is None or c.high is None:
         return out
-    lo, hi = c.low[rows], c.high[rows]
-    ok = np.flatnonzero((rows >= 0) & np.isfinite(lo) & np.isfinite(hi))
+    lo, hi = _take(c.low, rows), _take(c.high, rows)
+    ok = np.flatnonzero(np.isfinite(lo) & np.isfinite(hi))
     for k, a, b in zip(ok.tolist(), lo[ok].tolist(), hi[ok].tolist(), strict=True):
         out[k] = f"[{INNER}{a!r},{INNER}{b!r}{KEY}]"
     return out
