@@ -403,9 +403,10 @@ def document_from(data: CampaignData, *, items: bool = True) -> dict[str, Any]:
     return doc
 
 
-def build_document(session: Session, campaign_name: str) -> dict[str, Any]:
-    """The JSON document of a campaign (CONTRACT.md section 4) from its latest run."""
-    return document_from(load(session, campaign_name))
+def build_document(session: Session, campaign_name: str, *, items: bool = True) -> dict[str, Any]:
+    """The JSON document of a campaign (CONTRACT.md section 4) from its latest run (without
+    ``items``, its ``items`` list left empty)."""
+    return document_from(load(session, campaign_name, texts=items), items=items)
 
 
 __all__ = ["build_document", "clean", "document_from", "natural_key", "verdict"]

@@ -95,9 +95,9 @@ def render_html(
 ) -> str:
     """The self-contained HTML report of a JSON document (``items``: what it shows of the
     items, when the document does not list them)."""
-    view = build_view(doc, items)
-    view["generated_at"] = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
-    return environment().get_template("report.html").render(**view)
+    context = build_view(doc, items)
+    context["generated_at"] = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    return environment().get_template("report.html").render(**context)
 
 
 def to_json(doc: dict[str, Any]) -> str:
