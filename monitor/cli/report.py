@@ -24,11 +24,11 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from monitor.report.render import report_filename, report_text, write_report
+    from monitor.report.render import report_filename, write_report, write_report_to
 
     engine = ctx.engine()
     if args.out == "-" or (args.out is None and args.format == "json"):
-        sys.stdout.write(report_text(engine, args.campaign, args.format))
+        write_report_to(engine, args.campaign, sys.stdout, args.format)
         return 0
     out = (
         Path(args.out)

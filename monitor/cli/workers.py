@@ -120,7 +120,7 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.store.engine import session_factory
 
     with session_factory(ctx.engine())() as s:
-        doc = build_document(s, args.campaign)
+        doc = build_document(s, args.campaign, items=False)
     rows = doc["workers"]
     if args.flagged:
         rows = [w for w in rows if w["status"] != "ok"]

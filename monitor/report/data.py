@@ -1,24 +1,35 @@
 """What a report needs, read from the store in one pass: the campaign, its latest run's values
-and flags, the history of the campaign measures, workers, items and the audit trail."""
+and flags, the history of the campaign measures, workers, items and the audit trail.
+
+The run's item values stay arrays (:class:`~monitor.report.items.ItemTable`): the report never
+holds a Value per item and measure."""
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from monitor.store.campaigns import CampaignCounts, CampaignInfo, campaign_counts, get_campaign
+from monitor.report.items import ItemPicks, ItemTable, ItemText
+from monitor.report.jsonsafe import num
+from monitor.store.campaigns import (
+    CampaignCounts,
+    CampaignInfo,
+    campaign_counts,
+    get_campaign,
+    item_ids,
+    item_texts,
+    newest_judgment_id,
+)
 from monitor.store.history import HistoryEntry, worker_history
-from monitor.store.models import Item
 from monitor.store.runs import (
     FlagRecord,
     RunInfo,
     Value,
     campaign_value_history,
+    iter_run_columns,
     latest_run,
     run_flags,
     run_values,
@@ -28,25 +39,21 @@ from monitor.store.workers import DecisionRecord, WorkerState, decisions, list_w
 TREND_METRICS = ("krippendorff_alpha", "percent_agreement", "fleiss_kappa", "phi")
 
 
-@dataclass(frozen=True)
-class ItemInfo:
-    external_id: str
-    text: str | None
-    gold: str | None
-
-
 @dataclass
 class CampaignData:
     """Everything read for one report (no ORM rows)."""
 
     campaign: CampaignInfo
-    counts: CampaignCounts
+    counts: CampaignCounts | None
+    """Counted only for a campaign without a run (the run has its counts)."""
     run: RunInfo | None
+    max_id: int = 0
+    """The newest judgment's id (newer than the run's watermark: the run is stale)."""
     values: dict[tuple[str, str], dict[str, Value]] = field(default_factory=dict)
     flags: list[FlagRecord] = field(default_factory=list)
     history: dict[str, list[tuple[RunInfo, Value]]] = field(default_factory=dict)
     workers: list[WorkerState] = field(default_factory=list)
-    items: dict[str, ItemInfo] = field(default_factory=dict)
+    items: ItemTable = field(default_factory=lambda: ItemTable("rating", []))
     decisions: list[DecisionRecord] = field(default_factory=list)
     worker_history: dict[str, list[HistoryEntry]] = field(default_factory=dict)
 
@@ -71,36 +78,50 @@ class CampaignData:
         return out
 
 
-def num(x: Any) -> float | None:
-    """A finite float, or None (undefined is null, never NaN)."""
-    if x is None or isinstance(x, bool):
-        return None
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
-
-
-def load(session: Session, campaign_name: str, *, decision_limit: int = 500) -> CampaignData:
-    """Read a campaign's latest run and its context; raises NotFound for an unknown campaign."""
+def load(
+    session: Session, campaign_name: str, *, decision_limit: int = 500, texts: bool = True
+) -> CampaignData:
+    """Read a campaign's latest run and its context; raises NotFound for an unknown campaign.
+    Without ``texts`` the items' texts are left to be read for the items shown
+    (:func:`item_picks`)."""
     campaign = get_campaign(session, campaign_name)
-    data = CampaignData(
-        campaign, campaign_counts(session, campaign), latest_run(session, campaign.id)
-    )
+    run = latest_run(session, campaign.id)
+    counts = campaign_counts(session, campaign) if run is None else None
+    max_id = counts.max_id if counts is not None else newest_judgment_id(session, campaign)
+    data = CampaignData(campaign, counts, run, max_id)
+    records: list[Value] = []
     if data.run is not None:
-        for v in run_values(session, data.run.id):
-            data.values.setdefault((v.scope, v.metric), {})[v.subject] = v
+        for v in run_values(session, data.run.id, columns=False):
+            if v.scope == "item":
+                records.append(v)
+            else:
+                data.values.setdefault((v.scope, v.metric), {})[v.subject] = v
         data.flags = run_flags(session, data.run.id)
         for metric in TREND_METRICS:
             data.history[metric] = campaign_value_history(session, campaign.id, metric)
-    data.workers = list_workers(session, campaign.id, campaign.kind)
-    data.items = {
-        ext: ItemInfo(ext, text, gold)
-        for ext, text, gold in session.execute(
-            select(Item.external_id, Item.text, Item.gold).where(Item.campaign_id == campaign.id)
-        )
-    }
+    data.items = ItemTable(
+        campaign.kind,
+        item_ids(session, campaign.id),
+        iter_run_columns(session, data.run.id, "item") if data.run is not None else (),
+        records,
+        (f for f in data.flags if f.scope == "item"),
+        item_texts(session, campaign.id) if texts else (),
+    )
+    data.workers = list_workers(session, campaign.id, campaign.kind, counts=data.run is None)
     data.decisions = decisions(session, campaign.id, limit=decision_limit)
     data.worker_history = worker_history(session, campaign, [w.external_id for w in data.workers])
     return data
+
+
+def item_picks(
+    session: Session, data: CampaignData, max_items: int, max_ambiguous: int
+) -> ItemPicks:
+    """The items the HTML report shows (see :meth:`ItemTable.picks`), their texts read now."""
+
+    def fetch(ids: Collection[str]) -> list[ItemText]:
+        return item_texts(session, data.campaign.id, ids)
+
+    return data.items.picks(max_items, max_ambiguous, fetch)
+
+
+__all__ = ["CampaignData", "item_picks", "load", "num"]

@@ -8,36 +8,17 @@ are ``None`` (JSON null), never NaN and never 0; ids are strings.
 
 from __future__ import annotations
 
-import math
-import re
 from typing import Any
 
 from sqlalchemy.orm import Session
 
-from monitor.report.data import CampaignData, load, num
+from monitor.report.data import CampaignData, load
+from monitor.report.jsonsafe import clean, natural_key, num
 from monitor.store.runs import FlagRecord, Value
 
 P_E = {False: 13 / 27, True: 6 / 8}
 RELIABLE, TENTATIVE = 0.8, 0.667
 CAMPAIGN_WARNINGS = ("kappa_paradox", "phi_alpha_disagree", "few_judgments", "model_not_converged")
-
-
-def natural_key(s: str) -> tuple:
-    """Sort ``w2`` before ``w10``."""
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", s))
-
-
-def clean(obj: Any) -> Any:
-    """JSON-safe copy: non-finite floats become None, keys strings, tuples lists."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {str(k): clean(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [clean(v) for v in obj]
-    if obj is None or isinstance(obj, str | int | bool):
-        return obj
-    return str(obj)
 
 
 def _v(value: Value | None) -> float | None:
@@ -235,32 +216,6 @@ def _measure(m: Any, value_only: bool = False) -> Any:
             else None, "n": m.n}  # fmt: skip
 
 
-def _item_model(data: CampaignData, i: str) -> dict[str, Any]:
-    """The model's answer for an item: its posterior label (labels, multi-label: the options
-    with a posterior above 0.5) or mean, with its uncertainty."""
-    label = data.get("item", "model_label", i)
-    mean = data.get("item", "model_mean", i)
-    out: dict[str, Any] = {}
-    if label is not None:
-        post = (label.detail or {}).get("posterior") or {}
-        if data.campaign.kind == "multilabel":
-            value: Any = "|".join(sorted(k for k, p in post.items() if p > 0.5))
-        else:
-            value = max(post, key=post.get) if post else None  # type: ignore[arg-type]
-        out = {"model_label": value, "posterior": _v(label), "posteriors": clean(post)}
-    if mean is not None:
-        spread = data.get("item", "model_spread", i)
-        out = {
-            "model_mean": _v(mean),
-            "model_mean_interval": _interval(mean),
-            "sd": _v(data.get("item", "model_sd", i)),
-            "spread": _v(spread),
-            "expected_spread": _v(data.get("item", "model_expected_spread", i)),
-            "spread_p": _v(data.get("item", "model_spread_p", i)),
-        }
-    return out
-
-
 def _model(data: CampaignData) -> dict[str, Any] | None:
     """The campaign's reliability model: which, whether it converged, its chance level."""
     it = data.campaign_value("model_iterations")
@@ -281,49 +236,13 @@ def _model(data: CampaignData) -> dict[str, Any] | None:
     }
 
 
-def _items(data: CampaignData) -> list[dict[str, Any]]:
-    """One row per item, JSON-safe as built (the document's final clean leaves them out)."""
-    flags = data.flags_of("item")
-    subjects = set(data.items) | data.subjects("item")
-    out = []
-    for i in sorted(subjects, key=natural_key):
-        nj = data.get("item", "n_judgments", i)
-        score = data.get("item", "score", i)
-        n = _count(nj)
-        if n is None and score is not None and score.n is not None:
-            n = int(score.n)
-        uas = data.get("item", "uas", i)
-        phi_mu = data.get("item", "phi_mu", i)
-        info = data.items.get(i)
-        out.append(
-            {
-                "item": str(i),
-                "n_judgments": n,
-                "uqs": _v(data.get("item", "uqs", i)),
-                "uas": clean((uas.detail or {}).get("scores")) if uas is not None else None,
-                "phi_mu": _v(phi_mu),
-                "score": _v(score),
-                "flags": sorted({f.rule for f in flags.get(i, [])}),
-                "text": clean(info.text) if info else None,
-                "gold": clean(info.gold) if info else None,
-                "answers": clean((nj.detail or {}).get("answers")) if nj is not None else None,
-                "percent_agreement": _v(data.get("item", "percent_agreement", i)),
-                "phi_mu_interval": _interval(phi_mu),
-                "score_interval": _interval(score),
-                "count_score": num((score.detail or {}).get("count_score")) if score else None,
-                **_item_model(data, i),
-            }
-        )
-    return out
-
-
-def _annotations(data: CampaignData, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _annotations(data: CampaignData) -> list[dict[str, Any]]:
     aqs = data.metric("annotation", "aqs")
     if not data.campaign.open and aqs:
         return [{"annotation": str(a), "aqs": _v(aqs[a])} for a in sorted(aqs, key=natural_key)]
     names = data.subjects("annotation")
     if not names:
-        names = {str(k) for it in items for k in (it["uas"] or {})}
+        names = data.items.annotation_names()
     if data.campaign.open:
         return [{"annotation": a} for a in sorted(names, key=natural_key)]
     return [{"annotation": a, "aqs": None} for a in sorted(names, key=natural_key)]
@@ -365,7 +284,7 @@ def _warnings(data: CampaignData) -> list[dict[str, Any]]:
                 "message": "No metric run yet: run 'monitor recompute' to compute the measures.",
             }
         )
-    elif data.counts.max_id > data.run.watermark:
+    elif data.max_id > data.run.watermark:
         out.append(
             {
                 "rule": "stale",
@@ -413,20 +332,21 @@ def _history(data: CampaignData) -> list[dict[str, Any]]:
     return [rows[k] for k in sorted(rows)]
 
 
-def document_from(data: CampaignData) -> dict[str, Any]:
-    """The document of already loaded campaign data."""
+def document_from(data: CampaignData, *, items: bool = True) -> dict[str, Any]:
+    """The document of already loaded campaign data. Without ``items`` its ``items`` list is
+    left empty: the JSON writer streams it from ``data.items``, the HTML view picks from it."""
     c = data.campaign
     cv = data.campaign_value
-    items = _items(data)
+    counts = data.counts if data.run is None else None
     agreement = _agreement(data)
     doc: dict[str, Any] = {
         "campaign": {
             "name": c.name,
             "kind": c.kind,
             "level": c.level,
-            "n_workers": _count(cv("n_workers")) if data.run else data.counts.n_workers,
-            "n_items": _count(cv("n_items")) if data.run else data.counts.n_items,
-            "n_judgments": _count(cv("n_judgments")) if data.run else data.counts.n_judgments,
+            "n_workers": _count(cv("n_workers")) if counts is None else counts.n_workers,
+            "n_items": _count(cv("n_items")) if counts is None else counts.n_items,
+            "n_judgments": _count(cv("n_judgments")) if counts is None else counts.n_judgments,
             "open": c.open,
             "strict": c.strict,
             "scale_min": c.scale_min,
@@ -438,7 +358,7 @@ def document_from(data: CampaignData) -> dict[str, Any]:
         "agreement": agreement,
         "workers": _workers(data),
         "items": [],
-        "annotations": _annotations(data, items),
+        "annotations": _annotations(data),
         "verdict": verdict(agreement["krippendorff_alpha"], agreement["krippendorff_alpha_ci"]),
         "warnings": _warnings(data),
         "flags": [],
@@ -473,18 +393,20 @@ def document_from(data: CampaignData) -> dict[str, Any]:
             "seconds": num(r.seconds),
             "code_version": r.code_version,
             "parameters": clean(r.parameters),
-            "stale": data.counts.max_id > r.watermark,
+            "stale": data.max_id > r.watermark,
         }
     # Items and flags are built JSON-safe: cleaning them again would cost most of the build.
     doc = clean(doc)
-    doc["items"] = items
+    if items:
+        doc["items"] = data.items.rows(range(len(data.items)))
     doc["flags"] = [_flag_dict(f) for f in data.flags]
     return doc
 
 
-def build_document(session: Session, campaign_name: str) -> dict[str, Any]:
-    """The JSON document of a campaign (CONTRACT.md section 4) from its latest run."""
-    return document_from(load(session, campaign_name))
+def build_document(session: Session, campaign_name: str, *, items: bool = True) -> dict[str, Any]:
+    """The JSON document of a campaign (CONTRACT.md section 4) from its latest run (without
+    ``items``, its ``items`` list left empty)."""
+    return document_from(load(session, campaign_name, texts=items), items=items)
 
 
 __all__ = ["build_document", "clean", "document_from", "natural_key", "verdict"]

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from sqlalchemy import Engine
 
 from monitor.output import check_target, write_output
-from monitor.report.document import build_document
+from monitor.report import view
+from monitor.report.data import item_picks, load
+from monitor.report.document import document_from
+from monitor.report.items import ItemPicks, ItemTable
 from monitor.report.view import build_view
 from monitor.store.engine import session_factory
 
@@ -85,11 +90,14 @@ def environment() -> Environment:
     return env
 
 
-def render_html(doc: dict[str, Any], *, generated_at: datetime | None = None) -> str:
-    """The self-contained HTML report of a JSON document."""
-    view = build_view(doc)
-    view["generated_at"] = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
-    return environment().get_template("report.html").render(**view)
+def render_html(
+    doc: dict[str, Any], *, generated_at: datetime | None = None, items: ItemPicks | None = None
+) -> str:
+    """The self-contained HTML report of a JSON document (``items``: what it shows of the
+    items, when the document does not list them)."""
+    context = build_view(doc, items)
+    context["generated_at"] = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    return environment().get_template("report.html").render(**context)
 
 
 def to_json(doc: dict[str, Any]) -> str:
@@ -97,18 +105,40 @@ def to_json(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def write_json(doc: dict[str, Any], f: Any, buffer: int = 1 << 16) -> None:
+def write_json(
+    doc: dict[str, Any], f: Any, buffer: int = 1 << 16, *, items: ItemTable | None = None
+) -> None:
     """:func:`to_json`'s text written to the text file ``f`` as it is encoded, in pieces of
-    about ``buffer`` characters: the pieces of a large document are never all held at once."""
+    about ``buffer`` characters: the pieces of a large document are never all held at once.
+    With ``items``, the document's ``items`` list is that table's rows, written from its
+    arrays (the document's own ``items`` value is not read)."""
     encoder = json.JSONEncoder(indent=2, ensure_ascii=False, allow_nan=False)
     pending: list[str] = []
     size = 0
-    for chunk in encoder.iterencode(doc):
+
+    def emit(chunk: str) -> None:
+        nonlocal pending, size
         pending.append(chunk)
         size += len(chunk)
         if size >= buffer:
             f.write("".join(pending))
             pending, size = [], 0
+
+    if items is None or not doc:
+        for chunk in encoder.iterencode(doc):
+            emit(chunk)
+    else:
+        # The top-level object key by key: a value encoded on its own is the same text with
+        # one level less of indentation (JSON strings hold no raw newline).
+        for k, (key, value) in enumerate(doc.items()):
+            emit(("{\n  " if k == 0 else ",\n  ") + encoder.encode(key) + ": ")
+            if key == "items":
+                for chunk in items.json_chunks(encoder):
+                    emit(chunk)
+            else:
+                for chunk in encoder.iterencode(value):
+                    emit(chunk.replace("\n", "\n  "))
+        emit("\n}")
     pending.append("\n")
     f.write("".join(pending))
 
@@ -129,22 +159,37 @@ def report_filename(campaign: str, fmt: Format = "html") -> str:
     return f"{safe_filename(campaign)}.{fmt}"
 
 
+def _write(engine: Engine, campaign: str, fmt: Format) -> Callable[[TextIO], None]:
+    """Read what the report needs (in one read-only transaction) and return the function that
+    writes it: the JSON document streamed from the item arrays, or the HTML page."""
+    with session_factory(engine)() as session:
+        data = load(session, campaign, texts=fmt == "json")
+        doc = document_from(data, items=False)
+        if fmt == "json":
+            table = data.items
+            return lambda f: write_json(doc, f, items=table)
+        picks = item_picks(session, data, view.MAX_ITEMS, view.MAX_AMBIGUOUS)
+    html = render_html(doc, items=picks)
+    return lambda f: f.write(html)
+
+
 def report_text(engine: Engine, campaign: str, fmt: Format = "html") -> str:
     """The report of a campaign as text, read in one read-only transaction."""
-    with session_factory(engine)() as session:
-        doc = build_document(session, campaign)
-    return to_json(doc) if fmt == "json" else render_html(doc)
+    out = io.StringIO()
+    write_report_to(engine, campaign, out, fmt)
+    return out.getvalue()
+
+
+def write_report_to(engine: Engine, campaign: str, f: TextIO, fmt: Format = "html") -> None:
+    """Write the report of a campaign to the open text file ``f``."""
+    _write(engine, campaign, fmt)(f)
 
 
 def write_report(engine: Engine, campaign: str, out: Path, fmt: Format = "html") -> Path:
     """Write the report file and return its path (how: :func:`monitor.output.write_output`).
     The JSON document is written as it is encoded (see :func:`write_json`)."""
     check_target(out, "report", report_filename(campaign, fmt))
-    if fmt != "json":
-        return write_output(out, report_text(engine, campaign, fmt), "report")
-    with session_factory(engine)() as session:
-        doc = build_document(session, campaign)
-    return write_output(out, lambda f: write_json(doc, f), "report")
+    return write_output(out, _write(engine, campaign, fmt), "report")
 
 
 __all__ = [
@@ -153,6 +198,7 @@ __all__ = [
     "report_filename",
     "write_json",
     "report_text",
+    "write_report_to",
     "safe_filename",
     "templates_dir",
     "to_json",

@@ -7,6 +7,7 @@ import statistics
 from typing import Any
 
 from monitor.report import charts
+from monitor.report.items import ItemPicks
 from monitor.settings import Settings
 
 MAX_WORKERS = 300
@@ -229,8 +230,29 @@ def history_text(history: list[dict[str, Any]]) -> str:
     return f"{label} {mean:.2f} in {k} other campaign{'s' if k != 1 else ''}"
 
 
-def build_view(doc: dict[str, Any]) -> dict[str, Any]:
-    """The template's context from the JSON document."""
+def picks_from_rows(items: list[dict[str, Any]]) -> ItemPicks:
+    """What the report shows of a document's item rows (see ``ItemTable.picks``)."""
+    ambiguous = sorted(
+        (i for i in items if "ambiguous" in i["flags"]),
+        key=lambda i: i["uqs"] if i["uqs"] is not None else 2.0,
+    )
+    listed = sorted(items, key=lambda i: (i["uqs"] is None, i["uqs"] or 0.0))
+    scored = sorted(
+        (i for i in items if i["score"] is not None), key=lambda i: -(i["score"] or 0.0)
+    )
+    return ItemPicks(
+        listed[:MAX_ITEMS],
+        len(items),
+        ambiguous[:MAX_AMBIGUOUS],
+        len(ambiguous),
+        scored[:MAX_ITEMS],
+        len(scored),
+    )
+
+
+def build_view(doc: dict[str, Any], items: ItemPicks | None = None) -> dict[str, Any]:
+    """The template's context from the JSON document; ``items``: what it shows of the items
+    (by default picked from the document's rows)."""
     worker_flags = _flag_rows(doc, "worker")
     item_flags = _flag_rows(doc, "item")
     workers = doc["workers"]
@@ -258,19 +280,14 @@ def build_view(doc: dict[str, Any]) -> dict[str, Any]:
         if thresholds
         else (_param(doc, "low_wqs_ratio") * median_wqs if median_wqs is not None else None)
     )
-    items = doc["items"]
-    ambiguous = sorted(
-        (i for i in items if "ambiguous" in i["flags"]),
-        key=lambda i: i["uqs"] if i["uqs"] is not None else 2.0,
-    )
-    for i in ambiguous:
+    picks = items if items is not None else picks_from_rows(doc["items"])
+    for i in picks.ambiguous:
         i_answers = i["answers"] or {}
         total = sum(v for v in i_answers.values() if isinstance(v, int | float)) or 1
         i["distribution"] = sorted(
             ((str(k), v, v / total) for k, v in i_answers.items()), key=lambda t: -t[1]
         )
         i["details"] = item_flags.get(i["item"], [])
-    items_sorted = sorted(items, key=lambda i: (i["uqs"] is None, i["uqs"] or 0.0))
     pairwise = doc["campaign"]["kind"] == "pairwise"
     for w in workers:
         w["history_text"] = history_text(w.get("history") or [])
@@ -290,11 +307,12 @@ def build_view(doc: dict[str, Any]) -> dict[str, Any]:
         "workers_more": max(0, len(workers) - MAX_WORKERS),
         "median_wqs": median_wqs,
         "wqs_threshold": wqs_threshold,
-        "ambiguous": ambiguous[:MAX_AMBIGUOUS],
-        "ambiguous_more": max(0, len(ambiguous) - MAX_AMBIGUOUS),
-        "n_ambiguous": len(ambiguous),
-        "items": items_sorted[:MAX_ITEMS],
-        "items_more": max(0, len(items) - MAX_ITEMS),
+        "ambiguous": picks.ambiguous,
+        "ambiguous_more": max(0, picks.n_ambiguous - MAX_AMBIGUOUS),
+        "n_ambiguous": picks.n_ambiguous,
+        "items": picks.listed,
+        "items_more": max(0, picks.n_items - MAX_ITEMS),
+        "items_total": picks.n_items,
         "annotations": doc["annotations"],
         "decisions": doc["decisions"][:MAX_DECISIONS],
         "decisions_more": max(0, len(doc["decisions"]) - MAX_DECISIONS),
@@ -318,11 +336,8 @@ def build_view(doc: dict[str, Any]) -> dict[str, Any]:
             }
             for w in audit[:MAX_WORKERS]
         ]
-        scored = sorted(
-            (i for i in items if i["score"] is not None), key=lambda i: -(i["score"] or 0.0)
-        )
-        view["scores"] = scored[:MAX_ITEMS]
-        view["scores_more"] = max(0, len(scored) - MAX_ITEMS)
+        view["scores"] = picks.scored
+        view["scores_more"] = max(0, picks.n_scored - MAX_ITEMS)
         pairs = sorted(doc.get("pairs", []), key=lambda p: (p["uqs"] is None, p["uqs"] or 0.0))
         view["pairs"] = pairs[:MAX_PAIRS]
         view["pairs_more"] = max(0, len(pairs) - MAX_PAIRS)
@@ -330,4 +345,4 @@ def build_view(doc: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
-__all__ = ["MEANINGS", "RULES", "build_view", "cycle_view"]
+__all__ = ["MEANINGS", "RULES", "build_view", "cycle_view", "picks_from_rows"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -168,6 +169,14 @@ class CampaignCounts:
     from a set that changed below the watermark)."""
 
 
+def newest_judgment_id(session: Session, campaign: CampaignInfo) -> int:
+    """The id of the campaign's newest judgment (0 without any): what a run's watermark is
+    compared with, read from the index alone."""
+    table = Preference if campaign.kind == "pairwise" else Judgment
+    top = session.scalar(select(func.max(table.id)).where(table.campaign_id == campaign.id))
+    return int(top or 0)
+
+
 def campaign_counts(session: Session, campaign: CampaignInfo) -> CampaignCounts:
     table = Preference if campaign.kind == "pairwise" else Judgment
     n, top, total = session.execute(
@@ -182,6 +191,33 @@ def campaign_counts(session: Session, campaign: CampaignInfo) -> CampaignCounts:
     )
     n_items = session.scalar(select(func.count(Item.id)).where(Item.campaign_id == campaign.id))
     return CampaignCounts(int(n_workers or 0), int(n_items or 0), int(n), int(top), int(total))
+
+
+def item_ids(session: Session, campaign_id: int) -> list[str]:
+    """The external ids of a campaign's items, in the order they were stored."""
+    q = select(Item.external_id).where(Item.campaign_id == campaign_id).order_by(Item.id)
+    return list(session.scalars(q))
+
+
+ItemText = tuple[str, str | None, str | None]
+
+
+def item_texts(
+    session: Session, campaign_id: int, ids: Collection[str] | None = None
+) -> list[ItemText]:
+    """(external id, text, gold) of a campaign's items that have a text or a gold value: all
+    of them, or those of ``ids``."""
+    q = select(Item.external_id, Item.text, Item.gold).where(
+        Item.campaign_id == campaign_id, Item.text.is_not(None) | Item.gold.is_not(None)
+    )
+    if ids is None:
+        return [(e, t, g) for e, t, g in session.execute(q.order_by(Item.id))]
+    wanted = sorted(set(ids))
+    out: list[ItemText] = []
+    for lo in range(0, len(wanted), 500):  # bounded IN lists (SQLite's parameter limit)
+        part = q.where(Item.external_id.in_(wanted[lo : lo + 500]))
+        out.extend((e, t, g) for e, t, g in session.execute(part))
+    return out
 
 
 def set_platform_if_unknown(session: Session, campaign_id: int, platform: str) -> bool:

@@ -7,7 +7,7 @@ Naming of the stored values (``scope``, ``subject``, ``metric``) is documented i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -321,49 +321,73 @@ def run_columns(
 ) -> list[Column]:
     """The values of a run stored as columns, as arrays (a column stored as a delta is
     resolved from its base runs: the numbers a reader sees)."""
-    rows = _column_rows(session, [run_id], scope, metrics)
-    if not any(column_deltas.DELTA_KEY in (r.meta or {}) for r in rows):
-        return [_column(r) for r in rows]
-    chain = flag_chain(session, run_id)
-    older = _column_rows(session, chain[1:], scope, metrics)
-    by_key: dict[tuple[str, str], dict[int, Any]] = {}
-    for r in older:
-        by_key.setdefault((r.scope, r.metric), {})[r.run_id] = r
-    out = []
-    for r in rows:
-        links = [r]
-        for older_id in chain[1:]:
-            if links[-1].meta.get(column_deltas.DELTA_KEY) is None:
-                break
-            link = by_key.get((r.scope, r.metric), {}).get(older_id)
-            if link is None:
-                break
-            links.append(link)
-        column = column_deltas.resolve(
-            (_column(x), column_deltas.decode_positions(x.meta or {}, x.data))
-            for x in reversed(links)
-        )
-        if column is None:
-            raise RuntimeError(f"run {run_id}: the base of column {r.scope}/{r.metric} is gone")
-        out.append(column)
-    return out
+    return list(iter_run_columns(session, run_id, scope, metrics))
 
 
-def _column_rows(
-    session: Session, run_ids: Sequence[int], scope: str | None, metrics: Sequence[str] | None
-) -> list[MetricColumn]:
-    if not run_ids:
-        return []
-    q = select(MetricColumn).where(MetricColumn.run_id.in_(list(run_ids)))
+_COLUMN_FIELDS = (
+    MetricColumn.run_id,
+    MetricColumn.scope,
+    MetricColumn.metric,
+    MetricColumn.subjects,
+    MetricColumn.meta,
+    MetricColumn.data,
+)
+
+
+def iter_run_columns(
+    session: Session, run_id: int, scope: str | None = None, metrics: Sequence[str] | None = None
+) -> Iterator[Column]:
+    """:func:`run_columns` one at a time, read as they come: a reader that keeps only the
+    arrays of each never holds every column at once. Columns stored with the same subjects
+    share one list of them (read once); a delta is resolved from the runs it builds on."""
+    q = select(*_COLUMN_FIELDS).where(MetricColumn.run_id == run_id)
     if scope is not None:
         q = q.where(MetricColumn.scope == scope)
     if metrics is not None:
         q = q.where(MetricColumn.metric.in_(list(metrics)))
-    return list(session.scalars(q.order_by(MetricColumn.id)))
+    text, subjects = None, []
+    chain: list[int] | None = None
+    rows = session.execute(q.order_by(MetricColumn.id).execution_options(yield_per=2))
+    for c in rows:
+        if (c.meta or {}).get(column_deltas.DELTA_KEY):
+            if chain is None:
+                chain = flag_chain(session, run_id)
+            yield _resolved(session, c, chain)
+            continue
+        if c.subjects != text:
+            text, subjects = c.subjects, json.loads(c.subjects)
+        yield Column.from_bytes(c.scope, c.metric, subjects, dict(c.meta or {}), c.data)
 
 
-def _column(r: MetricColumn) -> Column:
-    return Column.from_bytes(r.scope, r.metric, json.loads(r.subjects), dict(r.meta or {}), r.data)
+def _resolved(session: Session, row: Any, chain: list[int]) -> Column:
+    """The column a stored delta describes: its links down to the whole one, oldest first."""
+    older = {
+        r.run_id: r
+        for r in session.execute(
+            select(*_COLUMN_FIELDS).where(
+                MetricColumn.run_id.in_(chain[1:]),
+                MetricColumn.scope == row.scope,
+                MetricColumn.metric == row.metric,
+            )
+        )
+    }
+    links = [row]
+    for older_id in chain[1:]:
+        if not (links[-1].meta or {}).get(column_deltas.DELTA_KEY) or older_id not in older:
+            break
+        links.append(older[older_id])
+    column = column_deltas.resolve(
+        (
+            Column.from_bytes(
+                x.scope, x.metric, json.loads(x.subjects), dict(x.meta or {}), x.data
+            ),
+            column_deltas.decode_positions(x.meta or {}, x.data),
+        )
+        for x in reversed(links)
+    )
+    if column is None:
+        raise RuntimeError(f"run {row.run_id}: the base of column {row.scope}/{row.metric} is gone")
+    return column
 
 
 def run_states(session: Session, run_id: int) -> dict[str, State]:
@@ -471,6 +495,7 @@ __all__ = [
     "campaign_value_history",
     "flag_chain",
     "flag_delta",
+    "iter_run_columns",
     "latest_run",
     "mark_failed",
     "prune_item_values",

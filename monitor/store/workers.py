@@ -69,14 +69,17 @@ def _judgment_counts(session: Session, campaign_id: int, kind: str) -> dict[int,
     return {int(w): int(n) for w, n in rows}
 
 
-def list_workers(session: Session, campaign_id: int, kind: str = "rating") -> list[WorkerState]:
-    """Every worker of the campaign with status, weight and judgment count, by external id."""
-    counts = _judgment_counts(session, campaign_id, kind)
+def list_workers(
+    session: Session, campaign_id: int, kind: str = "rating", *, counts: bool = True
+) -> list[WorkerState]:
+    """Every worker of the campaign with status, weight and judgment count (0 without
+    ``counts``: counting scans every judgment), by external id."""
+    judged = _judgment_counts(session, campaign_id, kind) if counts else {}
     rows = session.scalars(
         select(Worker).where(Worker.campaign_id == campaign_id).order_by(Worker.external_id)
     )
     return [
-        WorkerState(w.id, w.external_id, w.status, float(w.weight), counts.get(w.id, 0))
+        WorkerState(w.id, w.external_id, w.status, float(w.weight), judged.get(w.id, 0))
         for w in rows
     ]
 

@@ -1,0 +1,325 @@
+"""The items of a report as arrays: the latest run's per-item columns aligned on one list of
+items in natural order, the document's item rows built only for the items asked for, the items
+a reader is shown picked with NumPy, and the JSON text of every item written column by column.
+
+A campaign of a million judgments has hundreds of thousands of items: a Value and a dict per
+item and measure would cost seconds and a gigabyte, and the HTML report shows a few hundred.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from monitor.report.itemjson import fast_texts, model_label
+from monitor.report.jsonsafe import clean, natural_order, num
+from monitor.results import Column, FlagRecord, Value
+
+ItemText = tuple[str, str | None, str | None]
+"""(external id, text, gold) of an item."""
+
+METRICS = (
+    "n_judgments",
+    "uqs",
+    "uas",
+    "phi_mu",
+    "score",
+    "percent_agreement",
+    "model_label",
+    "model_mean",
+    "model_sd",
+    "model_spread",
+    "model_expected_spread",
+    "model_spread_p",
+)
+"""The item measures the document shows."""
+
+
+@dataclass(frozen=True, eq=False)
+class Series:
+    """One item measure: ``row[p]`` is the row of the table's item ``p`` in ``column`` or
+    ``records`` (-1: no value)."""
+
+    row: NDArray[np.int64]
+    column: Column | None = None
+    records: list[Value] | None = None
+
+    def get(self, p: int) -> Value | None:
+        r = int(self.row[p])
+        if r < 0:
+            return None
+        if self.records is not None:
+            return self.records[r]
+        c = self.column
+        assert c is not None
+
+        def f(a: NDArray | None) -> float | None:
+            return None if a is None else num(a[r])
+
+        detail = None
+        if c.detail_key is not None and c.indptr is not None:
+            assert c.indices is not None and c.data is not None
+            lo, hi = int(c.indptr[r]), int(c.indptr[r + 1])
+            data = c.data[lo:hi]  # rounded as Column.details rounds them
+            numbers = data.astype(np.int64) if c.integral else np.round(data, 12)
+            names = [c.names[i] for i in c.indices[lo:hi].tolist()]
+            detail = {c.detail_key: dict(zip(names, numbers.tolist(), strict=True))}
+        n = None if c.n is None else int(c.n[r])
+        return Value("item", "", c.metric, f(c.values), f(c.low), f(c.high), n, detail)
+
+
+@dataclass
+class ItemPicks:
+    """The items the HTML report shows, with how many there are of each kind."""
+
+    listed: list[dict[str, Any]]
+    n_items: int
+    ambiguous: list[dict[str, Any]]
+    n_ambiguous: int
+    scored: list[dict[str, Any]] = field(default_factory=list)
+    n_scored: int = 0
+
+
+def _v(value: Value | None) -> float | None:
+    return num(value.value) if value is not None else None
+
+
+def _interval(value: Value | None) -> list[float] | None:
+    if value is None:
+        return None
+    lo, hi = num(value.low), num(value.high)
+    return [lo, hi] if lo is not None and hi is not None else None
+
+
+def _identity(order: NDArray[np.int64]) -> bool:
+    return bool((order == np.arange(order.size)).all())
+
+
+class ItemTable:
+    """Every item of a campaign (its items and every subject of the run's item values), in
+    natural order, with the run's item measures as :class:`Series`."""
+
+    def __init__(
+        self,
+        kind: str,
+        item_ids: Iterable[str],
+        columns: Iterable[Column] = (),
+        records: Iterable[Value] = (),
+        flags: Iterable[FlagRecord] = (),
+        texts: Iterable[ItemText] = (),
+    ) -> None:
+        self.kind = kind
+        first = list(item_ids)
+        index: dict[str, int] = {}
+        for s in first:
+            index.setdefault(s, len(index))
+        # The columns of a run mostly share their subjects, often the items' own order.
+        seen = [(first, np.arange(len(first)))] if len(index) == len(first) else []
+
+        def place(subjects: list[str]) -> NDArray[np.int64]:
+            for known, pos in seen:
+                if known == subjects:
+                    return pos
+            pos = np.fromiter(
+                (index.setdefault(s, len(index)) for s in subjects), np.int64, len(subjects)
+            )
+            seen[:] = [(subjects, pos), *seen[:3]]
+            return pos
+
+        placed: list[tuple[str, NDArray[np.int64], Column | None, list[Value] | None]] = []
+        by_metric: dict[str, list[Value]] = {}
+        for v in records:
+            by_metric.setdefault(v.metric, []).append(v)
+        for metric, values in by_metric.items():
+            pos = place([v.subject for v in values])
+            if metric in METRICS:
+                placed.append((metric, pos, None, values))
+        for c in columns:
+            pos = place(c.subjects)
+            if c.metric in METRICS:
+                placed.append((c.metric, pos, replace(c, subjects=[]), None))
+        seen.clear()
+        ids = list(index)
+        order = natural_order(ids)
+        rank = np.empty(len(ids), np.int64)
+        rank[order] = np.arange(len(ids))
+        rules: dict[int, set[str]] = {}
+        for f in flags:
+            if f.scope == "item" and (i := index.get(f.subject)) is not None:
+                rules.setdefault(int(rank[i]), set()).add(f.rule)
+        self.flags: dict[int, list[str]] = {p: sorted(r) for p, r in rules.items()}
+        index.clear()
+        self.ids: list[str] = ids if _identity(order) else [ids[i] for i in order.tolist()]
+        self.series: dict[str, list[Series]] = {}
+        for metric, pos, column, values in placed:
+            row = np.full(len(self.ids), -1, np.int64)
+            row[rank[pos]] = np.arange(pos.size)
+            self.series.setdefault(metric, []).append(Series(row, column, values))
+        self.texts: dict[str, tuple[str | None, str | None]] = {}
+        self.add_texts(texts)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def add_texts(self, texts: Iterable[ItemText]) -> None:
+        """Keep the text and gold of these items (those without either need no entry)."""
+        self.texts.update((e, (t, g)) for e, t, g in texts if t is not None or g is not None)
+
+    # --- one item at a time ---------------------------------------------------------------
+
+    def get(self, metric: str, p: int) -> Value | None:
+        """The value of ``metric`` of item ``p`` (the latest stored wins, as in the store)."""
+        for s in reversed(self.series.get(metric, ())):
+            v = s.get(p)
+            if v is not None:
+                return v
+        return None
+
+    def rows(self, positions: Iterable[int]) -> list[dict[str, Any]]:
+        """The document's rows of the items at ``positions`` (JSON-safe as built)."""
+        return [self._row(p) for p in positions]
+
+    def _row(self, p: int) -> dict[str, Any]:
+        i = self.ids[p]
+        get = self.get
+        nj, score = get("n_judgments", p), get("score", p)
+        n = _v(nj)
+        n = int(n) if n is not None else None
+        if n is None and score is not None and score.n is not None:
+            n = int(score.n)
+        uas, phi_mu = get("uas", p), get("phi_mu", p)
+        text, gold = self.texts.get(i, (None, None))
+        return {
+            "item": str(i),
+            "n_judgments": n,
+            "uqs": _v(get("uqs", p)),
+            "uas": clean((uas.detail or {}).get("scores")) if uas is not None else None,
+            "phi_mu": _v(phi_mu),
+            "score": _v(score),
+            "flags": list(self.flags.get(p, ())),
+            "text": clean(text),
+            "gold": clean(gold),
+            "answers": clean((nj.detail or {}).get("answers")) if nj is not None else None,
+            "percent_agreement": _v(get("percent_agreement", p)),
+            "phi_mu_interval": _interval(phi_mu),
+            "score_interval": _interval(score),
+            "count_score": num((score.detail or {}).get("count_score")) if score else None,
+            **self._model(p),
+        }
+
+    def _model(self, p: int) -> dict[str, Any]:
+        """The model's answer for an item: its posterior label (labels, multi-label: the
+        options with a posterior above 0.5) or mean, with its uncertainty."""
+        label, mean = self.get("model_label", p), self.get("model_mean", p)
+        out: dict[str, Any] = {}
+        if label is not None:
+            post = (label.detail or {}).get("posterior") or {}
+            out = {"model_label": model_label(post, self.kind), "posterior": _v(label),
+                   "posteriors": clean(post)}  # fmt: skip
+        if mean is not None:
+            out = {
+                "model_mean": _v(mean),
+                "model_mean_interval": _interval(mean),
+                "sd": _v(self.get("model_sd", p)),
+                "spread": _v(self.get("model_spread", p)),
+                "expected_spread": _v(self.get("model_expected_spread", p)),
+                "spread_p": _v(self.get("model_spread_p", p)),
+            }
+        return out
+
+    # --- all items at once ----------------------------------------------------------------
+
+    def floats(self, metric: str) -> NDArray[np.float64]:
+        """``metric``'s value of every item, NaN where there is none or it is undefined."""
+        out = np.full(len(self.ids), np.nan)
+        for s in self.series.get(metric, ()):
+            have = np.flatnonzero(s.row >= 0)
+            if s.column is not None:
+                out[have] = s.column.values[s.row[have]]
+            else:
+                assert s.records is not None
+                out[have] = [
+                    np.nan if (x := num(s.records[r].value)) is None else x
+                    for r in s.row[have].tolist()
+                ]
+        out[~np.isfinite(out)] = np.nan
+        return out
+
+    def annotation_names(self) -> set[str]:
+        """The annotations that appear in the items' UAS."""
+        names: set[str] = set()
+        for s in self.series.get("uas", ()):
+            c = s.column
+            if c is not None:
+                if c.detail_key == "scores" and c.indices is not None:
+                    names.update(str(c.names[i]) for i in np.unique(c.indices).tolist())
+                continue
+            for p in np.flatnonzero(s.row >= 0).tolist():
+                v = self.get("uas", p)
+                names.update(str(k) for k in ((v.detail or {}).get("scores") or {}) if v)
+        return names
+
+    def picks(
+        self,
+        max_items: int,
+        max_ambiguous: int,
+        fetch_texts: Callable[[Collection[str]], Iterable[ItemText]] | None = None,
+    ) -> ItemPicks:
+        """What the HTML report shows: the items of lowest UQS (undefined last), the ambiguous
+        ones (lowest UQS first) and, for pairwise campaigns, the highest scores; ties in
+        natural order. ``fetch_texts`` reads the texts of the picked items."""
+        uqs = self.floats("uqs")
+        listed = np.argsort(np.where(np.isnan(uqs), np.inf, uqs), kind="stable")[:max_items]
+        flagged = np.array(
+            sorted(p for p, rules in self.flags.items() if "ambiguous" in rules), np.int64
+        )
+        key = np.where(np.isnan(uqs[flagged]), 2.0, uqs[flagged])
+        ambiguous = flagged[np.argsort(key, kind="stable")]
+        scored = np.empty(0, np.int64)
+        if self.kind == "pairwise":
+            score = self.floats("score")
+            have = np.flatnonzero(~np.isnan(score))
+            scored = have[np.argsort(-score[have], kind="stable")]
+        shown = [listed, ambiguous[:max_ambiguous], scored[:max_items]]
+        if fetch_texts is not None:
+            wanted = {self.ids[p] for part in shown for p in part.tolist()}
+            self.add_texts(fetch_texts(wanted))
+        return ItemPicks(
+            self.rows(shown[0].tolist()),
+            len(self.ids),
+            self.rows(shown[1].tolist()),
+            int(ambiguous.size),
+            self.rows(shown[2].tolist()),
+            int(scored.size),
+        )
+
+    def json_chunks(self, encoder: json.JSONEncoder, chunk: int = 4096) -> Iterator[str]:
+        """The JSON text of the document's ``items`` list, as :func:`json.dumps` with
+        ``indent=2`` writes it as the value of a key of the top-level object, in pieces."""
+        if not self.ids:
+            yield "[]"
+            return
+        for lo in range(0, len(self.ids), chunk):
+            positions = np.arange(lo, min(lo + chunk, len(self.ids)))
+            if self.columnar:
+                texts = fast_texts(self, positions)
+            else:
+                texts = [
+                    encoder.encode(row).replace("\n", "\n    ")
+                    for row in self.rows(positions.tolist())
+                ]
+            yield ("[\n    " if lo == 0 else ",\n    ") + ",\n    ".join(texts)
+        yield "\n  ]"
+
+    @property
+    def columnar(self) -> bool:
+        """Every measure is one column (the JSON text can be written from the arrays)."""
+        return all(len(ss) == 1 and ss[0].column is not None for ss in self.series.values())
+
+
+__all__ = ["METRICS", "ItemPicks", "ItemTable", "ItemText", "Series"]
