@@ -14,22 +14,13 @@ from sqlalchemy.orm import Session
 
 from monitor.report.data import CampaignData, load
 from monitor.report.jsonsafe import clean, natural_key, num
+from monitor.report.jsonsafe import value_interval as _interval
+from monitor.report.jsonsafe import value_number as _v
 from monitor.store.runs import FlagRecord, Value
 
 P_E = {False: 13 / 27, True: 6 / 8}
 RELIABLE, TENTATIVE = 0.8, 0.667
 CAMPAIGN_WARNINGS = ("kappa_paradox", "phi_alpha_disagree", "few_judgments", "model_not_converged")
-
-
-def _v(value: Value | None) -> float | None:
-    return num(value.value) if value is not None else None
-
-
-def _interval(value: Value | None) -> list[float] | None:
-    if value is None:
-        return None
-    lo, hi = num(value.low), num(value.high)
-    return [lo, hi] if lo is not None and hi is not None else None
 
 
 def _count(value: Value | None) -> int | None:

@@ -18,6 +18,8 @@ from numpy.typing import NDArray
 
 from monitor.report.itemjson import fast_texts, model_label
 from monitor.report.jsonsafe import clean, natural_order, num
+from monitor.report.jsonsafe import value_interval as _interval
+from monitor.report.jsonsafe import value_number as _v
 from monitor.results import Column, FlagRecord, Value
 
 ItemText = tuple[str, str | None, str | None]
@@ -83,17 +85,6 @@ class ItemPicks:
     n_ambiguous: int
     scored: list[dict[str, Any]] = field(default_factory=list)
     n_scored: int = 0
-
-
-def _v(value: Value | None) -> float | None:
-    return num(value.value) if value is not None else None
-
-
-def _interval(value: Value | None) -> list[float] | None:
-    if value is None:
-        return None
-    lo, hi = num(value.low), num(value.high)
-    return [lo, hi] if lo is not None and hi is not None else None
 
 
 def _identity(order: NDArray[np.int64]) -> bool:

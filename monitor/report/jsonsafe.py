@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from monitor.results import Value
+
 _split_digits = re.compile(r"(\d+)").split
 _prefix_number = re.compile(r"(\D*)\d{1,18}").fullmatch
 
@@ -23,6 +25,19 @@ def num(x: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return f if math.isfinite(f) else None
+
+
+def value_number(value: Value | None) -> float | None:
+    """A stored value's number, or None (no value, or undefined)."""
+    return num(value.value) if value is not None else None
+
+
+def value_interval(value: Value | None) -> list[float] | None:
+    """A stored value's ``[low, high]``, or None where either end is undefined."""
+    if value is None:
+        return None
+    lo, hi = num(value.low), num(value.high)
+    return [lo, hi] if lo is not None and hi is not None else None
 
 
 def clean(obj: Any) -> Any:
