@@ -41,3 +41,19 @@ def check_same_length(**arrays: NDArray) -> int:
         described = ", ".join(f"{k} {v}" for k, v in lengths.items())
         raise ValueError(f"Expected one-dimensional arrays of equal length, got {described}.")
     return next(iter(shapes))[0]
+
+
+def squarem_jump(
+    t0: NDArray[np.float64], t1: NDArray[np.float64], t2: NDArray[np.float64]
+) -> NDArray[np.float64] | None:
+    """The SQUAREM extrapolation (Varadhan & Roland 2008, *Scand. J. Statist.* 35:335, scheme
+    S3) from a point and two plain steps of a fixed-point map, ``t1 = F(t0)``, ``t2 = F(t1)``:
+    ``t0 - 2 a r + a^2 v`` with ``r = t1 - t0``, ``v = t2 - 2 t1 + t0`` and ``a = -|r| / |v|``;
+    None when ``a`` would be -1 (the jump is the two plain steps themselves)."""
+    r = t1 - t0
+    v = t2 - 2 * t1 + t0
+    nv = float(np.linalg.norm(v))
+    alpha = min(-float(np.linalg.norm(r)) / nv, -1.0) if nv > 0 else -1.0
+    if alpha >= -1.0:
+        return None
+    return t0 - 2 * alpha * r + alpha * alpha * v

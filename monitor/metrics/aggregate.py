@@ -31,7 +31,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from monitor.metrics._common import check_same_length
+from monitor.metrics._common import check_same_length, squarem_jump
 from monitor.metrics.krippendorff import ValueCounts, as_codes, check_domain
 
 Kind = Literal["label", "rating"]
@@ -319,12 +319,9 @@ def _squarem(
         if change2 < tol or it >= max_iter:
             res, change = res2, change2
             continue
-        r = q1 - q
-        vv = res2[2] - 2 * q1 + q
-        nv = float(np.linalg.norm(vv))
-        alpha = min(-float(np.linalg.norm(r)) / nv, -1.0) if nv > 0 else -1.0
-        if alpha < -1.0:
-            jump = np.clip(q - 2 * alpha * r + alpha * alpha * vv, 0.0, 1.0)
+        jump = squarem_jump(q, q1, res2[2])
+        if jump is not None:
+            jump = np.clip(jump, 0.0, 1.0)
             res3, change3 = round_(jump)
             if change3 < change2:
                 q, res, change = jump, res3, change3

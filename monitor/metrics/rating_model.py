@@ -84,7 +84,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from monitor.metrics._common import check_same_length
+from monitor.metrics._common import check_same_length, squarem_jump
 
 
 @dataclass(frozen=True, eq=False)
@@ -149,15 +149,14 @@ def _squarem(
     Roland 2008, *Scand. J. Statist.* 35:335, scheme S3) on ``(b, log var)``.
 
     The damped steps contract slowly near the fixed point (30-odd steps from a cold start, 25
-    from the last run's estimates at 1M judgments). From two plain steps, ``r = F(t) - t`` and
-    ``v = F(F(t)) - 2 F(t) + t``, the jump ``t' = t - 2 a r + a^2 v`` with ``a = -|r| / |v|``
-    (at most -1: the two plain steps) is followed by one plain step, and kept only when that
-    step moves less than the second plain one (log var keeps the noise positive; the gauge of
-    the biases is affine, so the jump keeps it). A failed jump is tried again only after
-    ``2^failures`` plain rounds (a success resets the count): early on, and where the map
-    oscillates (two judgments per item), jumps fail and would waste a sweep each time. Every
-    sweep counts as an iteration; it stops when one moves no mean, bias or noise sd by ``tol``
-    or more. The fixed point is the plain iteration's."""
+    from the last run's estimates at 1M judgments). The jump from two plain steps
+    (:func:`~monitor.metrics._common.squarem_jump`) is followed by one plain step, and kept
+    only when that step moves less than the second plain one (log var keeps the noise
+    positive; the gauge of the biases is affine, so the jump keeps it). A failed jump is tried
+    again only after ``2^failures`` plain rounds (a success resets the count): early on, and
+    where the map oscillates (two judgments per item), jumps fail and would waste a sweep each
+    time. Every sweep counts as an iteration; it stops when one moves no mean, bias or noise sd
+    by ``tol`` or more. The fixed point is the plain iteration's."""
     it, failures, wait = 0, 0, 0
 
     def step(mu: NDArray, b: NDArray, var: NDArray) -> tuple[_Sweep, float, float]:
@@ -184,14 +183,11 @@ def _squarem(
         if change2 < tol or it >= max_iter:
             res, change = res2, change2
             continue
-        t0 = np.r_[b, np.log(var)]
-        t1 = np.r_[res.b, np.log(res.var)]
-        r, v = t1 - t0, np.r_[res2.b, np.log(res2.var)] - 2 * t1 + t0
-        nv = float(np.linalg.norm(v))
-        alpha = min(-float(np.linalg.norm(r)) / nv, -1.0) if nv > 0 else -1.0
+        jump = squarem_jump(
+            np.r_[b, np.log(var)], np.r_[res.b, np.log(res.var)], np.r_[res2.b, np.log(res2.var)]
+        )
         wait -= 1
-        if alpha < -1.0 and wait < 0:
-            jump = t0 - 2 * alpha * r + alpha * alpha * v
+        if jump is not None and wait < 0:
             jb, jv = jump[: b.size], np.exp(jump[b.size :])
             if np.all(np.isfinite(jump)):
                 # the means follow the jump: judge it by what it leaves the state to move

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from monitor.results import Column
 
 DELTA_KEY = "delta"
-"""Meta key of a stored delta column: the length of the base column it applies to."""
+"""Meta key (true) of a stored delta column; its ``.npz`` then also holds ``positions``."""
 
 
 def _optional(a: NDArray | None, b: NDArray | None) -> bool:
@@ -57,8 +57,7 @@ def _detail_moved(base: Column, cur: Column, rows: int, tolerance: float) -> NDA
     # compare the entries of the rows of equal length, entry by entry
     take_b = np.repeat(same, len_b)
     take_c = np.repeat(same, len_c)
-    eb = np.flatnonzero(take_b) if take_b.size else np.zeros(0, np.int64)
-    ec = np.flatnonzero(take_c) if take_c.size else np.zeros(0, np.int64)
+    eb, ec = np.flatnonzero(take_b), np.flatnonzero(take_c)
     bad = (base.indices[eb] != cur.indices[ec]) | _moved(base.data[eb], cur.data[ec], tolerance)
     row_of = np.repeat(np.flatnonzero(same), len_b[same])
     out[np.unique(row_of[bad])] = True

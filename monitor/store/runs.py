@@ -476,12 +476,12 @@ def prune_item_values(session: Session, campaign_id: int, keep: int) -> None:
             run_id = base
         if base is not None:
             needed.add(base)
-    keep = sorted(needed)
+    bases_kept = sorted(needed)
     q_columns = delete(MetricColumn).where(MetricColumn.run_id.in_(old))
     q_flags = delete(Flag).where(Flag.run_id.in_(old), Flag.scope.in_(list(DELTA_SCOPES)))
-    if keep:
-        q_columns = q_columns.where(MetricColumn.run_id.not_in(keep))
-        q_flags = q_flags.where(Flag.run_id.not_in(keep))
+    if bases_kept:
+        q_columns = q_columns.where(MetricColumn.run_id.not_in(bases_kept))
+        q_flags = q_flags.where(Flag.run_id.not_in(bases_kept))
     session.execute(q_columns)
     session.execute(delete(RunState).where(RunState.run_id.in_(old)))
     session.execute(q_flags)
