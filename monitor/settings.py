@@ -66,6 +66,10 @@ class Settings:
     """Most CrowdTruth iterations per run."""
     crowdtruth_tol: float = 0.001
     """CrowdTruth stops when no UQS, WQS or AQS changes by more than this (the package's 0.001)."""
+    crowdtruth_drift: float = 0.01
+    """An incremental run updates CrowdTruth on the items with new judgments only, until the
+    workers' WQS moved by this much in all (the sum of each run's largest move) since a run
+    over every item; 0 = every run over every item."""
     min_judgments: int = 10
     """A worker is judged (flagged) only with at least this many judgments."""
     low_wqs_ratio: float = 0.7

@@ -53,6 +53,7 @@ __all__ = [
     "CrowdTruthResult",
     "CrowdTruthScores",
     "crowdtruth",
+    "crowdtruth_local",
     "label_counts",
     "multilabel_counts",
     "pairwise_outcomes",
@@ -94,6 +95,9 @@ class CrowdTruthResult:
     judgment_kept : shape (n,) bool, the judgments that entered the computation
     iterations : number of iterations run; converged : whether the largest change of the
         last iteration was below ``tol``; max_change : that largest change.
+    worker_sums : shape (W, 4), the sums WWA and WUA of the last iteration are ratios of
+        (numerator and denominator of WWA, then of WUA), summed over the worker's units: what
+        :func:`crowdtruth_local` needs to update the scores after new judgments.
     """
 
     uqs: NDArray[np.float64]
@@ -116,6 +120,7 @@ class CrowdTruthResult:
     max_change: float
     closed: bool
     variant: Variant
+    worker_sums: NDArray[np.float64] | None = None
 
     @property
     def scores(self) -> CrowdTruthScores:
@@ -387,6 +392,7 @@ class _Step:
     wua: NDArray[np.float64]
     wqs: NDArray[np.float64]
     aqs: NDArray[np.float64]
+    sums: NDArray[np.float64]  # (W, 4): numerator and denominator of WWA, then of WUA
 
 
 def _with_data(m: sp.csr_array, data: NDArray[np.float64]) -> sp.csr_array:
@@ -447,8 +453,8 @@ def _step(L: _Layout, uqs: NDArray, wqs: NDArray, aqs: NDArray, weighted_wua: bo
     uqs_den = 0.5 * (w_sum * w_sum - L.unit_sum @ (wp * wp))
     new_uqs = uqs_num / np.maximum(uqs_den, FLOOR)
 
+    wwa_num = L.worker_sum @ (up * c)
     wwa_den = L.worker_sum @ (up * (w_sum[L.pu] - wp))
-    wwa = (L.worker_sum @ (up * c)) / np.maximum(wwa_den, FLOOR)
 
     # WUA: cosine of the worker's vector with the (weighted) sum of the others on the unit
     om = wp if weighted_wua else np.ones_like(wp)
@@ -466,10 +472,16 @@ def _step(L: _Layout, uqs: NDArray, wqs: NDArray, aqs: NDArray, weighted_wua: bo
     root = np.sqrt(dw * ds)
     small = root < FLOOR
     cos = np.where(small, FLOOR, num / np.where(small, 1.0, root))
-    wua = (L.worker_sum @ (up * cos)) / np.maximum(L.worker_sum @ up, FLOOR)
+    sums = np.column_stack([wwa_num, wwa_den, L.worker_sum @ (up * cos), L.worker_sum @ up])
+    wwa, wua = _ratios(sums)
 
     new_aqs = aqs if L.aqs_ops is None else _aqs(L.aqs_ops, uqs, wqs, L.n_ann)
-    return _Step(uqs=new_uqs, wwa=wwa, wua=wua, wqs=wua * wwa, aqs=new_aqs)
+    return _Step(uqs=new_uqs, wwa=wwa, wua=wua, wqs=wua * wwa, aqs=new_aqs, sums=sums)
+
+
+def _ratios(sums: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """WWA and WUA from their per-worker sums (``_Step.sums``)."""
+    return sums[:, 0] / np.maximum(sums[:, 1], FLOOR), sums[:, 2] / np.maximum(sums[:, 3], FLOOR)
 
 
 def _uas(L: _Layout, wqs: NDArray) -> sp.csr_array:
@@ -569,7 +581,7 @@ def crowdtruth(
 
     if first is None:  # not asked for: NaN, as for undefined scores
         nan_u, nan_w = np.full(n_u, np.nan), np.full(n_w, np.nan)
-        first = _Step(uqs=nan_u, wwa=nan_w, wua=nan_w, wqs=nan_w, aqs=np.full(n_ann, np.nan))
+        first = _Step(nan_u, nan_w, nan_w, nan_w, np.full(n_ann, np.nan), np.empty((0, 4)))
         uas_initial = sp.csr_array((n_u, n_ann))
     else:
         uas_initial = _uas(layout, ones_w)
@@ -594,6 +606,132 @@ def crowdtruth(
         max_change=float(change),
         closed=bool(closed),
         variant=variant,
+        worker_sums=last.sums,
+    )
+
+
+def crowdtruth_local(
+    workers: ArrayLike,
+    units: ArrayLike,
+    annotations: ArrayLike | sp.sparray | sp.spmatrix,
+    seen: ArrayLike,
+    *,
+    previous: CrowdTruthScores,
+    worker_sums: ArrayLike,
+    n_workers: int,
+    n_units: int,
+    closed: bool = True,
+    max_iter: int = 100,
+    tol: float = 1e-3,
+    variant: Variant = "package",
+) -> CrowdTruthResult:
+    """CrowdTruth 2.0 brought up to date on a block of units after new judgments, without a
+    pass over the other units.
+
+    ``workers``, ``units``, ``annotations``: every judgment of the block's units (those with
+    new judgments, say); ``seen``: (n,) bool, the judgments the previous result counted.
+    ``previous``: that result's scores by code (NaN where undefined: units and workers not
+    kept); ``worker_sums``: its :attr:`CrowdTruthResult.worker_sums`.
+
+    WWA and WUA are ratios of sums over a worker's units. Each worker's sums are split into
+    the block's part, computed afresh every iteration, and the rest, frozen: the previous sums
+    minus the block's part as the previous judgments and scores gave it. The iteration
+    (:func:`crowdtruth`'s, on the block's pairs only) updates the block's UQS and every
+    worker's WQS, WWA and WUA until no score moves by ``tol``. The units outside the block
+    keep their previous UQS (``uas`` rows empty: the caller keeps the previous ones), and
+    closed tasks keep their previous AQS. What is left out is the response of the frozen part
+    to the moves of the workers' scores: of the order of those moves (times the spread of the
+    cosines), so a caller bounds their sum and runs :func:`crowdtruth` when it is spent.
+    ``iterations`` counts the block's iterations; ``judgment_kept`` is of the given judgments.
+    """
+    w = _codes(workers, "workers")
+    u = _codes(units, "units")
+    n = check_same_length(workers=w, units=u)
+    counts = _counts(annotations, n)
+    old = np.asarray(seen, dtype=bool).reshape(-1)
+    check_same_length(workers=w, seen=old)
+    n_w = _size(w, n_workers, "n_workers")
+    n_u = _size(u, n_units, "n_units")
+    n_ann = counts.shape[1]
+    if variant not in ("package", "paper"):
+        raise ValueError(f"variant must be 'package' or 'paper', got {variant!r}.")
+    if closed and (previous.aqs is None or len(previous.aqs) != n_ann):
+        raise ValueError("a closed task needs the previous AQS of every annotation.")
+    sums_in = np.asarray(worker_sums, dtype=np.float64)
+    if sums_in.ndim != 2 or sums_in.shape[1] != 4 or sums_in.shape[0] > n_w:
+        raise ValueError(f"worker_sums must have shape (W, 4) with W <= {n_w}.")
+
+    def padded(v: ArrayLike | None, size: int) -> NDArray[np.float64]:
+        out = np.full(size, np.nan)
+        if v is not None:
+            a = np.asarray(v, dtype=np.float64).reshape(-1)
+            if a.size > size:
+                raise ValueError("previous scores do not fit the codes of this run.")
+            out[: a.size] = a
+        return out
+
+    uqs0, wqs0 = padded(previous.uqs, n_u), padded(previous.wqs, n_w)
+    aqs = np.ones(n_ann) if not closed else np.asarray(previous.aqs, dtype=np.float64)
+    binary, weighted = variant == "paper", variant == "package"
+    # the scores the iteration reads: undefined ones as a cold start has them (1)
+    uqs_in, wqs_in = np.nan_to_num(uqs0, nan=1.0), np.nan_to_num(wqs0, nan=1.0)
+
+    frozen = np.zeros((n_w, 4))
+    frozen[: sums_in.shape[0]] = sums_in
+    rows = np.flatnonzero(old)
+    before, *_ = _layout(w[rows], u[rows], counts[rows], n_w, n_u, False, binary)
+    if before.pw.size:
+        frozen -= _step(before, uqs_in, wqs_in, aqs, weighted).sums
+    layout, block_kept, block_workers, judgment_kept = _layout(
+        w, u, counts, n_w, n_u, False, binary
+    )
+    unit_kept = ~np.isnan(uqs0) | block_kept
+    worker_kept = ~np.isnan(wqs0) | block_workers
+    uqs, wqs = uqs_in, wqs_in
+    iterations, change = 0, 0.0
+    sums = frozen
+    while judgment_kept.any() and iterations < max_iter:
+        step = _step(layout, uqs, wqs, aqs, weighted)
+        sums = frozen + step.sums
+        wwa, wua = _ratios(sums)
+        new_uqs = np.where(block_kept, step.uqs, uqs)
+        new_wqs = np.where(worker_kept, wwa * wua, wqs)
+        change = max(
+            float(np.max(np.abs(new_uqs - uqs)[block_kept], initial=0.0)),
+            float(np.max(np.abs(new_wqs - wqs)[worker_kept], initial=0.0)),
+        )
+        uqs, wqs = new_uqs, new_wqs
+        iterations += 1
+        if change < tol:
+            break
+    wwa, wua = _ratios(sums)
+    nan_u, nan_w = np.full(n_u, np.nan), np.full(n_w, np.nan)
+
+    def workers_out(v: NDArray) -> NDArray[np.float64]:
+        return np.where(worker_kept, v, np.nan)
+
+    return CrowdTruthResult(
+        uqs=np.where(unit_kept, uqs, np.nan),
+        uas=_uas(layout, wqs) if layout.pw.size else sp.csr_array((n_u, n_ann)),
+        wqs=workers_out(wwa * wua),
+        wwa=workers_out(wwa),
+        wua=workers_out(wua),
+        aqs=aqs.copy() if closed else None,
+        uqs_initial=nan_u,
+        uas_initial=sp.csr_array((n_u, n_ann)),
+        wqs_initial=nan_w,
+        wwa_initial=nan_w.copy(),
+        wua_initial=nan_w.copy(),
+        aqs_initial=np.full(n_ann, np.nan) if closed else None,
+        unit_kept=unit_kept,
+        worker_kept=worker_kept,
+        judgment_kept=judgment_kept,
+        iterations=iterations,
+        converged=bool(change < tol),
+        max_change=float(change),
+        closed=bool(closed),
+        variant=variant,
+        worker_sums=sums,
     )
 
 

@@ -20,9 +20,9 @@ from monitor.pipeline.collect import (
     bootstrap_interval,
     latest_per_pair,
     num,
-    run_crowdtruth,
     scale_codes,
 )
+from monitor.pipeline.crowdtruth import run_crowdtruth
 from monitor.pipeline.intervals import Request, Resampler
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays
@@ -72,6 +72,7 @@ def compute(
         settings=settings,
         warm=warm,
         parameters=parameters,
+        arrays=arrays,
     )
     if arrays.kind == "rating" and settings.phi != "off":
         _phi(info, arrays, settings, out, items, arrays.values[keep], parameters)
@@ -282,4 +283,5 @@ def _multilabel(info, arrays, settings, out, warm, parameters) -> None:  # noqa:
         settings=settings,
         warm=warm,
         parameters=parameters,
+        arrays=arrays,
     )

@@ -1,5 +1,5 @@
 """What every family of measures shares: the :class:`Collector` a run's values go into, the
-:class:`WarmStart` of the previous run, and the helpers (CrowdTruth, answer counts, intervals).
+:class:`WarmStart` of the previous run, and the helpers (answer counts, intervals).
 
 The families (:mod:`monitor.pipeline.absolute`, :mod:`monitor.pipeline.pairwise`) and
 :mod:`monitor.pipeline.intervals` import from here; :mod:`monitor.pipeline.compute` imports
@@ -19,7 +19,6 @@ from scipy import sparse
 
 from monitor.metrics._common import Interval
 from monitor.metrics.agreement import BootstrapCI
-from monitor.metrics.crowdtruth import CrowdTruthResult, CrowdTruthScores, crowdtruth
 from monitor.results import Column, State, Value
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays
@@ -32,6 +31,11 @@ def num(x: Any) -> float | None:
         return None
     x = float(x)
     return x if np.isfinite(x) else None
+
+
+def digest(ids: NDArray[np.int64]) -> str:
+    """A fingerprint of database ids (a state's codes still name the same subjects)."""
+    return hashlib.sha256(np.ascontiguousarray(ids, dtype=np.int64).tobytes()).hexdigest()
 
 
 def _names(subjects: Sequence[str], idx: NDArray[np.int64]) -> list[str]:
@@ -62,10 +66,13 @@ class WarmStart:
     it saw (``watermark``, ``n_judgments``) and the states it kept."""
 
     METRICS: ClassVar[tuple[str, ...]] = ("wqs", "uqs", "aqs", "weight", "score")
+    COLUMNS: ClassVar[tuple[str, ...]] = (*METRICS, "uas")
+    """The metrics whose columns a run reads (the CrowdTruth update keeps unit scores)."""
     scores: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
     watermark: int = 0
     n_judgments: int = 0
     states: dict[str, State] = field(default_factory=dict)
+    columns: dict[tuple[str, str], Column] = field(default_factory=dict)
 
     @classmethod
     def from_values(
@@ -77,15 +84,19 @@ class WarmStart:
         n_judgments: int = 0,
         states: dict[str, State] | None = None,
     ) -> WarmStart:
+        columns = list(columns)
         scores: dict[tuple[str, str], dict[str, float]] = {}
         for v in values:
             if v.value is not None:
                 scores.setdefault((v.scope, v.metric), {})[v.subject] = v.value
         for c in columns:
+            if c.metric not in cls.METRICS:
+                continue
             ok = np.flatnonzero(np.isfinite(c.values))
             known = scores.setdefault((c.scope, c.metric), {})
             known.update(zip(_names(c.subjects, ok), c.values[ok].tolist(), strict=True))
-        return cls(scores, watermark, n_judgments, dict(states or {}))
+        kept = {(c.scope, c.metric): c for c in columns}
+        return cls(scores, watermark, n_judgments, dict(states or {}), kept)
 
     def aligned(
         self, scope: str, metric: str, subjects: Sequence[str], default: float = 1.0
@@ -180,85 +191,6 @@ def bootstrap_interval(
     if not settings.bootstrap_samples or estimate is None:
         return None
     return draw(settings.bootstrap_samples, settings.seed).interval
-
-
-def run_crowdtruth(
-    out: Collector,
-    *,
-    workers: NDArray[np.int64],
-    units: NDArray[np.int64],
-    annotations: sparse.csr_array,
-    worker_ids: Sequence[str],
-    unit_ids: Sequence[str],
-    unit_scope: str,
-    annotation_names: Sequence[str],
-    closed: bool,
-    settings: Settings,
-    warm: WarmStart | None,
-    parameters: dict[str, Any],
-) -> CrowdTruthResult:
-    """CrowdTruth 2.0 on one campaign, warm-started from the last run; stores WQS/WWA/WUA per
-    worker, UQS and UAS per unit, AQS per annotation (closed tasks)."""
-    start = None
-    if warm is not None:
-        w = warm.aligned("worker", "wqs", worker_ids)
-        u = warm.aligned(unit_scope, "uqs", unit_ids)
-        a = warm.aligned("annotation", "aqs", annotation_names) if closed else None
-        if w is not None and u is not None:
-            start = CrowdTruthScores(uqs=u, wqs=w, aqs=a)
-    result = crowdtruth(
-        workers,
-        units,
-        annotations,
-        closed=closed,
-        n_workers=len(worker_ids),
-        n_units=len(unit_ids),
-        max_iter=settings.crowdtruth_max_iter,
-        tol=settings.crowdtruth_tol,
-        warm_start=start,
-        initial=start is None,  # a warm run stores no first-iteration values: skip that sweep
-    )
-    parameters["crowdtruth"]["iterations"] = result.iterations
-    out.campaign_value(
-        "crowdtruth_iterations",
-        result.iterations,
-        detail={"converged": bool(result.converged), "warm_start": start is not None},
-    )
-    kept_w = result.worker_kept
-    for metric in ("wqs", "wwa", "wua"):
-        out.per_subject("worker", metric, worker_ids, getattr(result, metric), mask=kept_w)
-    out.per_subject(unit_scope, "uqs", unit_ids, result.uqs, mask=result.unit_kept)
-    uas = result.uas.tocsr()
-    names = list(annotation_names)
-    if unit_scope in out.columnar:
-        kept = np.flatnonzero(result.unit_kept)
-        rows = uas[kept]
-        out.columns.append(
-            Column(
-                unit_scope,
-                "uas",
-                _names(unit_ids, kept),
-                np.full(kept.size, np.nan),
-                detail_key="scores",
-                names=tuple(str(x) for x in names),
-                indptr=rows.indptr.astype(np.int64),
-                indices=rows.indices.astype(np.int64),
-                data=rows.data.astype(np.float64),
-            )
-        )
-    else:
-        for u in np.flatnonzero(result.unit_kept):
-            lo, hi = uas.indptr[u], uas.indptr[u + 1]
-            scores = {
-                names[a]: round(float(s), 12)
-                for a, s in zip(uas.indices[lo:hi], uas.data[lo:hi], strict=True)
-            }
-            out.values.append(
-                Value(unit_scope, str(unit_ids[u]), "uas", None, detail={"scores": scores})
-            )
-    if closed and result.aqs is not None:
-        out.per_subject("annotation", "aqs", names, result.aqs)
-    return result
 
 
 def answers_detail(

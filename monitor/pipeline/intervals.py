@@ -9,7 +9,6 @@ give the same replicates, so an incremental run has the interval of a full one.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +19,7 @@ from numpy.typing import NDArray
 from monitor.metrics._common import Interval
 from monitor.metrics.krippendorff import ValueCounts
 from monitor.metrics.poisson import Update, replicate_sums
-from monitor.pipeline.collect import Collector, WarmStart
+from monitor.pipeline.collect import Collector, WarmStart, digest
 from monitor.results import State
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays
@@ -41,10 +40,6 @@ class Request:
     features: Features
     replicates: Replicates
     meta: dict[str, Any] = field(default_factory=dict)
-
-
-def _digest(ids: NDArray[np.int64]) -> str:
-    return hashlib.sha256(np.ascontiguousarray(ids, dtype=np.int64).tobytes()).hexdigest()
 
 
 @dataclass
@@ -103,7 +98,7 @@ class Resampler:
                 "domain": self.domain.tolist(),
                 "origin": r.vc.origin,
                 "n_items": n_items,
-                "items": _digest(self.arrays.item_db_ids),
+                "items": digest(self.arrays.item_db_ids),
             }
             updated = self._update(r, metas[r.name])
             if updated is not None:
@@ -130,7 +125,7 @@ class Resampler:
         if (
             not 0 <= n_old <= meta["n_items"]
             or any(old.meta.get(k) != v for k, v in same.items())
-            or old.meta.get("items") != _digest(self.arrays.item_db_ids[:n_old])
+            or old.meta.get("items") != digest(self.arrays.item_db_ids[:n_old])
             or old.array.shape != (meta["n_boot"], r.features(_empty(r.vc)).shape[1])
         ):
             return None

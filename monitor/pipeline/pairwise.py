@@ -17,8 +17,8 @@ from monitor.pipeline.collect import (
     answers_detail,
     bootstrap_interval,
     num,
-    run_crowdtruth,
 )
+from monitor.pipeline.crowdtruth import run_crowdtruth
 from monitor.results import Value
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays

@@ -241,14 +241,14 @@ def _compute_and_save(
         base = _flag_base(engine, s, info, last, settings, full=full)
         base_columns = _column_base(engine, s, info, base, settings)
         if not full and last is not None:
-            metrics = WarmStart.METRICS
+            metrics = WarmStart.COLUMNS
             warm_columns = (
                 run_columns(s, last.id, metrics=metrics)
                 if base_columns is None
                 else [c for c in base_columns.values() if c.metric in metrics]
             )
             warm = WarmStart.from_values(
-                run_values(s, last.id, metrics=metrics, columns=False),
+                run_values(s, last.id, metrics=WarmStart.METRICS, columns=False),
                 warm_columns,
                 watermark=last.watermark,
                 n_judgments=last.n_judgments,

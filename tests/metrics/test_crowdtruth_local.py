@@ -1,0 +1,139 @@
+"""The local CrowdTruth update (``crowdtruth_local``): exact where nothing is left out (no new
+judgment; every unit in the block of an open task), close to a full iteration after a small
+increment, and strict about what it is given."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from monitor.metrics.crowdtruth import crowdtruth, crowdtruth_local, label_counts
+
+TIGHT = {"tol": 1e-12, "max_iter": 2000}
+
+
+def _campaign(seed: int, n: int, n_units: int, n_workers: int, units_from: int = 0) -> tuple:
+    rng = np.random.default_rng(seed)
+    units = rng.integers(units_from, n_units, n)
+    workers = rng.integers(0, n_workers, n)
+    truth = (np.arange(n_units) * 7) % 4
+    values = np.where(rng.random(n) < 0.7, truth[units], rng.integers(0, 4, n))
+    return workers, units, values
+
+
+def _block(workers, units, values, n_old: int) -> tuple:
+    """The judgments of the units that got a new one (index >= n_old), and which were seen."""
+    touched = np.zeros(units.max() + 1, dtype=bool)
+    touched[units[n_old:]] = True
+    rows = np.flatnonzero(touched[units])
+    return workers[rows], units[rows], label_counts(values[rows], 4), rows < n_old
+
+
+def _gap(a: np.ndarray, b: np.ndarray) -> float:
+    both = np.isfinite(a) & np.isfinite(b)
+    assert np.array_equal(np.isfinite(a), np.isfinite(b))
+    return float(np.max(np.abs(a[both] - b[both]), initial=0.0))
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), closed=st.booleans(), k=st.integers(1, 40))
+def test_no_new_judgment_changes_nothing(seed: int, closed: bool, k: int) -> None:
+    w, u, v = _campaign(seed, 400, 60, 12)
+    prev = crowdtruth(w, u, label_counts(v, 4), closed=closed, n_workers=12, n_units=60, **TIGHT)
+    rows = np.flatnonzero(u < k)  # a block of units, all of whose judgments were seen
+    res = crowdtruth_local(
+        w[rows], u[rows], label_counts(v[rows], 4), np.ones(rows.size, dtype=bool),
+        previous=prev.scores, worker_sums=prev.worker_sums, n_workers=12, n_units=60,
+        closed=closed, tol=1e-12,
+    )  # fmt: skip
+    for f in ("uqs", "wqs", "wwa", "wua"):
+        assert _gap(getattr(res, f), getattr(prev, f)) < 1e-9, f
+    assert res.iterations <= 2
+    block = np.unique(u[rows])
+    np.testing.assert_allclose(res.uas[block].toarray(), prev.uas[block].toarray(), atol=1e-9)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), extra=st.integers(1, 200))
+def test_every_unit_in_the_block_of_an_open_task_is_a_full_iteration(seed: int, extra: int) -> None:
+    w0, u0, v0 = _campaign(seed, 500, 50, 10)
+    w1, u1, v1 = _campaign(seed + 1, extra, 50, 12)  # two new workers too
+    w, u, v = np.r_[w0, w1], np.r_[u0, u1], np.r_[v0, v1]
+    prev = crowdtruth(w0, u0, label_counts(v0, 4), closed=False, n_workers=10, n_units=50, **TIGHT)
+    full = crowdtruth(w, u, label_counts(v, 4), closed=False, n_workers=12, n_units=50, **TIGHT)
+    seen = np.arange(w.size) < w0.size
+    res = crowdtruth_local(
+        w, u, label_counts(v, 4), seen, previous=prev.scores, worker_sums=prev.worker_sums,
+        n_workers=12, n_units=50, closed=False, **TIGHT,
+    )  # fmt: skip
+    for f in ("uqs", "wqs", "wwa", "wua"):
+        assert _gap(getattr(res, f), getattr(full, f)) < 1e-7, f
+    np.testing.assert_allclose(res.uas.toarray(), full.uas.toarray(), atol=1e-7)
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_a_small_increment_lands_near_the_full_iteration(closed: bool) -> None:
+    """2% new judgments on 2% of the units: the block's scores and the workers' within a few
+    thousandths, the other units within half the workers' largest move (what a caller bounds),
+    AQS kept."""
+    n_w, n_u = 60, 3000
+    w0, u0, v0 = _campaign(1, 15_000, n_u, n_w)
+    w1, u1, v1 = _campaign(2, 300, 60, n_w)
+    w, u, v = np.r_[w0, w1], np.r_[u0, u1], np.r_[v0, v1]
+    prev = crowdtruth(w0, u0, label_counts(v0, 4), closed=closed, n_workers=n_w, n_units=n_u)
+    full = crowdtruth(
+        w, u, label_counts(v, 4), closed=closed, n_workers=n_w, n_units=n_u,
+        warm_start=prev.scores, **TIGHT,
+    )  # fmt: skip
+    bw, bu, bc, seen = _block(w, u, v, w0.size)
+    res = crowdtruth_local(
+        bw, bu, bc, seen, previous=prev.scores, worker_sums=prev.worker_sums, n_workers=n_w,
+        n_units=n_u, closed=closed,
+    )  # fmt: skip
+    assert res.converged and res.iterations < 10
+    moved = _gap(res.wqs, prev.wqs)
+    block = np.unique(u1)
+    assert _gap(res.wqs, full.wqs) < 0.5 * moved + 2e-3
+    assert _gap(res.uqs[block], full.uqs[block]) < 0.5 * moved + 2e-3
+    assert _gap(res.uqs, full.uqs) < 0.5 * moved + 2e-3
+    others = np.setdiff1d(np.arange(n_u), block)
+    np.testing.assert_array_equal(res.uqs[others], prev.uqs[others])
+    assert res.uas[others].nnz == 0  # the caller keeps the previous rows
+    if closed:
+        np.testing.assert_array_equal(res.aqs, prev.aqs)
+
+
+def test_new_units_and_workers_enter_the_block() -> None:
+    w0, u0, v0 = _campaign(3, 2000, 200, 20)
+    prev = crowdtruth(w0, u0, label_counts(v0, 4), n_workers=20, n_units=200)
+    w1 = np.array([20, 21, 20, 21, 5])  # two new workers on a new unit, one old worker
+    u1 = np.array([200, 200, 201, 201, 201])
+    v1 = np.array([1, 1, 2, 3, 2])
+    w, u, v = np.r_[w0, w1], np.r_[u0, u1], np.r_[v0, v1]
+    bw, bu, bc, seen = _block(w, u, v, w0.size)
+    res = crowdtruth_local(
+        bw, bu, bc, seen, previous=prev.scores, worker_sums=prev.worker_sums, n_workers=22,
+        n_units=202,
+    )  # fmt: skip
+    assert res.unit_kept[200] and res.unit_kept[201] and res.worker_kept[20:].all()
+    assert np.isfinite(res.wqs[20:]).all() and np.isfinite(res.uqs[200:]).all()
+    assert res.uas[[200, 201]].nnz > 0
+
+
+def test_bad_inputs_are_refused() -> None:
+    w, u, v = _campaign(4, 300, 30, 6)
+    prev = crowdtruth(w, u, label_counts(v, 4), n_workers=6, n_units=30)
+    common = {"previous": prev.scores, "n_workers": 6, "n_units": 30}
+    seen = np.ones(w.size, dtype=bool)
+    with pytest.raises(ValueError, match="worker_sums"):
+        crowdtruth_local(w, u, label_counts(v, 4), seen, worker_sums=np.ones((7, 4)), **common)
+    with pytest.raises(ValueError, match="same length|length"):
+        crowdtruth_local(w, u, label_counts(v, 4), seen[1:], worker_sums=prev.worker_sums, **common)
+    no_aqs = prev.scores.__class__(uqs=prev.uqs, wqs=prev.wqs, aqs=None)
+    with pytest.raises(ValueError, match="AQS"):
+        crowdtruth_local(
+            w, u, label_counts(v, 4), seen, previous=no_aqs, worker_sums=prev.worker_sums,
+            n_workers=6, n_units=30,
+        )  # fmt: skip
