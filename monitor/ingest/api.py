@@ -398,6 +398,7 @@ def ingest_file(
         batch.n_rejected = state.n_rejected
         batch.finished_at = datetime.now(UTC)
         batch_id = batch.id
+    store.refresh_statistics(engine, info.kind, state.n_new)
     return IngestSummary(
         path=str(path),
         format=fmt,

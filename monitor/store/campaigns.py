@@ -6,12 +6,12 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import Engine, func, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from monitor.errors import NotFound, UsageError
-from monitor.store.models import Campaign, Item, Judgment, Preference, Worker
+from monitor.store.models import Campaign, Item, Judgment, JudgmentAnnotation, Preference, Worker
 
 Kind = Literal["rating", "label", "multilabel", "pairwise"]
 
@@ -247,3 +247,30 @@ def add_data_categories(session: Session, campaign_id: int, labels: list[str]) -
     if not (row.settings or {}).get("categories_from_data"):
         row.settings = {**(row.settings or {}), "categories_from_data": True}
     return categories
+
+
+STATISTICS_AFTER = 10_000
+"""A load of at least this many rows, and a tenth of what the table held, refreshes the
+planner's statistics (PostgreSQL)."""
+
+
+def refresh_statistics(engine: Engine, kind: str, n_new: int) -> None:
+    """``ANALYZE`` the judgment tables after a large load on PostgreSQL. The planner's
+    estimates otherwise still describe the table before the load (a campaign's first million
+    judgments estimated at a few hundred rows), and until autovacuum runs, the queries a
+    recompute makes right after the load (count, new judgments) take a bitmap scan over every
+    heap page instead of the plan the data calls for."""
+    if engine.dialect.name != "postgresql" or n_new < STATISTICS_AFTER:
+        return
+    tables = [Preference.__tablename__] if kind == "pairwise" else [Judgment.__tablename__]
+    if kind == "multilabel":
+        tables.append(JudgmentAnnotation.__tablename__)
+    with engine.connect() as c:
+        held = c.execute(
+            text("SELECT reltuples FROM pg_class WHERE oid = to_regclass(:t)"), {"t": tables[0]}
+        ).scalar()
+        if held is not None and float(held) > 0 and n_new < 0.1 * float(held):
+            return
+        for table in tables:  # names of our own tables, never input
+            c.execute(text(f"ANALYZE {table}"))
+        c.commit()

@@ -383,3 +383,33 @@ def test_unknown_campaign_file_and_format(engine: Engine, tmp_path: Path) -> Non
     assert ingest_file(engine, odd, "r", format="csv").n_new == 1
     with transaction(engine) as s:
         assert s.scalar(select(func.count()).select_from(Judgment)) == 1
+
+
+def test_a_large_load_refreshes_the_planner_statistics(engine: Engine, tmp_path: Path) -> None:
+    """PostgreSQL: after a load of STATISTICS_AFTER rows or more (and a tenth of the table) the
+    planner knows the table's size; a small load after it does not analyse again."""
+    from sqlalchemy import text
+
+    from monitor.store.campaigns import STATISTICS_AFTER
+
+    if engine.dialect.name != "postgresql":
+        pytest.skip("planner statistics are PostgreSQL's")
+    rating(engine)
+    n = STATISTICS_AFTER
+    path = tmp_path / "big.csv"
+    path.write_text(
+        "worker,item,value\n" + "".join(f"w{k % 50},i{k // 5},{k % 5 + 1}\n" for k in range(n))
+    )
+
+    def analysed() -> float:
+        with engine.connect() as c:
+            return float(
+                c.scalar(text("SELECT reltuples FROM pg_class WHERE oid = 'judgments'::regclass"))
+            )
+
+    ingest_file(engine, path, "r")
+    assert analysed() == n
+    small = tmp_path / "small.csv"
+    small.write_text("worker,item,value\nw1,new,3\n")
+    ingest_file(engine, small, "r")
+    assert analysed() == n  # not analysed again (it would count n + 1)
