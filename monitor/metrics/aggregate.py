@@ -245,6 +245,10 @@ def codetermination(
     if kind == "label" and n_i * v > 50_000_000:
         raise ValueError(f"{n_i} items x {v} categories is too large for weighted voting.")
     x = domain[c]
+    i_s = i[shared]
+    if kind == "rating":
+        pearson = _PearsonByGroup(w[shared], x[shared], n_w, domain)
+        plain_mean = np.bincount(i, weights=x, minlength=n_i) / np.maximum(m, 1)
 
     def step(q: NDArray[np.float64]) -> tuple[NDArray, NDArray, NDArray[np.float64]]:
         """One round of the algorithm: truths from the weights ``q``, then the qualities and
@@ -265,10 +269,9 @@ def codetermination(
         else:
             tot = np.bincount(i, weights=jw, minlength=n_i)
             num = np.bincount(i, weights=jw * x, minlength=n_i)
-            plain = np.bincount(i, weights=x, minlength=n_i) / np.maximum(m, 1)
-            truth = np.where(tot > 0, num / np.where(tot > 0, tot, 1), plain)
+            truth = np.where(tot > 0, num / np.where(tot > 0, tot, 1), plain_mean)
             truth = np.where(m > 0, truth, np.nan)
-            quality = _pearson_by_group(w[shared], x[shared], truth[i][shared], n_w, domain)
+            quality = pearson(truth[i_s])
         return truth, quality, np.where(np.isnan(quality), 0.0, np.maximum(quality, 0.0))
 
     return _squarem(kind, step, q, max_iter, tol)
@@ -332,15 +335,31 @@ def _squarem(
 def _pearson_by_group(
     g: NDArray, x: NDArray, y: NDArray, n_groups: int, domain: NDArray
 ) -> NDArray[np.float64]:
-    k = np.bincount(g, minlength=n_groups).astype(np.float64)
-    kk = np.maximum(k, 1)
-    dx = x - (np.bincount(g, weights=x, minlength=n_groups) / kk)[g]
-    dy = y - (np.bincount(g, weights=y, minlength=n_groups) / kk)[g]
-    sxx = np.bincount(g, weights=dx * dx, minlength=n_groups)
-    syy = np.bincount(g, weights=dy * dy, minlength=n_groups)
-    sxy = np.bincount(g, weights=dx * dy, minlength=n_groups)
-    scale = max(float(np.ptp(domain)), 1e-300) ** 2 * 1e-24 * kk
-    out = np.full(n_groups, np.nan)
-    ok = (k >= 2) & (sxx > scale) & (syy > scale)
-    out[ok] = np.clip(sxy[ok] / np.sqrt(sxx[ok] * syy[ok]), -1.0, 1.0)  # rounding past +-1
-    return out
+    """Pearson correlation of ``x`` and ``y`` within each group ``g`` (centred sums: two
+    passes); NaN for groups of fewer than two or without variation."""
+    return _PearsonByGroup(g, x, n_groups, domain)(y)
+
+
+class _PearsonByGroup:
+    """:func:`_pearson_by_group` against a fixed ``x``: its group means and centred sum of
+    squares are computed once (co-determination correlates the same answers with new truths
+    every round)."""
+
+    def __init__(self, g: NDArray, x: NDArray, n_groups: int, domain: NDArray) -> None:
+        self.g, self.n_groups = g, n_groups
+        self.k = np.bincount(g, minlength=n_groups).astype(np.float64)
+        self.kk = np.maximum(self.k, 1)
+        self.dx = x - (np.bincount(g, weights=x, minlength=n_groups) / self.kk)[g]
+        self.sxx = np.bincount(g, weights=self.dx * self.dx, minlength=n_groups)
+        self.scale = max(float(np.ptp(domain)), 1e-300) ** 2 * 1e-24 * self.kk
+
+    def __call__(self, y: NDArray) -> NDArray[np.float64]:
+        g, n = self.g, self.n_groups
+        dy = y - (np.bincount(g, weights=y, minlength=n) / self.kk)[g]
+        syy = np.bincount(g, weights=dy * dy, minlength=n)
+        sxy = np.bincount(g, weights=self.dx * dy, minlength=n)
+        out = np.full(n, np.nan)
+        ok = (self.k >= 2) & (self.sxx > self.scale) & (syy > self.scale)
+        # rounding can carry the ratio past +-1
+        out[ok] = np.clip(sxy[ok] / np.sqrt(self.sxx[ok] * syy[ok]), -1.0, 1.0)
+        return out
