@@ -222,6 +222,29 @@ def _unique_rows(d: _Data, rows: NDArray[np.int64]) -> tuple[NDArray, NDArray, N
     return rows[order[starts]], inverse, counts
 
 
+@dataclass(frozen=True)
+class _Groups:
+    """The rated items grouped by their sufficient statistics (:func:`_unique_rows`), once for
+    the joint mode, the posterior of p and the item means: one representative per group
+    (``rep``), each rated item's group (``inverse``) and the groups' sizes."""
+
+    rated: NDArray[np.int64]
+    rep: NDArray[np.int64]
+    inverse: NDArray[np.int64]
+    counts: NDArray[np.int64]
+
+    @classmethod
+    def of(cls, d: _Data) -> _Groups:
+        rated = np.flatnonzero(d.n >= 1)
+        return cls(rated, *_unique_rows(d, rated))
+
+    def informative(self, d: _Data) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """The groups of items with two or more ratings (n is part of the key: whole groups),
+        in the order :func:`_unique_rows` gives them, and their sizes."""
+        keep = d.n[self.rep] >= 2
+        return self.rep[keep], self.counts[keep]
+
+
 # --------------------------------------------------------------------------- the item integrals
 
 
@@ -478,10 +501,9 @@ def _posterior_grid(n, s1, s2, gm, gprec, counts, prior: Prior, points: int = 12
     return u, lp
 
 
-def _exact(d: _Data, prior: Prior, wide: float):
-    inform = np.flatnonzero(d.n >= 2)
+def _exact(d: _Data, prior: Prior, wide: float, groups: _Groups):
     gprec = 1.0 / d.gold_sd**2
-    rep, _, counts = _unique_rows(d, inform)
+    rep, counts = groups.informative(d)
     u, lp = _posterior_grid(d.n[rep], d.s1[rep], d.s2[rep], d.gold[rep], gprec[rep], counts, prior)
     dens = np.exp(lp - lp.max())
     cdf = _cumtrapz(dens, u)
@@ -496,7 +518,7 @@ def _exact(d: _Data, prior: Prior, wide: float):
     ua, ub = hpd_of_density(u[None, :], logd[None, :], dens[None, :])
     low, high = phi_of_precision(np.exp(ua[0])), phi_of_precision(np.exp(ub[0]))
     hpd = Interval(float(low), float(high), _LEVEL)
-    item_mean, item_hpd = _exact_items(d, u, cdf, gprec)
+    item_mean, item_hpd = _exact_items(d, u, cdf, gprec, groups)
     return dict(
         mean=mean,
         median=median,
@@ -509,7 +531,9 @@ def _exact(d: _Data, prior: Prior, wide: float):
     )
 
 
-def _exact_items(d: _Data, u: NDArray, cdf: NDArray, gprec: NDArray, comps: int = 10):
+def _exact_items(
+    d: _Data, u: NDArray, cdf: NDArray, gprec: NDArray, groups: _Groups, comps: int = 10
+):
     """Posterior means and 95% HPDs of the item means, rating scale, (N,) and (N, 2).
 
     The posterior of mu_i mixes its conditional posteriors over p; the mixture uses ``comps``
@@ -518,10 +542,9 @@ def _exact_items(d: _Data, u: NDArray, cdf: NDArray, gprec: NDArray, comps: int 
     n_all = d.n.size
     mean = np.full(n_all, np.nan)
     hpd = np.full((n_all, 2), np.nan)
-    rated = np.flatnonzero(d.n >= 1)
+    rated, rep, inverse = groups.rated, groups.rep, groups.inverse
     if rated.size == 0:
         return mean, hpd
-    rep, inverse, _ = _unique_rows(d, rated)
     pq = np.exp(np.interp((np.arange(comps) + 0.5) / comps, cdf, u))
     n, s1, s2, gm, gp = d.n[rep], d.s1[rep], d.s2[rep], d.gold[rep], gprec[rep]
     mu_mean = np.empty(rep.size)
@@ -549,15 +572,14 @@ def _exact_items(d: _Data, u: NDArray, cdf: NDArray, gprec: NDArray, comps: int 
     return mean, hpd
 
 
-def _map(d: _Data, prior: Prior):
+def _map(d: _Data, prior: Prior, groups: _Groups):
     """Joint mode (section 4.4) profiled over p: each item's mean is maximised given p.
 
     The prior density is taken in its own parameter (p for 'precision' and 'gamma', Phi for
     'phi', where the flat prior makes the MAP the maximum likelihood) and mu is flat on (0, 1).
     """
-    inform = np.flatnonzero(d.n >= 2)
     gprec = 1.0 / d.gold_sd**2
-    rep, _, counts = _unique_rows(d, inform)
+    rep, counts = groups.informative(d)
     n, s1, s2, gm, gp = d.n[rep], d.s1[rep], d.s2[rep], d.gold[rep], gprec[rep]
 
     def objective(u: NDArray) -> NDArray:
@@ -662,7 +684,8 @@ def phi(
             reading=None, **nan_items, **base,
             reason="No item has two or more ratings, so there is no dispersion to measure.",
         )  # fmt: skip
-    map_phi, map_p = _map(d, prior)
+    groups = _Groups.of(d)
+    map_phi, map_p = _map(d, prior, groups)
     if engine == "map":
         return PhiResult(
             mean=None, median=None, hpd=None, map=map_phi, map_precision=map_p,
@@ -670,7 +693,7 @@ def phi(
             reason="engine='map' computes the joint mode only; use 'exact' for the posterior.",
         )  # fmt: skip
     if engine == "exact":
-        fit = _exact(d, prior, wide_hpd)
+        fit = _exact(d, prior, wide_hpd, groups)
     else:
         from monitor.metrics.phi_nuts import nuts_fit
 

@@ -42,13 +42,16 @@ def compute_values(
     if columnar is None:
         columnar = frozenset() if arrays.kind == "pairwise" else frozenset({"item"})
     out = Collector(info.name, columnar)
-    W = len(arrays.worker_ids)
-    out.campaign_value("n_workers", np.unique(arrays.workers).size)
-    judged = np.r_[arrays.left, arrays.right] if arrays.kind == "pairwise" else arrays.items
-    out.campaign_value("n_items", np.unique(judged).size)
-    out.campaign_value("n_judgments", arrays.n)
+    W, N = len(arrays.worker_ids), len(arrays.item_ids)
     n_by_worker = np.bincount(arrays.workers, minlength=W)
     active = n_by_worker > 0
+    out.campaign_value("n_workers", int(np.count_nonzero(active)))
+    judged = np.zeros(N, dtype=bool)
+    judged[arrays.items] = True
+    if arrays.kind == "pairwise":
+        judged[arrays.right] = True
+    out.campaign_value("n_items", int(np.count_nonzero(judged)))
+    out.campaign_value("n_judgments", arrays.n)
     out.per_subject("worker", "n_judgments", arrays.worker_ids, n_by_worker, mask=active)
     has_d = np.isfinite(arrays.duration_s)
     if has_d.any():
