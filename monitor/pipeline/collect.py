@@ -120,6 +120,10 @@ class Collector:
     states: dict[str, State] = field(default_factory=dict)
     _names: _NameCache = field(default_factory=_NameCache, repr=False)
 
+    def names(self, subjects: Sequence[str], idx: NDArray[np.int64]) -> list[str]:
+        """The subjects at positions ``idx`` as strings (computed once per mask)."""
+        return self._names(subjects, idx)
+
     def campaign_value(
         self,
         metric: str,

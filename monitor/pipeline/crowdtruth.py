@@ -27,7 +27,7 @@ from monitor.metrics.crowdtruth import (
     crowdtruth,
     crowdtruth_local,
 )
-from monitor.pipeline.collect import Collector, WarmStart, _names, digest
+from monitor.pipeline.collect import Collector, WarmStart, digest
 from monitor.results import Column, State, Value
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays
@@ -160,7 +160,11 @@ def _local(
     if aqs0 is not None and not np.all(np.isfinite(aqs0)):
         return None
     kept0 = np.flatnonzero(np.isfinite(uqs0))
-    if uas0.indptr is None or len(uas0) != kept0.size or uas0.subjects != _names(unit_ids, kept0):
+    if (
+        uas0.indptr is None
+        or len(uas0) != kept0.size
+        or uas0.subjects != out.names(unit_ids, kept0)
+    ):
         return None
     result = crowdtruth_local(
         workers[rows],
@@ -244,7 +248,7 @@ def _store(
             Column(
                 unit_scope,
                 "uas",
-                _names(unit_ids, kept),
+                out.names(unit_ids, kept),
                 np.full(kept.size, np.nan),
                 detail_key="scores",
                 names=tuple(names),

@@ -70,8 +70,10 @@ class Resampler:
         seen = a.ids <= warm.watermark
         if int(seen.sum()) != warm.n_judgments:
             return None  # an ingest committed judgments below the watermark after that run
-        touched = np.unique(a.items[~seen])
-        idx = np.flatnonzero(seen & np.isin(a.items, touched))
+        mark = np.zeros(len(a.item_ids), dtype=bool)
+        mark[a.items[~seen]] = True
+        touched = np.flatnonzero(mark)
+        idx = np.flatnonzero(seen & mark[a.items])
         idx = idx[self.latest(a.workers[idx], a.items[idx], a.order[idx])]
         before = ValueCounts.from_judgments(
             a.items[idx], self.codes[idx], n_items=len(a.item_ids), value_domain=self.domain
