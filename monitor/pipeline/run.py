@@ -27,6 +27,7 @@ from monitor.results import Column, FlagRecord
 from monitor.settings import Settings
 from monitor.store.array_cache import ArrayCache
 from monitor.store.campaigns import CampaignInfo, campaign_counts, get_campaign, list_campaigns
+from monitor.store.column_cache import ColumnSnapshot
 from monitor.store.column_deltas import column_delta
 from monitor.store.engine import snapshot, transaction
 from monitor.store.history import worker_history
@@ -153,14 +154,21 @@ def _column_base(
     info: CampaignInfo,
     base: tuple[int, list[FlagRecord], int] | None,
     settings: Settings,
+    last: RunInfo | None,
+    snapshot: ColumnSnapshot,
 ) -> dict[tuple[str, str], Column] | None:
     """The base run's columns as readers see them, by scope and metric (None: no base, or a
-    negative value tolerance: every column is stored whole)."""
+    negative value tolerance: every column is stored whole): kept in this process's memory,
+    else in the column snapshot file when it is the base run's, else read from the store."""
     if base is None or settings.value_tolerance < 0:
         return None
     kept = _KEPT_COLUMNS.get(_flags_key(engine, info))
     if kept is not None and kept[0] == base[0]:
         return kept[1]
+    if last is not None and last.id == base[0]:
+        columns = snapshot.read(last)
+        if columns is not None:
+            return columns
     return {(c.scope, c.metric): c for c in run_columns(session, base[0])}
 
 
@@ -239,7 +247,8 @@ def _compute_and_save(
         history = worker_history(s, info, arrays.worker_ids.tolist())
         warm = None
         base = _flag_base(engine, s, info, last, settings, full=full)
-        base_columns = _column_base(engine, s, info, base, settings)
+        kept_columns = ColumnSnapshot(settings.cache_dir, s, info)
+        base_columns = _column_base(engine, s, info, base, settings, last, kept_columns)
         if not full and last is not None:
             metrics = WarmStart.METRICS
             warm_columns = (
@@ -295,8 +304,15 @@ def _compute_and_save(
         resolved = {(f.scope, f.subject, f.rule): f for f in base[1]}
         resolved.update({(f.scope, f.subject, f.rule): f for f in stored})
         seen = [resolved[(f.scope, f.subject, f.rule)] for f in seen]
-    _KEPT_FLAGS[_flags_key(engine, info)] = (run.id, 1 if base is None else base[2] + 1, seen)
+    depth = 1 if base is None else base[2] + 1
+    _KEPT_FLAGS[_flags_key(engine, info)] = (run.id, depth, seen)
     _KEPT_COLUMNS[_flags_key(engine, info)] = (run.id, seen_columns)
+    # Committed: the next process may take these columns as its base (unless it will store
+    # every column whole, when the file would only be read to be ignored).
+    if settings.value_tolerance >= 0 and settings.flag_tolerance >= 0 and depth < MAX_FLAG_CHAIN:
+        kept_columns.write(run, seen_columns)
+    else:
+        kept_columns.discard()
     counts_by_rule: dict[str, int] = {}
     for f in flags:
         counts_by_rule[f.rule] = counts_by_rule.get(f.rule, 0) + 1

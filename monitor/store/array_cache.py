@@ -36,6 +36,9 @@ log = logging.getLogger("monitor.store")
 FORMAT = 1
 """Bump when the arrays or their coding change: older snapshots are then ignored."""
 MAX_IN_MEMORY = 32
+REWRITE_SHARE = 0.05
+"""A snapshot extended by fewer judgments than this share of its own is not written again:
+the next cold run reads those few again (cheap) instead of every run rewriting the file."""
 _NUMERIC = ("ids", "workers", "items", "values", "duration_s", "worker_db_ids", "item_db_ids")
 _OPTIONAL = ("ann_judgment", "ann_code", "ann_count", "created_s")
 _MEMORY: OrderedDict[tuple[str, int], tuple[dict[str, Any], CampaignArrays]] = OrderedDict()
@@ -49,7 +52,7 @@ def _schema_revision(session: Session) -> str:
         return "none"
 
 
-def _meta(session: Session, campaign: CampaignInfo) -> dict[str, Any]:
+def cache_meta(session: Session, campaign: CampaignInfo) -> dict[str, Any]:
     """What a kept copy must match to be used. The campaign's creation time tells a campaign
     from another that took its id (a database restored, or emptied and filled again)."""
     created = session.scalar(select(Campaign.created_at).where(Campaign.id == campaign.id))
@@ -63,7 +66,7 @@ def _meta(session: Session, campaign: CampaignInfo) -> dict[str, Any]:
     }
 
 
-def _key(session: Session, campaign: CampaignInfo) -> tuple[str, int]:
+def cache_key(session: Session, campaign: CampaignInfo) -> tuple[str, int]:
     url = session.get_bind().engine.url.render_as_string(hide_password=True)
     return hashlib.sha256(url.encode()).hexdigest()[:20], campaign.id
 
@@ -89,9 +92,10 @@ class ArrayCache:
     ) -> CampaignArrays:
         """The arrays up to ``watermark``; ``counted``: the number and sum of the judgment ids
         up to it, read in the same snapshot (see :func:`extend_arrays`)."""
-        key = _key(session, campaign)
-        meta = _meta(session, campaign)
+        key = cache_key(session, campaign)
+        meta = cache_meta(session, campaign)
         arrays = None
+        stale = True  # the file is worth writing again
         if not full and campaign.kind != "pairwise":
             for source, kept in (("memory", self._from_memory), ("snapshot", self._from_file)):
                 base = kept(key, meta)
@@ -99,6 +103,7 @@ class ArrayCache:
                     arrays = extend_arrays(session, campaign, base, watermark, counted)
                     if arrays is not None:
                         self.source = source
+                        stale = arrays.n - base.n > REWRITE_SHARE * base.n
                         break
                     log.info("%s: kept arrays out of date, loading afresh", campaign.name)
                     break
@@ -106,8 +111,9 @@ class ArrayCache:
             arrays = load_arrays(session, campaign, watermark)
             self.source = "database"
         if campaign.kind != "pairwise":
-            # A process that kept them in memory needs no file; others leave one for the next.
-            self._keep(key, meta, arrays, write=self.source != "memory")
+            # A process that kept them in memory needs no file; others leave one for the next
+            # (unless the one they started from is nearly as good).
+            self._keep(key, meta, arrays, write=self.source != "memory" and stale)
         return arrays
 
     def _from_memory(self, key: tuple[str, int], meta: dict) -> CampaignArrays | None:
