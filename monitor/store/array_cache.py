@@ -5,7 +5,9 @@ its runs after the first read only new judgments) and a snapshot file per campai
 ``cache_dir`` setting (a cold ``monitor recompute`` starts from it). Either is used only when
 it still describes the database: same database, campaign (id and creation time) and spec,
 schema revision and cache format, and :func:`monitor.store.arrays.extend_arrays` finds the
-judgments up to its watermark unchanged (count and sum of ids). Anything else, or a full run, loads afresh and replaces it.
+judgments up to its watermark unchanged (count and sum of ids). Anything else, or a full run,
+loads afresh and replaces it. A snapshot extended by only a few judgments (``REWRITE_SHARE``)
+is left as it was: reading those again costs the next cold run less than rewriting the file.
 
 Snapshot files hold numbers and JSON only (NumPy ``.npz`` without pickles), written to a
 temporary name and renamed, so a reader never sees half a file; a file that does not load is
