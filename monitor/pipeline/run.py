@@ -275,28 +275,42 @@ def _compute_and_save(
     if base is not None:
         stored, cleared = flag_delta(base[1], flags, settings.flag_tolerance)
     stored_columns, positions, seen_columns = _column_deltas(columns, base_columns, settings)
-    with transaction(engine) as s:
-        run = save_run(
-            s,
-            campaign_id=info.id,
-            watermark=arrays.watermark,
-            full=full or last is None,
-            started_at=started_at,
-            parameters=parameters,
-            code_version=__version__,
-            n_judgments=arrays.n,
-            n_new=max(n_new, 0),
-            seconds=time.perf_counter() - started,
-            values=values,
-            flags=stored,
-            columns=stored_columns,
-            states=states,
-            base_run_id=None if base is None else base[0],
-            cleared=cleared,
-            positions=positions,
-        )
-        apply_policy(s, info, run.id, flags, settings)
-        prune_item_values(s, info.id, settings.keep_item_runs)
+    depth = 1 if base is None else base[2] + 1
+    # The next process may take these columns as its base (unless it will store every column
+    # whole): written while the run is saved, put in place only once it committed.
+    next_delta = settings.value_tolerance >= 0 and settings.flag_tolerance >= 0
+    writing = kept_columns.begin(seen_columns) if next_delta and depth < MAX_FLAG_CHAIN else None
+    try:
+        with transaction(engine) as s:
+            run = save_run(
+                s,
+                campaign_id=info.id,
+                watermark=arrays.watermark,
+                full=full or last is None,
+                started_at=started_at,
+                parameters=parameters,
+                code_version=__version__,
+                n_judgments=arrays.n,
+                n_new=max(n_new, 0),
+                seconds=time.perf_counter() - started,
+                values=values,
+                flags=stored,
+                columns=stored_columns,
+                states=states,
+                base_run_id=None if base is None else base[0],
+                cleared=cleared,
+                positions=positions,
+            )
+            apply_policy(s, info, run.id, flags, settings)
+            prune_item_values(s, info.id, settings.keep_item_runs)
+    except BaseException:
+        if writing is not None:
+            writing.abandon()
+        raise
+    if writing is not None:
+        writing.finish(run)
+    else:
+        kept_columns.discard()
     # What readers now see: the base's flags where nothing moved beyond the tolerance
     # (the next delta is taken against these, so the difference never accumulates).
     seen = [f for f in flags if f.scope in DELTA_SCOPES]
@@ -304,15 +318,8 @@ def _compute_and_save(
         resolved = {(f.scope, f.subject, f.rule): f for f in base[1]}
         resolved.update({(f.scope, f.subject, f.rule): f for f in stored})
         seen = [resolved[(f.scope, f.subject, f.rule)] for f in seen]
-    depth = 1 if base is None else base[2] + 1
     _KEPT_FLAGS[_flags_key(engine, info)] = (run.id, depth, seen)
     _KEPT_COLUMNS[_flags_key(engine, info)] = (run.id, seen_columns)
-    # Committed: the next process may take these columns as its base (unless it will store
-    # every column whole, when the file would only be read to be ignored).
-    if settings.value_tolerance >= 0 and settings.flag_tolerance >= 0 and depth < MAX_FLAG_CHAIN:
-        kept_columns.write(run, seen_columns)
-    else:
-        kept_columns.discard()
     counts_by_rule: dict[str, int] = {}
     for f in flags:
         counts_by_rule[f.rule] = counts_by_rule.get(f.rule, 0) + 1

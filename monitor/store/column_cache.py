@@ -20,16 +20,20 @@ subjects (item names: any text) are stored as JSON, each distinct list once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import tempfile
+import threading
+import zipfile
 from collections.abc import Mapping
 from datetime import UTC
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
+from numpy.typing import NDArray
 from sqlalchemy.orm import Session
 
 from monitor.results import Column
@@ -104,22 +108,24 @@ class ColumnSnapshot:
     def write(self, run: RunInfo, columns: Mapping[tuple[str, str], Column]) -> None:
         """Keep ``columns`` (what readers see of ``run``, which must have committed) for the
         next process. A failure to write only costs that process a read from the database."""
+        pending = self.begin(columns)
+        if pending is not None:
+            pending.finish(run)
+
+    def begin(self, columns: Mapping[tuple[str, str], Column]) -> PendingWrite | None:
+        """Start writing ``columns`` to a temporary file in the background (while the run is
+        saved); :meth:`PendingWrite.finish` tags and renames it once the run committed,
+        :meth:`PendingWrite.abandon` drops it. None without a directory."""
         if self.path is None:
-            return
+            return None
         lists: list[list[str]] = []
         index: dict[int, int] = {}  # id of a subjects list -> its place in ``lists``
         described, blobs = [], {}
         for i, c in enumerate(columns.values()):
             k = index.get(id(c.subjects))
             if k is None:
-                k = next(
-                    (
-                        j
-                        for j, s in enumerate(lists)
-                        if len(s) == len(c.subjects) and s == c.subjects
-                    ),
-                    len(lists),
-                )
+                same = (j for j, s in enumerate(lists) if s == c.subjects)
+                k = next(same, len(lists))
                 if k == len(lists):
                     lists.append(c.subjects)
                 index[id(c.subjects)] = k
@@ -134,24 +140,7 @@ class ColumnSnapshot:
                 }
             )
             blobs.update({f"{i}.{a}": getattr(c, a) for a in present})
-        head = {"meta": self.meta, "run": run_tag(run), "columns": described}
-        blobs["head"] = np.frombuffer(json.dumps(head).encode(), dtype=np.uint8)
-        # ASCII JSON: any text, lone surrogates included, goes through unchanged
-        blobs["subjects"] = np.frombuffer(json.dumps(lists).encode(), dtype=np.uint8)
-        path = self.path
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-        except OSError as exc:
-            log.warning("could not write column snapshot %s: %s", path, exc)
-            return
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, **blobs)
-            os.replace(tmp, path)
-        except OSError as exc:
-            log.warning("could not write column snapshot %s: %s", path, exc)
-            Path(tmp).unlink(missing_ok=True)
+        return PendingWrite(self.path, {"meta": self.meta, "columns": described}, lists, blobs)
 
     def discard(self) -> None:
         """Remove the file (the next run will not take this one's columns as its base)."""
@@ -160,6 +149,75 @@ class ColumnSnapshot:
                 self.path.unlink(missing_ok=True)
             except OSError as exc:
                 log.warning("could not remove column snapshot %s: %s", self.path, exc)
+
+
+class PendingWrite:
+    """A column file being written to a temporary name by a background thread (the arrays
+    and the subjects); the head, which names the run, is written last, by :meth:`finish`."""
+
+    def __init__(
+        self, path: Path, head: dict[str, Any], subjects: list[list[str]], blobs: dict[str, Any]
+    ) -> None:
+        self.path = path
+        self._head = head
+        self._error: BaseException | None = None
+        self._zip: zipfile.ZipFile | None = None
+        self._file: BinaryIO | None = None
+        self._tmp: str | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, self._tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+            self._file = os.fdopen(fd, "wb")
+            self._zip = zipfile.ZipFile(self._file, "w", allowZip64=True)
+        except OSError as exc:
+            self._error = exc
+        self._thread = threading.Thread(
+            target=self._body, args=(subjects, blobs), name="column-snapshot"
+        )
+        self._thread.start()
+
+    def _body(self, subjects: list[list[str]], blobs: dict[str, Any]) -> None:
+        if self._zip is None:
+            return
+        try:
+            # ASCII JSON: any text, lone surrogates included, goes through unchanged
+            _member(self._zip, "subjects", np.frombuffer(json.dumps(subjects).encode(), np.uint8))
+            for name, array in blobs.items():
+                _member(self._zip, name, array)
+        except Exception as exc:  # noqa: BLE001 - reported by finish
+            self._error = exc
+
+    def finish(self, run: RunInfo) -> None:
+        """Tag the file with ``run`` (committed) and put it in place."""
+        self._thread.join()
+        try:
+            if self._error is not None:
+                raise self._error
+            assert self._zip is not None and self._file is not None and self._tmp is not None
+            head = {**self._head, "run": run_tag(run)}
+            _member(self._zip, "head", np.frombuffer(json.dumps(head).encode(), np.uint8))
+            self._zip.close()
+            self._file.close()
+            os.replace(self._tmp, self.path)
+        except Exception as exc:  # noqa: BLE001 - the next process reads the database
+            log.warning("could not write column snapshot %s: %s", self.path, exc)
+            self.abandon()
+
+    def abandon(self) -> None:
+        """Drop the temporary file (the run did not commit)."""
+        self._thread.join()
+        for handle in (self._zip, self._file):
+            with contextlib.suppress(Exception):
+                if handle is not None:
+                    handle.close()
+        if self._tmp is not None:
+            Path(self._tmp).unlink(missing_ok=True)
+
+
+def _member(zf: zipfile.ZipFile, name: str, array: NDArray) -> None:
+    """One ``.npy`` member, as :func:`numpy.savez` writes it (read back by :func:`numpy.load`)."""
+    with zf.open(f"{name}.npy", "w", force_zip64=True) as f:
+        np.lib.format.write_array(f, np.asanyarray(array), allow_pickle=False)
 
 
 def _check(c: Column) -> None:

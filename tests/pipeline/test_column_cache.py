@@ -195,9 +195,10 @@ def test_a_run_that_failed_leaves_no_file_claiming_it(
     engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
     case = load(GOLDEN / "cases" / CASE)
-    settings = SETTINGS.replace(cache_dir=str(tmp_path))
+    cache = tmp_path / "cache"
+    settings = SETTINGS.replace(cache_dir=str(cache))
     [first] = _increments(engine, case, settings, [0.9])
-    snap, last = _snapshot(engine, tmp_path)
+    snap, last = _snapshot(engine, cache)
     before = snap.path.read_bytes() if snap.path else b""
 
     def boom(*args: object, **kwargs: object) -> None:
@@ -211,9 +212,10 @@ def test_a_run_that_failed_leaves_no_file_claiming_it(
     [o] = recompute(engine, settings)
     assert o.status == "failed"
     monkeypatch.undo()
-    snap, last = _snapshot(engine, tmp_path)
+    snap, last = _snapshot(engine, cache)
     assert last.id == first
     assert snap.path is not None and snap.path.read_bytes() == before
+    assert sorted(cache.iterdir()) == sorted(cache.glob("*.npz"))  # no temporary file left
     assert_same_columns(snap.read(last), _store_columns(engine, first))
 
 
@@ -228,6 +230,17 @@ def test_no_file_without_a_cache_dir_or_a_next_delta(engine: Engine, tmp_path: P
     negative = SETTINGS.replace(cache_dir=str(cache), value_tolerance=-1)
     _increments(engine, case, negative, [1.0], start=0.93)
     assert list(cache.glob("*.columns.npz")) == []
+
+
+def test_a_file_that_cannot_be_written_costs_only_the_shortcut(
+    engine: Engine, tmp_path: Path
+) -> None:
+    case = load(GOLDEN / "cases" / CASE)
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("")
+    runs = _increments(engine, case, SETTINGS.replace(cache_dir=str(blocked)), [0.9, 0.93])
+    assert len(runs) == 2
+    assert blocked.read_text() == ""
 
 
 # --- the file itself: any subjects, shared lists, optional arrays -------------------------
