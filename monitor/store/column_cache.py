@@ -6,7 +6,8 @@ them in memory; a cold ``monitor recompute`` would read and resolve the chain fr
 (most of a second at a million judgments). This file, beside the array snapshot under the
 ``cache_dir`` setting, holds them instead.
 
-A run writes the file after its transaction committed, tagged with the run (id, start time,
+A run writes the file while it is saved (a background thread, under a temporary name) and puts
+it in place only after its transaction committed, tagged with the run (id, start time,
 watermark and count of judgments): a run that failed or rolled back never claims it, and a
 database restored to an older state, whose run ids come again, does not match the start time.
 The file is used only when its tag is the base run's and it was made for the same database,
