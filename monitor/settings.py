@@ -46,7 +46,8 @@ class Settings:
     bootstrap_samples: int = 1000
     """Resamples of items behind each bootstrap interval (0 turns intervals off)."""
     cache_dir: str = ".monitor-cache"
-    """Where a recompute keeps each campaign's coded judgments for the next run ('' = none)."""
+    """Where a recompute keeps each campaign's coded judgments and its last run's item columns
+    for the next run ('' = none)."""
     flag_tolerance: float = 0.001
     """An incremental run stores an item or pair flag again only when its value, threshold or
     a number of its evidence moved by more than this (or it is new or gone); -1 = store all."""

@@ -27,6 +27,7 @@ from monitor.results import Column, FlagRecord
 from monitor.settings import Settings
 from monitor.store.array_cache import ArrayCache
 from monitor.store.campaigns import CampaignInfo, campaign_counts, get_campaign, list_campaigns
+from monitor.store.column_cache import ColumnSnapshot
 from monitor.store.column_deltas import column_delta
 from monitor.store.engine import snapshot, transaction
 from monitor.store.history import worker_history
@@ -153,14 +154,21 @@ def _column_base(
     info: CampaignInfo,
     base: tuple[int, list[FlagRecord], int] | None,
     settings: Settings,
+    last: RunInfo | None,
+    snapshot: ColumnSnapshot,
 ) -> dict[tuple[str, str], Column] | None:
     """The base run's columns as readers see them, by scope and metric (None: no base, or a
-    negative value tolerance: every column is stored whole)."""
+    negative value tolerance: every column is stored whole): kept in this process's memory,
+    else in the column snapshot file when it is the base run's, else read from the store."""
     if base is None or settings.value_tolerance < 0:
         return None
     kept = _KEPT_COLUMNS.get(_flags_key(engine, info))
     if kept is not None and kept[0] == base[0]:
         return kept[1]
+    if last is not None and last.id == base[0]:
+        columns = snapshot.read(last)
+        if columns is not None:
+            return columns
     return {(c.scope, c.metric): c for c in run_columns(session, base[0])}
 
 
@@ -239,7 +247,8 @@ def _compute_and_save(
         history = worker_history(s, info, arrays.worker_ids.tolist())
         warm = None
         base = _flag_base(engine, s, info, last, settings, full=full)
-        base_columns = _column_base(engine, s, info, base, settings)
+        kept_columns = ColumnSnapshot(settings.cache_dir, s, info)
+        base_columns = _column_base(engine, s, info, base, settings, last, kept_columns)
         if not full and last is not None:
             metrics = WarmStart.COLUMNS
             warm_columns = (
@@ -266,28 +275,42 @@ def _compute_and_save(
     if base is not None:
         stored, cleared = flag_delta(base[1], flags, settings.flag_tolerance)
     stored_columns, positions, seen_columns = _column_deltas(columns, base_columns, settings)
-    with transaction(engine) as s:
-        run = save_run(
-            s,
-            campaign_id=info.id,
-            watermark=arrays.watermark,
-            full=full or last is None,
-            started_at=started_at,
-            parameters=parameters,
-            code_version=__version__,
-            n_judgments=arrays.n,
-            n_new=max(n_new, 0),
-            seconds=time.perf_counter() - started,
-            values=values,
-            flags=stored,
-            columns=stored_columns,
-            states=states,
-            base_run_id=None if base is None else base[0],
-            cleared=cleared,
-            positions=positions,
-        )
-        apply_policy(s, info, run.id, flags, settings)
-        prune_item_values(s, info.id, settings.keep_item_runs)
+    depth = 1 if base is None else base[2] + 1
+    # The next process may take these columns as its base (unless it will store every column
+    # whole): written while the run is saved, put in place only once it committed.
+    next_delta = settings.value_tolerance >= 0 and settings.flag_tolerance >= 0
+    writing = kept_columns.begin(seen_columns) if next_delta and depth < MAX_FLAG_CHAIN else None
+    try:
+        with transaction(engine) as s:
+            run = save_run(
+                s,
+                campaign_id=info.id,
+                watermark=arrays.watermark,
+                full=full or last is None,
+                started_at=started_at,
+                parameters=parameters,
+                code_version=__version__,
+                n_judgments=arrays.n,
+                n_new=max(n_new, 0),
+                seconds=time.perf_counter() - started,
+                values=values,
+                flags=stored,
+                columns=stored_columns,
+                states=states,
+                base_run_id=None if base is None else base[0],
+                cleared=cleared,
+                positions=positions,
+            )
+            apply_policy(s, info, run.id, flags, settings)
+            prune_item_values(s, info.id, settings.keep_item_runs)
+    except BaseException:
+        if writing is not None:
+            writing.abandon()
+        raise
+    if writing is not None:
+        writing.finish(run)
+    else:
+        kept_columns.discard()
     # What readers now see: the base's flags where nothing moved beyond the tolerance
     # (the next delta is taken against these, so the difference never accumulates).
     seen = [f for f in flags if f.scope in DELTA_SCOPES]
@@ -295,7 +318,7 @@ def _compute_and_save(
         resolved = {(f.scope, f.subject, f.rule): f for f in base[1]}
         resolved.update({(f.scope, f.subject, f.rule): f for f in stored})
         seen = [resolved[(f.scope, f.subject, f.rule)] for f in seen]
-    _KEPT_FLAGS[_flags_key(engine, info)] = (run.id, 1 if base is None else base[2] + 1, seen)
+    _KEPT_FLAGS[_flags_key(engine, info)] = (run.id, depth, seen)
     _KEPT_COLUMNS[_flags_key(engine, info)] = (run.id, seen_columns)
     counts_by_rule: dict[str, int] = {}
     for f in flags:

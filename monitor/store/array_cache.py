@@ -5,7 +5,9 @@ its runs after the first read only new judgments) and a snapshot file per campai
 ``cache_dir`` setting (a cold ``monitor recompute`` starts from it). Either is used only when
 it still describes the database: same database, campaign (id and creation time) and spec,
 schema revision and cache format, and :func:`monitor.store.arrays.extend_arrays` finds the
-judgments up to its watermark unchanged (count and sum of ids). Anything else, or a full run, loads afresh and replaces it.
+judgments up to its watermark unchanged (count and sum of ids). Anything else, or a full run,
+loads afresh and replaces it. A snapshot extended by only a few judgments (``REWRITE_SHARE``)
+is left as it was: reading those again costs the next cold run less than rewriting the file.
 
 Snapshot files hold numbers and JSON only (NumPy ``.npz`` without pickles), written to a
 temporary name and renamed, so a reader never sees half a file; a file that does not load is
@@ -36,6 +38,9 @@ log = logging.getLogger("monitor.store")
 FORMAT = 1
 """Bump when the arrays or their coding change: older snapshots are then ignored."""
 MAX_IN_MEMORY = 32
+REWRITE_SHARE = 0.05
+"""A snapshot extended by fewer judgments than this share of its own is not written again:
+the next cold run reads those few again (cheap) instead of every run rewriting the file."""
 _NUMERIC = ("ids", "workers", "items", "values", "duration_s", "worker_db_ids", "item_db_ids")
 _OPTIONAL = ("ann_judgment", "ann_code", "ann_count", "created_s")
 _MEMORY: OrderedDict[tuple[str, int], tuple[dict[str, Any], CampaignArrays]] = OrderedDict()
@@ -49,7 +54,7 @@ def _schema_revision(session: Session) -> str:
         return "none"
 
 
-def _meta(session: Session, campaign: CampaignInfo) -> dict[str, Any]:
+def cache_meta(session: Session, campaign: CampaignInfo) -> dict[str, Any]:
     """What a kept copy must match to be used. The campaign's creation time tells a campaign
     from another that took its id (a database restored, or emptied and filled again)."""
     created = session.scalar(select(Campaign.created_at).where(Campaign.id == campaign.id))
@@ -63,7 +68,7 @@ def _meta(session: Session, campaign: CampaignInfo) -> dict[str, Any]:
     }
 
 
-def _key(session: Session, campaign: CampaignInfo) -> tuple[str, int]:
+def cache_key(session: Session, campaign: CampaignInfo) -> tuple[str, int]:
     url = session.get_bind().engine.url.render_as_string(hide_password=True)
     return hashlib.sha256(url.encode()).hexdigest()[:20], campaign.id
 
@@ -89,9 +94,10 @@ class ArrayCache:
     ) -> CampaignArrays:
         """The arrays up to ``watermark``; ``counted``: the number and sum of the judgment ids
         up to it, read in the same snapshot (see :func:`extend_arrays`)."""
-        key = _key(session, campaign)
-        meta = _meta(session, campaign)
+        key = cache_key(session, campaign)
+        meta = cache_meta(session, campaign)
         arrays = None
+        stale = True  # the file is worth writing again
         if not full and campaign.kind != "pairwise":
             for source, kept in (("memory", self._from_memory), ("snapshot", self._from_file)):
                 base = kept(key, meta)
@@ -99,6 +105,7 @@ class ArrayCache:
                     arrays = extend_arrays(session, campaign, base, watermark, counted)
                     if arrays is not None:
                         self.source = source
+                        stale = arrays.n - base.n > REWRITE_SHARE * base.n
                         break
                     log.info("%s: kept arrays out of date, loading afresh", campaign.name)
                     break
@@ -106,8 +113,9 @@ class ArrayCache:
             arrays = load_arrays(session, campaign, watermark)
             self.source = "database"
         if campaign.kind != "pairwise":
-            # A process that kept them in memory needs no file; others leave one for the next.
-            self._keep(key, meta, arrays, write=self.source != "memory")
+            # A process that kept them in memory needs no file; others leave one for the next
+            # (unless the one they started from is nearly as good).
+            self._keep(key, meta, arrays, write=self.source != "memory" and stale)
         return arrays
 
     def _from_memory(self, key: tuple[str, int], meta: dict) -> CampaignArrays | None:

@@ -172,3 +172,29 @@ def test_a_campaign_that_took_the_id_of_another_is_loaded_afresh(
     assert cache.source == "database"
     assert_same(got, _fresh(engine))
     assert not np.array_equal(got.values, first.values)
+
+
+def test_a_snapshot_extended_by_a_few_is_not_written_again(engine: Engine, tmp_path: Path) -> None:
+    from monitor.store.array_cache import REWRITE_SHARE
+
+    data = load(GOLDEN / "cases" / "rating_medium.json")
+    first = 2000
+    few = int(first * REWRITE_SHARE) // 2
+    store_case(engine, data, upto=first)
+    _load(engine, ArrayCache(tmp_path, memory=False))
+    [snap] = tmp_path.glob("*.npz")
+    written = snap.read_bytes()
+    store_case(engine, data, upto=first + few, start=first)
+    cold = ArrayCache(tmp_path, memory=False)
+    assert_same(_load(engine, cold), _fresh(engine))
+    assert cold.source == "snapshot"
+    assert snap.read_bytes() == written  # the next run reads those few again
+    store_case(engine, data, upto=first + 3 * few, start=first + few)
+    cold = ArrayCache(tmp_path, memory=False)
+    assert_same(_load(engine, cold), _fresh(engine))
+    assert cold.source == "snapshot"
+    assert snap.read_bytes() != written  # more than the share: written again
+    store_case(engine, data, upto=first + 4 * few, start=first + 3 * few)
+    cold = ArrayCache(tmp_path, memory=False)
+    assert_same(_load(engine, cold), _fresh(engine))
+    assert cold.source == "snapshot"
