@@ -1,0 +1,383 @@
+"""The rating model brought up to date after new judgments on a few items (local update).
+
+Every step of :func:`~monitor.metrics.rating_model.rating_model` is a function of per-item sums
+(``sum_j w_j``, ``sum_j w_j y_ij``, ``sum_j w_j^2``) and of six per-worker sums over the
+worker's judgments (``bincount(wk, ...)``), given the biases ``b`` and noise variances ``s^2``::
+
+    m_j  = #{ok}                      mb_j = #{ok, not censored}
+    R_j  = sum_free r_ij              CB_j = sum_free v_ij^2 q_ij
+    A_j  = sum_ok (r_ij^2 - v_ij)     C_j  = sum_ok v_ij^2 q_ij
+
+(``r_ij = x_ij - mu_i^(-j)``, ``v_ij`` its variance, ``q_ij = sum_{j' != j} w_j'^2`` on the
+item). The step is then ``b_j = (CB_j b_j + R_j) / (CB_j + mb_j + 1)`` (gauge: minus the
+``mb``-weighted mean), ``ss_j = A_j - 2 b_j R_j + b_j^2 mb_j``, ``s0^2 = sum_j ss_j / sum_j m_j``,
+``s_j^2 = (c_j s_j^2 + (2 s0^2 + ss_j) / (2 + m_j)) / (1 + c_j)`` with ``c_j = C_j / m_j``.
+An item's part of these sums depends only on its own judgments and their judges' ``b, s``.
+
+A run that follows another keeps the sums over all items at the parameters it ended with
+(:class:`Sums`). The next run subtracts the part of the items with new judgments (their old
+judgments at the kept parameters: what the last run added), which leaves the exact sums over
+the untouched items at those parameters, and iterates only over the touched items' judgments
+with that part frozen. The frozen part is stale by the move of ``b, s`` in this run (a few
+1e-3 of the scale after 1% new judgments at 1M), so the result is checked globally: one pass
+over every judgment at the final parameters computes the outputs, the sums for the next run,
+and the step the full iteration would take from there. Its largest move of a bias or noise sd
+is ``global_move``; the full fit stops when that is below ``tol * (max - min)``; the caller
+accepts the local result while it is below its budget and refits globally otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import sparse
+
+from monitor.metrics._common import check_same_length
+from monitor.metrics.rating_model import (
+    RatingModel,
+    _as_codes,
+    _outputs,
+    _squarem,
+    _Sweep,
+    _tied_pairs,
+)
+
+N_SUMS = 6  # m, mb, R, CB, A, C
+
+
+@dataclass(frozen=True, eq=False)
+class ModelState:
+    """What a run keeps for the next local update: the per-worker sums over every judgment at
+    the parameters ``bias``, ``noise_sd``, and their derivatives by the other workers'
+    parameters (:func:`worker_jacobian`) taken at ``at_bias``, ``at_noise``.
+
+    ``sums`` : ndarray, shape (W, 6), columns m, mb, R, CB, A, C (module docstring);
+    ``jac`` : sparse, shape (6 W, W)."""
+
+    bias: NDArray[np.float64]  # (W,)
+    noise_sd: NDArray[np.float64]  # (W,)
+    sums: NDArray[np.float64]  # (W, 6)
+    at_bias: NDArray[np.float64]  # (W,)
+    at_noise: NDArray[np.float64]  # (W,)
+    jac: sparse.csr_array
+
+    def to_arrays(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(W, 10): bias, noise sd, the sums, the linearisation point; (nnz, 3): the
+        derivatives as (row, column, value)."""
+        coo = self.jac.tocoo()
+        return (
+            np.column_stack([self.bias, self.noise_sd, self.sums, self.at_bias, self.at_noise]),
+            np.column_stack([coo.row, coo.col, coo.data]).astype(np.float64),
+        )
+
+    @classmethod
+    def from_arrays(cls, a: NDArray[np.float64], jac: NDArray[np.float64]) -> ModelState:
+        """The inverse of :meth:`to_arrays`."""
+        W = a.shape[0]
+        if a.ndim != 2 or a.shape[1] != 4 + N_SUMS or jac.ndim != 2 or jac.shape[1] != 3:
+            raise ValueError("a model state is a (W, 10) and an (nnz, 3) array.")
+        rows, cols = jac[:, 0].astype(np.int64), jac[:, 1].astype(np.int64)
+        m = sparse.csr_array((jac[:, 2], (rows, cols)), shape=(N_SUMS * W, W))
+        return cls(a[:, 0], a[:, 1], a[:, 2:8], a[:, 8], a[:, 9], m)
+
+
+def worker_sums(
+    it: NDArray[np.int64],
+    wk: NDArray[np.int64],
+    x: NDArray[np.float64],
+    at_bound: NDArray[np.bool_],
+    b: NDArray[np.float64],
+    var: NDArray[np.float64],
+    n_items: int,
+    n_workers: int,
+) -> tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.float64], NDArray[np.float64]]:
+    """The item means and the six per-worker sums of one step from ``b``, ``var`` over the
+    judgments given (every judgment of each item they touch, no gold, no tied pairs).
+
+    Returns (mu (N,), ok (n,), loo_v (n,), sums (W, 6))."""
+    w = 1.0 / var[wk]
+    y = np.where(at_bound, x, x - b[wk])
+    s_sum = np.bincount(it, weights=w * y, minlength=n_items)
+    w_sum = np.bincount(it, weights=w, minlength=n_items)
+    mu = s_sum / np.where(w_sum > 0, w_sum, 1.0)
+    ws = w_sum[it]
+    loo_w = ws - w
+    ok = loo_w > 1e-12 * ws
+    safe = np.where(ok, loo_w, 1.0)
+    loo_v = 1.0 / safe
+    r = np.where(ok, x - (s_sum[it] - w * y) / safe, 0.0)
+    okf = ok.astype(np.float64)
+    free = np.where(at_bound, 0.0, okf)
+    q = np.bincount(it, weights=w * w, minlength=n_items)[it] - w * w
+    v2q = np.where(ok, loo_v * loo_v * q, 0.0)
+    cols = (okf, free, free * r, free * v2q, np.where(ok, r * r - loo_v, 0.0), v2q)
+    sums = np.column_stack([np.bincount(wk, weights=c, minlength=n_workers) for c in cols])
+    return mu, ok, loo_v, sums
+
+
+def step(
+    sums: NDArray[np.float64],
+    b: NDArray[np.float64],
+    var: NDArray[np.float64],
+    floor2: float,
+    bias: bool,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """One step of the rating model's iteration from its per-worker sums (module docstring);
+    the same step as the full sweep without gold, history priors or tied pairs."""
+    m, mb, R, CB, A, C = sums.T
+    new_b = R / (mb + 1.0)
+    cb = CB / (mb + 1.0)
+    new_b = (cb * b + new_b) / (1.0 + cb)
+    if not bias:
+        new_b = np.zeros_like(b)
+    elif m.sum() > 0:
+        new_b = new_b - np.sum(mb * new_b) / max(mb.sum(), 1.0)
+    ss = A - 2.0 * new_b * R + new_b * new_b * mb
+    pooled = max(float(ss.sum() / m.sum()), floor2) if m.sum() > 0 else floor2
+    new_var = np.maximum((2.0 * pooled + ss) / np.maximum(2.0 + m, 1e-12), floor2)
+    c = C / np.maximum(m, 1.0)
+    return new_b, (c * var + new_var) / (1.0 + c)
+
+
+@dataclass(frozen=True, eq=False)
+class LocalFit:
+    """A locally updated model and the state the next run starts from. ``global_move``: the
+    largest move of a bias or noise sd that one step of the full iteration would still make;
+    ``drift``: the largest distance of a bias or noise sd from the point the derivatives were
+    taken at (both in the scale's units)."""
+
+    model: RatingModel
+    state: ModelState
+    global_move: float
+    drift: float
+    local_judgments: int
+
+
+def _grow(jac: sparse.csr_array, W0: int, W: int) -> sparse.csr_array:
+    """The (6 W0, W0) blocks of ``jac`` as (6 W, W), zero for the new workers."""
+    if W0 == W:
+        return jac
+    coo = jac.tocoo()
+    block, j = np.divmod(coo.row, W0) if W0 else (coo.row, coo.row)
+    return sparse.csr_array((coo.data, (block * W + j, coo.col)), shape=(N_SUMS * W, W))
+
+
+def _extend(a: NDArray[np.float64], n: int, fill: float) -> NDArray[np.float64]:
+    out = np.full(n, fill)
+    out[: a.size] = np.where(np.isfinite(a), a, fill)
+    return out
+
+
+def rating_model_update(
+    items: ArrayLike,
+    workers: ArrayLike,
+    values: ArrayLike,
+    *,
+    touched: ArrayLike,
+    old_items: ArrayLike,
+    old_workers: ArrayLike,
+    old_values: ArrayLike,
+    previous: ModelState,
+    n_items: int,
+    n_workers: int,
+    scale: tuple[float, float],
+    max_iter: int = 100,
+    tol: float = 1e-6,
+    confidence: float = 0.95,
+    noise_floor: float = 0.01,
+    floor_margin: float = 0.2,
+    bias: bool = True,
+    censored: bool = True,
+) -> LocalFit | None:
+    """Bring the model of the last run up to date by iterating over the ``touched`` items only
+    (module docstring).
+
+    ``items``, ``workers``, ``values``: every (latest) judgment now. ``touched``: (T,) codes of
+    the items whose judgments changed since the last run; ``old_*``: those items' judgments as
+    the last run counted them. ``previous``: the last run's state (workers beyond its rows are
+    new). No gold and no history priors (the caller refits globally). Returns None where the
+    local step is not the model's (a pair of workers whose noise is tied, see
+    :func:`~monitor.metrics.rating_model._tied_pairs`) or the local iteration does not
+    converge.
+    """
+    lo_s, hi_s = float(scale[0]), float(scale[1])
+    if not hi_s > lo_s:
+        raise ValueError(f"scale must be (min, max) with max > min, got {scale}.")
+    span = hi_s - lo_s
+    floor2 = (noise_floor * span) ** 2
+    it = _as_codes("items", items, n_items)
+    wk = _as_codes("workers", workers, n_workers)
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    check_same_length(items=it, workers=wk, values=x)
+    t = np.unique(_as_codes("touched", touched, n_items))
+    W0, W = previous.bias.size, n_workers
+    if W < W0 or previous.sums.shape != (W0, N_SUMS) or previous.jac.shape != (6 * W0, W0):
+        raise ValueError("previous must describe at most n_workers workers.")
+    n_i = np.bincount(it, minlength=n_items).astype(np.float64)
+    no_gold = np.zeros(n_items, dtype=bool)
+    if _tied_pairs(it, wk, n_i, no_gold, np.ones(W, dtype=bool))[0].any():
+        return None
+
+    def bound(v: NDArray[np.float64]) -> NDArray[np.bool_]:
+        return ((v == lo_s) | (v == hi_s)) if censored else np.zeros(v.size, dtype=bool)
+
+    code = np.full(n_items, -1, dtype=np.int64)
+    code[t] = np.arange(t.size)
+    o_it = _as_codes("old_items", old_items, n_items)
+    o_wk = _as_codes("old_workers", old_workers, max(W0, 1))
+    o_x = np.asarray(old_values, dtype=np.float64).reshape(-1)
+    check_same_length(old_items=o_it, old_workers=o_wk, old_values=o_x)
+    if np.any(code[o_it] < 0) or (o_wk.size and o_wk.max() >= W0):
+        raise ValueError("old judgments must be on touched items, by known workers.")
+    o_it, o_bound = code[o_it], bound(o_x)
+    sel = np.flatnonzero(code[it] >= 0)
+    l_it, l_wk, l_x, l_bound = code[it[sel]], wk[sel], x[sel], bound(x[sel])
+
+    # the untouched items' sums at the last parameters, and their derivatives
+    b0, v0 = _extend(previous.bias, W, 0.0), _extend(previous.noise_sd**2, W, np.nan)
+    bj, vj = _extend(previous.at_bias, W, 0.0), _extend(previous.at_noise**2, W, np.nan)
+    new = np.isnan(v0)
+    if new.any():  # new workers start at the touched items' pooled residual variance
+        c = np.bincount(l_it, minlength=t.size)
+        plain = np.bincount(l_it, weights=l_x, minlength=t.size) / np.maximum(c, 1)
+        s0 = max(float(np.mean((l_x - plain[l_it]) ** 2)) if l_x.size else floor2, floor2)
+        v0, vj = np.where(new, s0, v0), np.where(np.isnan(vj), s0, vj)
+    frozen = np.zeros((W, N_SUMS))
+    frozen[:W0] = previous.sums
+    frozen -= worker_sums(o_it, o_wk, o_x, o_bound, b0, v0, t.size, W)[3]
+    jac = _grow(previous.jac, W0, W)
+    jac = jac - worker_jacobian(o_it, o_wk, o_x, o_bound, bj, vj, t.size, W)
+    jb, jw = jac[: 2 * W], jac[2 * W :]
+    w0 = 1.0 / v0
+
+    def sweep(b: NDArray[np.float64], var: NDArray[np.float64]) -> _Sweep:
+        """A step on the touched items, the others' sums to first order in the parameters."""
+        mu, ok, loo_v, live = worker_sums(l_it, l_wk, l_x, l_bound, b, var, t.size, W)
+        db, dw = jb @ (b - b0), jw @ (1.0 / var - w0)
+        lin = frozen + live
+        lin[:, 2] += db[:W] + dw[:W]
+        lin[:, 4] += db[W:] + dw[W : 2 * W]
+        lin[:, 3] += dw[2 * W : 3 * W]
+        lin[:, 5] += dw[3 * W :]
+        nb, nv = step(lin, b, var, floor2, bias)
+        return _Sweep(mu, nb, nv, ok, loo_v)
+
+    fit = _squarem(sweep, np.zeros(t.size), b0, v0, max_iter, tol * span)
+    if not fit.converged:
+        return None
+    b, var = fit.b, fit.var
+    # one pass over every judgment: outputs, the next run's sums, the step the full fit takes
+    at_bound = bound(x)
+    mu, ok, loo_v, total = worker_sums(it, wk, x, at_bound, b, var, n_items, W)
+    nb, nv = step(total, b, var, floor2, bias)
+    used = np.bincount(wk, minlength=W) > 0
+    sd = np.sqrt(var)
+    move = max(
+        float(np.max(np.abs(nb - b)[used], initial=0.0)),
+        float(np.max(np.abs(np.sqrt(nv) - sd)[used], initial=0.0)),
+    )
+    bj, sj = np.where(new, b, bj), np.where(new, sd, np.sqrt(vj))
+    drift = max(
+        float(np.max(np.abs(b - bj)[used], initial=0.0)),
+        float(np.max(np.abs(sd - sj)[used], initial=0.0)),
+    )
+    jac = jac + worker_jacobian(l_it, l_wk, l_x, l_bound, bj, sj**2, t.size, W)
+    model = _outputs(
+        it, wk, x, at_bound, mu, b, var, ok, loo_v,
+        n_items=n_items, n_workers=W, span=span, gold=np.full(n_items, np.nan),
+        prior_var=np.full(W, np.nan), pw=np.zeros(W), tied=np.zeros(W, dtype=bool),
+        confidence=confidence, noise_floor=noise_floor, floor_margin=floor_margin,
+        iterations=fit.iterations, converged=True,
+    )  # fmt: skip
+    state = ModelState(b.copy(), sd, total, bj, sj, sparse.csr_array(jac))
+    return LocalFit(model, state, move, drift, int(sel.size))
+
+
+def model_state(
+    items: ArrayLike,
+    workers: ArrayLike,
+    values: ArrayLike,
+    *,
+    bias: ArrayLike,
+    noise_sd: ArrayLike,
+    n_items: int,
+    n_workers: int,
+    scale: tuple[float, float],
+    censored: bool = True,
+) -> ModelState:
+    """The state a local update starts from, at a fitted model's ``bias`` and ``noise_sd``
+    ((W,), NaN for workers without judgments): the sums and their derivatives over every
+    judgment."""
+    it = _as_codes("items", items, n_items)
+    wk = _as_codes("workers", workers, n_workers)
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    check_same_length(items=it, workers=wk, values=x)
+    lo_s, hi_s = float(scale[0]), float(scale[1])
+    at_bound = ((x == lo_s) | (x == hi_s)) if censored else np.zeros(x.size, dtype=bool)
+    b = _extend(np.asarray(bias, dtype=np.float64), n_workers, 0.0)
+    sd = _extend(np.asarray(noise_sd, dtype=np.float64), n_workers, 1.0)
+    total = worker_sums(it, wk, x, at_bound, b, sd**2, n_items, n_workers)[3]
+    jac = worker_jacobian(it, wk, x, at_bound, b, sd**2, n_items, n_workers)
+    return ModelState(b, sd, total, b.copy(), sd.copy(), jac)
+
+
+def worker_jacobian(
+    it: NDArray[np.int64],
+    wk: NDArray[np.int64],
+    x: NDArray[np.float64],
+    at_bound: NDArray[np.bool_],
+    b: NDArray[np.float64],
+    var: NDArray[np.float64],
+    n_items: int,
+    n_workers: int,
+) -> sparse.csr_array:
+    """The derivatives of the per-worker sums R, A (by the biases) and R, A, CB, C (by the
+    weights ``w = 1 / s^2``) of the worker co-judging the item: (6 W, W), blocks in that
+    order, rows the summing worker ``j``, columns ``p``. With ``L = sum_{p != j} w_p``:
+    ``dr_ij / db_p = w_p / L``, ``dr_ij / dw_p = -(y_p - mu_i^(-j)) / L``,
+    ``dv_ij / dw_p = -1 / L^2``, ``dq_ij / dw_p = 2 w_p``; each a product of a factor of ``j``
+    and one of ``p`` on the item, so a block is ``F_j^T G_p`` (sparse item x worker matrices)
+    less the ``p = j`` terms."""
+    W, n = n_workers, it.size
+    w = 1.0 / var[wk]
+    y = np.where(at_bound, x, x - b[wk])
+    s_sum = np.bincount(it, weights=w * y, minlength=n_items)
+    ws = np.bincount(it, weights=w, minlength=n_items)[it]
+    loo_w = ws - w
+    ok = loo_w > 1e-12 * ws
+    inv = np.where(ok, 1.0 / np.where(ok, loo_w, 1.0), 0.0)
+    okf = ok.astype(np.float64)
+    free = np.where(at_bound, 0.0, okf)
+    loo = (s_sum[it] - w * y) * inv
+    r = np.where(ok, x - loo, 0.0)
+    q = np.bincount(it, weights=w * w, minlength=n_items)[it] - w * w
+    wb = np.where(at_bound, 0.0, w)
+    one = np.ones(n)
+    # (factor of j, factor of p, block)
+    terms = (
+        (free * inv, wb, 0),
+        (2.0 * r * inv, wb, 1),
+        (-free * inv, y, 2),
+        (free * loo * inv, one, 2),
+        (-2.0 * r * inv, y, 3),
+        (2.0 * r * loo * inv + okf * inv**2, one, 3),
+        (-2.0 * free * q * inv**3, one, 4),
+        (2.0 * free * inv**2, w, 4),
+        (-2.0 * okf * q * inv**3, one, 5),
+        (2.0 * okf * inv**2, w, 5),
+    )
+    out = sparse.csr_array((6 * W, W))
+    for g in (wb, y, one, w):
+        mine = [(f, k) for f, gg, k in terms if gg is g]
+        rows = np.concatenate([wk + k * W for _, k in mine])
+        left = sparse.csr_array(
+            (np.concatenate([f for f, _ in mine]), (np.tile(it, len(mine)), rows)),
+            shape=(n_items, 6 * W),
+        )
+        right = sparse.csr_array((g, (it, wk)), shape=(n_items, W))
+        diag = np.concatenate([f * g for f, _ in mine])
+        out = out + left.T @ right - sparse.csr_array((diag, (rows, np.tile(wk, len(mine)))),
+                                                      shape=(6 * W, W))  # fmt: skip
+    return out
