@@ -141,10 +141,8 @@ def test_one_percent_more_lands_next_to_the_full_fit() -> None:
 def increments(draw: st.DrawFn) -> tuple[int, int, list[tuple[str, int]]]:
     seed = draw(st.integers(0, 2**16))
     workers = draw(st.integers(6, 15))
-    steps = draw(
-        st.lists(st.tuples(st.sampled_from(["new items", "again", "new worker"]),
-                           st.integers(1, 12)), min_size=1, max_size=4)  # fmt: skip
-    )
+    kinds = st.sampled_from(["new items", "again", "new worker"])
+    steps = draw(st.lists(st.tuples(kinds, st.integers(1, 12)), min_size=1, max_size=4))
     return seed, workers, steps
 
 
