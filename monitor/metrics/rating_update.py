@@ -153,6 +153,7 @@ class LocalFit:
     global_move: float
     drift: float
     local_judgments: int
+    rounds: int = 1
 
 
 def _grow(jac: sparse.csr_array, W0: int, W: int) -> sparse.csr_array:
@@ -185,6 +186,8 @@ def rating_model_update(
     scale: tuple[float, float],
     max_iter: int = 100,
     tol: float = 1e-6,
+    move_tol: float = 2.5e-5,
+    max_rounds: int = 3,
     confidence: float = 0.95,
     noise_floor: float = 0.01,
     floor_margin: float = 0.2,
@@ -197,7 +200,11 @@ def rating_model_update(
     ``items``, ``workers``, ``values``: every (latest) judgment now. ``touched``: (T,) codes of
     the items whose judgments changed since the last run; ``old_*``: those items' judgments as
     the last run counted them. ``previous``: the last run's state (workers beyond its rows are
-    new). No gold and no history priors (the caller refits globally). Returns None where the
+    new). No gold and no history priors (the caller refits globally). A round iterates over
+    the touched items to ``tol`` and then takes one pass over every judgment; while a full
+    step from there would move a bias or noise sd by more than ``move_tol * (max - min)``,
+    the next round starts from there (the untouched items' sums then exact again), at most
+    ``max_rounds`` rounds. Returns None where the
     local step is not the model's (a pair of workers whose noise is tied, see
     :func:`~monitor.metrics.rating_model._tied_pairs`) or the local iteration does not
     converge.
@@ -250,12 +257,12 @@ def rating_model_update(
     jac = _grow(previous.jac, W0, W)
     jac = jac - worker_jacobian(o_it, o_wk, o_x, o_bound, bj, vj, t.size, W)
     jb, jw = jac[: 2 * W], jac[2 * W :]
-    w0 = 1.0 / v0
+    at = [b0, 1.0 / v0]  # where the frozen sums are exact
 
     def sweep(b: NDArray[np.float64], var: NDArray[np.float64]) -> _Sweep:
         """A step on the touched items, the others' sums to first order in the parameters."""
         mu, ok, loo_v, live = worker_sums(l_it, l_wk, l_x, l_bound, b, var, t.size, W)
-        db, dw = jb @ (b - b0), jw @ (1.0 / var - w0)
+        db, dw = jb @ (b - at[0]), jw @ (1.0 / var - at[1])
         lin = frozen + live
         lin[:, 2] += db[:W] + dw[:W]
         lin[:, 4] += db[W:] + dw[W : 2 * W]
@@ -264,20 +271,27 @@ def rating_model_update(
         nb, nv = step(lin, b, var, floor2, bias)
         return _Sweep(mu, nb, nv, ok, loo_v)
 
-    fit = _squarem(sweep, np.zeros(t.size), b0, v0, max_iter, tol * span)
-    if not fit.converged:
-        return None
-    b, var = fit.b, fit.var
-    # one pass over every judgment: outputs, the next run's sums, the step the full fit takes
     at_bound = bound(x)
-    mu, ok, loo_v, total = worker_sums(it, wk, x, at_bound, b, var, n_items, W)
-    nb, nv = step(total, b, var, floor2, bias)
     used = np.bincount(wk, minlength=W) > 0
-    sd = np.sqrt(var)
-    move = max(
-        float(np.max(np.abs(nb - b)[used], initial=0.0)),
-        float(np.max(np.abs(np.sqrt(nv) - sd)[used], initial=0.0)),
-    )
+    b, var, iterations = b0, v0, 0
+    for rounds in range(1, max_rounds + 1):
+        fit = _squarem(sweep, np.zeros(t.size), b, var, max_iter, tol * span)
+        if not fit.converged:
+            return None
+        b, var, iterations = fit.b, fit.var, iterations + fit.iterations
+        # one pass over every judgment: outputs, the next run's sums, the step of the full fit
+        mu, ok, loo_v, total = worker_sums(it, wk, x, at_bound, b, var, n_items, W)
+        nb, nv = step(total, b, var, floor2, bias)
+        sd = np.sqrt(var)
+        move = max(
+            float(np.max(np.abs(nb - b)[used], initial=0.0)),
+            float(np.max(np.abs(np.sqrt(nv) - sd)[used], initial=0.0)),
+        )
+        if move <= move_tol * span or rounds == max_rounds:
+            break
+        # again from here: the untouched items' sums exact at these parameters
+        frozen = total - worker_sums(l_it, l_wk, l_x, l_bound, b, var, t.size, W)[3]
+        at[:] = [b, 1.0 / var]
     bj, sj = np.where(new, b, bj), np.where(new, sd, np.sqrt(vj))
     drift = max(
         float(np.max(np.abs(b - bj)[used], initial=0.0)),
@@ -289,10 +303,10 @@ def rating_model_update(
         n_items=n_items, n_workers=W, span=span, gold=np.full(n_items, np.nan),
         prior_var=np.full(W, np.nan), pw=np.zeros(W), tied=np.zeros(W, dtype=bool),
         confidence=confidence, noise_floor=noise_floor, floor_margin=floor_margin,
-        iterations=fit.iterations, converged=True,
+        iterations=iterations, converged=True,
     )  # fmt: skip
     state = ModelState(b.copy(), sd, total, bj, sj, sparse.csr_array(jac))
-    return LocalFit(model, state, move, drift, int(sel.size))
+    return LocalFit(model, state, move, drift, int(sel.size), rounds)
 
 
 def model_state(
@@ -368,16 +382,27 @@ def worker_jacobian(
         (-2.0 * okf * q * inv**3, one, 5),
         (2.0 * okf * inv**2, w, 5),
     )
-    out = sparse.csr_array((6 * W, W))
+    # item x worker matrices built row by row (judgments sorted by item), no sorting of pairs
+    order = np.argsort(it, kind="stable")
+    indptr = np.zeros(n_items + 1, dtype=np.int64)
+    np.cumsum(np.bincount(it, minlength=n_items), out=indptr[1:])
+    w_s = wk[order]
+    out = sparse.csr_array((N_SUMS * W, W))
+    diag = np.zeros((N_SUMS, W))
     for g in (wb, y, one, w):
         mine = [(f, k) for f, gg, k in terms if gg is g]
-        rows = np.concatenate([wk + k * W for _, k in mine])
+        blocks = np.array([k for _, k in mine])
         left = sparse.csr_array(
-            (np.concatenate([f for f, _ in mine]), (np.tile(it, len(mine)), rows)),
-            shape=(n_items, 6 * W),
+            (
+                np.column_stack([f[order] for f, _ in mine]).ravel(),
+                (w_s[:, None] + W * blocks[None, :]).ravel(),
+                indptr * len(mine),
+            ),
+            shape=(n_items, N_SUMS * W),
         )
-        right = sparse.csr_array((g, (it, wk)), shape=(n_items, W))
-        diag = np.concatenate([f * g for f, _ in mine])
-        out = out + left.T @ right - sparse.csr_array((diag, (rows, np.tile(wk, len(mine)))),
-                                                      shape=(6 * W, W))  # fmt: skip
-    return out
+        right = sparse.csr_array((g[order], w_s, indptr), shape=(n_items, W))
+        out = out + left.T @ right
+        for f, k in mine:
+            diag[k] += np.bincount(wk, weights=f * g, minlength=W)
+    rows = np.arange(N_SUMS * W)
+    return out - sparse.csr_array((diag.ravel(), (rows, rows % W)), shape=(N_SUMS * W, W))

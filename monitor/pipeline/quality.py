@@ -35,6 +35,7 @@ LOCAL_STATE = "model_sums"  # (W, 10): parameters, per-worker sums, linearisatio
 LOCAL_JACOBIAN = "model_jacobian"  # (nnz, 3): the sums' derivatives by the parameters
 LOCAL_SHARE = 0.1  # at most this share of the judgments on items with new judgments
 LOCAL_MOVE = 2.5e-5  # accept while a full step moves no bias or noise sd by more (x width)
+LOCAL_ROUNDS = 3  # local rounds, each checked by one pass over every judgment
 LOCAL_DRIFT = 0.05  # refit (and take new derivatives) beyond this drift (x width)
 
 
@@ -472,7 +473,7 @@ def _local_update(arrays, settings, warm, meta, items, workers, values, scale, p
         old_workers=arrays.workers[idx], old_values=arrays.values[idx],
         previous=ModelState.from_arrays(table.array, jac.array), n_items=N, n_workers=W,
         scale=scale, max_iter=settings.model_max_iter, tol=settings.model_tol,
-        floor_margin=settings.quality_margin,
+        move_tol=LOCAL_MOVE, max_rounds=LOCAL_ROUNDS, floor_margin=settings.quality_margin,
     )  # fmt: skip
     if fit is None:
         return no("tied workers, or the local iteration did not converge")
@@ -481,8 +482,8 @@ def _local_update(arrays, settings, warm, meta, items, workers, values, scale, p
     if fit.drift > LOCAL_DRIFT * span:
         return no(f"drift {fit.drift:.2g} since the derivatives were taken")
     parameters["model"].update(
-        update="local", local_judgments=fit.local_judgments, global_move=fit.global_move,
-        drift=fit.drift,
+        update="local", local_judgments=fit.local_judgments, rounds=fit.rounds,
+        global_move=fit.global_move, drift=fit.drift,
     )  # fmt: skip
     return fit
 
