@@ -18,7 +18,7 @@ only on its own judgments and their judges' ``b, s``: worker ``j``'s part throug
 judges of the item (``r_ij``, ``v_ij``, ``q_ij`` leave ``j`` out).
 
 A run keeps the sums over every item at the parameters it ended with, and their derivatives
-by the other workers' parameters (:func:`worker_jacobian`, a sparse (6 W, W) matrix, at a
+by the other workers' parameters (:func:`worker_jacobian`, a sparse (4 W, W) matrix, at a
 linearisation point that is kept until the pipeline refits globally). The next run subtracts
 the touched items' old part (their judgments as the last run counted them, at the parameters
 it was added with), which leaves the untouched items' sums, and iterates over the touched
@@ -57,6 +57,7 @@ from monitor.metrics.rating_model import (
 )
 
 N_SUMS = 6  # m, mb, R, CB, A, C
+N_BLOCKS = 4  # dR/db, dA/db, dR/dw, dA/dw
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,7 +67,7 @@ class ModelState:
     parameters (:func:`worker_jacobian`) taken at ``at_bias``, ``at_noise``.
 
     ``sums`` : ndarray, shape (W, 6), columns m, mb, R, CB, A, C (module docstring);
-    ``jac`` : sparse, shape (6 W, W)."""
+    ``jac`` : sparse, shape (4 W, W)."""
 
     bias: NDArray[np.float64]  # (W,)
     noise_sd: NDArray[np.float64]  # (W,)
@@ -91,7 +92,7 @@ class ModelState:
         if a.ndim != 2 or a.shape[1] != 4 + N_SUMS or jac.ndim != 2 or jac.shape[1] != 3:
             raise ValueError("a model state is a (W, 10) and an (nnz, 3) array.")
         rows, cols = jac[:, 0].astype(np.int64), jac[:, 1].astype(np.int64)
-        m = sparse.csr_array((jac[:, 2], (rows, cols)), shape=(N_SUMS * W, W))
+        m = sparse.csr_array((jac[:, 2], (rows, cols)), shape=(N_BLOCKS * W, W))
         return cls(a[:, 0], a[:, 1], a[:, 2:8], a[:, 8], a[:, 9], m)
 
 
@@ -169,12 +170,12 @@ class LocalFit:
 
 
 def _grow(jac: sparse.csr_array, W0: int, W: int) -> sparse.csr_array:
-    """The (6 W0, W0) blocks of ``jac`` as (6 W, W), zero for the new workers."""
+    """The (4 W0, W0) blocks of ``jac`` as (4 W, W), zero for the new workers."""
     if W0 == W:
         return jac
     coo = jac.tocoo()
     block, j = np.divmod(coo.row, W0) if W0 else (coo.row, coo.row)
-    return sparse.csr_array((coo.data, (block * W + j, coo.col)), shape=(N_SUMS * W, W))
+    return sparse.csr_array((coo.data, (block * W + j, coo.col)), shape=(N_BLOCKS * W, W))
 
 
 def _extend(a: NDArray[np.float64], n: int, fill: float) -> NDArray[np.float64]:
@@ -232,7 +233,7 @@ def rating_model_update(
     check_same_length(items=it, workers=wk, values=x)
     t = np.unique(_as_codes("touched", touched, n_items))
     W0, W = previous.bias.size, n_workers
-    if W < W0 or previous.sums.shape != (W0, N_SUMS) or previous.jac.shape != (6 * W0, W0):
+    if W < W0 or previous.sums.shape != (W0, N_SUMS) or previous.jac.shape != (N_BLOCKS * W0, W0):
         raise ValueError("previous must describe at most n_workers workers.")
     n_i = np.bincount(it, minlength=n_items).astype(np.float64)
     no_gold = np.zeros(n_items, dtype=bool)
@@ -277,9 +278,7 @@ def rating_model_update(
         db, dw = jb @ (b - at[0]), jw @ (1.0 / var - at[1])
         lin = frozen + live
         lin[:, 2] += db[:W] + dw[:W]
-        lin[:, 4] += db[W:] + dw[W : 2 * W]
-        lin[:, 3] += dw[2 * W : 3 * W]
-        lin[:, 5] += dw[3 * W :]
+        lin[:, 4] += db[W:] + dw[W:]
         nb, nv = step(lin, b, var, floor2, bias)
         return _Sweep(mu, nb, nv, ok, loo_v)
 
@@ -359,14 +358,20 @@ def worker_jacobian(
     n_items: int,
     n_workers: int,
 ) -> sparse.csr_array:
-    """The derivatives of the per-worker sums R, A (by the biases) and R, A, CB, C (by the
-    weights ``w = 1 / s^2``) of the worker co-judging the item: (6 W, W), blocks in that
-    order, rows the summing worker ``j``, columns ``p``. With ``L = sum_{p != j} w_p``:
+    """The derivatives of the per-worker sums R and A by the biases and by the weights
+    ``w = 1 / s^2`` of the workers co-judging the items: (4 W, W), blocks in that order, rows
+    the summing worker ``j``, columns ``p``. With ``L = sum_{p != j} w_p``:
     ``dr_ij / db_p = w_p / L``, ``dr_ij / dw_p = -(y_p - mu_i^(-j)) / L``,
-    ``dv_ij / dw_p = -1 / L^2``, ``dq_ij / dw_p = 2 w_p``; each a product of a factor of ``j``
-    and one of ``p`` on the item, so a block is ``F_j^T G_p`` (sparse item x worker matrices)
-    less the ``p = j`` terms."""
+    ``dv_ij / dw_p = -1 / L^2``; each a product of a factor of ``j`` and one of ``p`` on the
+    item, so a block is ``F_j^T G_p`` (sparse item x worker matrices) less the ``p = j``
+    terms. CB and C only damp the step (``b = (CB b + R) / (CB + mb + 1)`` and the like
+    for ``s^2``: the fixed point is that of ``CB = C = 0``), so they are kept at order zero."""
     W, n = n_workers, it.size
+    # item x worker matrices are built row by row: the judgments sorted by item
+    order = np.argsort(it, kind="stable")
+    it, wk, x, at_bound = it[order], wk[order], x[order], at_bound[order]
+    indptr = np.zeros(n_items + 1, dtype=np.int64)
+    np.cumsum(np.bincount(it, minlength=n_items), out=indptr[1:])
     w = 1.0 / var[wk]
     y = np.where(at_bound, x, x - b[wk])
     s_sum = np.bincount(it, weights=w * y, minlength=n_items)
@@ -378,7 +383,6 @@ def worker_jacobian(
     free = np.where(at_bound, 0.0, okf)
     loo = (s_sum[it] - w * y) * inv
     r = np.where(ok, x - loo, 0.0)
-    q = np.bincount(it, weights=w * w, minlength=n_items)[it] - w * w
     wb = np.where(at_bound, 0.0, w)
     one = np.ones(n)
     # (factor of j, factor of p, block)
@@ -389,32 +393,23 @@ def worker_jacobian(
         (free * loo * inv, one, 2),
         (-2.0 * r * inv, y, 3),
         (2.0 * r * loo * inv + okf * inv**2, one, 3),
-        (-2.0 * free * q * inv**3, one, 4),
-        (2.0 * free * inv**2, w, 4),
-        (-2.0 * okf * q * inv**3, one, 5),
-        (2.0 * okf * inv**2, w, 5),
     )
-    # item x worker matrices built row by row (judgments sorted by item), no sorting of pairs
-    order = np.argsort(it, kind="stable")
-    indptr = np.zeros(n_items + 1, dtype=np.int64)
-    np.cumsum(np.bincount(it, minlength=n_items), out=indptr[1:])
-    w_s = wk[order]
-    out = sparse.csr_array((N_SUMS * W, W))
-    diag = np.zeros((N_SUMS, W))
-    for g in (wb, y, one, w):
+    out = sparse.csr_array((N_BLOCKS * W, W))
+    diag = np.zeros((N_BLOCKS, W))
+    for g in (wb, y, one):
         mine = [(f, k) for f, gg, k in terms if gg is g]
         blocks = np.array([k for _, k in mine])
         left = sparse.csr_array(
             (
-                np.column_stack([f[order] for f, _ in mine]).ravel(),
-                (w_s[:, None] + W * blocks[None, :]).ravel(),
+                np.column_stack([f for f, _ in mine]).ravel(),
+                (wk[:, None] + W * blocks[None, :]).ravel(),
                 indptr * len(mine),
             ),
-            shape=(n_items, N_SUMS * W),
+            shape=(n_items, N_BLOCKS * W),
         )
-        right = sparse.csr_array((g[order], w_s, indptr), shape=(n_items, W))
+        right = sparse.csr_array((g, wk, indptr), shape=(n_items, W))
         out = out + left.T @ right
         for f, k in mine:
             diag[k] += np.bincount(wk, weights=f * g, minlength=W)
-    rows = np.arange(N_SUMS * W)
-    return out - sparse.csr_array((diag.ravel(), (rows, rows % W)), shape=(N_SUMS * W, W))
+    rows = np.arange(N_BLOCKS * W)
+    return out - sparse.csr_array((diag.ravel(), (rows, rows % W)), shape=(N_BLOCKS * W, W))

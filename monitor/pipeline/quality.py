@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from scipy import sparse
 
 from monitor.pipeline.collect import Collector, WarmStart, _names, latest_per_pair, scale_codes
-from monitor.pipeline.intervals import _digest
+from monitor.pipeline.model_update import LOCAL_JACOBIAN, LOCAL_STATE, local_update, state_meta
 from monitor.results import Column, State
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays
@@ -30,13 +30,6 @@ from monitor.store.history import HistoryEntry
 Z95 = 1.959963984540054
 STATE = "model_init"
 WORKER_STATE = "model_workers"  # (W, 2): each worker's bias and noise sd (rating model)
-# the rating model's local update (monitor.metrics.rating_update; docs/operations.md)
-LOCAL_STATE = "model_sums"  # (W, 10): parameters, per-worker sums, linearisation point
-LOCAL_JACOBIAN = "model_jacobian"  # (nnz, 3): the sums' derivatives by the parameters
-LOCAL_SHARE = 0.1  # at most this share of the judgments on items with new judgments
-LOCAL_MOVE = 2.5e-5  # accept while a full step moves no bias or noise sd by more (x width)
-LOCAL_ROUNDS = 3  # local rounds, each checked by one pass over every judgment
-LOCAL_DRIFT = 0.05  # refit (and take new derivatives) beyond this drift (x width)
 
 
 def gold_values(info: CampaignInfo, arrays: CampaignArrays) -> NDArray[np.float64]:
@@ -342,7 +335,7 @@ def _ratings(arrays, settings, out, warm, parameters, items, workers, values, go
     plain = not np.isfinite(gold).any() and wprior is None
     local = None
     if plain:
-        local = _local_update(arrays, settings, warm, meta, items, workers, values, scale,
+        local = local_update(arrays, settings, warm, meta, items, workers, values, scale,
                               parameters)  # fmt: skip
     if local is not None:
         res, state, warm_start = local.model, local.state, True
@@ -354,7 +347,7 @@ def _ratings(arrays, settings, out, warm, parameters, items, workers, values, go
             state = model_state(items, workers, values, bias=res.bias, noise_sd=res.noise_sd,
                                 n_items=N, n_workers=W, scale=scale)  # fmt: skip
     if state is not None:
-        smeta = _state_meta(arrays, meta, N, W)
+        smeta = state_meta(arrays, meta, N, W)
         table, jac = state.to_arrays()
         out.states[LOCAL_STATE] = State(smeta, table)
         out.states[LOCAL_JACOBIAN] = State(smeta, jac)
@@ -416,76 +409,6 @@ def _global_fit(arrays, settings, warm, meta, items, workers, values, gold, wpri
         floor_margin=settings.quality_margin,
     )  # fmt: skip
     return res, start is not None
-
-
-def _state_meta(arrays: CampaignArrays, meta: dict[str, Any], n: int, w: int) -> dict[str, Any]:
-    """What a local-update state depends on: the model, and the items and workers its rows
-    are (digests of their database ids, as the bootstrap states keep)."""
-    return {
-        **meta,
-        "n_items": n,
-        "n_workers": w,
-        "items": _digest(arrays.item_db_ids[:n]),
-        "workers": _digest(arrays.worker_db_ids[:w]),
-    }
-
-
-def _local_update(arrays, settings, warm, meta, items, workers, values, scale, parameters):  # noqa: ANN001, ANN202, PLR0913
-    """The rating model updated over the items with new judgments only
-    (:func:`~monitor.metrics.rating_update.rating_model_update`), or None when it does not
-    apply or misses its budget: no state of the last run for these items and workers, a
-    judgment committed late below its watermark, more than ``LOCAL_SHARE`` of the judgments
-    on touched items, no convergence, one more full step still moving a bias or noise sd by
-    more than ``LOCAL_MOVE`` of the scale's width, or the parameters gone further than
-    ``LOCAL_DRIFT`` from where the state's derivatives were taken. The reason goes into the
-    run's parameters."""
-    from monitor.metrics.rating_update import ModelState, rating_model_update
-
-    def no(reason: str) -> None:
-        if warm is not None:
-            parameters["model"]["update"] = f"global: {reason}"
-
-    table = warm.states.get(LOCAL_STATE) if warm is not None else None
-    jac = warm.states.get(LOCAL_JACOBIAN) if warm is not None else None
-    if warm is None or table is None or jac is None:
-        return no("no state from the last run")
-    N, W = len(arrays.item_ids), len(arrays.worker_ids)
-    n0, w0 = int(table.meta.get("n_items", -1)), int(table.meta.get("n_workers", -1))
-    if (
-        not (0 <= n0 <= N and 0 <= w0 <= W)
-        or table.meta != _state_meta(arrays, meta, n0, w0)
-        or jac.meta != table.meta
-        or table.array.shape[0] != w0
-    ):
-        return no("the state does not match")
-    seen = arrays.ids <= warm.watermark
-    if int(seen.sum()) != warm.n_judgments:
-        return no("judgments committed below the last watermark")
-    touched = np.unique(arrays.items[~seen])
-    on_touched = np.isin(items, touched)
-    if int(on_touched.sum()) > LOCAL_SHARE * items.size:
-        return no(f"more than {LOCAL_SHARE:.0%} of the judgments on items with new ones")
-    idx = np.flatnonzero(seen & np.isin(arrays.items, touched))
-    idx = idx[latest_per_pair(arrays.workers[idx], arrays.items[idx], arrays.order[idx])]
-    span = scale[1] - scale[0]
-    fit = rating_model_update(
-        items, workers, values, touched=touched, old_items=arrays.items[idx],
-        old_workers=arrays.workers[idx], old_values=arrays.values[idx],
-        previous=ModelState.from_arrays(table.array, jac.array), n_items=N, n_workers=W,
-        scale=scale, max_iter=settings.model_max_iter, tol=settings.model_tol,
-        move_tol=LOCAL_MOVE, max_rounds=LOCAL_ROUNDS, floor_margin=settings.quality_margin,
-    )  # fmt: skip
-    if fit is None:
-        return no("tied workers, or the local iteration did not converge")
-    if fit.global_move > LOCAL_MOVE * span:
-        return no(f"a full step would still move {fit.global_move:.2g}")
-    if fit.drift > LOCAL_DRIFT * span:
-        return no(f"drift {fit.drift:.2g} since the derivatives were taken")
-    parameters["model"].update(
-        update="local", local_judgments=fit.local_judgments, rounds=fit.rounds,
-        global_move=fit.global_move, drift=fit.drift,
-    )  # fmt: skip
-    return fit
 
 
 def multilabel(

@@ -14,8 +14,8 @@ from sqlalchemy import Engine, update
 
 from monitor.ingest.api import create_campaign, ingest_file
 from monitor.pipeline import recompute
-from monitor.pipeline.collect import Collector, WarmStart, latest_per_pair
-from monitor.pipeline.quality import LOCAL_JACOBIAN, LOCAL_STATE, _local_update
+from monitor.pipeline.collect import WarmStart, latest_per_pair
+from monitor.pipeline.model_update import LOCAL_JACOBIAN, LOCAL_STATE, local_update
 from monitor.results import State
 from monitor.settings import Settings
 from monitor.store.arrays import load_arrays
@@ -129,13 +129,13 @@ def test_a_state_that_does_not_describe_the_campaign_is_not_used(
         assert run is not None
         arrays = load_arrays(s, info)
     keep = latest_per_pair(arrays.workers, arrays.items, arrays.order)
-    args = (arrays.items[keep], arrays.workers[keep], arrays.values[keep], (1.0, 5.0))
+    judgments = (arrays.items[keep], arrays.workers[keep], arrays.values[keep])
     meta = {"model": "rating_model", "scale": [1.0, 5.0]}
 
     def attempt(kept: dict[str, State], n_judgments: int = run.n_judgments) -> dict:
         warm = WarmStart(watermark=run.watermark, n_judgments=n_judgments, states=kept)
         parameters: dict = {"model": {}}
-        fit = _local_update(arrays, SETTINGS, warm, meta, *args[:3], args[3], parameters)
+        fit = local_update(arrays, SETTINGS, warm, meta, *judgments, (1.0, 5.0), parameters)
         return {"fit": fit, **parameters["model"]}
 
     assert attempt(states)["update"] == "local"
@@ -146,4 +146,3 @@ def test_a_state_that_does_not_describe_the_campaign_is_not_used(
     assert attempt({LOCAL_STATE: states[LOCAL_STATE]})["fit"] is None
     late = attempt(states, n_judgments=run.n_judgments - 1)
     assert late["update"] == "global: judgments committed below the last watermark"
-    assert Collector("s").states == {}
