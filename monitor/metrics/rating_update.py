@@ -213,14 +213,13 @@ def rating_model_update(
     ``items``, ``workers``, ``values``: every (latest) judgment now. ``touched``: (T,) codes of
     the items whose judgments changed since the last run; ``old_*``: those items' judgments as
     the last run counted them. ``previous``: the last run's state (workers beyond its rows are
-    new). No gold and no history priors (the caller refits globally). A round iterates over
-    the touched items to ``tol`` and then takes one pass over every judgment; while a full
-    step from there would move a bias or noise sd by more than ``move_tol * (max - min)``,
-    the next round starts from there (the untouched items' sums then exact again), at most
-    ``max_rounds`` rounds. Returns None where the
-    local step is not the model's (a pair of workers whose noise is tied, see
-    :func:`~monitor.metrics.rating_model._tied_pairs`) or the local iteration does not
-    converge.
+    new). No gold and no history priors (the caller refits globally). A round iterates over the
+    touched items to ``tol`` and then takes one pass over every judgment; while a full step from
+    there would move a bias or noise sd by more than ``move_tol * (max - min)``, the next round
+    starts from there (the untouched items' sums then exact again), at most ``max_rounds``
+    rounds. Returns None where the local step is not the model's (a pair of workers whose noise
+    is tied, see :func:`~monitor.metrics.rating_model._tied_pairs`; no item with two judgments)
+    or the local iteration does not converge.
     """
     lo_s, hi_s = float(scale[0]), float(scale[1])
     if not hi_s > lo_s:
@@ -237,8 +236,8 @@ def rating_model_update(
         raise ValueError("previous must describe at most n_workers workers.")
     n_i = np.bincount(it, minlength=n_items).astype(np.float64)
     no_gold = np.zeros(n_items, dtype=bool)
-    if _tied_pairs(it, wk, n_i, no_gold, np.ones(W, dtype=bool))[0].any():
-        return None
+    if not np.any(n_i >= 2) or _tied_pairs(it, wk, n_i, no_gold, np.ones(W, dtype=bool))[0].any():
+        return None  # no residual at all (the full fit keeps its first pooled variance); tied
 
     def bound(v: NDArray[np.float64]) -> NDArray[np.bool_]:
         return ((v == lo_s) | (v == hi_s)) if censored else np.zeros(v.size, dtype=bool)

@@ -196,6 +196,17 @@ def test_tied_workers_are_left_to_the_full_fit() -> None:
     assert out is None
 
 
+def test_items_judged_once_are_left_to_the_full_fit() -> None:
+    it, wk = np.arange(20), np.arange(20) % 4
+    x = np.clip(np.rint(3 + np.random.default_rng(6).normal(0, 1, 20)), *SCALE)
+    _, state = state_of(it, wk, x, 20, 4)
+    out = rating_model_update(
+        it, wk, x, touched=[0], old_items=[], old_workers=[], old_values=[], previous=state,
+        n_items=20, n_workers=4, scale=SCALE,
+    )  # fmt: skip
+    assert out is None
+
+
 def test_inputs_are_checked() -> None:
     rng = np.random.default_rng(5)
     it, wk, x = campaign(rng, 50, 6, 3)
