@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from monitor.pipeline.collect import latest_per_pair
 from monitor.pipeline.intervals import _digest
@@ -19,6 +20,14 @@ LOCAL_SHARE = 0.1  # at most this share of the judgments on items with new judgm
 LOCAL_MOVE = 2.5e-5  # accept while a full step moves no bias or noise sd by more (x width)
 LOCAL_ROUNDS = 3  # local rounds, each checked by one pass over every judgment
 LOCAL_DRIFT = 0.05  # refit (and take new derivatives) beyond this drift (x width)
+LOCAL_MAX_ENTRIES = 250_000  # keep no derivatives with more (row, column) entries than this
+
+
+def state_fits(items: NDArray[np.int64], n_items: int, n_workers: int) -> bool:
+    """Whether the derivatives fit in ``LOCAL_MAX_ENTRIES``: 4 blocks of at most ``W^2``
+    entries, and of at most one per ordered pair of judgments on an item."""
+    n_i = np.bincount(items, minlength=n_items).astype(np.int64)
+    return 4 * min(n_workers**2, int(np.sum(n_i * (n_i - 1)))) <= LOCAL_MAX_ENTRIES
 
 
 def state_meta(arrays: CampaignArrays, meta: dict[str, Any], n: int, w: int) -> dict[str, Any]:

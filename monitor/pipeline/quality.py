@@ -20,7 +20,14 @@ from numpy.typing import NDArray
 from scipy import sparse
 
 from monitor.pipeline.collect import Collector, WarmStart, _names, latest_per_pair, scale_codes
-from monitor.pipeline.model_update import LOCAL_JACOBIAN, LOCAL_STATE, local_update, state_meta
+from monitor.pipeline.model_update import (
+    LOCAL_JACOBIAN,
+    LOCAL_MAX_ENTRIES,
+    LOCAL_STATE,
+    local_update,
+    state_fits,
+    state_meta,
+)
 from monitor.results import Column, State
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays
@@ -336,17 +343,17 @@ def _ratings(arrays, settings, out, warm, parameters, items, workers, values, go
     local = None
     if plain:
         local = local_update(arrays, settings, warm, meta, items, workers, values, scale,
-                              parameters)  # fmt: skip
+                             parameters)  # fmt: skip
     if local is not None:
         res, state, warm_start = local.model, local.state, True
     else:
         res, warm_start = _global_fit(arrays, settings, warm, meta, items, workers, values,
                                       gold, wprior, scale)  # fmt: skip
         state = None
-        if plain:  # what the next run's local update starts from
+        if plain and state_fits(items, N, W):  # what the next run's local update starts from
             state = model_state(items, workers, values, bias=res.bias, noise_sd=res.noise_sd,
                                 n_items=N, n_workers=W, scale=scale)  # fmt: skip
-    if state is not None:
+    if state is not None and state.jac.nnz <= LOCAL_MAX_ENTRIES:
         smeta = state_meta(arrays, meta, N, W)
         table, jac = state.to_arrays()
         out.states[LOCAL_STATE] = State(smeta, table)

@@ -15,7 +15,7 @@ from sqlalchemy import Engine, update
 from monitor.ingest.api import create_campaign, ingest_file
 from monitor.pipeline import recompute
 from monitor.pipeline.collect import WarmStart, latest_per_pair
-from monitor.pipeline.model_update import LOCAL_JACOBIAN, LOCAL_STATE, local_update
+from monitor.pipeline.model_update import LOCAL_JACOBIAN, LOCAL_STATE, local_update, state_fits
 from monitor.results import State
 from monitor.settings import Settings
 from monitor.store.arrays import load_arrays
@@ -146,3 +146,10 @@ def test_a_state_that_does_not_describe_the_campaign_is_not_used(
     assert attempt({LOCAL_STATE: states[LOCAL_STATE]})["fit"] is None
     late = attempt(states, n_judgments=run.n_judgments - 1)
     assert late["update"] == "global: judgments committed below the last watermark"
+
+
+def test_the_derivatives_kept_are_bounded() -> None:
+    items = np.repeat(np.arange(1000), 5)
+    assert state_fits(items, 1000, 200)  # 4 x 200^2 entries at most
+    assert state_fits(items, 1000, 5000)  # 4 x 20 pairs per item
+    assert not state_fits(np.repeat(np.arange(1000), 20), 1000, 5000)
