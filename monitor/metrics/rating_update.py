@@ -330,21 +330,35 @@ def model_state(
     n_workers: int,
     scale: tuple[float, float],
     censored: bool = True,
+    chunk: int = 1_000_000,
 ) -> ModelState:
     """The state a local update starts from, at a fitted model's ``bias`` and ``noise_sd``
     ((W,), NaN for workers without judgments): the sums and their derivatives over every
-    judgment."""
+    judgment, added up over blocks of whole items of about ``chunk`` judgments (an item's
+    part depends on its judgments alone; the blocks bound the memory)."""
     it = _as_codes("items", items, n_items)
     wk = _as_codes("workers", workers, n_workers)
     x = np.asarray(values, dtype=np.float64).reshape(-1)
     check_same_length(items=it, workers=wk, values=x)
     lo_s, hi_s = float(scale[0]), float(scale[1])
-    at_bound = ((x == lo_s) | (x == hi_s)) if censored else np.zeros(x.size, dtype=bool)
     b = _extend(np.asarray(bias, dtype=np.float64), n_workers, 0.0)
     sd = _extend(np.asarray(noise_sd, dtype=np.float64), n_workers, 1.0)
-    total = worker_sums(it, wk, x, at_bound, b, sd**2, n_items, n_workers)[3]
-    jac = worker_jacobian(it, wk, x, at_bound, b, sd**2, n_items, n_workers)
-    return ModelState(b, sd, total, b.copy(), sd.copy(), jac)
+    W = n_workers
+    total = np.zeros((W, N_SUMS))
+    jac = sparse.csr_array((N_BLOCKS * W, W))
+    order = np.argsort(it, kind="stable")
+    ends = np.cumsum(np.bincount(it, minlength=n_items))
+    cuts = np.unique(np.searchsorted(ends, np.arange(chunk, it.size, chunk)))
+    for lo, hi in zip(np.r_[0, cuts + 1], np.r_[cuts + 1, n_items], strict=True):
+        sub = order[(ends[lo - 1] if lo else 0) : ends[hi - 1] if hi else 0]
+        if not sub.size:
+            continue
+        xi = x[sub]
+        at = ((xi == lo_s) | (xi == hi_s)) if censored else np.zeros(sub.size, dtype=bool)
+        part = (it[sub] - lo, wk[sub], xi, at, b, sd**2, int(hi - lo), W)
+        total += worker_sums(*part)[3]
+        jac = jac + worker_jacobian(*part)
+    return ModelState(b, sd, total, b.copy(), sd.copy(), sparse.csr_array(jac))
 
 
 def worker_jacobian(

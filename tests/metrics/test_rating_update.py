@@ -74,6 +74,20 @@ def test_the_derivatives_are_those_of_the_sums() -> None:
         assert np.abs(db[:, [0, 1, 3, 5]]).max() < 1e-6  # counts and CB, C: no bias in them
 
 
+def test_the_state_adds_up_over_blocks_of_items() -> None:
+    rng = np.random.default_rng(7)
+    it, wk, x = campaign(rng, 120, 9, 4)
+    order = rng.permutation(it.size)
+    it, wk, x = it[order], wk[order], x[order]
+    b, sd = rng.normal(0, 0.2, 9), rng.uniform(0.5, 1.5, 9)
+    kw = dict(bias=b, noise_sd=sd, n_items=125, n_workers=9, scale=SCALE)
+    whole = model_state(it, wk, x, **kw)  # type: ignore[arg-type]
+    for chunk in (1, 7, 100):
+        part = model_state(it, wk, x, chunk=chunk, **kw)  # type: ignore[arg-type]
+        np.testing.assert_allclose(part.sums, whole.sums, atol=1e-9)
+        np.testing.assert_allclose(part.jac.toarray(), whole.jac.toarray(), atol=1e-9)
+
+
 def test_every_item_touched_is_the_full_fit() -> None:
     rng = np.random.default_rng(1)
     it, wk, x = campaign(rng, 200, 10, 4)
