@@ -377,8 +377,10 @@ def worker_jacobian(
     ``dr_ij / db_p = w_p / L``, ``dr_ij / dw_p = -(y_p - mu_i^(-j)) / L``,
     ``dv_ij / dw_p = -1 / L^2``; each a product of a factor of ``j`` and one of ``p`` on the
     item, so a block is ``F_j^T G_p`` (sparse item x worker matrices) less the ``p = j``
-    terms. CB and C only damp the step (``b = (CB b + R) / (CB + mb + 1)`` and the like
-    for ``s^2``: the fixed point is that of ``CB = C = 0``), so they are kept at order zero."""
+    terms. CB and C damp the step (``b = (CB b + R) / (CB + mb + 1)`` and the like for
+    ``s^2``): the fixed point of ``s^2`` does not depend on them, that of ``b`` only through
+    the gauge's common shift; they are kept at order zero (with their derivatives the
+    results at 200k judgments were the same to two digits)."""
     W, n = n_workers, it.size
     # item x worker matrices are built row by row: the judgments sorted by item
     order = np.argsort(it, kind="stable")
