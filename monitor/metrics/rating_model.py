@@ -291,8 +291,6 @@ def rating_model(
     span = hi_s - lo_s
     floor2 = (noise_floor * span) ** 2
     n_i = np.bincount(it, minlength=n_items).astype(np.float64)
-    n_w = np.bincount(wk, minlength=n_workers).astype(np.int64)
-    judged = n_i > 0
 
     g = np.full(n_items, np.nan)
     if gold is not None:
@@ -396,7 +394,45 @@ def rating_model(
     fit = _squarem(sweep, mu, b, var, max_iter, tol * span)
     mu, b, var, ok, loo_v = fit.mu, fit.b, fit.var, fit.ok, fit.loo_v
     iterations, converged = fit.iterations, fit.converged
+    return _outputs(
+        it, wk, x, at_bound, mu, b, var, ok, loo_v,
+        n_items=n_items, n_workers=n_workers, span=span, gold=g, prior_var=prior_var, pw=pw,
+        tied=tied, confidence=confidence, noise_floor=noise_floor, floor_margin=floor_margin,
+        iterations=iterations, converged=converged,
+    )  # fmt: skip
 
+
+def _outputs(
+    it: NDArray[np.int64],
+    wk: NDArray[np.int64],
+    x: NDArray[np.float64],
+    at_bound: NDArray[np.bool_],
+    mu: NDArray[np.float64],
+    b: NDArray[np.float64],
+    var: NDArray[np.float64],
+    ok: NDArray[np.bool_],
+    loo_v: NDArray[np.float64],
+    *,
+    n_items: int,
+    n_workers: int,
+    span: float,
+    gold: NDArray[np.float64],
+    prior_var: NDArray[np.float64],
+    pw: NDArray[np.float64],
+    tied: NDArray[np.bool_],
+    confidence: float,
+    noise_floor: float,
+    floor_margin: float,
+    iterations: int,
+    converged: bool,
+) -> RatingModel:
+    """The model's outputs from its fitted ``mu``, ``b``, ``var`` (and the last step's ``ok``,
+    ``loo_v``): one vectorised pass over the judgments (module docstring for the formulas)."""
+    g = gold
+    is_gold = ~np.isnan(g)
+    n_i = np.bincount(it, minlength=n_items).astype(np.float64)
+    n_w = np.bincount(wk, minlength=n_workers).astype(np.int64)
+    judged = n_i > 0
     w = 1.0 / var[wk]
     w_sum = np.bincount(it, weights=w, minlength=n_items)
     mean = np.where(is_gold, g, np.where(judged, mu, np.nan))

@@ -20,6 +20,14 @@ from numpy.typing import NDArray
 from scipy import sparse
 
 from monitor.pipeline.collect import Collector, WarmStart, _names, latest_per_pair, scale_codes
+from monitor.pipeline.model_update import (
+    LOCAL_JACOBIAN,
+    LOCAL_MAX_ENTRIES,
+    LOCAL_STATE,
+    local_update,
+    state_fits,
+    state_meta,
+)
 from monitor.results import Column, State
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays
@@ -326,29 +334,31 @@ def _worker_accuracy(arrays: CampaignArrays, out: Collector, res: Any, chance: f
 
 
 def _ratings(arrays, settings, out, warm, parameters, items, workers, values, gold, wprior, scale):  # noqa: ANN001, PLR0913
-    from monitor.metrics.reliability import rating_model
+    from monitor.metrics.rating_update import model_state
 
     N, W = len(arrays.item_ids), len(arrays.worker_ids)
     meta = {"model": "rating_model", "scale": list(scale)}
-    start = _warm_array(warm, meta, N)
-    if start is not None:
-        s1 = np.bincount(items, weights=values, minlength=N)
-        c = np.bincount(items, minlength=N)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = s1 / c
-        new = ~np.isfinite(start)
-        start[new] = mean[new]
-        start = np.where(np.isfinite(start), start, (scale[0] + scale[1]) / 2)
-    per_worker = _warm_array(warm, meta, W, WORKER_STATE) if start is not None else None
-    res = rating_model(
-        items, workers, values, n_items=N, n_workers=W, scale=scale,
-        gold=gold if np.isfinite(gold).any() else None, worker_prior=wprior, init=start,
-        init_bias=None if per_worker is None else per_worker[:, 0],
-        init_noise=None if per_worker is None else per_worker[:, 1],
-        max_iter=settings.model_max_iter, tol=settings.model_tol,
-        floor_margin=settings.quality_margin,
-    )  # fmt: skip
-    _model_summary(out, "rating_model", res, start is not None, parameters)
+    # gold and history priors enter every step: the local update leaves them out
+    plain = not np.isfinite(gold).any() and wprior is None
+    local = None
+    if plain:
+        local = local_update(arrays, settings, warm, meta, items, workers, values, scale,
+                             parameters)  # fmt: skip
+    if local is not None:
+        res, state, warm_start = local.model, local.state, True
+    else:
+        res, warm_start = _global_fit(arrays, settings, warm, meta, items, workers, values,
+                                      gold, wprior, scale)  # fmt: skip
+        state = None
+        if plain and state_fits(items, N, W):  # what the next run's local update starts from
+            state = model_state(items, workers, values, bias=res.bias, noise_sd=res.noise_sd,
+                                n_items=N, n_workers=W, scale=scale)  # fmt: skip
+    if state is not None and state.jac.nnz <= LOCAL_MAX_ENTRIES:
+        smeta = state_meta(arrays, meta, N, W)
+        table, jac = state.to_arrays()
+        out.states[LOCAL_STATE] = State(smeta, table)
+        out.states[LOCAL_JACOBIAN] = State(smeta, jac)
+    _model_summary(out, "rating_model", res, warm_start, parameters)
     out.campaign_value(
         "model_chance", res.chance_sd, detail={"measure": "noise_sd", "floor": res.floor_sd}
     )
@@ -379,6 +389,33 @@ def _ratings(arrays, settings, out, warm, parameters, items, workers, values, go
     out.per_subject("item", "model_spread_p", arrays.item_ids, res.spread_p, mask=imask)
     out.states[STATE] = State(meta, np.asarray(res.mean, dtype=np.float64))
     out.states[WORKER_STATE] = State(meta, np.column_stack([res.bias, res.noise_sd]))
+
+
+def _global_fit(arrays, settings, warm, meta, items, workers, values, gold, wprior, scale):  # noqa: ANN001, ANN202, PLR0913
+    """The rating model over every judgment, warm-started from the last run's means, biases
+    and noise sds where it kept them; and whether it was."""
+    from monitor.metrics.reliability import rating_model
+
+    N, W = len(arrays.item_ids), len(arrays.worker_ids)
+    start = _warm_array(warm, meta, N)
+    if start is not None:
+        s1 = np.bincount(items, weights=values, minlength=N)
+        c = np.bincount(items, minlength=N)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = s1 / c
+        new = ~np.isfinite(start)
+        start[new] = mean[new]
+        start = np.where(np.isfinite(start), start, (scale[0] + scale[1]) / 2)
+    per_worker = _warm_array(warm, meta, W, WORKER_STATE) if start is not None else None
+    res = rating_model(
+        items, workers, values, n_items=N, n_workers=W, scale=scale,
+        gold=gold if np.isfinite(gold).any() else None, worker_prior=wprior, init=start,
+        init_bias=None if per_worker is None else per_worker[:, 0],
+        init_noise=None if per_worker is None else per_worker[:, 1],
+        max_iter=settings.model_max_iter, tol=settings.model_tol,
+        floor_margin=settings.quality_margin,
+    )  # fmt: skip
+    return res, start is not None
 
 
 def multilabel(
