@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.pipeline.collect import latest_per_pair
-from monitor.pipeline.intervals import _digest
+from monitor.pipeline.collect import digest, latest_per_pair
 from monitor.store.arrays import CampaignArrays
 
 LOCAL_STATE = "model_sums"  # (W, 10): parameters, per-worker sums, linearisation point
@@ -37,8 +36,8 @@ def state_meta(arrays: CampaignArrays, meta: dict[str, Any], n: int, w: int) -> 
         **meta,
         "n_items": n,
         "n_workers": w,
-        "items": _digest(arrays.item_db_ids[:n]),
-        "workers": _digest(arrays.worker_db_ids[:w]),
+        "items": digest(arrays.item_db_ids[:n]),
+        "workers": digest(arrays.worker_db_ids[:w]),
     }
 
 
@@ -73,11 +72,13 @@ def local_update(arrays, settings, warm, meta, items, workers, values, scale, pa
     seen = arrays.ids <= warm.watermark
     if int(seen.sum()) != warm.n_judgments:
         return no("judgments committed below the last watermark")
-    touched = np.unique(arrays.items[~seen])
-    on_touched = np.isin(items, touched)
+    mark = np.zeros(N, dtype=bool)
+    mark[arrays.items[~seen]] = True
+    touched = np.flatnonzero(mark)
+    on_touched = mark[items]
     if int(on_touched.sum()) > LOCAL_SHARE * items.size:
         return no(f"more than {LOCAL_SHARE:.0%} of the judgments on items with new ones")
-    idx = np.flatnonzero(seen & np.isin(arrays.items, touched))
+    idx = np.flatnonzero(seen & mark[arrays.items])
     idx = idx[latest_per_pair(arrays.workers[idx], arrays.items[idx], arrays.order[idx])]
     span = scale[1] - scale[0]
     fit = rating_model_update(
