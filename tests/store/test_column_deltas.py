@@ -139,7 +139,7 @@ def test_bad_positions_are_refused() -> None:
 @settings(max_examples=60, deadline=None)
 @given(
     base=st.lists(st.one_of(st.floats(-5, 5), st.just(float("nan"))), min_size=0, max_size=30),
-    moves=st.lists(st.floats(-0.01, 0.01), min_size=30, max_size=30),
+    moves=st.lists(st.floats(-0.01, 0.01), min_size=50, max_size=50),  # 30 + 4 x 5 new
     extra=st.integers(0, 5),
     tol=st.sampled_from([0.0, 0.001, 0.005]),
     chain=st.integers(1, 4),
