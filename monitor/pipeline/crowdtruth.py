@@ -35,7 +35,8 @@ from monitor.store.arrays import CampaignArrays
 STATE = "crowdtruth"
 """(W, 4): each worker's sums behind WWA and WUA (:attr:`CrowdTruthResult.worker_sums`)."""
 MAX_BLOCK = 0.25
-"""A local update only when the units with new judgments hold at most this share of all."""
+"""A local update only when the units with new judgments hold at most this share of all
+judgments (beyond it, a pass over every unit costs about as much)."""
 
 
 def run_crowdtruth(
