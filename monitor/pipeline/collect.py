@@ -61,6 +61,15 @@ class _NameCache:
 
 
 @dataclass(frozen=True)
+class Arrived:
+    """The judgments the last run counted (``seen``, per judgment) and the items that received
+    judgments since (``touched``, per item code)."""
+
+    seen: NDArray[np.bool_]
+    touched: NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
 class WarmStart:
     """The previous run: its scores by subject (to start the iterative measures from), what
     it saw (``watermark``, ``n_judgments``) and the states it kept."""
@@ -73,6 +82,22 @@ class WarmStart:
     n_judgments: int = 0
     states: dict[str, State] = field(default_factory=dict)
     columns: dict[tuple[str, str], Column] = field(default_factory=dict)
+    _arrived: dict[int, Arrived | None] = field(default_factory=dict, repr=False, compare=False)
+
+    def arrived(self, arrays: CampaignArrays) -> Arrived | None:
+        """What arrived since this run in ``arrays`` (computed once per arrays): None when
+        judgments below its watermark changed since (an ingest that committed late), so that
+        nothing the last run kept can be brought up to date."""
+        key = id(arrays)
+        if key not in self._arrived:
+            seen = arrays.ids <= self.watermark
+            out = None
+            if int(seen.sum()) == self.n_judgments:
+                touched = np.zeros(len(arrays.item_ids), dtype=bool)
+                touched[arrays.items[~seen]] = True
+                out = Arrived(seen, touched)
+            self._arrived[key] = out
+        return self._arrived[key]
 
     @classmethod
     def from_values(

@@ -143,12 +143,11 @@ def _local(
     state = warm.states.get(STATE)
     if state is None or not _extends(state.meta, meta, arrays):
         return None
-    seen = arrays.ids <= warm.watermark
-    if int(seen.sum()) != warm.n_judgments:
+    arrived = warm.arrived(arrays)  # the units are the items
+    if arrived is None:
         return None  # judgments below the last watermark changed since
     n_u = len(unit_ids)
-    touched = np.zeros(n_u, dtype=bool)
-    touched[units[~seen]] = True
+    seen, touched = arrived.seen, arrived.touched
     rows = np.flatnonzero(touched[units])
     if rows.size == 0 or rows.size > MAX_BLOCK * units.size:
         return None

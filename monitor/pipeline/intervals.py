@@ -67,13 +67,11 @@ class Resampler:
         warm, a = self.warm, self.arrays
         if warm is None or not warm.states:
             return None
-        seen = a.ids <= warm.watermark
-        if int(seen.sum()) != warm.n_judgments:
+        arrived = warm.arrived(a)
+        if arrived is None:
             return None  # an ingest committed judgments below the watermark after that run
-        mark = np.zeros(len(a.item_ids), dtype=bool)
-        mark[a.items[~seen]] = True
-        touched = np.flatnonzero(mark)
-        idx = np.flatnonzero(seen & mark[a.items])
+        touched = np.flatnonzero(arrived.touched)
+        idx = np.flatnonzero(arrived.seen & arrived.touched[a.items])
         idx = idx[self.latest(a.workers[idx], a.items[idx], a.order[idx])]
         before = ValueCounts.from_judgments(
             a.items[idx], self.codes[idx], n_items=len(a.item_ids), value_domain=self.domain

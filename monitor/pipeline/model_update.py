@@ -69,11 +69,10 @@ def local_update(arrays, settings, warm, meta, items, workers, values, scale, pa
         or table.array.shape[0] != w0
     ):
         return no("the state does not match")
-    seen = arrays.ids <= warm.watermark
-    if int(seen.sum()) != warm.n_judgments:
+    arrived = warm.arrived(arrays)
+    if arrived is None:
         return no("judgments committed below the last watermark")
-    mark = np.zeros(N, dtype=bool)
-    mark[arrays.items[~seen]] = True
+    seen, mark = arrived.seen, arrived.touched
     touched = np.flatnonzero(mark)
     on_touched = mark[items]
     if int(on_touched.sum()) > LOCAL_SHARE * items.size:
