@@ -245,8 +245,8 @@ def codetermination(
     if kind == "label" and n_i * v > 50_000_000:
         raise ValueError(f"{n_i} items x {v} categories is too large for weighted voting.")
     x = domain[c]
-    i_s = i[shared]
     if kind == "rating":
+        i_s = i[shared]
         pearson = _PearsonByGroup(w[shared], x[shared], n_w, domain)
         plain_mean = np.bincount(i, weights=x, minlength=n_i) / np.maximum(m, 1)
 
