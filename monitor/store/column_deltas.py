@@ -114,8 +114,9 @@ def column_delta(
 
     Returns ``(stored, positions, resolved)``: ``positions`` None when ``cur`` is stored whole,
     else the rows of the resolved column that ``stored`` holds (the moved rows of the base, then
-    the new subjects); ``resolved`` keeps the base's numbers where nothing moved beyond
-    ``tolerance`` (counts ``n`` must be equal)."""
+    the new subjects), and ``stored.subjects`` only the new subjects (the base names the moved
+    rows: writing their names again cost more than their numbers); ``resolved`` keeps the base's
+    numbers where nothing moved beyond ``tolerance`` (counts ``n`` must be equal)."""
     if base is None or tolerance < 0 or not _extends(base, cur):
         return cur, None, cur
     k = len(base)
@@ -129,17 +130,17 @@ def column_delta(
     moved |= _detail_moved(base, cur, k, tolerance)
     changed = np.flatnonzero(moved)
     positions = np.r_[changed, np.arange(k, len(cur))].astype(np.int64)
-    subjects = [cur.subjects[i] for i in changed.tolist()] + cur.subjects[k:]
-    stored = cur.take(positions, subjects)
+    stored = cur.take(positions, cur.subjects[k:])
     return stored, positions, apply_delta(base, stored, positions)
 
 
 def apply_delta(base: Column, stored: Column, positions: NDArray[np.int64]) -> Column:
     """The column a delta describes: ``base`` with the rows at ``positions`` replaced by
     ``stored``'s, and the new subjects (positions ``len(base)``, ``len(base) + 1``, ...,
-    last in ``stored``) appended."""
+    last in ``stored``) appended. ``stored.subjects`` ends with the new subjects (earlier
+    deltas also named the moved rows before them)."""
     k = len(base)
-    if positions.size != len(stored) or np.any(np.diff(positions) <= 0):
+    if positions.size != stored.values.size or np.any(np.diff(positions) <= 0):
         raise ValueError("a delta column's positions must rise, one per stored row.")
     new = int(np.count_nonzero(positions >= k))
     if new and positions[-1] != k + new - 1:
@@ -148,7 +149,9 @@ def apply_delta(base: Column, stored: Column, positions: NDArray[np.int64]) -> C
         return base
     rows = np.arange(k + new)
     rows[positions] = k + np.arange(positions.size)
-    subjects = base.subjects + stored.subjects[len(stored) - new :] if new else base.subjects
+    if new > len(stored.subjects):
+        raise ValueError("a delta column must name its new subjects.")
+    subjects = base.subjects + stored.subjects[len(stored.subjects) - new :] if new else base.subjects
     return _stack(base, stored).take(rows, subjects)
 
 

@@ -13,7 +13,7 @@ from monitor.pipeline import run as run_module
 from monitor.results import Column
 from monitor.settings import Settings
 from monitor.store.array_cache import forget
-from monitor.store.column_deltas import DELTA_KEY
+from monitor.store.column_deltas import DELTA_KEY, decode_positions
 from monitor.store.engine import transaction
 from monitor.store.models import MetricColumn, MetricRun
 from monitor.store.runs import run_columns
@@ -29,11 +29,11 @@ def _columns(engine: Engine, run_id: int) -> dict[tuple[str, str], Column]:
 
 
 def _stored_rows(engine: Engine, run_id: int) -> tuple[int, int]:
-    """(delta columns, subjects stored in them) of a run."""
+    """(delta columns, rows stored in them) of a run."""
     with transaction(engine) as s:
         rows = s.scalars(select(MetricColumn).where(MetricColumn.run_id == run_id)).all()
         deltas = [r for r in rows if (r.meta or {}).get(DELTA_KEY)]
-        return len(deltas), sum(r.subjects.count('"') // 2 for r in deltas)
+        return len(deltas), sum(decode_positions(r.meta, r.data).size for r in deltas)
 
 
 def _close(a: Column, b: Column, tol: float) -> None:
@@ -63,11 +63,11 @@ def test_incremental_columns_read_as_a_full_runs(engine: Engine, keep: int) -> N
     with transaction(engine) as s:
         bases = [s.get_one(MetricRun, r).base_run_id for r in runs]
     assert bases == [None, *runs[:-1]]
-    n_delta, n_subjects = _stored_rows(engine, runs[-1])
+    n_delta, n_rows = _stored_rows(engine, runs[-1])
     incremental = _columns(engine, runs[-1])
     assert n_delta == len(incremental)  # every item column extends its base's
     total = sum(len(c) for c in incremental.values())
-    assert n_subjects < total  # only what moved was written
+    assert n_rows < total  # only what moved was written
     [full] = recompute(engine, settings, full=True)
     whole = _columns(engine, full.run_id)
     assert _stored_rows(engine, full.run_id)[0] == 0

@@ -66,11 +66,17 @@ def test_only_moved_rows_and_new_subjects_are_stored() -> None:
     stored, positions, resolved = column_delta(base, cur, 0.001)
     assert positions is not None
     assert positions.tolist() == [1, 5, 6]
-    assert stored.subjects == ["i1", "i5", "i6"]
+    assert stored.subjects == ["i5", "i6"]  # the base names the moved row
+    assert stored.values.tolist() == [0.25, 0.7, 0.8]
     assert resolved.values[0] == 0.1  # within the tolerance: the base's number
     assert resolved.values[1] == 0.25
     np.testing.assert_allclose(resolved.values, cur.values, atol=0.001)
     _same(resolved, apply_delta(base, stored, positions))
+    # deltas stored before named the moved rows too: they resolve the same
+    older = Column(stored.scope, stored.metric, ["i1", "i5", "i6"], stored.values, stored.low,
+                   stored.high, stored.n, stored.detail_key, stored.names, stored.indptr,
+                   stored.indices, stored.data, stored.integral)  # fmt: skip
+    _same(resolved, apply_delta(base, older, positions))
 
 
 def test_a_count_or_a_detail_that_changed_is_stored() -> None:
