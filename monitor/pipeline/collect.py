@@ -83,6 +83,9 @@ class WarmStart:
     states: dict[str, State] = field(default_factory=dict)
     columns: dict[tuple[str, str], Column] = field(default_factory=dict)
     _arrived: dict[int, Arrived | None] = field(default_factory=dict, repr=False, compare=False)
+    _index: dict[int, tuple[Sequence[str], dict[str, int]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def arrived(self, arrays: CampaignArrays) -> Arrived | None:
         """What arrived since this run in ``arrays`` (computed once per arrays): None when
@@ -109,28 +112,47 @@ class WarmStart:
         n_judgments: int = 0,
         states: dict[str, State] | None = None,
     ) -> WarmStart:
-        columns = list(columns)
         scores: dict[tuple[str, str], dict[str, float]] = {}
         for v in values:
             if v.value is not None:
                 scores.setdefault((v.scope, v.metric), {})[v.subject] = v.value
-        for c in columns:
-            if c.metric not in cls.METRICS:
-                continue
-            ok = np.flatnonzero(np.isfinite(c.values))
-            known = scores.setdefault((c.scope, c.metric), {})
-            known.update(zip(_names(c.subjects, ok), c.values[ok].tolist(), strict=True))
         kept = {(c.scope, c.metric): c for c in columns}
         return cls(scores, watermark, n_judgments, dict(states or {}), kept)
 
     def aligned(
         self, scope: str, metric: str, subjects: Sequence[str], default: float = 1.0
     ) -> NDArray[np.float64] | None:
-        """The scores in the order of ``subjects`` (``default`` for new ones), or None."""
+        """The scores in the order of ``subjects`` (``default`` for new ones and undefined
+        values), or None."""
+        column = self.columns.get((scope, metric)) if metric in self.METRICS else None
+        if column is not None:
+            out = np.full(len(subjects), default, dtype=np.float64)
+            rows = self._rows(column, subjects)
+            ok = (rows >= 0) & np.isfinite(column.values)
+            out[rows[ok]] = column.values[ok]
+            return out
         known = self.scores.get((scope, metric))
         if not known:
             return None
         return np.array([known.get(s, default) for s in subjects], dtype=np.float64)
+
+    def _rows(self, column: Column, subjects: Sequence[str]) -> NDArray[np.int64]:
+        """Where each of ``column``'s subjects is in ``subjects`` (-1: gone). Item codes are
+        stable and new items come last, so a column of every item is a prefix of the items
+        now; otherwise (items without a value) the names are looked up."""
+        k = len(column)
+        head = subjects[:k]
+        if (
+            k <= len(subjects)
+            and (head.tolist() if isinstance(head, np.ndarray) else list(head)) == column.subjects
+        ):
+            return np.arange(k, dtype=np.int64)
+        index = self._index.get(id(subjects))
+        if index is None or index[0] is not subjects:
+            index = (subjects, {str(x): i for i, x in enumerate(subjects)})
+            self._index[id(subjects)] = index
+        where = index[1]
+        return np.fromiter((where.get(x, -1) for x in column.subjects), np.int64, k)
 
 
 @dataclass
