@@ -18,14 +18,13 @@ from monitor.pipeline.collect import (
     WarmStart,
     answers_detail,
     bootstrap_interval,
-    latest_per_pair,
     num,
     scale_codes,
 )
 from monitor.pipeline.crowdtruth import run_crowdtruth
 from monitor.pipeline.intervals import Request, Resampler
 from monitor.settings import Settings
-from monitor.store.arrays import CampaignArrays
+from monitor.store.arrays import CampaignArrays, latest_per_pair
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.history import HistoryEntry
 
@@ -48,7 +47,7 @@ def compute(
     codes, domain, names = scale_codes(info, arrays)
     N, W = len(arrays.item_ids), len(arrays.worker_ids)
     answers_detail(out, "item", arrays.item_ids, arrays.items, codes, names)
-    keep = latest_per_pair(arrays.workers, arrays.items, arrays.order)
+    keep = arrays.latest
     if keep.size == arrays.n:  # no repeated judgment: the arrays themselves, not copies
         keep = slice(None)  # type: ignore[assignment]
     items, workers, codes_k = arrays.items[keep], arrays.workers[keep], codes[keep]
@@ -202,7 +201,7 @@ def _agreement(
 def _phi(info, arrays, settings, out, items, values, parameters) -> None:  # noqa: ANN001
     from monitor.metrics.phi import phi
 
-    gold = np.array([_float_or_nan(g) for g in arrays.item_gold], dtype=np.float64)
+    gold = quality.gold_values(info, arrays)
     engine = {"map": "map", "full": "exact", "nuts": "nuts"}[settings.phi]
     res = phi(
         items,
@@ -245,13 +244,6 @@ def _phi(info, arrays, settings, out, items, values, parameters) -> None:  # noq
         high=res.item_hpd[:, 1],
         mask=mask,
     )
-
-
-def _float_or_nan(g: object) -> float:
-    try:
-        return float(g) if g is not None else np.nan
-    except (TypeError, ValueError):
-        return np.nan
 
 
 def _multilabel(info, arrays, settings, out, warm, parameters) -> None:  # noqa: ANN001

@@ -324,12 +324,3 @@ def scale_codes(
         codes = codes.reshape(-1).astype(np.int64)
     names = tuple(f"{v:g}" for v in domain)
     return codes, domain, names
-
-
-def latest_per_pair(workers: NDArray, items: NDArray, order: NDArray) -> NDArray[np.int64]:
-    """Indices of the latest judgment of each (worker, item): a worker counts once per item."""
-    idx = np.lexsort((order, items, workers))
-    w, i = workers[idx], items[idx]
-    last = np.ones(idx.size, dtype=bool)
-    last[:-1] = (w[1:] != w[:-1]) | (i[1:] != i[:-1])
-    return np.sort(idx[last])

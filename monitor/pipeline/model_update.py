@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.pipeline.collect import digest, latest_per_pair
-from monitor.store.arrays import CampaignArrays
+from monitor.pipeline.collect import digest
+from monitor.store.arrays import CampaignArrays, latest_per_pair
 
 LOCAL_STATE = "model_sums"  # (W, 10): parameters, per-worker sums, linearisation point
 LOCAL_JACOBIAN = "model_jacobian"  # (nnz, 3): the sums' derivatives by the parameters

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
-from monitor.pipeline.collect import Collector, WarmStart, _names, latest_per_pair, scale_codes
+from monitor.pipeline.collect import Collector, WarmStart, _names, scale_codes
 from monitor.pipeline.model_update import (
     LOCAL_JACOBIAN,
     LOCAL_MAX_ENTRIES,
@@ -43,7 +43,7 @@ def gold_values(info: CampaignInfo, arrays: CampaignArrays) -> NDArray[np.float6
     """(N,) the gold of each item as a number: the category code (labels) or the rating;
     NaN where there is none (or it is not a known category / not a number)."""
     out = np.full(len(arrays.item_ids), np.nan)
-    given = np.flatnonzero(np.array([g is not None for g in arrays.item_gold], dtype=bool))
+    given = np.flatnonzero(np.not_equal(arrays.item_gold, None))
     if not given.size:
         return out
     if arrays.kind == "label":
@@ -483,7 +483,7 @@ def model_answers(
             values[i] = "|".join(sorted(str(names[a]) for a in np.flatnonzero(post[i] > 0.5)))
         uncertainty = np.maximum(post, 1.0 - post).min(axis=1)
         return per_item.astype(float), values, uncertainty
-    idx = latest_per_pair(arrays.workers, arrays.items, arrays.order)
+    idx = arrays.latest
     idx = idx[keep[idx]]
     items, workers = arrays.items[idx], arrays.workers[idx]
     per_item = np.bincount(items, minlength=N)

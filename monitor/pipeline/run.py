@@ -242,7 +242,7 @@ def _compute_and_save(
             )
         watermark[0] = counts.max_id
         arrays = ArrayCache(settings.cache_dir).load(
-            s, info, counts.max_id, full=full, counted=(counts.n_judgments, counts.id_sum)
+            s, info, counts.max_id, full=full, counted=counts
         )
         history = worker_history(s, info, arrays.worker_ids.tolist())
         warm = None

@@ -30,7 +30,7 @@ from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from monitor.store.arrays import CampaignArrays, extend_arrays, load_arrays
-from monitor.store.campaigns import CampaignInfo
+from monitor.store.campaigns import CampaignCounts, CampaignInfo
 from monitor.store.models import Campaign
 
 log = logging.getLogger("monitor.store")
@@ -90,10 +90,10 @@ class ArrayCache:
         watermark: int,
         *,
         full: bool = False,
-        counted: tuple[int, int] | None = None,
+        counted: CampaignCounts | None = None,
     ) -> CampaignArrays:
-        """The arrays up to ``watermark``; ``counted``: the number and sum of the judgment ids
-        up to it, read in the same snapshot (see :func:`extend_arrays`)."""
+        """The arrays up to ``watermark``; ``counted``: the campaign's counts with ``watermark``
+        their ``max_id``, read in the same snapshot (see :func:`extend_arrays`)."""
         key = cache_key(session, campaign)
         meta = cache_meta(session, campaign)
         arrays = None

@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from monitor.store.campaigns import CampaignInfo
+from monitor.store.campaigns import CampaignCounts, CampaignInfo
 from monitor.store.models import Item, Judgment, JudgmentAnnotation, Preference, Worker
 
 OUTCOME_CODES = {"left": 1, "right": -1, "tie": 0}
@@ -69,6 +70,23 @@ class CampaignArrays:
     @property
     def watermark(self) -> int:
         return int(self.ids.max()) if self.ids.size else 0
+
+    @cached_property
+    def latest(self) -> NDArray[np.int64]:
+        """Indices of the latest judgment of each (worker, item), rising: what agreement and
+        the models count (a worker counts once per item). Computed once per arrays."""
+        out = latest_per_pair(self.workers, self.items, self.order)
+        out.flags.writeable = False
+        return out
+
+
+def latest_per_pair(workers: NDArray, items: NDArray, order: NDArray) -> NDArray[np.int64]:
+    """Indices of the latest judgment (by ``order``) of each (worker, item), rising."""
+    idx = np.lexsort((order, items, workers))
+    w, i = workers[idx], items[idx]
+    last = np.ones(idx.size, dtype=bool)
+    last[:-1] = (w[1:] != w[:-1]) | (i[1:] != i[:-1])
+    return np.sort(idx[last])
 
 
 def _code(db_ids: NDArray[np.int64], sorted_ids: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -327,7 +345,7 @@ def extend_arrays(
     campaign: CampaignInfo,
     base: CampaignArrays,
     watermark: int,
-    counted: tuple[int, int] | None = None,
+    counted: CampaignCounts | None = None,
 ) -> CampaignArrays | None:
     """``base`` (a load of ``campaign`` up to its own watermark) with the judgments, workers and
     items that arrived since, up to ``watermark``: the arrays :func:`load_arrays` would give,
@@ -337,26 +355,30 @@ def extend_arrays(
     below the last known one, or a label or annotation name the base has no code for.
 
     Codes stay stable because ids only grow: new workers and items sort after the known ones.
-    ``counted``: the number and the sum of the ids up to ``watermark`` when the caller read them
-    in the same snapshot (saves a scan of the campaign's judgments).
+    ``counted``: the campaign's counts (:func:`~monitor.store.campaigns.campaign_counts`) when
+    the caller read them in the same snapshot with ``watermark`` their ``max_id`` (saves a scan
+    of the campaign's judgments and two counts).
     """
     if campaign.kind == "pairwise" or base.kind != campaign.kind or base.watermark > watermark:
         return None
     cid = campaign.id
     if counted is None:
-        counted = session.execute(
+        n, total = session.execute(
             select(func.count(Judgment.id), func.coalesce(func.sum(Judgment.id), 0)).where(
                 Judgment.campaign_id == cid, Judgment.id <= watermark
             )
         ).one()
-    n, total = counted
+        n_workers, n_items = (
+            session.scalar(select(func.count(t.id)).where(t.campaign_id == cid))
+            for t in (Worker, Item)
+        )
+    else:
+        n, total = counted.n_judgments, counted.id_sum
+        n_workers, n_items = counted.n_workers, counted.n_items
     last_w = int(base.worker_db_ids[-1]) if base.worker_db_ids.size else 0
     last_i = int(base.item_db_ids[-1]) if base.item_db_ids.size else 0
     new_w, new_w_ids = _workers(session, cid, last_w)
     new_i, new_i_ids = _items(session, cid, last_i)
-    n_workers, n_items = (
-        session.scalar(select(func.count(t.id)).where(t.campaign_id == cid)) for t in (Worker, Item)
-    )
     if (n_workers, n_items) != (
         base.worker_db_ids.size + new_w.size,
         base.item_db_ids.size + new_i.size,

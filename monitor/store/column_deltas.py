@@ -151,7 +151,9 @@ def apply_delta(base: Column, stored: Column, positions: NDArray[np.int64]) -> C
     rows[positions] = k + np.arange(positions.size)
     if new > len(stored.subjects):
         raise ValueError("a delta column must name its new subjects.")
-    subjects = base.subjects + stored.subjects[len(stored.subjects) - new :] if new else base.subjects
+    subjects = (
+        base.subjects + stored.subjects[len(stored.subjects) - new :] if new else base.subjects
+    )
     return _stack(base, stored).take(rows, subjects)
 
 

@@ -14,11 +14,11 @@ from sqlalchemy import Engine, update
 
 from monitor.ingest.api import create_campaign, ingest_file
 from monitor.pipeline import recompute
-from monitor.pipeline.collect import WarmStart, latest_per_pair
+from monitor.pipeline.collect import WarmStart
 from monitor.pipeline.model_update import LOCAL_JACOBIAN, LOCAL_STATE, local_update, state_fits
 from monitor.results import State
 from monitor.settings import Settings
-from monitor.store.arrays import load_arrays
+from monitor.store.arrays import latest_per_pair, load_arrays
 from monitor.store.campaigns import CampaignSpec, get_campaign
 from monitor.store.engine import transaction
 from monitor.store.models import Item
