@@ -74,19 +74,59 @@ class CampaignArrays:
     @cached_property
     def latest(self) -> NDArray[np.int64]:
         """Indices of the latest judgment of each (worker, item), rising: what agreement and
-        the models count (a worker counts once per item). Computed once per arrays."""
-        out = latest_per_pair(self.workers, self.items, self.order)
-        out.flags.writeable = False
-        return out
+        the models count (a worker counts once per item). Computed once per arrays, and
+        carried over to their extension when no pair repeats (:func:`extend_arrays`)."""
+        latest, keys = _latest(self.workers, self.items, self.order)
+        if latest.size == self.n:  # every pair once: the keys in order, for the next extension
+            self.__dict__[_PAIRS] = keys
+        return _frozen(latest)
+
+
+_PAIRS = "_pairs"
+"""Where arrays whose pairs are all distinct keep their sorted pair keys (:func:`_pair_keys`)."""
+
+
+def _pair_keys(workers: NDArray[np.int64], items: NDArray[np.int64]) -> NDArray[np.int64]:
+    """One number per (worker, item) pair, ordered as the pairs are (codes below 2**31)."""
+    return (workers.astype(np.int64) << 32) | items.astype(np.int64)
+
+
+def _frozen(a: NDArray) -> NDArray:
+    a.flags.writeable = False
+    return a
+
+
+def _carry_latest(base: CampaignArrays, out: CampaignArrays) -> None:
+    """When no (worker, item) pair repeats in ``base`` nor in what ``out`` adds to it, every
+    judgment of ``out`` is its pair's latest: set so, without sorting every judgment again."""
+    keys = base.__dict__.get(_PAIRS)
+    if keys is None:
+        return
+    new = np.sort(_pair_keys(out.workers[base.n :], out.items[base.n :]))
+    if np.any(new[1:] == new[:-1]):
+        return
+    at = np.searchsorted(keys, new)
+    inside = at < keys.size
+    if np.any(keys[at[inside]] == new[inside]):
+        return
+    out.__dict__[_PAIRS] = np.insert(keys, at, new)
+    out.__dict__["latest"] = _frozen(np.arange(out.n, dtype=np.int64))
 
 
 def latest_per_pair(workers: NDArray, items: NDArray, order: NDArray) -> NDArray[np.int64]:
     """Indices of the latest judgment (by ``order``) of each (worker, item), rising."""
+    return _latest(workers, items, order)[0]
+
+
+def _latest(
+    workers: NDArray, items: NDArray, order: NDArray
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """:func:`latest_per_pair`, and the pair keys of every judgment, sorted."""
     idx = np.lexsort((order, items, workers))
-    w, i = workers[idx], items[idx]
+    keys = _pair_keys(workers[idx], items[idx])
     last = np.ones(idx.size, dtype=bool)
-    last[:-1] = (w[1:] != w[:-1]) | (i[1:] != i[:-1])
-    return np.sort(idx[last])
+    last[:-1] = keys[1:] != keys[:-1]
+    return np.sort(idx[last]), keys
 
 
 def _code(db_ids: NDArray[np.int64], sorted_ids: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -417,7 +457,7 @@ def extend_arrays(
             part["created_s"],
         ]
     )
-    return CampaignArrays(
+    out = CampaignArrays(
         kind=campaign.kind,
         ids=ids,
         workers=np.concatenate([base.workers, part["workers"]]),
@@ -434,6 +474,8 @@ def extend_arrays(
         created_s=created,
         **extra,
     )
+    _carry_latest(base, out)
+    return out
 
 
 def _load_preferences(

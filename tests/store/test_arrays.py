@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import Engine, select, update
 
-from monitor.store.arrays import _judgment_numbers, load_arrays
+from monitor.store.arrays import (
+    CampaignArrays,
+    _carry_latest,
+    _judgment_numbers,
+    latest_per_pair,
+    load_arrays,
+)
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import transaction
 from monitor.store.models import Judgment
@@ -56,3 +64,45 @@ def test_empty_campaign_loads_empty_arrays(engine: Engine) -> None:
     with transaction(engine) as s:
         arrays = load_arrays(s, get_campaign(s, "golden"))
     assert arrays.n == 0 and arrays.values.size == 0
+
+
+def _arrays(workers: list[int], items: list[int], order: list[int] | None = None) -> CampaignArrays:
+    n = len(workers)
+    names = np.array([f"x{k}" for k in range(10)], dtype=object)
+    return CampaignArrays(
+        kind="rating",
+        ids=np.arange(1, n + 1),
+        workers=np.array(workers, dtype=np.int64),
+        items=np.array(items, dtype=np.int64),
+        values=np.ones(n),
+        duration_s=np.full(n, np.nan),
+        order=np.array(order if order is not None else range(n), dtype=np.int64),
+        worker_ids=names,
+        worker_db_ids=np.arange(10),
+        item_ids=names,
+        item_db_ids=np.arange(10),
+        item_gold=np.full(10, None, dtype=object),
+    )
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=1, max_size=30),
+    st.integers(0, 30),
+    st.randoms(use_true_random=False),
+)
+def test_latest_carried_to_an_extension_is_computed_again(pairs, cut, rnd) -> None:  # noqa: ANN001
+    """An extension whose pairs are all new takes the base's sorted keys instead of sorting
+    every judgment again; either way, the latest judgments are those of a fresh sort."""
+    order = list(range(len(pairs)))
+    rnd.shuffle(order)
+    w, i = [p[0] for p in pairs], [p[1] for p in pairs]
+    cut = min(cut, len(pairs))
+    base = _arrays(w[:cut], i[:cut], order[:cut])
+    _ = base.latest
+    out = _arrays(w, i, order)
+    _carry_latest(base, out)
+    carried = "latest" in out.__dict__
+    assert carried == (len(set(pairs)) == len(pairs))
+    want = latest_per_pair(out.workers, out.items, out.order)
+    np.testing.assert_array_equal(out.latest, want)
+    assert not out.latest.flags.writeable
