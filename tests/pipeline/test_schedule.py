@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from monitor.report.render import report_filename
 from monitor.scheduler import build_scheduler
 from monitor.settings import Settings
@@ -92,3 +94,34 @@ def test_nightly_job_recomputes_and_writes_every_report(tmp_path: Path) -> None:
     assert reports[0].startswith("a_b_labels-")
     assert "<html" in (tmp_path / "reports" / "prefs.html").read_text(encoding="utf-8")
     engine.dispose()
+
+
+_REUSE = """
+import resource, sys
+import numpy as np
+from monitor.scheduler import keep_freed_memory
+if sys.argv[1] == "keep":
+    assert keep_freed_memory()
+a = np.ones(8 << 20)  # 64 MB, above glibc's largest dynamic mmap threshold
+del a
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(20):
+    b = np.ones(8 << 20)
+    del b
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_the_scheduler_reuses_the_memory_it_freed() -> None:
+    """After ``keep_freed_memory`` a large array freed and allocated again costs no page
+    faults; by default it is mapped afresh every time (a fault per page, or per huge page)."""
+
+    def faults(mode: str) -> int:
+        out = subprocess.run(
+            [sys.executable, "-c", _REUSE, mode], capture_output=True, text=True, check=True
+        )
+        return int(out.stdout.strip())
+
+    assert faults("default") > 300
+    assert faults("keep") < 30
