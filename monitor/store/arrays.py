@@ -75,15 +75,15 @@ class CampaignArrays:
     def latest(self) -> NDArray[np.int64]:
         """Indices of the latest judgment of each (worker, item), rising: what agreement and
         the models count (a worker counts once per item). Computed once per arrays, and
-        carried over to their extension when no pair repeats (:func:`extend_arrays`)."""
-        latest, keys = _latest(self.workers, self.items, self.order)
-        if latest.size == self.n:  # every pair once: the keys in order, for the next extension
-            self.__dict__[_PAIRS] = keys
+        brought up to date for their extension (:func:`extend_arrays`)."""
+        latest, keys, who = _latest(self.workers, self.items, self.order)
+        self.__dict__[_PAIRS] = (keys, who)  # for the next extension
         return _frozen(latest)
 
 
 _PAIRS = "_pairs"
-"""Where arrays whose pairs are all distinct keep their sorted pair keys (:func:`_pair_keys`)."""
+"""Where arrays keep each (worker, item) pair's key (:func:`_pair_keys`), sorted, and the index
+of its latest judgment, once :attr:`CampaignArrays.latest` is known."""
 
 
 def _pair_keys(workers: NDArray[np.int64], items: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -97,20 +97,38 @@ def _frozen(a: NDArray) -> NDArray:
 
 
 def _carry_latest(base: CampaignArrays, out: CampaignArrays) -> None:
-    """When no (worker, item) pair repeats in ``base`` nor in what ``out`` adds to it, every
-    judgment of ``out`` is its pair's latest: set so, without sorting every judgment again."""
-    keys = base.__dict__.get(_PAIRS)
-    if keys is None:
+    """``out``'s latest judgment per pair from ``base``'s and the judgments ``out`` adds: a
+    new pair's latest is its latest new judgment; a known pair's the later (by ``out.order``)
+    of that and the one it had. Costs a search per new judgment and a pass over the pairs,
+    where computing afresh sorts every judgment."""
+    kept = base.__dict__.get(_PAIRS)
+    if kept is None:
         return
-    new = np.sort(_pair_keys(out.workers[base.n :], out.items[base.n :]))
-    if np.any(new[1:] == new[:-1]):
-        return
-    at = np.searchsorted(keys, new)
+    keys, who = kept
+    n0 = base.n
+    _, new_keys, new_who = _latest(out.workers[n0:], out.items[n0:], out.order[n0:])
+    new_who = new_who + n0
+    at = np.searchsorted(keys, new_keys)
+    known = np.zeros(new_keys.size, dtype=bool)
     inside = at < keys.size
-    if np.any(keys[at[inside]] == new[inside]):
-        return
-    out.__dict__[_PAIRS] = np.insert(keys, at, new)
-    out.__dict__["latest"] = _frozen(np.arange(out.n, dtype=np.int64))
+    known[inside] = keys[at[inside]] == new_keys[inside]
+    latest = np.zeros(out.n, dtype=bool)
+    latest[who] = True
+    # a known pair: the later of its latest and the new one
+    at_k, new_k = at[known], new_who[known]
+    later = out.order[new_k] > out.order[who[at_k]]
+    latest[who[at_k[later]]] = False
+    latest[new_k[later]] = True
+    who = who.copy()
+    who[at_k[later]] = new_k[later]
+    # a new pair: its latest new judgment
+    fresh = ~known
+    latest[new_who[fresh]] = True
+    out.__dict__[_PAIRS] = (
+        np.insert(keys, at[fresh], new_keys[fresh]),
+        np.insert(who, at[fresh], new_who[fresh]),
+    )
+    out.__dict__["latest"] = _frozen(np.flatnonzero(latest))
 
 
 def latest_per_pair(workers: NDArray, items: NDArray, order: NDArray) -> NDArray[np.int64]:
@@ -120,13 +138,14 @@ def latest_per_pair(workers: NDArray, items: NDArray, order: NDArray) -> NDArray
 
 def _latest(
     workers: NDArray, items: NDArray, order: NDArray
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """:func:`latest_per_pair`, and the pair keys of every judgment, sorted."""
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """:func:`latest_per_pair`, the pairs' keys (sorted) and their latest judgments."""
     idx = np.lexsort((order, items, workers))
     keys = _pair_keys(workers[idx], items[idx])
     last = np.ones(idx.size, dtype=bool)
     last[:-1] = keys[1:] != keys[:-1]
-    return np.sort(idx[last]), keys
+    who = idx[last]
+    return np.sort(who), keys[last], who
 
 
 def _code(db_ids: NDArray[np.int64], sorted_ids: NDArray[np.int64]) -> NDArray[np.int64]:
