@@ -16,7 +16,7 @@ from monitor.store.arrays import CampaignArrays, latest_per_pair
 LOCAL_STATE = "model_sums"  # (W, 10): parameters, per-worker sums, linearisation point
 LOCAL_JACOBIAN = "model_jacobian"  # (nnz, 3): the sums' derivatives by the parameters
 LOCAL_SHARE = 0.1  # at most this share of the judgments on items with new judgments
-LOCAL_MOVE = 2.5e-5  # accept while a full step moves no bias or noise sd by more (x width)
+LOCAL_MOVE = 5e-5  # accept while a full step moves no bias or noise sd by more (x width)
 LOCAL_ROUNDS = 3  # local rounds, each checked by one pass over every judgment
 LOCAL_DRIFT = 0.05  # refit (and take new derivatives) beyond this drift (x width)
 LOCAL_MAX_ENTRIES = 250_000  # keep no derivatives with more (row, column) entries than this

@@ -21,7 +21,7 @@ from monitor.metrics.rating_update import (
 
 SCALE = (1.0, 5.0)
 SPAN = SCALE[1] - SCALE[0]
-LOCAL_MOVE = 2.5e-5  # monitor.pipeline.model_update.LOCAL_MOVE: the pipeline's acceptance
+LOCAL_MOVE = 5e-5  # monitor.pipeline.model_update.LOCAL_MOVE: the pipeline's acceptance
 MODEL_TOL = 1e-3  # docs/operations.md: the reliability model's values, incremental vs full
 FIELDS = ("bias", "noise_sd", "low", "high", "mean", "sd", "item_spread", "spread_p")
 
