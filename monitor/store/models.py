@@ -257,6 +257,23 @@ class Judgment(_Provenance, Base):
     value_label: Mapped[str | None] = mapped_column(Text)
 
 
+class JudgmentTally(Base):
+    """What one statement did to a campaign's judgments (PostgreSQL): how many it inserted and
+    the sum of their ids, negative for those it deleted. Written by triggers (migration 0007)
+    in the statement's transaction, so the sums over a campaign's rows are its number of
+    judgments and the sum of their ids in any snapshot, read without a scan of the judgments.
+    Empty on SQLite, which counts the judgments instead."""
+
+    __tablename__ = "judgment_tallies"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaigns.id", ondelete="CASCADE"), index=True
+    )
+    n: Mapped[int] = mapped_column(BigInteger)
+    id_sum: Mapped[int] = mapped_column(BigInteger)
+
+
 class JudgmentAnnotation(Base):
     """One annotation of a multi-label judgment, with how many times the answer held it."""
 
