@@ -6,6 +6,7 @@ deleted or committed late below the watermark): a scan of the campaign's judgmen
 1M. On PostgreSQL, statement-level triggers now append what each statement inserted or deleted
 to ``judgment_tallies`` (one row per campaign and statement), in the statement's transaction;
 the sums over a campaign's rows are the same numbers in any snapshot. SQLite keeps counting.
+And a partial index of the gold items: every run reads them alone (most campaigns have few).
 
 Revision ID: 0007
 Revises: 0006
@@ -95,6 +96,14 @@ def upgrade() -> None:
     op.create_index(
         op.f("ix_judgment_tallies_campaign_id"), "judgment_tallies", ["campaign_id"], unique=False
     )
+    op.create_index(
+        "ix_items_gold",
+        "items",
+        ["campaign_id"],
+        unique=False,
+        postgresql_where=sa.text("gold IS NOT NULL"),
+        sqlite_where=sa.text("gold IS NOT NULL"),
+    )
     if op.get_bind().dialect.name == "postgresql":
         op.execute(PG_TALLY)
 
@@ -102,5 +111,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         op.execute(PG_DROP)
+    op.drop_index("ix_items_gold", table_name="items")
     op.drop_index(op.f("ix_judgment_tallies_campaign_id"), table_name="judgment_tallies")
     op.drop_table("judgment_tallies")

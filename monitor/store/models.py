@@ -39,6 +39,7 @@ from sqlalchemy import (
     UniqueConstraint,
     event,
     false,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
@@ -153,7 +154,16 @@ class Item(Base):
     """A unit that is judged (or a thing that is compared, in pairwise campaigns)."""
 
     __tablename__ = "items"
-    __table_args__ = (UniqueConstraint("campaign_id", "external_id"),)
+    __table_args__ = (
+        UniqueConstraint("campaign_id", "external_id"),
+        # every run reads the gold items alone (most campaigns have few or none)
+        Index(
+            "ix_items_gold",
+            "campaign_id",
+            postgresql_where=text("gold IS NOT NULL"),
+            sqlite_where=text("gold IS NOT NULL"),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
