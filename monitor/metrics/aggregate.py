@@ -30,6 +30,7 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import sparse
 
 from monitor.metrics._common import check_same_length, squarem_jump
 from monitor.metrics.krippendorff import ValueCounts, as_codes, check_domain
@@ -116,19 +117,23 @@ def worker_vs_aggregate(
     n_values: int | None = None,
     value_domain: ArrayLike | None = None,
     n_workers: int | None = None,
+    value_counts: ValueCounts | None = None,
 ) -> WorkerAgreement:
     """Each worker against the aggregate of the other workers on the same items.
 
     ``items``, ``workers``, ``codes`` : int arrays, shape (n,); ``value_domain`` (shape (V,))
     gives the number behind each code for ratings. Labels: share of the worker's judgments that
     match the others' majority. Ratings: Pearson correlation with the others' mean.
+    ``value_counts``: the items' value counts of these judgments, when the caller has them.
     """
     if kind not in ("label", "rating"):
         raise ValueError(f"kind must be 'label' or 'rating', got {kind!r}.")
     i, w, c, domain, n_w, n_i = _inputs(
         items, workers, codes, n_values, value_domain, n_workers, None
     )
-    vc = ValueCounts.from_judgments(i, c, n_items=n_i, value_domain=domain)
+    vc = value_counts
+    if vc is None or vc.n_judgments != i.size or not np.array_equal(vc.value_domain, domain):
+        vc = ValueCounts.from_judgments(i, c, n_items=n_i, value_domain=domain)
     m = vc.n[i]
     shared = m >= 2
     n_shared = np.bincount(w[shared], minlength=n_w).astype(np.int64)
@@ -246,15 +251,13 @@ def codetermination(
         raise ValueError(f"{n_i} items x {v} categories is too large for weighted voting.")
     x = domain[c]
     if kind == "rating":
-        i_s = i[shared]
-        pearson = _PearsonByGroup(w[shared], x[shared], n_w, domain)
-        plain_mean = np.bincount(i, weights=x, minlength=n_i) / np.maximum(m, 1)
+        rounds = _RatingRounds(i, w, x, m, shared, n_i, n_w, domain)
 
     def step(q: NDArray[np.float64]) -> tuple[NDArray, NDArray, NDArray[np.float64]]:
         """One round of the algorithm: truths from the weights ``q``, then the qualities and
         the new weights from those truths."""
-        jw = q[w]
         if kind == "label":
+            jw = q[w]
             votes = np.bincount(i * v + c, weights=jw, minlength=n_i * v).reshape(n_i, v)
             plain = np.bincount(i * v + c, minlength=n_i * v).reshape(n_i, v)
             dead = votes.sum(1) <= 0
@@ -267,11 +270,7 @@ def codetermination(
             score = np.bincount(w[shared], weights=credit[shared], minlength=n_w)
             quality = np.where(n_shared > 0, score / np.maximum(n_shared, 1), np.nan)
         else:
-            tot = np.bincount(i, weights=jw, minlength=n_i)
-            num = np.bincount(i, weights=jw * x, minlength=n_i)
-            truth = np.where(tot > 0, num / np.where(tot > 0, tot, 1), plain_mean)
-            truth = np.where(m > 0, truth, np.nan)
-            quality = pearson(truth[i_s])
+            truth, quality = rounds(q)
         return truth, quality, np.where(np.isnan(quality), 0.0, np.maximum(quality, 0.0))
 
     return _squarem(kind, step, q, max_iter, tol)
@@ -330,6 +329,61 @@ def _squarem(
                 q, res, change = jump, res3, change3
                 continue
         q, res, change = q1, res2, change2
+
+
+class _RatingRounds:
+    """The rating rounds of :func:`codetermination` as sparse products over the item x worker
+    table of the judgments (a judgment repeated by its worker adds to its cell): the truths
+    ``A q / B q`` (A the values, B the counts), then each worker's Pearson correlation with
+    the truths of the items shared with others, from ``Dx' t`` (Dx the worker-centred values),
+    ``Bs' t`` and ``Bs' t^2`` (Bs the counts on shared items). A product costs one pass over
+    the table's cells, no gather of the truths per judgment.
+
+    ``syy = sum t^2 - (sum t)^2 / k`` is taken as zero below ``1e-12 sum t^2`` (its rounding):
+    truths that vary by less than a millionth of their size count as not varying."""
+
+    def __init__(
+        self,
+        i: NDArray, w: NDArray, x: NDArray[np.float64], m: NDArray, shared: NDArray[np.bool_],
+        n_i: int, n_w: int, domain: NDArray[np.float64],
+    ) -> None:  # fmt: skip
+        self.origin = float((domain[0] + domain[-1]) / 2)
+        x = x - self.origin
+        k = np.bincount(w[shared], minlength=n_w).astype(np.float64)
+        dx = np.where(shared, x - (np.bincount(w[shared], weights=x[shared], minlength=n_w)
+                                   / np.maximum(k, 1))[w], 0.0)  # fmt: skip
+        self.sxx = np.bincount(w, weights=dx * dx, minlength=n_w)
+        self.k, self.kk = k, np.maximum(k, 1)
+        self.scale = max(float(np.ptp(domain)), 1e-300) ** 2 * 1e-24 * self.kk
+        shape = (n_i, n_w)
+        where = sparse.coo_array((np.arange(1.0, i.size + 1), (i, w)), shape=shape).tocsr()
+        if where.nnz == i.size:  # no repeated cell: each cell holds its judgment's number
+            at = where.data.astype(np.int64) - 1
+            self.a = sparse.csr_array((x[at], where.indices, where.indptr), shape=shape)
+            self.b = sparse.csr_array((np.ones(at.size), where.indices, where.indptr), shape=shape)
+            dxt = sparse.csr_array((dx[at], where.indices, where.indptr), shape=shape).T
+            bst = sparse.csr_array((shared[at].astype(np.float64), where.indices, where.indptr),
+                                   shape=shape).T  # fmt: skip
+        else:
+            self.a = sparse.coo_array((x, (i, w)), shape=shape).tocsr()
+            self.b = sparse.coo_array((np.ones(i.size), (i, w)), shape=shape).tocsr()
+            dxt = sparse.coo_array((dx, (w, i)), shape=shape[::-1]).tocsr()
+            bst = sparse.coo_array((shared.astype(np.float64), (w, i)), shape=shape[::-1]).tocsr()
+        self.dxt, self.bst = dxt, bst
+        self.plain = np.bincount(i, weights=x, minlength=n_i) / np.maximum(m, 1)
+        self.judged = m > 0
+
+    def __call__(self, q: NDArray[np.float64]) -> tuple[NDArray, NDArray[np.float64]]:
+        tot, num = self.b @ q, self.a @ q
+        t = np.where(tot > 0, num / np.where(tot > 0, tot, 1), self.plain)
+        t = np.where(self.judged, t, 0.0)
+        s1, s2, sxy = self.bst @ t, self.bst @ (t * t), self.dxt @ t
+        syy = s2 - s1 * s1 / self.kk
+        out = np.full(self.k.size, np.nan)
+        ok = (self.k >= 2) & (self.sxx > self.scale) & (syy > self.scale) & (syy > 1e-12 * s2)
+        # rounding can carry the ratio past +-1
+        out[ok] = np.clip(sxy[ok] / np.sqrt(self.sxx[ok] * syy[ok]), -1.0, 1.0)
+        return np.where(self.judged, t + self.origin, np.nan), out
 
 
 def _pearson_by_group(

@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics._common import check_same_length
+from monitor.metrics._common import check_same_length, count_matrix
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval", "ratio")
@@ -124,14 +124,15 @@ class ValueCounts:
         cls,
         items: ArrayLike,
         codes: ArrayLike,
-        counts: ArrayLike,
+        counts: ArrayLike | None,
         *,
         n_items: int | None = None,
         n_values: int | None = None,
         value_domain: ArrayLike | None = None,
     ) -> ValueCounts:
         """Build from ``GROUP BY item, value`` rows: ``counts[k]`` judgments of item
-        ``items[k]`` with code ``codes[k]`` (repeated rows add up). Arrays of shape (K,)."""
+        ``items[k]`` with code ``codes[k]`` (repeated rows add up; None: one judgment per
+        row). Arrays of shape (K,)."""
         if value_domain is not None:
             domain = check_domain(value_domain)
             if n_values is not None and n_values != domain.size:
@@ -142,26 +143,27 @@ class ValueCounts:
             domain = None
         i = as_codes("items", items, n_items)
         c = as_codes("codes", codes, domain.size if domain is not None else n_values)
-        w = np.asarray(counts)
-        check_same_length(items=i, codes=c, counts=w)
-        if w.size and (not np.issubdtype(w.dtype, np.integer) or w.min() < 0):
-            raise ValueError("counts must be non-negative integers.")
-        w = w.astype(np.int64)
+        w = None if counts is None else np.asarray(counts)
+        if w is not None:
+            check_same_length(items=i, codes=c, counts=w)
+            if w.size and (not np.issubdtype(w.dtype, np.integer) or w.min() < 0):
+                raise ValueError("counts must be non-negative integers.")
+            w = w.astype(np.int64, copy=False)
+        else:
+            check_same_length(items=i, codes=c)
         if domain is None:
             v = n_values if n_values is not None else (int(c.max()) + 1 if c.size else 1)
             domain = np.arange(v, dtype=np.float64)
-        v_count = domain.size
         n_rows = n_items if n_items is not None else (int(i.max()) + 1 if i.size else 0)
-        mat = sparse.coo_array((w, (i, c)), shape=(n_rows, v_count)).tocsr()
-        mat.sum_duplicates()
+        mat = count_matrix(i, c, (n_rows, domain.size), w)
         origin = float((domain[0] + domain[-1]) / 2)
-        x = domain[c] - origin
+        x = domain - origin
         return cls(
             counts=mat,
             value_domain=domain,
-            n=np.bincount(i, weights=w, minlength=n_rows).astype(np.int64),
-            s1=np.bincount(i, weights=w * x, minlength=n_rows),
-            s2=np.bincount(i, weights=w * x * x, minlength=n_rows),
+            n=np.asarray(mat @ np.ones(domain.size, dtype=np.int64), dtype=np.int64),
+            s1=mat @ x,
+            s2=mat @ (x * x),
             origin=origin,
         )
 
@@ -182,11 +184,9 @@ class ValueCounts:
         >>> vc.counts.toarray().tolist()
         [[4, 1], [1, 4]]
         """
-        c = np.asarray(codes)
         return cls.from_grouped(
-            items, c, np.ones(c.shape, dtype=np.int64), n_items=n_items, n_values=n_values,
-            value_domain=value_domain,
-        )  # fmt: skip
+            items, codes, None, n_items=n_items, n_values=n_values, value_domain=value_domain
+        )
 
     @classmethod
     def from_values(
@@ -199,6 +199,13 @@ class ValueCounts:
             raise ValueError("values must be a one-dimensional array of finite numbers.")
         domain, codes = np.unique(x, return_inverse=True)
         return cls.from_judgments(items, codes.reshape(-1), n_items=n_items, value_domain=domain)
+
+    def take(self, rows: NDArray[np.int64]) -> ValueCounts:
+        """The statistic of the items ``rows`` alone (item k of the result is ``rows[k]``)."""
+        return ValueCounts(
+            self.counts[rows], self.value_domain, self.n[rows], self.s1[rows], self.s2[rows],
+            self.origin,
+        )  # fmt: skip
 
     def update(
         self, items: ArrayLike, codes: ArrayLike, *, n_items: int | None = None

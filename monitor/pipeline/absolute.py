@@ -170,7 +170,9 @@ def _agreement(
                 reason=f"defined for exactly two workers, the campaign has {active.size}",
             )
     kind = "label" if arrays.kind == "label" else "rating"
-    loo = ag.worker_vs_aggregate(items, workers, codes, kind=kind, value_domain=domain, n_workers=W)
+    loo = ag.worker_vs_aggregate(
+        items, workers, codes, kind=kind, value_domain=domain, n_workers=W, value_counts=vc
+    )
     out.per_subject(
         "worker",
         "agreement_loo",

@@ -15,9 +15,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import sparse
 
-from monitor.metrics._common import Interval
+from monitor.metrics._common import Interval, count_matrix
 from monitor.metrics.agreement import BootstrapCI
 from monitor.results import Column, State, Value
 from monitor.settings import Settings
@@ -256,10 +255,7 @@ def answers_detail(
     """Per unit: the number of judgments (of ``judgment_units``, default ``units``) and the
     distribution of answers (``detail.answers``: answer name -> count)."""
     n_units = len(subjects)
-    counts = sparse.coo_array(
-        (np.ones(codes.size), (units, codes)), shape=(n_units, len(names))
-    ).tocsr()
-    counts.sum_duplicates()
+    counts = count_matrix(units, codes, (n_units, len(names)))
     per_unit = np.bincount(units if judgment_units is None else judgment_units, minlength=n_units)
     if scope in out.columnar:
         judged = np.flatnonzero(per_unit)
