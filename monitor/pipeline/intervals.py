@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from monitor.metrics._common import Interval
 from monitor.metrics.krippendorff import ValueCounts
-from monitor.metrics.poisson import Update, replicate_sums
+from monitor.metrics.poisson import replicate_sums
 from monitor.pipeline.collect import Collector, WarmStart, digest
 from monitor.results import State
 from monitor.settings import Settings
@@ -59,8 +59,8 @@ class Resampler:
     _looked: bool = field(init=False, default=False)
 
     def previous(self) -> tuple[NDArray[np.int64], ValueCounts] | None:
-        """The items with new judgments, and the value counts of those items as the last run
-        saw them; None when the last run's state cannot be brought up to date."""
+        """The items with new judgments, and the value counts of those items (only) as the
+        last run saw them; None when the last run's state cannot be brought up to date."""
         if self._looked:
             return self._previous
         self._looked = True
@@ -74,67 +74,92 @@ class Resampler:
         idx = np.flatnonzero(arrived.seen & arrived.touched[a.items])
         idx = idx[self.latest(a.workers[idx], a.items[idx], a.order[idx])]
         before = ValueCounts.from_judgments(
-            a.items[idx], self.codes[idx], n_items=len(a.item_ids), value_domain=self.domain
-        )
+            np.searchsorted(touched, a.items[idx]), self.codes[idx], n_items=touched.size,
+            value_domain=self.domain,
+        )  # fmt: skip
         self._previous = (touched, before)
         return self._previous
 
     def intervals(self, requests: Sequence[Request]) -> dict[str, Interval | None]:
         """The percentile interval of each request's estimate from its replicates, whose
         sums this run keeps for the next (also while the estimate is undefined: the sums are,
-        and the next run may need them). Measures that cannot be brought up to date are
-        resampled together, in one pass over the items' weights."""
+        and the next run may need them). The measures brought up to date share one draw of
+        the touched items' weights; the others are resampled together, in one pass over the
+        items' weights."""
         b, seed = self.settings.bootstrap_samples, self.settings.seed
         if not b:
             return {r.name: None for r in requests}
         n_items = len(self.arrays.item_ids)
-        sums: dict[str, NDArray[np.float64]] = {}
-        metas: dict[str, dict[str, Any]] = {}
-        for r in requests:
-            metas[r.name] = {
-                **r.meta,
-                "n_boot": b,
-                "seed": seed,
-                "domain": self.domain.tolist(),
-                "origin": r.vc.origin,
-                "n_items": n_items,
-                "items": digest(self.arrays.item_db_ids),
-            }
-            updated = self._update(r, metas[r.name])
-            if updated is not None:
-                sums[r.name] = updated
+        metas = {r.name: self._meta(r, n_items) for r in requests}
+        sums = self._updated([r for r in requests if self._updatable(r, metas[r.name])])
         fresh = [r for r in requests if r.name not in sums]
         if fresh:
-            parts = [r.features(r.vc) for r in fresh]
-            together = replicate_sums(np.arange(n_items), np.hstack(parts), n_boot=b, seed=seed)
-            edges = np.cumsum([0] + [p.shape[1] for p in parts])
-            for r, lo, hi in zip(fresh, edges[:-1], edges[1:], strict=True):
-                sums[r.name] = together[:, lo:hi]
+            sums.update(_together(fresh, np.arange(n_items), [r.features(r.vc) for r in fresh],
+                                  None, b, seed))  # fmt: skip
         out: dict[str, Interval | None] = {}
         for r in requests:
             self.out.states[r.name] = State(metas[r.name], np.ascontiguousarray(sums[r.name]))
             out[r.name] = None if r.estimate is None else _percentile(r.replicates(sums[r.name]))
         return out
 
-    def _update(self, r: Request, meta: dict[str, Any]) -> NDArray[np.float64] | None:
+    def _meta(self, r: Request, n_items: int) -> dict[str, Any]:
+        """What a request's replicate sums depend on."""
+        return {
+            **r.meta,
+            "n_boot": self.settings.bootstrap_samples,
+            "seed": self.settings.seed,
+            "domain": self.domain.tolist(),
+            "origin": r.vc.origin,
+            "n_items": n_items,
+            "items": digest(self.arrays.item_db_ids),
+        }
+
+    def _updatable(self, r: Request, meta: dict[str, Any]) -> bool:
+        """The last run kept this request's sums for the same replicates and items."""
         old = self.warm.states.get(r.name) if self.warm is not None else None
         if old is None:
-            return None
+            return False
         n_old = int(old.meta.get("n_items", -1))
         same = {k: v for k, v in meta.items() if k not in ("n_items", "items")}
-        if (
-            not 0 <= n_old <= meta["n_items"]
-            or any(old.meta.get(k) != v for k, v in same.items())
-            or old.meta.get("items") != digest(self.arrays.item_db_ids[:n_old])
-            or old.array.shape != (meta["n_boot"], r.features(_empty(r.vc)).shape[1])
-        ):
-            return None
-        previous = self.previous()
+        return (
+            0 <= n_old <= meta["n_items"]
+            and all(old.meta.get(k) == v for k, v in same.items())
+            and old.meta.get("items") == digest(self.arrays.item_db_ids[:n_old])
+            and old.array.shape == (meta["n_boot"], r.features(_empty(r.vc)).shape[1])
+        )
+
+    def _updated(self, requests: Sequence[Request]) -> dict[str, NDArray[np.float64]]:
+        """The kept sums of ``requests`` plus the change of the touched items' features."""
+        previous = self.previous() if requests else None
         if previous is None:
-            return None
+            return {}
+        assert self.warm is not None
         touched, before = previous
-        change = Update(touched, r.features(before)[touched], r.features(r.vc)[touched])
-        return change.apply(old.array, seed=meta["seed"])
+        deltas = []
+        for r in requests:
+            now = r.vc.take(touched)
+            deltas.append(r.features(now) - r.features(before))
+        olds = [self.warm.states[r.name].array for r in requests]
+        return _together(requests, touched, deltas, olds, self.settings.bootstrap_samples,
+                         self.settings.seed)  # fmt: skip
+
+
+def _together(
+    requests: Sequence[Request],
+    items: NDArray[np.int64],
+    features: Sequence[NDArray[np.float64]],
+    olds: Sequence[NDArray[np.float64]] | None,
+    n_boot: int,
+    seed: int,
+) -> dict[str, NDArray[np.float64]]:
+    """Each request's replicate sums of its ``features`` of ``items`` (added to its ``olds``),
+    from one draw of the items' weights."""
+    together = replicate_sums(items, np.hstack(features), n_boot=n_boot, seed=seed)
+    edges = np.cumsum([0] + [f.shape[1] for f in features])
+    out = {}
+    for k, (r, lo, hi) in enumerate(zip(requests, edges[:-1], edges[1:], strict=True)):
+        out[r.name] = together[:, lo:hi] + (olds[k] if olds is not None else 0.0)
+    return out
 
 
 def _percentile(reps: NDArray[np.float64]) -> Interval | None:

@@ -205,10 +205,14 @@ def test_incremental_interval_updates_the_last_runs_replicates(
     recompute(engine, SETTINGS)
     store_case(engine, case, start=half)
 
-    def resample_all(*_a: object, **_k: object) -> None:
-        raise AssertionError("an incremental run resampled every item")
+    together = intervals._together
 
-    monkeypatch.setattr(intervals, "replicate_sums", resample_all)
+    def update_only(requests, items, features, olds, n_boot, seed):  # noqa: ANN001, ANN202
+        if olds is None:
+            raise AssertionError("an incremental run resampled every item")
+        return together(requests, items, features, olds, n_boot, seed)
+
+    monkeypatch.setattr(intervals, "_together", update_only)
     [inc] = recompute(engine, SETTINGS)
     assert inc.status == "ok"
     monkeypatch.undo()
