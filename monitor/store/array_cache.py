@@ -29,7 +29,13 @@ import numpy as np
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
-from monitor.store.arrays import CampaignArrays, extend_arrays, load_arrays
+from monitor.store.arrays import (
+    CampaignArrays,
+    extend_arrays,
+    keep_pairs,
+    kept_pairs,
+    load_arrays,
+)
 from monitor.store.campaigns import CampaignCounts, CampaignInfo
 from monitor.store.models import Campaign
 
@@ -43,6 +49,9 @@ REWRITE_SHARE = 0.05
 the next cold run reads those few again (cheap) instead of every run rewriting the file."""
 _NUMERIC = ("ids", "workers", "items", "values", "duration_s", "worker_db_ids", "item_db_ids")
 _OPTIONAL = ("ann_judgment", "ann_code", "ann_count", "created_s")
+_PAIRS = ("pair_keys", "pair_latest")
+"""Each (worker, item) pair and its latest judgment (ratings and labels): the extension of a
+snapshot updates them with the new judgments instead of sorting every judgment again."""
 _MEMORY: OrderedDict[tuple[str, int], tuple[dict[str, Any], CampaignArrays]] = OrderedDict()
 
 
@@ -138,6 +147,7 @@ class ArrayCache:
                     return None
                 fields: dict[str, Any] = {k: z[k] for k in _NUMERIC}
                 fields.update({k: z[k] for k in _OPTIONAL if k in z.files})
+                pairs = [z[k] for k in _PAIRS] if _PAIRS[0] in z.files else None
         except Exception as exc:  # noqa: BLE001 - a damaged snapshot is only a missed shortcut
             log.warning("ignoring array snapshot %s: %s", path, exc)
             return None
@@ -145,7 +155,7 @@ class ArrayCache:
         worker_ids[:] = stored["worker_ids"]
         item_ids = np.empty(len(stored["item_ids"]), dtype=object)
         item_ids[:] = stored["item_ids"]
-        return CampaignArrays(
+        arrays = CampaignArrays(
             kind=meta["kind"],
             order=np.empty(0, dtype=np.int64),  # recomputed when extended
             worker_ids=worker_ids,
@@ -155,6 +165,9 @@ class ArrayCache:
             annotation_names=tuple(stored["annotation_names"]),
             **fields,
         )
+        if pairs is not None:  # the order of the kept judgments among themselves is kept
+            keep_pairs(arrays, *pairs)
+        return arrays
 
     def _keep(self, key: tuple[str, int], meta: dict, arrays: CampaignArrays, write: bool) -> None:
         if self.memory:
@@ -179,6 +192,9 @@ class ArrayCache:
         }
         blobs = {k: getattr(arrays, k) for k in _NUMERIC}
         blobs.update({k: getattr(arrays, k) for k in _OPTIONAL if getattr(arrays, k) is not None})
+        if arrays.kind in ("rating", "label"):
+            _ = arrays.latest  # every run of these campaigns asks for it
+            blobs.update(zip(_PAIRS, kept_pairs(arrays) or (), strict=False))
         blobs["meta"] = np.frombuffer(json.dumps(stored).encode(), dtype=np.uint8)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

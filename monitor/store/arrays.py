@@ -86,6 +86,20 @@ _PAIRS = "_pairs"
 of its latest judgment, once :attr:`CampaignArrays.latest` is known."""
 
 
+def kept_pairs(arrays: CampaignArrays) -> tuple[NDArray[np.int64], NDArray[np.int64]] | None:
+    """Each (worker, item) pair's key, sorted, and its latest judgment, when the arrays know
+    them (:attr:`CampaignArrays.latest` was asked for): what a snapshot keeps of them."""
+    return arrays.__dict__.get(_PAIRS)
+
+
+def keep_pairs(
+    arrays: CampaignArrays, keys: NDArray[np.int64], latest: NDArray[np.int64]
+) -> None:
+    """Give arrays read from a snapshot their pairs (:func:`kept_pairs`), so that their
+    extension brings the latest judgment per pair up to date instead of sorting afresh."""
+    arrays.__dict__[_PAIRS] = (keys, latest)
+
+
 def _pair_keys(workers: NDArray[np.int64], items: NDArray[np.int64]) -> NDArray[np.int64]:
     """One number per (worker, item) pair, ordered as the pairs are (codes below 2**31)."""
     return (workers.astype(np.int64) << 32) | items.astype(np.int64)
