@@ -41,6 +41,7 @@ LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval", "ratio")
 #: Largest number of distinct pairable values for ratio alpha (its D_e needs the V x V grid).
 MAX_RATIO_VALUES = 20_000
 _BLOCK = 4_000_000  # array cells per block in blocked computations
+_DENSE_VALUES = 32  # up to this many values, per-item sums over value pairs use the dense table
 
 
 def as_codes(name: str, array: ArrayLike, upper: int | None = None) -> NDArray[np.int64]:
@@ -362,6 +363,11 @@ def item_observed(vc: ValueCounts, level: Level, ranks: NDArray | None = None) -
         out = np.where(pairable[:, None], 2.0 * m[:, None] * within / denom[:, None], 0.0)
         return out if ranks.ndim == 2 else out[:, 0]
     # ratio: pairs of distinct values within each row
+    if vc.n_values <= _DENSE_VALUES:  # a few values: sum_{c,k} n_c n_k delta(c, k) per row
+        dom = vc.value_domain
+        counts = mat.toarray().astype(np.float64)
+        total = ((counts @ ratio_delta(dom[:, None], dom[None, :])) * counts).sum(axis=1)
+        return np.where(pairable, total / denom, 0.0)
     sizes = np.diff(mat.indptr)
     left, right = pairs_within_groups(sizes)
     vals = vc.value_domain[mat.indices]

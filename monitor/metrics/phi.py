@@ -210,7 +210,10 @@ def _unique_rows(d: _Data, rows: NDArray[np.int64]) -> tuple[NDArray, NDArray, N
         ]
     )
     # np.unique(key, axis=0) by one stable lexsort (several times faster on float rows): the
-    # same distinct rows in the same order, each represented by its first occurrence.
+    # same distinct rows in the same order, each represented by its first occurrence. A column
+    # equal throughout (no gold, one gold sd) changes neither and is left out of the sort.
+    varied = np.flatnonzero(np.any(key != key[:1], axis=0)) if rows.size else []
+    key = key[:, varied] if len(varied) else key[:, :1]
     order = np.lexsort(key.T[::-1])
     ordered = key[order]
     new = np.ones(order.size, dtype=bool)

@@ -92,9 +92,7 @@ def kept_pairs(arrays: CampaignArrays) -> tuple[NDArray[np.int64], NDArray[np.in
     return arrays.__dict__.get(_PAIRS)
 
 
-def keep_pairs(
-    arrays: CampaignArrays, keys: NDArray[np.int64], latest: NDArray[np.int64]
-) -> None:
+def keep_pairs(arrays: CampaignArrays, keys: NDArray[np.int64], latest: NDArray[np.int64]) -> None:
     """Give arrays read from a snapshot their pairs (:func:`kept_pairs`), so that their
     extension brings the latest judgment per pair up to date instead of sorting afresh."""
     arrays.__dict__[_PAIRS] = (keys, latest)
