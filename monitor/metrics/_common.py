@@ -57,7 +57,7 @@ def count_matrix(
     ``bincount`` of ``rows * n_cols + cols`` read back as CSR: no sort, a few times faster
     than converting from COO, which is the fallback for wide matrices."""
     n, v = shape
-    if n * v > max(8 * rows.size, 1 << 16):
+    if n * v > max(2 * rows.size, 1 << 16):  # the table would outweigh the pairs
         mat = sparse.coo_array((np.ones(rows.size, dtype=np.int64) if weights is None else weights,
                                 (rows, cols)), shape=shape).tocsr()  # fmt: skip
         mat.sum_duplicates()

@@ -215,3 +215,33 @@ def test_bootstrap_is_seeded_and_brackets_plausibly(c, seed):
         if r1.interval is not None:
             assert r1.interval.low <= r1.interval.high <= 1.0 + 1e-12
             assert r1.n_defined <= 50
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 40),
+    st.integers(1, 6),
+    st.lists(st.tuples(st.integers(0, 39), st.integers(0, 5), st.integers(0, 3)), max_size=60),
+    st.booleans(),
+)
+def test_count_matrix_is_the_summed_coo_table(
+    n: int, v: int, cells: list[tuple[int, int, int]], weighted: bool
+) -> None:
+    """Both ways of building it (one bincount for a small table, COO for a wide one) give the
+    canonical CSR of the summed pairs, without stored zeros."""
+    from scipy import sparse
+
+    from monitor.metrics._common import count_matrix
+
+    rows = np.array([r % n for r, _, _ in cells], dtype=np.int64)
+    cols = np.array([c % v for _, c, _ in cells], dtype=np.int64)
+    w = np.array([x for _, _, x in cells], dtype=np.int64) if weighted else None
+    for width in (v, v + 70_000):  # a small table, then one too wide for a bincount
+        want = sparse.coo_array(
+            (np.ones(rows.size, dtype=np.int64) if w is None else w, (rows, cols)),
+            shape=(n, width),
+        ).toarray()
+        got = count_matrix(rows, cols, (n, width), w)
+        assert got.has_canonical_format and np.all(got.data != 0)
+        assert got.data.dtype == np.int64
+        np.testing.assert_array_equal(got.toarray(), want)
