@@ -396,8 +396,7 @@ def _pearson_by_group(
 
 class _PearsonByGroup:
     """:func:`_pearson_by_group` against a fixed ``x``: its group means and centred sum of
-    squares are computed once (co-determination correlates the same answers with new truths
-    every round)."""
+    squares are computed once, whatever ``y`` it is then correlated with."""
 
     def __init__(self, g: NDArray, x: NDArray, n_groups: int, domain: NDArray) -> None:
         self.g, self.n_groups = g, n_groups
