@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from monitor.metrics._common import Interval
 from monitor.metrics.krippendorff import ValueCounts
-from monitor.metrics.poisson import replicate_sums
+from monitor.metrics.poisson import Update, replicate_sums
 from monitor.pipeline.collect import Collector, WarmStart, digest
 from monitor.results import State
 from monitor.settings import Settings
@@ -94,8 +94,9 @@ class Resampler:
         sums = self._updated([r for r in requests if self._updatable(r, metas[r.name])])
         fresh = [r for r in requests if r.name not in sums]
         if fresh:
-            sums.update(_together(fresh, np.arange(n_items), [r.features(r.vc) for r in fresh],
-                                  None, b, seed))  # fmt: skip
+            parts = [r.features(r.vc) for r in fresh]
+            together = replicate_sums(np.arange(n_items), np.hstack(parts), n_boot=b, seed=seed)
+            sums.update(_split(fresh, parts, together))
         out: dict[str, Interval | None] = {}
         for r in requests:
             self.out.states[r.name] = State(metas[r.name], np.ascontiguousarray(sums[r.name]))
@@ -135,31 +136,21 @@ class Resampler:
             return {}
         assert self.warm is not None
         touched, before = previous
-        deltas = []
-        for r in requests:
-            now = r.vc.take(touched)
-            deltas.append(r.features(now) - r.features(before))
-        olds = [self.warm.states[r.name].array for r in requests]
-        return _together(requests, touched, deltas, olds, self.settings.bootstrap_samples,
-                         self.settings.seed)  # fmt: skip
+        now = [r.features(r.vc.take(touched)) for r in requests]
+        change = Update(touched, np.hstack([r.features(before) for r in requests]), np.hstack(now))
+        olds = np.hstack([self.warm.states[r.name].array for r in requests])
+        return _split(requests, now, change.apply(olds, seed=self.settings.seed))
 
 
-def _together(
+def _split(
     requests: Sequence[Request],
-    items: NDArray[np.int64],
-    features: Sequence[NDArray[np.float64]],
-    olds: Sequence[NDArray[np.float64]] | None,
-    n_boot: int,
-    seed: int,
+    parts: Sequence[NDArray[np.float64]],
+    together: NDArray[np.float64],
 ) -> dict[str, NDArray[np.float64]]:
-    """Each request's replicate sums of its ``features`` of ``items`` (added to its ``olds``),
-    from one draw of the items' weights."""
-    together = replicate_sums(items, np.hstack(features), n_boot=n_boot, seed=seed)
-    edges = np.cumsum([0] + [f.shape[1] for f in features])
-    out = {}
-    for k, (r, lo, hi) in enumerate(zip(requests, edges[:-1], edges[1:], strict=True)):
-        out[r.name] = together[:, lo:hi] + (olds[k] if olds is not None else 0.0)
-    return out
+    """Each request's columns of ``together``, the sums of its ``parts`` side by side."""
+    edges = np.cumsum([0] + [p.shape[1] for p in parts])
+    spans = zip(requests, edges[:-1], edges[1:], strict=True)
+    return {r.name: together[:, lo:hi] for r, lo, hi in spans}
 
 
 def _percentile(reps: NDArray[np.float64]) -> Interval | None:

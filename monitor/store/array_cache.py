@@ -193,8 +193,8 @@ class ArrayCache:
         blobs = {k: getattr(arrays, k) for k in _NUMERIC}
         blobs.update({k: getattr(arrays, k) for k in _OPTIONAL if getattr(arrays, k) is not None})
         if arrays.kind in ("rating", "label"):
-            _ = arrays.latest  # every run of these campaigns asks for it
-            blobs.update(zip(_PAIRS, kept_pairs(arrays) or (), strict=False))
+            _ = arrays.latest  # every run of these campaigns asks for it; it keeps the pairs
+            blobs.update(zip(_PAIRS, kept_pairs(arrays), strict=True))
         blobs["meta"] = np.frombuffer(json.dumps(stored).encode(), dtype=np.uint8)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

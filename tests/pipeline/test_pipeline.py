@@ -205,14 +205,10 @@ def test_incremental_interval_updates_the_last_runs_replicates(
     recompute(engine, SETTINGS)
     store_case(engine, case, start=half)
 
-    together = intervals._together
+    def resample_all(*_a: object, **_k: object) -> None:
+        raise AssertionError("an incremental run resampled every item")
 
-    def update_only(requests, items, features, olds, n_boot, seed):  # noqa: ANN001, ANN202
-        if olds is None:
-            raise AssertionError("an incremental run resampled every item")
-        return together(requests, items, features, olds, n_boot, seed)
-
-    monkeypatch.setattr(intervals, "_together", update_only)
+    monkeypatch.setattr(intervals, "replicate_sums", resample_all)
     [inc] = recompute(engine, SETTINGS)
     assert inc.status == "ok"
     monkeypatch.undo()
