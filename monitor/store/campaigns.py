@@ -17,6 +17,7 @@ from monitor.store.models import (
     Judgment,
     JudgmentAnnotation,
     JudgmentTally,
+    MemberTally,
     Preference,
     Worker,
 )
@@ -187,10 +188,22 @@ def newest_judgment_id(session: Session, campaign: CampaignInfo) -> int:
 
 def campaign_counts(session: Session, campaign: CampaignInfo) -> CampaignCounts:
     """The campaign's numbers of workers, items and judgments, with the newest judgment id and
-    the sum of the ids. On PostgreSQL the judgments' number and sum come from the tallies the
-    triggers keep (:class:`~monitor.store.models.JudgmentTally`), the newest id from the index:
-    no scan of the judgments."""
+    the sum of the ids. On PostgreSQL the numbers and the sum come from the tallies the
+    triggers keep (:class:`~monitor.store.models.JudgmentTally`,
+    :class:`~monitor.store.models.MemberTally`), the newest id from the index: no scan."""
     table = Preference if campaign.kind == "pairwise" else Judgment
+    if session.get_bind().dialect.name == "postgresql":
+        n_workers, n_items = session.execute(
+            select(
+                func.coalesce(func.sum(MemberTally.workers), 0),
+                func.coalesce(func.sum(MemberTally.items), 0),
+            ).where(MemberTally.campaign_id == campaign.id)
+        ).one()
+    else:
+        n_workers = session.scalar(
+            select(func.count(Worker.id)).where(Worker.campaign_id == campaign.id)
+        )
+        n_items = session.scalar(select(func.count(Item.id)).where(Item.campaign_id == campaign.id))
     if table is Judgment and session.get_bind().dialect.name == "postgresql":
         n, total = session.execute(
             select(
@@ -207,10 +220,6 @@ def campaign_counts(session: Session, campaign: CampaignInfo) -> CampaignCounts:
                 func.coalesce(func.sum(table.id), 0),
             ).where(table.campaign_id == campaign.id)
         ).one()
-    n_workers = session.scalar(
-        select(func.count(Worker.id)).where(Worker.campaign_id == campaign.id)
-    )
-    n_items = session.scalar(select(func.count(Item.id)).where(Item.campaign_id == campaign.id))
     return CampaignCounts(int(n_workers or 0), int(n_items or 0), int(n), int(top), int(total))
 
 

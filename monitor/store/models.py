@@ -139,6 +139,8 @@ class Worker(Base):
     __table_args__ = (
         UniqueConstraint("campaign_id", "external_id"),
         CheckConstraint(_in("status", WORKER_STATUSES), name="status"),
+        # an incremental run reads the workers added since the last one
+        Index("ix_workers_campaign_id_id", "campaign_id", "id"),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
@@ -163,6 +165,8 @@ class Item(Base):
             postgresql_where=text("gold IS NOT NULL"),
             sqlite_where=text("gold IS NOT NULL"),
         ),
+        # an incremental run reads the items added since the last one
+        Index("ix_items_campaign_id_id", "campaign_id", "id"),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
@@ -282,6 +286,23 @@ class JudgmentTally(Base):
     )
     n: Mapped[int] = mapped_column(BigInteger)
     id_sum: Mapped[int] = mapped_column(BigInteger)
+
+
+class MemberTally(Base):
+    """What one statement did to a campaign's workers and items (PostgreSQL): how many of each
+    it inserted, negative for those it deleted. Written by triggers (migration 0008) in the
+    statement's transaction, like :class:`JudgmentTally`: the sums over a campaign's rows are
+    its numbers of workers and items in any snapshot (a worker or an item never changes
+    campaign). Empty on SQLite, which counts them instead."""
+
+    __tablename__ = "member_tallies"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaigns.id", ondelete="CASCADE"), index=True
+    )
+    workers: Mapped[int] = mapped_column(BigInteger)
+    items: Mapped[int] = mapped_column(BigInteger)
 
 
 class JudgmentAnnotation(Base):
