@@ -10,6 +10,7 @@ change the count) nor counted twice (a run never adds to a previous run's number
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from monitor.flags import evaluate
 from monitor.pipeline.collect import WarmStart
 from monitor.pipeline.compute import compute_values
 from monitor.policy import apply_policy
-from monitor.results import Column, FlagRecord
+from monitor.results import Column, FlagRecord, State, Value
 from monitor.settings import Settings
 from monitor.store.array_cache import ArrayCache
 from monitor.store.campaigns import CampaignInfo, campaign_counts, get_campaign, list_campaigns
@@ -117,6 +118,13 @@ class CampaignFailed(Exception):
 _KEPT_FLAGS: dict[tuple[str, int], tuple[int, int, list[FlagRecord]]] = {}
 # Likewise the columns of that run as readers see them (deltas resolved).
 _KEPT_COLUMNS: dict[tuple[str, int], tuple[int, dict[tuple[str, str], Column]]] = {}
+# And what the next run starts from: that run's warm-start values and its states.
+_KEPT_WARM: dict[tuple[str, int], tuple[int, list[Value], dict[str, State]]] = {}
+
+
+def _as_stored(meta: dict) -> dict:
+    """``meta`` as the store gives it back (JSON: tuples become lists)."""
+    return json.loads(json.dumps(meta))
 
 
 def _flags_key(engine: Engine, info: CampaignInfo) -> tuple[str, int]:
@@ -256,12 +264,18 @@ def _compute_and_save(
                 if base_columns is None
                 else [c for c in base_columns.values() if c.metric in metrics]
             )
+            kept = _KEPT_WARM.get(_flags_key(engine, info))
+            if kept is not None and kept[0] == last.id:
+                warm_values, warm_states = kept[1], kept[2]
+            else:
+                warm_values = run_values(s, last.id, metrics=WarmStart.METRICS, columns=False)
+                warm_states = run_states(s, last.id)
             warm = WarmStart.from_values(
-                run_values(s, last.id, metrics=WarmStart.METRICS, columns=False),
+                warm_values,
                 warm_columns,
                 watermark=last.watermark,
                 n_judgments=last.n_judgments,
-                states=run_states(s, last.id),
+                states=warm_states,
             )
     n_new = arrays.n - (last.n_judgments if last is not None else 0)
     values, columns, states, parameters = compute_values(
@@ -320,6 +334,11 @@ def _compute_and_save(
         seen = [resolved[(f.scope, f.subject, f.rule)] for f in seen]
     _KEPT_FLAGS[_flags_key(engine, info)] = (run.id, depth, seen)
     _KEPT_COLUMNS[_flags_key(engine, info)] = (run.id, seen_columns)
+    _KEPT_WARM[_flags_key(engine, info)] = (
+        run.id,
+        [v for v in values if v.metric in WarmStart.METRICS],
+        {name: State(_as_stored(st.meta), st.array) for name, st in states.items()},
+    )
     counts_by_rule: dict[str, int] = {}
     for f in flags:
         counts_by_rule[f.rule] = counts_by_rule.get(f.rule, 0) + 1

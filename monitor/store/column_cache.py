@@ -199,7 +199,7 @@ class PendingWrite:
             _member(self._zip, "head", np.frombuffer(json.dumps(head).encode(), np.uint8))
             self._zip.close()
             self._file.close()
-            os.replace(self._tmp, self.path)
+            _replace(self._tmp, self.path)
         except Exception as exc:  # noqa: BLE001 - the next process reads the database
             log.warning("could not write column snapshot %s: %s", self.path, exc)
             self.abandon()
@@ -213,6 +213,20 @@ class PendingWrite:
                     handle.close()
         if self._tmp is not None:
             Path(self._tmp).unlink(missing_ok=True)
+
+
+def _replace(tmp: str, path: Path) -> None:
+    """Put ``tmp`` in place of ``path``; the old file's blocks are freed by a background thread
+    (tens of milliseconds for a large file), which only has a second name of it to drop."""
+    old = path.with_name(f"{path.name}.old")
+    try:
+        old.unlink(missing_ok=True)  # left by a process that stopped before it was freed
+        os.link(path, old)
+    except OSError:  # no old file, or links not supported: freed here
+        os.replace(tmp, path)
+        return
+    os.replace(tmp, path)
+    threading.Thread(target=old.unlink, kwargs={"missing_ok": True}, daemon=True).start()
 
 
 def _member(zf: zipfile.ZipFile, name: str, array: NDArray) -> None:

@@ -12,12 +12,18 @@ however long the chain.
 A delta is possible only when the new column extends the base's: the same subjects, in the same
 order, then new ones (codes are stable and new items sort last, so this is the usual case), and
 the same detail names and arrays. Anything else is stored whole.
+
+A delta is written small: its numbers as float32 where that rounding stays within half the
+tolerance (every magnitude at most ``tolerance * 2**23``; readers see the rounded numbers, and
+the next delta is taken against them), its positions as a bit per row of the resolved column
+when that is shorter than a list of them (a run that moved most items).
 """
 
 from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,7 +31,10 @@ from numpy.typing import NDArray
 from monitor.results import Column
 
 DELTA_KEY = "delta"
-"""Meta key (true) of a stored delta column; its ``.npz`` then also holds ``positions``."""
+"""Meta key (true) of a stored delta column; its ``.npz`` then also holds ``positions`` (the
+rows, ascending) or ``moved`` (a bit per row of the resolved column, :func:`numpy.packbits`,
+with ``rows`` their number)."""
+_FLOATS = ("values", "low", "high", "data")
 
 
 def _optional(a: NDArray | None, b: NDArray | None) -> bool:
@@ -130,8 +139,22 @@ def column_delta(
     moved |= _detail_moved(base, cur, k, tolerance)
     changed = np.flatnonzero(moved)
     positions = np.r_[changed, np.arange(k, len(cur))].astype(np.int64)
-    stored = cur.take(positions, cur.subjects[k:])
+    stored = _narrow(cur.take(positions, cur.subjects[k:]), tolerance)
     return stored, positions, apply_delta(base, stored, positions)
+
+
+def _narrow(column: Column, tolerance: float) -> Column:
+    """``column`` with its numbers as float32 when rounding moves none by more than half of
+    ``tolerance`` (relative rounding error at most 2**-24): half the bytes to write."""
+    arrays = {f: getattr(column, f) for f in _FLOATS if getattr(column, f) is not None}
+    if tolerance <= 0 or not arrays:
+        return column
+    bound = tolerance * 2.0**23
+    for a in arrays.values():
+        finite = np.abs(a[np.isfinite(a)])
+        if finite.size and finite.max() > bound:
+            return column
+    return replace(column, **{f: a.astype(np.float32) for f, a in arrays.items()})
 
 
 def apply_delta(base: Column, stored: Column, positions: NDArray[np.int64]) -> Column:
@@ -158,11 +181,19 @@ def apply_delta(base: Column, stored: Column, positions: NDArray[np.int64]) -> C
 
 
 def encode(column: Column, positions: NDArray[np.int64] | None) -> tuple[dict, bytes]:
-    """The meta and the ``.npz`` bytes of a stored column (a delta also holds its positions)."""
+    """The meta and the ``.npz`` bytes of a stored column (a delta also holds its positions:
+    a list, or a bit per row when that is shorter)."""
     meta = column.meta()
     if positions is None:
         return meta, column.to_bytes()
-    return {**meta, DELTA_KEY: True}, column.to_bytes(positions=positions)
+    rows = int(positions[-1]) + 1 if positions.size else 0
+    if positions.size * 64 > rows:
+        mask = np.zeros(rows, dtype=bool)
+        mask[positions] = True
+        extra = {"moved": np.packbits(mask), "rows": np.array(rows, dtype=np.int64)}
+    else:
+        extra = {"positions": positions.astype(np.int64)}
+    return {**meta, DELTA_KEY: True}, column.to_bytes(**extra)
 
 
 def decode_positions(meta: Mapping, blob: bytes) -> NDArray[np.int64] | None:
@@ -170,6 +201,9 @@ def decode_positions(meta: Mapping, blob: bytes) -> NDArray[np.int64] | None:
     if not meta.get(DELTA_KEY):
         return None
     with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
+        if "moved" in npz.files:
+            rows = int(npz["rows"])
+            return np.flatnonzero(np.unpackbits(npz["moved"], count=rows)).astype(np.int64)
         return np.asarray(npz["positions"], dtype=np.int64)
 
 

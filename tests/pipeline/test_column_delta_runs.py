@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, delete, func, select
 
 from monitor.pipeline import recompute
 from monitor.pipeline import run as run_module
@@ -16,7 +16,7 @@ from monitor.store.array_cache import forget
 from monitor.store.column_deltas import DELTA_KEY, decode_positions
 from monitor.store.engine import transaction
 from monitor.store.models import MetricColumn, MetricRun
-from monitor.store.runs import run_columns
+from monitor.store.runs import run_columns, run_values
 from tests.golden import GOLDEN, load
 from tests.pipeline.cases import incremental_runs, store_case
 
@@ -90,3 +90,26 @@ def test_a_negative_tolerance_stores_every_value(engine: Engine) -> None:
     assert _stored_rows(engine, o.run_id) == (0, 0)
     with transaction(engine) as s:
         assert s.scalar(select(func.count()).where(MetricColumn.run_id == o.run_id)) > 0
+
+
+def test_the_warm_start_kept_in_memory_is_the_stored_one(engine: Engine) -> None:
+    """A scheduler starts its next run from the values and states it kept of the last one;
+    a new process reads them from the store: the same run either way."""
+    forget()
+    run_module._KEPT_WARM.clear()
+    case = load(GOLDEN / "cases" / "rating_medium.json")
+    n = len(case["judgments"])
+    store_case(engine, case, upto=n - 60)
+    [first] = recompute(engine, SETTINGS)
+    assert [k[0] for k in run_module._KEPT_WARM.values()] == [first.run_id]
+    store_case(engine, case, upto=n, start=n - 60)
+    [kept] = recompute(engine, SETTINGS)
+    with transaction(engine) as s:
+        warm = [v for v in run_values(s, kept.run_id) if v.scope != "item"]
+        s.execute(delete(MetricRun).where(MetricRun.id == kept.run_id))
+    run_module._KEPT_WARM.clear()
+    [read] = recompute(engine, SETTINGS)
+    with transaction(engine) as s:
+        cold = [v for v in run_values(s, read.run_id) if v.scope != "item"]
+    assert len(warm) > 100
+    assert warm == cold

@@ -4,6 +4,8 @@ extend the base is stored whole."""
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -67,7 +69,8 @@ def test_only_moved_rows_and_new_subjects_are_stored() -> None:
     assert positions is not None
     assert positions.tolist() == [1, 5, 6]
     assert stored.subjects == ["i5", "i6"]  # the base names the moved row
-    assert stored.values.tolist() == [0.25, 0.7, 0.8]
+    assert stored.values.dtype == np.float32  # rounding within half the tolerance
+    np.testing.assert_array_equal(stored.values, np.float32([0.25, 0.7, 0.8]))
     assert resolved.values[0] == 0.1  # within the tolerance: the base's number
     assert resolved.values[1] == 0.25
     np.testing.assert_allclose(resolved.values, cur.values, atol=0.001)
@@ -90,7 +93,9 @@ def test_a_count_or_a_detail_that_changed_is_stored() -> None:
     _, positions, resolved = column_delta(base, cur, 0.5)
     last = int(np.flatnonzero(np.diff(base.indptr) > 0)[-1])
     assert positions is not None and set(positions.tolist()) == {0, last}
-    _same(resolved, cur)
+    np.testing.assert_array_equal(resolved.n, cur.n)
+    np.testing.assert_array_equal(resolved.data, cur.data)  # counts: exact in float32
+    np.testing.assert_allclose(resolved.values, cur.values, atol=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -144,7 +149,11 @@ def test_bad_positions_are_refused() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    base=st.lists(st.one_of(st.floats(-5, 5), st.just(float("nan"))), min_size=0, max_size=30),
+    base=st.lists(
+        st.one_of(st.floats(-5, 5), st.floats(1e4, 1e5), st.just(float("nan"))),
+        min_size=0,
+        max_size=30,
+    ),
     moves=st.lists(st.floats(-0.01, 0.01), min_size=50, max_size=50),  # 30 + 4 x 5 new
     extra=st.integers(0, 5),
     tol=st.sampled_from([0.0, 0.001, 0.005]),
@@ -154,7 +163,8 @@ def test_resolved_chains_stay_within_the_tolerance(
     base: list[float], moves: list[float], extra: int, tol: float, chain: int
 ) -> None:
     """However long the chain, a reader sees each run's numbers within the tolerance (the
-    writer compares with what readers see, so the differences never accumulate)."""
+    writer compares with what readers see, so the differences never accumulate), through the
+    bytes as stored (float32 numbers where they fit, positions as a list or as bits)."""
     current = Column("item", "m", [f"i{k}" for k in range(len(base))], np.asarray(base))
     seen = current
     stored_chain: list[tuple[Column, np.ndarray | None]] = [(current, None)]
@@ -165,7 +175,9 @@ def test_resolved_chains_stay_within_the_tolerance(
         values = np.r_[values, rng.random(extra)]
         current = Column("item", "m", [f"i{j}" for j in range(values.size)], values)
         stored, positions, seen_now = column_delta(seen, current, tol)
-        stored_chain.append((stored, positions))
+        meta, blob = encode(stored, positions)
+        back = Column.from_bytes("item", "m", stored.subjects, meta, blob)
+        stored_chain.append((back, decode_positions(meta, blob)))
         read = resolve(stored_chain)
         assert read is not None
         _same(read, seen_now)
@@ -173,3 +185,36 @@ def test_resolved_chains_stay_within_the_tolerance(
         both_nan = np.isnan(read.values) & np.isnan(current.values)
         assert np.all(both_nan | (np.abs(read.values - current.values) <= tol))
         seen = seen_now
+
+
+def test_a_delta_is_written_small_and_read_back_the_same() -> None:
+    """Most rows moved: positions as bits and numbers as float32 (within half the tolerance);
+    a few rows moved: a list of positions; numbers too large for float32 at this tolerance
+    stay float64."""
+    rng = np.random.default_rng(3)
+    k = 1000
+    base = Column("item", "m", [f"i{j}" for j in range(k)], rng.random(k) * 5, rng.random(k))
+    for share, scale in ((0.9, 1.0), (0.01, 1.0), (0.9, 1e5)):
+        values = base.values * scale
+        cur_base = Column("item", "m", base.subjects, values, base.low)
+        moved = rng.random(k) < share
+        cur = Column(
+            "item",
+            "m",
+            [*base.subjects, "new"],
+            np.r_[values + moved * 0.1, 7.0],
+            np.r_[base.low, 0.5],
+        )
+        stored, positions, resolved = column_delta(cur_base, cur, 0.001)
+        assert positions is not None
+        meta, blob = encode(stored, positions)
+        with np.load(io.BytesIO(blob)) as npz:
+            assert ("moved" in npz.files) == (share > 0.5)
+            assert ("positions" in npz.files) == (share < 0.5)
+            assert npz["values"].dtype == (np.float32 if scale == 1.0 else np.float64)
+        pos = decode_positions(meta, blob)
+        assert pos is not None
+        np.testing.assert_array_equal(pos, positions)
+        back = Column.from_bytes("item", "m", stored.subjects, meta, blob)
+        _same(resolve([(cur_base, None), (back, pos)]), resolved)
+        assert np.max(np.abs(resolved.values - cur.values)) <= 0.0005
