@@ -12,7 +12,10 @@ one-dimensional. Item i enters only through ``n_i``, ``sum_j log y_ij`` and ``su
 its factor ``L_i(p) = int_0^1 prior(mu) prod_j Beta(y_ij | mu p, (1 - mu) p) dmu`` is a 1-D integral,
 computed by Gauss-Legendre on logit(mu) around the integrand's mode (vectorised items x p-grid x
 nodes, items with equal statistics computed once). ``log p`` is then integrated on an adaptive grid.
-No sampling: deterministic, and the same answer as NUTS up to Monte-Carlo error.
+No sampling: deterministic, and the same answer as NUTS up to Monte-Carlo error. The grid and
+each distinct item's ``log L_i`` on it (:class:`PhiGrid`) can be handed to the next call: while
+the new posterior is still resolved on it (the checks a fresh grid passes), the posterior of p
+is ``counts @ log L`` plus the items never seen, with no search; else a fresh grid.
 ``nuts``: PyMC NUTS on the full model (``monitor.metrics.phi_nuts``), seeded, with R-hat, ESS and
 divergences as fields. ``map``: the joint mode only (section 4.4).
 
@@ -52,6 +55,9 @@ DEFAULT_GOLD_SD01 = 0.1
 _U_RANGE = (-12.0, 22.0)  # log p searched; p from 6e-6 to 3.6e9
 _QUAD_NODES = 20  # Gauss-Hermite nodes per item integral (log L_i error < 1e-5 in tests)
 _LEVEL = 0.95
+_GRID_POINTS = 121  # points of the grid on log p
+MAX_GRID_PATTERNS = 2000
+"""Most distinct item statistics a :class:`PhiGrid` keeps (each a row of ``_GRID_POINTS``)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,31 @@ class PhiResult:
     divergences: int | None = None
     converged: bool | None = None
     reason: str | None = None
+    grid: PhiGrid | None = None
+    """The exact engine's grid, for the next call (None when there are too many patterns)."""
+
+
+@dataclass(frozen=True)
+class PhiGrid:
+    """The grid on u = log p of an exact posterior, with ``log L_i(p)`` on it per distinct item
+    statistics: ``keys`` (G, 5) rows (n, s1, s2, gold, gold sd; as grouped), ``logl`` (G, M).
+    Valid only for the same scale, mapping and prior (the caller checks)."""
+
+    u: NDArray[np.float64]
+    keys: NDArray[np.float64]
+    logl: NDArray[np.float64]
+
+    def to_array(self) -> NDArray[np.float64]:
+        """One (G + 1, 5 + M) array: a first row of NaN keys and the grid, then the rows."""
+        head = np.r_[np.full(5, np.nan), self.u][None, :]
+        return np.vstack([head, np.hstack([self.keys, self.logl])])
+
+    @classmethod
+    def from_array(cls, a: NDArray[np.float64]) -> PhiGrid | None:
+        """The inverse of :meth:`to_array` (None for an array of another shape)."""
+        if a.ndim != 2 or a.shape[0] < 1 or a.shape[1] < 7:
+            return None
+        return cls(a[0, 5:].copy(), a[1:, :5].copy(), a[1:, 5:].copy())
 
 
 def phi_of_precision(p: ArrayLike) -> NDArray[np.float64]:
@@ -198,9 +229,10 @@ def _prepare(
     return _Data(n, s1, s2, gold01, sd01, (a, b), int(values.size))
 
 
-def _unique_rows(d: _Data, rows: NDArray[np.int64]) -> tuple[NDArray, NDArray, NDArray]:
-    """Indices of one representative per distinct (n, s1, s2, gold, sd), the inverse map and counts."""
-    key = np.column_stack(
+def _unique_rows(d: _Data, rows: NDArray[np.int64]) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Indices of one representative per distinct (n, s1, s2, gold, sd), the inverse map, counts
+    and the distinct keys (G, 5)."""
+    full = key = np.column_stack(
         [
             d.n[rows],
             np.round(d.s1[rows], 9),
@@ -222,7 +254,7 @@ def _unique_rows(d: _Data, rows: NDArray[np.int64]) -> tuple[NDArray, NDArray, N
     inverse[order] = np.cumsum(new) - 1
     starts = np.flatnonzero(new)
     counts = np.diff(np.r_[starts, order.size])
-    return rows[order[starts]], inverse, counts
+    return rows[order[starts]], inverse, counts, full[order[starts]]
 
 
 @dataclass(frozen=True)
@@ -235,6 +267,7 @@ class _Groups:
     rep: NDArray[np.int64]
     inverse: NDArray[np.int64]
     counts: NDArray[np.int64]
+    keys: NDArray[np.float64]
 
     @classmethod
     def of(cls, d: _Data) -> _Groups:
@@ -246,6 +279,10 @@ class _Groups:
         in the order :func:`_unique_rows` gives them, and their sizes."""
         keep = d.n[self.rep] >= 2
         return self.rep[keep], self.counts[keep]
+
+    def informative_keys(self, d: _Data) -> NDArray[np.float64]:
+        """The keys of :meth:`informative`'s groups."""
+        return self.keys[d.n[self.rep] >= 2]
 
 
 # --------------------------------------------------------------------------- the item integrals
@@ -363,12 +400,15 @@ def _chunks(u_count: int, g_count: int) -> list[slice]:
     return [slice(i, min(i + size, u_count)) for i in range(0, u_count, size)]
 
 
-def _log_marginal(p, n, s1, s2, gm, gprec, counts):
-    """sum_i counts_i log L_i(p) for a vector of p, shape (G,)."""
+def _log_marginal(p, n, s1, s2, gm, gprec, counts, keep: list | None = None):
+    """sum_i counts_i log L_i(p) for a vector of p, shape (G,); ``keep`` (a list) receives the
+    (U, G) matrix of the log L_i."""
     total = np.zeros(p.shape)
     for sl in _chunks(n.size, p.size):
         _, _, logl = _item_quadrature(p, n[sl], s1[sl], s2[sl], gm[sl], gprec[sl])
         total += counts[sl] @ logl
+        if keep is not None:
+            keep.append(logl)
     return total
 
 
@@ -456,19 +496,22 @@ def _cumtrapz(y: NDArray, x: NDArray) -> NDArray:
 # --------------------------------------------------------------------------- engines
 
 
-def _posterior_grid(n, s1, s2, gm, gprec, counts, prior: Prior, points: int = 121):
+def _posterior_grid(n, s1, s2, gm, gprec, counts, prior: Prior, keep: list | None = None):
     """Grid on u = log p covering the posterior: log posterior (G,) on it.
 
     A coarse scan, Brent's method for the mode, the Laplace scale from a finite difference, then
     a uniform grid over mode +- 9 scales, widened on a side until the density there is below
-    e^-25 of the maximum (skewed posteriors of small data sets).
+    e^-25 of the maximum (skewed posteriors of small data sets). ``keep`` (a list) receives the
+    log L_i on the final grid, by chunks of items.
     """
 
-    def logpost(u: NDArray) -> NDArray:
+    def logpost(u: NDArray, store: list | None = None) -> NDArray:
         p = np.exp(u)
-        return _log_prior_p(p, prior) + u + _log_marginal(p, n, s1, s2, gm, gprec, counts)
+        marginal = _log_marginal(p, n, s1, s2, gm, gprec, counts, store)
+        return _log_prior_p(p, prior) + u + marginal
 
     lo, hi = _U_RANGE
+    points = _GRID_POINTS
     coarse = np.linspace(lo, hi, 18)
     k = int(np.argmax(logpost(coarse)))
     a, b = coarse[max(k - 1, 0)], coarse[min(k + 1, coarse.size - 1)]
@@ -486,28 +529,87 @@ def _posterior_grid(n, s1, s2, gm, gprec, counts, prior: Prior, points: int = 12
     left, right = max(lo, mode - 9.0 * scale), min(hi, mode + 9.0 * scale)
     for _ in range(12):
         u = np.linspace(left, right, points)
-        lp = logpost(u)
-        top = lp.max()
-        grow_left = lp[0] > top - 25.0 and left > lo
-        grow_right = lp[-1] > top - 25.0 and right < hi
-        if not (grow_left or grow_right):
+        store: list = []
+        lp = logpost(u, store)
+        if _covers(u, lp):
             break
         width = right - left
-        left = max(lo, left - width) if grow_left else left
-        right = min(hi, right + width) if grow_right else right
+        left = max(lo, left - width) if lp[0] > lp.max() - 25.0 and left > lo else left
+        right = min(hi, right + width) if lp[-1] > lp.max() - 25.0 and right < hi else right
     # Trim far tails so that the grid resolves the mass (widening may overshoot).
-    keep = np.flatnonzero(lp > lp.max() - 30.0)
-    if keep.size < 0.8 * points:
-        left, right = u[max(keep[0] - 1, 0)], u[min(keep[-1] + 1, u.size - 1)]
+    if not _resolves(lp):
+        kept = np.flatnonzero(lp > lp.max() - 30.0)
+        left, right = u[max(kept[0] - 1, 0)], u[min(kept[-1] + 1, u.size - 1)]
         u = np.linspace(left, right, points)
-        lp = logpost(u)
+        store = []
+        lp = logpost(u, store)
+    if keep is not None:
+        keep.extend(store)
     return u, lp
 
 
-def _exact(d: _Data, prior: Prior, wide: float, groups: _Groups):
+def _covers(u: NDArray, lp: NDArray) -> bool:
+    """The grid holds the posterior: at each end the density is below e^-25 of its maximum,
+    or the end is that of the searched range."""
+    top = lp.max()
+    lo, hi = _U_RANGE
+    return bool((lp[0] <= top - 25.0 or u[0] <= lo) and (lp[-1] <= top - 25.0 or u[-1] >= hi))
+
+
+def _resolves(lp: NDArray) -> bool:
+    """At least 80% of the grid's points lie where the density is above e^-30 of its maximum."""
+    return bool(np.count_nonzero(lp > lp.max() - 30.0) >= 0.8 * lp.size)
+
+
+def _match_rows(known: NDArray, rows: NDArray) -> NDArray[np.int64]:
+    """For each row of ``rows``, the index of the equal row of ``known`` (-1 where none)."""
+    out = np.full(rows.shape[0], -1, dtype=np.int64)
+    if known.shape[0] == 0 or rows.shape[0] == 0:
+        return out
+    both = np.vstack([known, rows])
+    order = np.lexsort(both.T[::-1])  # stable: in a run of equal rows, a known one comes first
+    ordered = both[order]
+    start = np.r_[True, np.any(ordered[1:] != ordered[:-1], axis=1)]
+    first = order[np.flatnonzero(start)[np.cumsum(start) - 1]]  # first row of each one's run
+    new = order >= known.shape[0]
+    hit = new & (first < known.shape[0])
+    out[order[hit] - known.shape[0]] = first[hit]
+    return out
+
+
+def _reused_grid(grid: PhiGrid, keys, n, s1, s2, gm, gprec, counts, prior: Prior):
+    """The log posterior on ``grid``'s points from its log L_i, those of statistics it has not
+    seen computed now; None when the posterior is no longer held and resolved on it."""
+    u = grid.u
+    if u.size != _GRID_POINTS or grid.logl.shape != (grid.keys.shape[0], u.size):
+        return None
+    at = _match_rows(grid.keys, keys)
+    logl = np.empty((keys.shape[0], u.size))
+    logl[at >= 0] = grid.logl[at[at >= 0]]
+    new = np.flatnonzero(at < 0)
+    p = np.exp(u)
+    for sl in _chunks(new.size, u.size):
+        rows = new[sl]
+        logl[rows] = _item_quadrature(p, n[rows], s1[rows], s2[rows], gm[rows], gprec[rows])[2]
+    lp = _log_prior_p(p, prior) + u + counts @ logl
+    if not (np.all(np.isfinite(lp)) and _covers(u, lp) and _resolves(lp)):
+        return None
+    return u, lp, logl
+
+
+def _exact(d: _Data, prior: Prior, wide: float, groups: _Groups, grid: PhiGrid | None = None):
     gprec = 1.0 / d.gold_sd**2
     rep, counts = groups.informative(d)
-    u, lp = _posterior_grid(d.n[rep], d.s1[rep], d.s2[rep], d.gold[rep], gprec[rep], counts, prior)
+    keys = groups.informative_keys(d)
+    stats = (d.n[rep], d.s1[rep], d.s2[rep], d.gold[rep], gprec[rep])
+    reused = None if grid is None else _reused_grid(grid, keys, *stats, counts, prior)
+    if reused is not None:
+        u, lp, logl = reused
+    else:
+        store: list = []
+        u, lp = _posterior_grid(*stats, counts, prior, keep=store)
+        logl = np.vstack(store) if rep.size <= MAX_GRID_PATTERNS else None
+    kept = None if logl is None or rep.size > MAX_GRID_PATTERNS else PhiGrid(u, keys, logl)
     dens = np.exp(lp - lp.max())
     cdf = _cumtrapz(dens, u)
     wts = np.gradient(cdf)  # trapezoid weights of the normalised density
@@ -531,6 +633,7 @@ def _exact(d: _Data, prior: Prior, wide: float, groups: _Groups):
         item_mean=item_mean,
         item_hpd=item_hpd,
         converged=True,
+        grid=kept,
     )
 
 
@@ -629,6 +732,7 @@ def phi(
     tune: int = 1000,
     chains: int = 2,
     wide_hpd: float = 0.5,
+    grid: PhiGrid | None = None,
 ) -> PhiResult:
     """Phi agreement of ratings (Checco et al. 2017, sections 4.2-4.7).
 
@@ -657,6 +761,10 @@ def phi(
         ``map`` the joint mode only.
     wide_hpd : float
         An HPD holding 0 and wider than this reads "not enough data" (section 4.6).
+    grid : PhiGrid, optional
+        ``PhiResult.grid`` of an earlier call with the same scale, mapping, prior and gold sd:
+        the exact engine reuses it while the posterior is still resolved on it (module
+        docstring); the result is the same within the quadrature's accuracy.
 
     Returns
     -------
@@ -696,7 +804,7 @@ def phi(
             reason="engine='map' computes the joint mode only; use 'exact' for the posterior.",
         )  # fmt: skip
     if engine == "exact":
-        fit = _exact(d, prior, wide_hpd, groups)
+        fit = _exact(d, prior, wide_hpd, groups, grid)
     else:
         from monitor.metrics.phi_nuts import nuts_fit
 

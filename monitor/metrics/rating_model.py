@@ -433,13 +433,13 @@ def _outputs(
     n_i = np.bincount(it, minlength=n_items).astype(np.float64)
     n_w = np.bincount(wk, minlength=n_workers).astype(np.int64)
     judged = n_i > 0
-    w = 1.0 / var[wk]
-    w_sum = np.bincount(it, weights=w, minlength=n_items)
+    var_j = var[wk]
+    w_sum = np.bincount(it, weights=1.0 / var_j, minlength=n_items)
     mean = np.where(is_gold, g, np.where(judged, mu, np.nan))
     sd = np.where(is_gold, 0.0, np.where(judged, 1.0 / np.sqrt(np.maximum(w_sum, 1e-300)), np.nan))
     noise_sd = np.sqrt(var)
     # effective degrees of freedom: each residual carries the variance of its leave-one-out mean
-    infl = np.where(ok, (1.0 + loo_v / var[wk]) ** 2, 0.0)
+    infl = np.where(ok, (1.0 + loo_v / var_j) ** 2, 0.0)
     m_ok = np.bincount(wk, weights=ok.astype(np.float64), minlength=n_workers)
     d_eff = m_ok**2 / np.maximum(np.bincount(wk, weights=infl, minlength=n_workers), 1e-300)
     dof = d_eff + np.where(np.isnan(prior_var), 2.0, pw)
@@ -447,18 +447,20 @@ def _outputs(
     low = np.sqrt(dof * var / special.chdtri(dof, tail))
     high = np.sqrt(dof * var / special.chdtri(dof, 1.0 - tail))
 
-    res = np.where(at_bound, x, x - b[wk]) - mu[it]
+    y = np.where(at_bound, x, x - b[wk])
+    mu_j = mu[it]
+    res = y - mu_j
+    res2 = res * res
     many = (n_i >= 2) & ~is_gold
     df = np.maximum(n_i - 1.0, 1.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        item_spread = np.sqrt(np.bincount(it, weights=res**2, minlength=n_items) / df)
-        expected = np.sqrt(np.bincount(it, weights=var[wk], minlength=n_items) / n_i)
-        chi = np.bincount(it, weights=res**2 / var[wk], minlength=n_items)
+        item_spread = np.sqrt(np.bincount(it, weights=res2, minlength=n_items) / df)
+        expected = np.sqrt(np.bincount(it, weights=var_j, minlength=n_items) / n_i)
+        chi = np.bincount(it, weights=res2 / var_j, minlength=n_items)
     item_spread = np.where(many, item_spread, np.nan)
     expected = np.where(many, expected, np.nan)
     spread_p = np.where(many, special.chdtrc(df, chi), np.nan)
-    y = np.where(at_bound, x, x - b[wk])
-    wchance = np.maximum(_worker_chance(wk, y, mu[it], n_workers), noise_floor * span)
+    wchance = np.maximum(_worker_chance(wk, y, mu_j, n_workers), noise_floor * span)
     chance_sd = float(np.std(mean[judged])) if judged.any() else 0.0
     chance_sd = max(chance_sd, noise_floor * span)
     return RatingModel(

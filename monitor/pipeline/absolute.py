@@ -23,6 +23,7 @@ from monitor.pipeline.collect import (
 )
 from monitor.pipeline.crowdtruth import run_crowdtruth
 from monitor.pipeline.intervals import Request, Resampler
+from monitor.results import State
 from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays, latest_per_pair
 from monitor.store.campaigns import CampaignInfo
@@ -74,7 +75,7 @@ def compute(
         arrays=arrays,
     )
     if arrays.kind == "rating" and settings.phi != "off":
-        _phi(info, arrays, settings, out, items, arrays.values[keep], parameters)
+        _phi(info, arrays, settings, out, warm, items, arrays.values[keep], parameters)
     answers = codes_k if arrays.kind == "label" else arrays.values[keep]
     quality.compute(info, arrays, settings, out, warm, parameters, items=items, workers=workers,
                     answers=answers, history=history)  # fmt: skip
@@ -143,7 +144,8 @@ def _agreement(
         "raters_per_item": fk.raters_per_item,
     }
     out.campaign_value("fleiss_kappa", fk.kappa, ci, fk.n_items, fleiss_detail, fk.reason)
-    active = np.unique(workers)
+    judged = np.bincount(workers, minlength=W) > 0
+    active = np.flatnonzero(judged)
     if active.size == 2:
         _, a, b = ag.align_pair(items, workers, codes, int(active[0]), int(active[1]))
         for metric, fn, weights in (
@@ -179,7 +181,7 @@ def _agreement(
         arrays.worker_ids,
         loo.agreement,
         n=loo.n_items,
-        mask=np.bincount(workers, minlength=W) > 0,
+        mask=judged,
     )
     # Always from equal weights, never warm-started: the map can have several fixed points,
     # and an incremental run must reach the one a full run reaches (docs/measures.md).
@@ -196,15 +198,26 @@ def _agreement(
         "weight",
         arrays.worker_ids,
         co.weights,
-        mask=np.bincount(workers, minlength=W) > 0,
+        mask=judged,
     )
 
 
-def _phi(info, arrays, settings, out, items, values, parameters) -> None:  # noqa: ANN001
-    from monitor.metrics.phi import phi
+PHI_STATE = "phi_grid"
+
+
+def _phi(info, arrays, settings, out, warm, items, values, parameters) -> None:  # noqa: ANN001
+    from monitor.metrics.phi import PhiGrid, phi
 
     gold = quality.gold_values(info, arrays)
     engine = {"map": "map", "full": "exact", "nuts": "nuts"}[settings.phi]
+    # the previous run's grid on log p, while it was made for the same model
+    meta = {
+        "scale": [info.scale_min, info.scale_max],
+        "mapping": settings.phi_mapping,
+        "prior": settings.phi_prior,
+    }
+    kept = warm.states.get(PHI_STATE) if warm is not None else None
+    grid = PhiGrid.from_array(kept.array) if kept is not None and kept.meta == meta else None
     res = phi(
         items,
         values,
@@ -216,7 +229,10 @@ def _phi(info, arrays, settings, out, items, values, parameters) -> None:  # noq
         seed=settings.seed,
         mapping=settings.phi_mapping,
         prior=settings.phi_prior,
+        grid=grid,
     )
+    if res.grid is not None:
+        out.states[PHI_STATE] = State(meta, res.grid.to_array())
     parameters["phi"] = {"engine": engine, "prior": res.prior, "mapping": res.mapping}
     out.campaign_value(
         "phi",

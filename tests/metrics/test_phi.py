@@ -305,3 +305,69 @@ def test_duplicating_the_data_narrows_the_hpd(rows):
         np.concatenate([items, items + len(rows)]), np.tile(values, 2), scale_min=1, scale_max=5
     )
     assert b.hpd.high - b.hpd.low <= a.hpd.high - a.hpd.low + 1e-9
+
+
+def _campaign(n_items: int, seed: int, start: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Five ratings 1-5 per item around a true value, one rater in ten at random."""
+    rng = np.random.default_rng(seed)
+    items = np.repeat(np.arange(start, start + n_items), 5)
+    truth = rng.integers(1, 6, n_items).repeat(5)
+    values = np.clip(truth + np.rint(rng.normal(0, 0.7, items.size)), 1, 5)
+    noisy = rng.random(items.size) < 0.1
+    return items, np.where(noisy, rng.integers(1, 6, items.size), values).astype(float)
+
+
+def _same_result(a, b, tol: float) -> None:
+    for f in ("mean", "median", "precision_mean", "map"):
+        assert getattr(b, f) == pytest.approx(getattr(a, f), abs=tol), f
+    assert b.hpd.low == pytest.approx(a.hpd.low, abs=tol)
+    assert b.hpd.high == pytest.approx(a.hpd.high, abs=tol)
+    np.testing.assert_allclose(b.item_mean, a.item_mean, atol=tol)
+    np.testing.assert_allclose(b.item_hpd, a.item_hpd, atol=tol)
+
+
+def test_a_kept_grid_gives_the_fresh_answer():
+    """1% more items: the posterior of p from the kept grid (its log L_i, those of the new
+    statistics computed) is the fresh search's within the quadrature's accuracy."""
+    items, values = _campaign(20_000, 1)
+    first = phi(items, values, scale_min=1, scale_max=5)
+    assert first.grid is not None and first.grid.keys.shape[0] == first.grid.logl.shape[0]
+    more_items, more_values = _campaign(200, 2, start=20_000)
+    more_items = np.r_[items, more_items, [20_200, 20_200]]  # and a statistic never seen
+    more_values = np.r_[values, more_values, [1.0, 4.0]]
+    fresh = phi(more_items, more_values, scale_min=1, scale_max=5)
+    kept = phi(more_items, more_values, scale_min=1, scale_max=5, grid=first.grid)
+    assert kept.grid is not None
+    np.testing.assert_array_equal(kept.grid.u, first.grid.u)  # reused, not searched again
+    assert not np.array_equal(fresh.grid.u, first.grid.u)
+    _same_result(fresh, kept, 1e-6)
+    back = type(first.grid).from_array(first.grid.to_array())
+    assert back is not None
+    np.testing.assert_array_equal(back.logl, first.grid.logl)
+    np.testing.assert_array_equal(back.keys, first.grid.keys)
+
+
+def test_a_grid_that_no_longer_holds_the_posterior_is_searched_again():
+    items, values = _campaign(3_000, 3)
+    noisy = phi(items, np.random.default_rng(4).integers(1, 6, items.size).astype(float),
+                scale_min=1, scale_max=5)  # fmt: skip
+    fresh = phi(items, values, scale_min=1, scale_max=5)
+    kept = phi(items, values, scale_min=1, scale_max=5, grid=noisy.grid)
+    assert noisy.grid is not None and kept.grid is not None
+    np.testing.assert_array_equal(kept.grid.u, fresh.grid.u)
+    _same_result(fresh, kept, 0.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    known=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), unique=True, max_size=12),
+    rows=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), max_size=12),
+)
+def test_rows_are_matched_to_the_known_ones(known, rows):
+    from monitor.metrics.phi import _match_rows
+
+    k = np.array(known, dtype=float).reshape(-1, 2)
+    r = np.array(rows, dtype=float).reshape(-1, 2)
+    got = _match_rows(k, r)
+    where = {row: i for i, row in enumerate(known)}
+    assert got.tolist() == [where.get(row, -1) for row in rows]
