@@ -180,6 +180,12 @@ def _column_base(
     return {(c.scope, c.metric): c for c in run_columns(session, base[0])}
 
 
+APPROXIMATE = ("uqs", "uas", "phi_mu")
+"""Item measures (with the reliability models' ``model_*``) that an iteration or a quadrature
+gives to within a tolerance anyway: their deltas may store float32 numbers
+(:mod:`monitor.store.column_deltas`)."""
+
+
 def _column_deltas(
     columns: list[Column],
     base: dict[tuple[str, str], Column] | None,
@@ -191,7 +197,8 @@ def _column_deltas(
     for c in columns:
         key = (c.scope, c.metric)
         prev = None if base is None else base.get(key)
-        out, pos, resolved = column_delta(prev, c, settings.value_tolerance)
+        narrow = c.metric.startswith("model_") or c.metric in APPROXIMATE
+        out, pos, resolved = column_delta(prev, c, settings.value_tolerance, narrow=narrow)
         stored.append(out)
         seen[key] = resolved
         if pos is not None:

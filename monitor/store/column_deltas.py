@@ -13,10 +13,12 @@ A delta is possible only when the new column extends the base's: the same subjec
 order, then new ones (codes are stable and new items sort last, so this is the usual case), and
 the same detail names and arrays. Anything else is stored whole.
 
-A delta is written small: its numbers as float32 where that rounding stays within half the
-tolerance (every magnitude at most ``tolerance * 2**23``; readers see the rounded numbers, and
-the next delta is taken against them), its positions as a bit per row of the resolved column
-when that is shorter than a list of them (a run that moved most items).
+A delta is written small: its positions as a bit per row of the resolved column when that is
+shorter than a list of them (a run that moved most items), and the numbers of a column the
+caller says are approximate anyway (an iteration's or a quadrature's) as float32 where that
+rounding stays within half the tolerance (every magnitude at most ``tolerance * 2**23``;
+readers see the rounded numbers, and the next delta is taken against them). Exact measures
+keep their exact numbers.
 """
 
 from __future__ import annotations
@@ -116,7 +118,7 @@ def _extends(base: Column, cur: Column) -> bool:
 
 
 def column_delta(
-    base: Column | None, cur: Column, tolerance: float
+    base: Column | None, cur: Column, tolerance: float, *, narrow: bool = False
 ) -> tuple[Column, NDArray[np.int64] | None, Column]:
     """What to store of ``cur`` against ``base`` (the base run's resolved column), and what a
     reader will then see.
@@ -125,7 +127,8 @@ def column_delta(
     else the rows of the resolved column that ``stored`` holds (the moved rows of the base, then
     the new subjects), and ``stored.subjects`` only the new subjects (the base names the moved
     rows: writing their names again cost more than their numbers); ``resolved`` keeps the base's
-    numbers where nothing moved beyond ``tolerance`` (counts ``n`` must be equal)."""
+    numbers where nothing moved beyond ``tolerance`` (counts ``n`` must be equal); ``narrow``:
+    the stored numbers may be float32 (module docstring)."""
     if base is None or tolerance < 0 or not _extends(base, cur):
         return cur, None, cur
     k = len(base)
@@ -139,7 +142,9 @@ def column_delta(
     moved |= _detail_moved(base, cur, k, tolerance)
     changed = np.flatnonzero(moved)
     positions = np.r_[changed, np.arange(k, len(cur))].astype(np.int64)
-    stored = _narrow(cur.take(positions, cur.subjects[k:]), tolerance)
+    stored = cur.take(positions, cur.subjects[k:])
+    if narrow:
+        stored = _narrow(stored, tolerance)
     return stored, positions, apply_delta(base, stored, positions)
 
 
