@@ -15,7 +15,9 @@ nodes, items with equal statistics computed once). ``log p`` is then integrated 
 No sampling: deterministic, and the same answer as NUTS up to Monte-Carlo error. The grid and
 each distinct item's ``log L_i`` on it (:class:`PhiGrid`) can be handed to the next call: while
 the new posterior is still resolved on it (the checks a fresh grid passes), the posterior of p
-is ``counts @ log L`` plus the items never seen, with no search; else a fresh grid.
+is ``counts @ log L`` plus the items never seen, with no search; a posterior that moved is
+followed by sliding the grid by whole steps (only the points added are computed); else a fresh
+grid.
 ``nuts``: PyMC NUTS on the full model (``monitor.metrics.phi_nuts``), seeded, with R-hat, ESS and
 divergences as fields. ``map``: the joint mode only (section 4.4).
 
@@ -30,7 +32,7 @@ posterior of p from the other items. Items without ratings get NaN item means.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -56,6 +58,7 @@ _U_RANGE = (-12.0, 22.0)  # log p searched; p from 6e-6 to 3.6e9
 _QUAD_NODES = 20  # Gauss-Hermite nodes per item integral (log L_i error < 1e-5 in tests)
 _LEVEL = 0.95
 _GRID_POINTS = 121  # points of the grid on log p
+_MAP_WARM = 0.05  # half-width in log p of the bracket around an earlier mode
 MAX_GRID_PATTERNS = 2000
 """Most distinct item statistics a :class:`PhiGrid` keeps (each a row of ``_GRID_POINTS``)."""
 
@@ -101,10 +104,13 @@ class PhiGrid:
     u: NDArray[np.float64]
     keys: NDArray[np.float64]
     logl: NDArray[np.float64]
+    u_map: float = float("nan")
+    """log p of the joint mode (where the next search for it starts)."""
 
     def to_array(self) -> NDArray[np.float64]:
-        """One (G + 1, 5 + M) array: a first row of NaN keys and the grid, then the rows."""
-        head = np.r_[np.full(5, np.nan), self.u][None, :]
+        """One (G + 1, 5 + M) array: a first row of the mode, four NaN and the grid, then the
+        rows."""
+        head = np.r_[self.u_map, np.full(4, np.nan), self.u][None, :]
         return np.vstack([head, np.hstack([self.keys, self.logl])])
 
     @classmethod
@@ -112,7 +118,7 @@ class PhiGrid:
         """The inverse of :meth:`to_array` (None for an array of another shape)."""
         if a.ndim != 2 or a.shape[0] < 1 or a.shape[1] < 7:
             return None
-        return cls(a[0, 5:].copy(), a[1:, :5].copy(), a[1:, 5:].copy())
+        return cls(a[0, 5:].copy(), a[1:, :5].copy(), a[1:, 5:].copy(), float(a[0, 0]))
 
 
 def phi_of_precision(p: ArrayLike) -> NDArray[np.float64]:
@@ -579,19 +585,39 @@ def _match_rows(known: NDArray, rows: NDArray) -> NDArray[np.int64]:
 
 def _reused_grid(grid: PhiGrid, keys, n, s1, s2, gm, gprec, counts, prior: Prior):
     """The log posterior on ``grid``'s points from its log L_i, those of statistics it has not
-    seen computed now; None when the posterior is no longer held and resolved on it."""
+    seen computed now. A posterior that moved towards an end is followed by sliding the grid
+    (same spacing) until its mode is back in the middle: only the points added are computed.
+    None when the posterior is not held and resolved on the grid even so."""
     u = grid.u
     if u.size != _GRID_POINTS or grid.logl.shape != (grid.keys.shape[0], u.size):
         return None
     at = _match_rows(grid.keys, keys)
     logl = np.empty((keys.shape[0], u.size))
     logl[at >= 0] = grid.logl[at[at >= 0]]
-    new = np.flatnonzero(at < 0)
-    p = np.exp(u)
-    for sl in _chunks(new.size, u.size):
-        rows = new[sl]
-        logl[rows] = _item_quadrature(p, n[rows], s1[rows], s2[rows], gm[rows], gprec[rows])[2]
-    lp = _log_prior_p(p, prior) + u + counts @ logl
+    stats = (n, s1, s2, gm, gprec)
+
+    def fill(rows: NDArray[np.int64], cols: NDArray[np.int64]) -> None:
+        p = np.exp(u[cols])
+        for sl in _chunks(rows.size, cols.size):
+            r = rows[sl]
+            logl[np.ix_(r, cols)] = _item_quadrature(p, *(a[r] for a in stats))[2]
+
+    fill(np.flatnonzero(at < 0), np.arange(u.size))
+
+    def logpost() -> NDArray[np.float64]:
+        return _log_prior_p(np.exp(u), prior) + u + counts @ logl
+
+    lp = logpost()
+    shift = int(np.argmax(lp)) - u.size // 2
+    if np.all(np.isfinite(lp)) and not (_covers(u, lp) and _resolves(lp)) and shift:
+        step = (u[-1] - u[0]) / (u.size - 1)
+        moved = u[0] + (np.arange(u.size) + shift) * step
+        if moved[0] < _U_RANGE[0] or moved[-1] > _U_RANGE[1] or abs(shift) >= u.size:
+            return None
+        u, logl = moved, np.roll(logl, -shift, axis=1)  # the kept points, in their new places
+        fill(np.arange(keys.shape[0]), np.arange(u.size - shift, u.size) if shift > 0
+             else np.arange(-shift))  # fmt: skip
+        lp = logpost()
     if not (np.all(np.isfinite(lp)) and _covers(u, lp) and _resolves(lp)):
         return None
     return u, lp, logl
@@ -678,11 +704,13 @@ def _exact_items(
     return mean, hpd
 
 
-def _map(d: _Data, prior: Prior, groups: _Groups):
+def _map(d: _Data, prior: Prior, groups: _Groups, start: float | None = None):
     """Joint mode (section 4.4) profiled over p: each item's mean is maximised given p.
 
     The prior density is taken in its own parameter (p for 'precision' and 'gamma', Phi for
     'phi', where the flat prior makes the MAP the maximum likelihood) and mu is flat on (0, 1).
+    A coarse scan of log p, then Brent's method around its best point; from ``start`` (log p of
+    an earlier mode) Brent's method within ``_MAP_WARM`` of it, while the mode is inside.
     """
     gprec = 1.0 / d.gold_sd**2
     rep, counts = groups.informative(d)
@@ -698,19 +726,25 @@ def _map(d: _Data, prior: Prior, groups: _Groups):
         lpri = _log_prior_p(p, prior) if prior != "phi" else np.zeros_like(p)
         return lpri + counts @ f
 
-    u = np.linspace(*_U_RANGE, 35)
-    vals = objective(u)
-    k = int(np.argmax(vals))
-    if k in (0, u.size - 1):
-        u_best = float(u[k])
-    else:
+    def best(lo: float, hi: float) -> float:
         res = optimize.minimize_scalar(
             lambda v: -float(objective(np.array([v]))[0]),
-            bounds=(u[k - 1], u[k + 1]),
+            bounds=(lo, hi),
             method="bounded",
             options={"xatol": 1e-9},
         )
-        u_best = float(res.x)
+        return float(res.x)
+
+    u_best = None
+    if start is not None and np.isfinite(start):
+        lo, hi = max(start - _MAP_WARM, _U_RANGE[0]), min(start + _MAP_WARM, _U_RANGE[1])
+        u_best = best(lo, hi)
+        if not lo + 1e-6 < u_best < hi - 1e-6:  # the mode left the bracket: search it all
+            u_best = None
+    if u_best is None:
+        u = np.linspace(*_U_RANGE, 35)
+        k = int(np.argmax(objective(u)))
+        u_best = float(u[k]) if k in (0, u.size - 1) else best(u[k - 1], u[k + 1])
     p_best = float(np.exp(u_best))
     return float(phi_of_precision(p_best)), p_best
 
@@ -796,7 +830,7 @@ def phi(
             reason="No item has two or more ratings, so there is no dispersion to measure.",
         )  # fmt: skip
     groups = _Groups.of(d)
-    map_phi, map_p = _map(d, prior, groups)
+    map_phi, map_p = _map(d, prior, groups, None if grid is None else grid.u_map)
     if engine == "map":
         return PhiResult(
             mean=None, median=None, hpd=None, map=map_phi, map_precision=map_p,
@@ -805,6 +839,8 @@ def phi(
         )  # fmt: skip
     if engine == "exact":
         fit = _exact(d, prior, wide_hpd, groups, grid)
+        if fit["grid"] is not None:
+            fit["grid"] = replace(fit["grid"], u_map=float(np.log(map_p)))
     else:
         from monitor.metrics.phi_nuts import nuts_fit
 

@@ -48,6 +48,9 @@ def test_an_incremental_phi_reuses_the_grid_and_reads_as_a_full_one(engine: Engi
         w = inc_values[key]
         for f in ("value", "low", "high"):
             a, b = getattr(v, f), getattr(w, f)
-            # item values are stored as deltas: within value_tolerance of what was computed
+            # item values are stored as deltas: within value_tolerance of what was computed;
+            # an HPD end is found by interpolation on either grid (about 4e-4 of its width)
             tol = SETTINGS.value_tolerance + 1e-6 if key[1] == "phi_mu" else 1e-6
+            if f != "value":
+                tol = max(tol, 1e-3 * (v.high - v.low))
             assert abs(a - b) <= tol, (key, f, a, b)
