@@ -58,6 +58,7 @@ from monitor.metrics.krippendorff import (
     expected_total,
     item_observed,
     krippendorff_alpha,
+    krippendorff_alphas,
     mid_ranks,
 )
 
@@ -81,6 +82,7 @@ __all__ = [
     "cohen_kappa",
     "fleiss_kappa",
     "krippendorff_alpha",
+    "krippendorff_alphas",
     "pairwise_agreement",
     "percent_agreement",
     "scott_pi",

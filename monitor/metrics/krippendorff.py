@@ -26,6 +26,7 @@ Items with fewer than two judgments are not pairable and count nowhere (as in th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -448,3 +449,44 @@ def krippendorff_alpha(vc: ValueCounts, level: Level = "nominal") -> AlphaResult
     return alpha_from_totals(
         level, float(observed), float(expected), n, n_items_pairable, n_distinct
     )
+
+
+def krippendorff_alphas(vc: ValueCounts, levels: Sequence[Level]) -> dict[Level, AlphaResult]:
+    """:func:`krippendorff_alpha` at each of ``levels``. With a few values (at most
+    ``_DENSE_VALUES``) the observed disagreement of every level comes from one coincidence
+    matrix ``o[c, k] = sum_u (n_uc n_uk - [c = k] n_uc) / (m_u - 1)`` over the pairable items
+    (Krippendorff 2011, section 3): ``D_o = sum o[c, k] delta(c, k) / n``."""
+    for level in levels:
+        if level not in LEVELS:
+            raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {level!r}.")
+    pairable = vc.n >= 2
+    if vc.n_values > _DENSE_VALUES or not pairable.any():
+        return {level: krippendorff_alpha(vc, level) for level in levels}
+    n_items_pairable = int(pairable.sum())
+    n = float(vc.n[pairable].sum())
+    table = vc.counts.toarray().astype(np.float64)
+    weight = np.where(pairable, 1.0 / np.where(pairable, vc.n - 1.0, 1.0), 0.0)
+    o = (table * weight[:, None]).T @ table
+    o[np.diag_indices_from(o)] -= weight @ table
+    n_v = pairable_marginals(vc)
+    n_distinct = int(np.count_nonzero(n_v))
+    dom = vc.value_domain
+    out: dict[Level, AlphaResult] = {}
+    for level in levels:
+        if level == "nominal":
+            delta = 1.0 - np.eye(dom.size)
+        elif level == "ratio":
+            delta = ratio_delta(dom[:, None], dom[None, :])
+        else:
+            x = mid_ranks(n_v) if level == "ordinal" else dom
+            delta = (x[:, None] - x[None, :]) ** 2
+        if level == "interval":
+            t1, t2 = vc.s1[pairable].sum(), vc.s2[pairable].sum()
+            expected = 2.0 * n * (t2 - t1 * t1 / n)
+        else:
+            expected = float(expected_total(n_v, dom, level)) if n_distinct > 1 else 0.0
+        observed = float((o * delta).sum())
+        out[level] = alpha_from_totals(
+            level, observed, float(expected), n, n_items_pairable, n_distinct
+        )
+    return out

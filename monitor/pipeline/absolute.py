@@ -100,8 +100,7 @@ def _agreement(
     if arrays.kind == "rating" and domain[0] >= 0 and domain.size <= MAX_RATIO_VALUES:
         levels.append("ratio")
     at_level = None
-    for level in levels:
-        res = ag.krippendorff_alpha(vc, level)
+    for level, res in ag.krippendorff_alphas(vc, levels).items():
         detail = {
             "level": level,
             "D_o": num(res.observed_disagreement),

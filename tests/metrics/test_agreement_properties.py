@@ -13,6 +13,7 @@ from monitor.metrics.agreement import (
     cohen_kappa,
     fleiss_kappa,
     krippendorff_alpha,
+    krippendorff_alphas,
     pairwise_agreement,
     percent_agreement,
     scott_pi,
@@ -245,3 +246,24 @@ def test_count_matrix_is_the_summed_coo_table(
         assert got.has_canonical_format and np.all(got.data != 0)
         assert got.data.dtype == np.int64
         np.testing.assert_array_equal(got.toarray(), want)
+
+
+@SETTINGS
+@given(campaigns(), st.booleans())
+def test_alphas_from_one_coincidence_matrix_are_each_levels(c, spread):
+    """Every level from the shared coincidence matrix equals that level computed alone (the
+    same D_o, D_e, n and reason), on codes and on an uneven positive domain."""
+    items, _, codes, n_values = c
+    domain = np.cumsum(np.arange(1.0, n_values + 1)) if spread else None
+    vc = ValueCounts.from_judgments(items, codes, n_values=None if spread else n_values,
+                                    value_domain=domain)  # fmt: skip
+    together = krippendorff_alphas(vc, list(LEVELS))
+    assert list(together) == list(LEVELS)
+    for level in LEVELS:
+        alone = krippendorff_alpha(vc, level)
+        got = together[level]
+        assert (got.n_pairable, got.n_items_pairable, got.reason) == (
+            alone.n_pairable, alone.n_items_pairable, alone.reason,
+        )  # fmt: skip
+        for f in ("alpha", "observed_disagreement", "expected_disagreement"):
+            assert same(getattr(got, f), getattr(alone, f), 1e-12), (level, f)
