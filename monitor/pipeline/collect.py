@@ -38,8 +38,12 @@ def digest(ids: NDArray[np.int64]) -> str:
 
 
 def _names(subjects: Sequence[str], idx: NDArray[np.int64]) -> list[str]:
-    """The subjects at positions ``idx``, as strings."""
-    return [str(x) for x in np.asarray(subjects, dtype=object)[idx].tolist()]
+    """The subjects at positions ``idx`` as strings (external ids and answer names are; a
+    sequence of numbers, codes named by themselves, is converted)."""
+    out = np.asarray(subjects, dtype=object)[idx].tolist()
+    if out and type(out[0]) is not str:  # codes or numbers named as themselves
+        return [str(x) for x in out]
+    return out
 
 
 class _NameCache:
@@ -259,7 +263,7 @@ def answers_detail(
     per_unit = np.bincount(units if judgment_units is None else judgment_units, minlength=n_units)
     if scope in out.columnar:
         judged = np.flatnonzero(per_unit)
-        rows = counts[judged]
+        rows = counts if judged.size == n_units else counts[judged]
         out.columns.append(
             Column(
                 scope,

@@ -194,11 +194,14 @@ def _column_deltas(
     """The columns to store (deltas where the base allows), their positions, and the columns
     readers will see."""
     stored, positions, seen = [], {}, {}
+    memo: dict = {}
     for c in columns:
         key = (c.scope, c.metric)
         prev = None if base is None else base.get(key)
         narrow = c.metric.startswith("model_") or c.metric in APPROXIMATE
-        out, pos, resolved = column_delta(prev, c, settings.value_tolerance, narrow=narrow)
+        out, pos, resolved = column_delta(
+            prev, c, settings.value_tolerance, narrow=narrow, memo=memo
+        )
         stored.append(out)
         seen[key] = resolved
         if pos is not None:

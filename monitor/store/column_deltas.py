@@ -102,10 +102,11 @@ def _stack(a: Column, b: Column) -> Column:
     )
 
 
-def _extends(base: Column, cur: Column) -> bool:
-    """``cur`` can be stored as a delta on ``base``."""
+def _extends(base: Column, cur: Column, memo: dict | None = None) -> bool:
+    """``cur`` can be stored as a delta on ``base``. ``memo`` keeps the comparisons of subject
+    lists already made (a run's columns share a few lists of hundreds of thousands of names)."""
     k = len(base)
-    return (
+    if not (
         len(cur) >= k
         and cur.detail_key == base.detail_key
         and cur.names == base.names
@@ -113,12 +114,24 @@ def _extends(base: Column, cur: Column) -> bool:
         and all(
             _optional(getattr(base, f), getattr(cur, f)) for f in ("low", "high", "n", "indptr")
         )
-        and cur.subjects[:k] == base.subjects
-    )
+    ):
+        return False
+    key = (id(base.subjects), id(cur.subjects))
+    if memo is not None and key in memo:
+        return memo[key]
+    same = cur.subjects[:k] == base.subjects
+    if memo is not None:  # the lists are kept alive by the columns for as long as the memo
+        memo[key] = same
+    return same
 
 
 def column_delta(
-    base: Column | None, cur: Column, tolerance: float, *, narrow: bool = False
+    base: Column | None,
+    cur: Column,
+    tolerance: float,
+    *,
+    narrow: bool = False,
+    memo: dict | None = None,
 ) -> tuple[Column, NDArray[np.int64] | None, Column]:
     """What to store of ``cur`` against ``base`` (the base run's resolved column), and what a
     reader will then see.
@@ -127,9 +140,10 @@ def column_delta(
     else the rows of the resolved column that ``stored`` holds (the moved rows of the base, then
     the new subjects), and ``stored.subjects`` only the new subjects (the base names the moved
     rows: writing their names again cost more than their numbers); ``resolved`` keeps the base's
-    numbers where nothing moved beyond ``tolerance`` (counts ``n`` must be equal); ``narrow``:
-    the stored numbers may be float32 (module docstring)."""
-    if base is None or tolerance < 0 or not _extends(base, cur):
+    numbers where nothing moved beyond ``tolerance`` (counts ``n`` must be equal) and names
+    its subjects by ``cur.subjects`` itself; ``narrow``: the stored numbers may be float32
+    (module docstring); ``memo``: see :func:`_extends`."""
+    if base is None or tolerance < 0 or not _extends(base, cur, memo):
         return cur, None, cur
     k = len(base)
     moved = _moved(base.values, cur.values[:k], tolerance)
@@ -145,7 +159,7 @@ def column_delta(
     stored = cur.take(positions, cur.subjects[k:])
     if narrow:
         stored = _narrow(stored, tolerance)
-    return stored, positions, apply_delta(base, stored, positions)
+    return stored, positions, apply_delta(base, stored, positions, cur.subjects)
 
 
 def _narrow(column: Column, tolerance: float) -> Column:
@@ -162,11 +176,17 @@ def _narrow(column: Column, tolerance: float) -> Column:
     return replace(column, **{f: a.astype(np.float32) for f, a in arrays.items()})
 
 
-def apply_delta(base: Column, stored: Column, positions: NDArray[np.int64]) -> Column:
+def apply_delta(
+    base: Column,
+    stored: Column,
+    positions: NDArray[np.int64],
+    subjects: list[str] | None = None,
+) -> Column:
     """The column a delta describes: ``base`` with the rows at ``positions`` replaced by
     ``stored``'s, and the new subjects (positions ``len(base)``, ``len(base) + 1``, ...,
     last in ``stored``) appended. ``stored.subjects`` ends with the new subjects (earlier
-    deltas also named the moved rows before them)."""
+    deltas also named the moved rows before them); ``subjects``: the resolved column's, when
+    the caller has that list already."""
     k = len(base)
     if positions.size != stored.values.size or np.any(np.diff(positions) <= 0):
         raise ValueError("a delta column's positions must rise, one per stored row.")
@@ -174,14 +194,15 @@ def apply_delta(base: Column, stored: Column, positions: NDArray[np.int64]) -> C
     if new and positions[-1] != k + new - 1:
         raise ValueError("a delta column's new subjects must follow the base's.")
     if positions.size == 0:
-        return base
+        return base if subjects is None else replace(base, subjects=subjects)
     rows = np.arange(k + new)
     rows[positions] = k + np.arange(positions.size)
     if new > len(stored.subjects):
         raise ValueError("a delta column must name its new subjects.")
-    subjects = (
-        base.subjects + stored.subjects[len(stored.subjects) - new :] if new else base.subjects
-    )
+    if subjects is None:
+        subjects = (
+            base.subjects + stored.subjects[len(stored.subjects) - new :] if new else base.subjects
+        )
     return _stack(base, stored).take(rows, subjects)
 
 
