@@ -535,7 +535,7 @@ def _posterior_grid(n, s1, s2, gm, gprec, counts, prior: Prior, keep: list | Non
     left, right = max(lo, mode - 9.0 * scale), min(hi, mode + 9.0 * scale)
     for _ in range(12):
         u = np.linspace(left, right, points)
-        store: list = []
+        store: list | None = None if keep is None else []
         lp = logpost(u, store)
         if _covers(u, lp):
             break
@@ -547,9 +547,9 @@ def _posterior_grid(n, s1, s2, gm, gprec, counts, prior: Prior, keep: list | Non
         kept = np.flatnonzero(lp > lp.max() - 30.0)
         left, right = u[max(kept[0] - 1, 0)], u[min(kept[-1] + 1, u.size - 1)]
         u = np.linspace(left, right, points)
-        store = []
+        store = None if keep is None else []
         lp = logpost(u, store)
-    if keep is not None:
+    if keep is not None and store is not None:
         keep.extend(store)
     return u, lp
 
@@ -590,6 +590,8 @@ def _reused_grid(grid: PhiGrid, keys, n, s1, s2, gm, gprec, counts, prior: Prior
     None when the posterior is not held and resolved on the grid even so."""
     u = grid.u
     if u.size != _GRID_POINTS or grid.logl.shape != (grid.keys.shape[0], u.size):
+        return None
+    if keys.shape[0] > MAX_GRID_PATTERNS:  # too many to hold on the grid: a fresh one
         return None
     at = _match_rows(grid.keys, keys)
     logl = np.empty((keys.shape[0], u.size))
@@ -632,9 +634,10 @@ def _exact(d: _Data, prior: Prior, wide: float, groups: _Groups, grid: PhiGrid |
     if reused is not None:
         u, lp, logl = reused
     else:
-        store: list = []
+        small = rep.size <= MAX_GRID_PATTERNS  # keep log L only for a grid worth keeping
+        store: list | None = [] if small else None
         u, lp = _posterior_grid(*stats, counts, prior, keep=store)
-        logl = np.vstack(store) if rep.size <= MAX_GRID_PATTERNS else None
+        logl = np.vstack(store) if store else None
     kept = None if logl is None or rep.size > MAX_GRID_PATTERNS else PhiGrid(u, keys, logl)
     dens = np.exp(lp - lp.max())
     cdf = _cumtrapz(dens, u)

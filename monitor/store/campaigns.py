@@ -227,7 +227,7 @@ def campaign_counts(session: Session, campaign: CampaignInfo) -> CampaignCounts:
 
 def item_ids(session: Session, campaign_id: int) -> list[str]:
     """The external ids of a campaign's items, in the order they were stored. PostgreSQL sends
-    them as one JSON array (a string per id, no row objects: five times faster at 200,000)."""
+    them as one JSON array (no row objects: two to three times faster at 200,000)."""
     if session.get_bind().dialect.name == "postgresql":
         names = session.scalar(
             select(func.json_agg(aggregate_order_by(Item.external_id, Item.id)).cast(Text)).where(
