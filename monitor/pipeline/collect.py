@@ -78,8 +78,9 @@ class WarmStart:
     it saw (``watermark``, ``n_judgments``) and the states it kept."""
 
     METRICS: ClassVar[tuple[str, ...]] = ("wqs", "uqs", "aqs", "weight", "score")
-    COLUMNS: ClassVar[tuple[str, ...]] = (*METRICS, "uas")
-    """The metrics whose columns a run reads (the CrowdTruth update keeps unit scores)."""
+    COLUMNS: ClassVar[tuple[str, ...]] = (*METRICS, "uas", "model_mean")
+    """The metrics whose columns a run reads (the CrowdTruth update keeps unit scores, the
+    rating model starts from the means)."""
     scores: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
     watermark: int = 0
     n_judgments: int = 0
@@ -127,7 +128,7 @@ class WarmStart:
     ) -> NDArray[np.float64] | None:
         """The scores in the order of ``subjects`` (``default`` for new ones and undefined
         values), or None."""
-        column = self.columns.get((scope, metric)) if metric in self.METRICS else None
+        column = self.columns.get((scope, metric)) if metric in self.COLUMNS else None
         if column is not None:
             out = np.full(len(subjects), default, dtype=np.float64)
             rows = self._rows(column, subjects)

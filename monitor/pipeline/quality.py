@@ -35,8 +35,8 @@ from monitor.store.campaigns import CampaignInfo
 from monitor.store.history import HistoryEntry
 
 Z95 = 1.959963984540054
-STATE = "model_init"
 WORKER_STATE = "model_workers"  # (W, 2): each worker's bias and noise sd (rating model)
+OLD_STATE = "model_init"  # (N,): the item means, kept by runs before the means were read back
 
 
 def gold_values(info: CampaignInfo, arrays: CampaignArrays) -> NDArray[np.float64]:
@@ -220,7 +220,7 @@ def _model_summary(
 
 
 def _warm_array(
-    warm: WarmStart | None, meta: dict[str, Any], rows: int, key: str = STATE
+    warm: WarmStart | None, meta: dict[str, Any], rows: int, key: str
 ) -> NDArray | None:
     """The previous run's model state ``key`` when it was made for the same model (codes of
     items and workers are stable: the rows of the new ones are NaN)."""
@@ -387,7 +387,6 @@ def _ratings(arrays, settings, out, warm, parameters, items, workers, values, go
     out.per_subject("item", "model_expected_spread", arrays.item_ids, res.expected_spread,
                     mask=imask)  # fmt: skip
     out.per_subject("item", "model_spread_p", arrays.item_ids, res.spread_p, mask=imask)
-    out.states[STATE] = State(meta, np.asarray(res.mean, dtype=np.float64))
     out.states[WORKER_STATE] = State(meta, np.column_stack([res.bias, res.noise_sd]))
 
 
@@ -397,7 +396,15 @@ def _global_fit(arrays, settings, warm, meta, items, workers, values, gold, wpri
     from monitor.metrics.reliability import rating_model
 
     N, W = len(arrays.item_ids), len(arrays.worker_ids)
-    start = _warm_array(warm, meta, N)
+    per_worker = _warm_array(warm, meta, W, WORKER_STATE)
+    start = None
+    if per_worker is not None:
+        assert warm is not None
+        # the means as the last run stored them (to within the value tolerance); runs of
+        # earlier versions kept them again as a state
+        start = _warm_array(warm, meta, N, OLD_STATE)
+        if start is None:
+            start = warm.aligned("item", "model_mean", arrays.item_ids, default=np.nan)
     if start is not None:
         s1 = np.bincount(items, weights=values, minlength=N)
         c = np.bincount(items, minlength=N)
@@ -406,7 +413,8 @@ def _global_fit(arrays, settings, warm, meta, items, workers, values, gold, wpri
         new = ~np.isfinite(start)
         start[new] = mean[new]
         start = np.where(np.isfinite(start), start, (scale[0] + scale[1]) / 2)
-    per_worker = _warm_array(warm, meta, W, WORKER_STATE) if start is not None else None
+    else:
+        per_worker = None
     res = rating_model(
         items, workers, values, n_items=N, n_workers=W, scale=scale,
         gold=gold if np.isfinite(gold).any() else None, worker_prior=wprior, init=start,

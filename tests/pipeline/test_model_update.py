@@ -108,11 +108,26 @@ def test_gold_and_many_touched_items_refit_globally(engine: Engine, tmp_path: Pa
     _ingest(engine, tmp_path, _ratings(range(300, 303), seed=4), 1500, "g")
     _ingest(engine, tmp_path, _ratings(range(300, 340), seed=4), 1500, "t")
     recompute(engine, SETTINGS)
-    params, _, _ = _model(engine, "g")
+    params, values, states = _model(engine, "g")
     assert "update" not in params
-    params, _, states = _model(engine, "t")
+    # both refits start from the means the last run stored (its model_mean column)
+    assert "model_init" not in states
+    assert values[("campaign", "g", "model_iterations")].detail["warm_start"]
+    params, values, states = _model(engine, "t")
     assert params["update"].startswith("global: more than 10%")
+    assert values[("campaign", "t", "model_iterations")].detail["warm_start"]
     assert LOCAL_STATE in states  # taken afresh where the global fit ended
+    for name in ("g", "t"):  # and end where a full run does
+        _, inc, _ = _model(engine, name)
+        recompute(engine, SETTINGS, full=True, campaign=name)
+        _, full, _ = _model(engine, name)
+        assert not full[("campaign", name, "model_iterations")].detail["warm_start"]
+        for key, want in full.items():
+            if key[2].startswith("model_") and key[2] != "model_iterations":
+                tol = MODEL_TOL + (SETTINGS.value_tolerance if key[0] == "item" else 0.0)
+                got = inc[key].value
+                assert (got is None) == (want.value is None), key
+                assert got is None or math.isclose(got, want.value, abs_tol=tol), key
 
 
 def test_a_state_that_does_not_describe_the_campaign_is_not_used(
