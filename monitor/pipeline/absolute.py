@@ -4,9 +4,12 @@ and the reliability model."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from monitor.metrics import agreement as ag
 from monitor.metrics import poisson
@@ -58,31 +61,58 @@ def compute(
         "Poisson bootstrap of the items for alpha (nominal, interval, ratio) and Fleiss' kappa, "
         "updated with the items that changed; multinomial resampling otherwise"
     )
-    _agreement(info, arrays, settings, out, warm, items, workers, codes_k, domain, N, W, boot)
-    run_crowdtruth(
-        out,
-        workers=arrays.workers,
-        units=arrays.items,
-        annotations=label_counts(codes, len(domain)),
-        worker_ids=arrays.worker_ids,
-        unit_ids=arrays.item_ids,
-        unit_scope="item",
-        annotation_names=names,
-        closed=True,
-        settings=settings,
-        warm=warm,
-        parameters=parameters,
-        arrays=arrays,
-    )
-    if arrays.kind == "rating" and settings.phi != "off":
-        _phi(info, arrays, settings, out, warm, items, arrays.values[keep], parameters)
+    kind = "label" if arrays.kind == "label" else "rating"
     answers = codes_k if arrays.kind == "label" else arrays.values[keep]
-    quality.compute(info, arrays, settings, out, warm, parameters, items=items, workers=workers,
-                    answers=answers, history=history)  # fmt: skip
+    # A second thread takes measures while this one takes the others (their NumPy and SciPy
+    # passes release the GIL): co-determination, always from equal weights, never warm-started
+    # (the map can have several fixed points, and an incremental run must reach the one a full
+    # run reaches, docs/measures.md); in an incremental run, then the reliability model's
+    # update (small beside the rest; a full run's global fit is its largest in memory, taken
+    # in turn), into a collector and parameters of its own, added after Phi's as in turn.
+    model_out, model_parameters = out.part(), {}
+    run_model = partial(
+        quality.compute, info, arrays, settings, model_out, warm, model_parameters,
+        items=items, workers=workers, answers=answers, history=history,
+    )  # fmt: skip
+    pool = ThreadPoolExecutor(1, thread_name_prefix="monitor-measures")
+    try:
+        co = pool.submit(
+            ag.codetermination, items, workers, codes_k, kind=kind, value_domain=domain,
+            n_workers=W, n_items=N,
+        )  # fmt: skip
+        model = pool.submit(run_model) if warm is not None else None
+        _agreement(info, arrays, settings, out, items, workers, codes_k, domain, N, W, boot,
+                   kind)  # fmt: skip
+        run_crowdtruth(
+            out,
+            workers=arrays.workers,
+            units=arrays.items,
+            annotations=label_counts(codes, len(domain)),
+            worker_ids=arrays.worker_ids,
+            unit_ids=arrays.item_ids,
+            unit_scope="item",
+            annotation_names=names,
+            closed=True,
+            settings=settings,
+            warm=warm,
+            parameters=parameters,
+            arrays=arrays,
+        )
+        if arrays.kind == "rating" and settings.phi != "off":
+            _phi(info, arrays, settings, out, warm, items, arrays.values[keep], parameters)
+        if model is None:
+            run_model()
+        else:
+            model.result()
+        out.add(model_out)
+        parameters.update(model_parameters)
+        _codetermination(out, arrays, workers, co)
+    finally:  # after an error, the part not started yet never starts
+        pool.shutdown(cancel_futures=True)
 
 
 def _agreement(
-    info, arrays, settings, out, warm, items, workers, codes, domain, N, W, boot
+    info, arrays, settings, out, items, workers, codes, domain, N, W, boot, kind
 ) -> None:  # noqa: ANN001, PLR0913
     vc = ag.ValueCounts.from_judgments(items, codes, n_items=N, value_domain=domain)
     pa = ag.percent_agreement(vc)
@@ -170,7 +200,6 @@ def _agreement(
                 None,
                 reason=f"defined for exactly two workers, the campaign has {active.size}",
             )
-    kind = "label" if arrays.kind == "label" else "rating"
     loo = ag.worker_vs_aggregate(
         items, workers, codes, kind=kind, value_domain=domain, n_workers=W, value_counts=vc
     )
@@ -182,23 +211,20 @@ def _agreement(
         n=loo.n_items,
         mask=judged,
     )
-    # Always from equal weights, never warm-started: the map can have several fixed points,
-    # and an incremental run must reach the one a full run reaches (docs/measures.md).
-    co = ag.codetermination(
-        items, workers, codes, kind=kind, value_domain=domain, n_workers=W, n_items=N
-    )
+
+
+def _codetermination(
+    out: Collector, arrays: CampaignArrays, workers: NDArray[np.int64], pending: Future
+) -> None:
+    """The co-determination's iterations and each worker's weight, once it ended."""
+    co = pending.result()
     out.campaign_value(
         "codetermination_iterations",
         co.iterations,
         detail={"converged": bool(co.converged), "max_change": num(co.max_change)},
     )
-    out.per_subject(
-        "worker",
-        "weight",
-        arrays.worker_ids,
-        co.weights,
-        mask=judged,
-    )
+    judged = np.bincount(workers, minlength=len(arrays.worker_ids)) > 0
+    out.per_subject("worker", "weight", arrays.worker_ids, co.weights, mask=judged)
 
 
 PHI_STATE = "phi_grid"

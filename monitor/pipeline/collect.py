@@ -175,6 +175,17 @@ class Collector:
         """The subjects at positions ``idx`` as strings (computed once per mask)."""
         return self._names(subjects, idx)
 
+    def part(self) -> Collector:
+        """An empty collector for a part of the run taken apart (in another thread), sharing
+        the names computed: :meth:`add` it back where its values belong."""
+        return Collector(self.campaign, self.columnar, _names=self._names)
+
+    def add(self, part: Collector) -> None:
+        """The values, columns and states of ``part``, after those collected so far."""
+        self.values.extend(part.values)
+        self.columns.extend(part.columns)
+        self.states.update(part.states)
+
     def campaign_value(
         self,
         metric: str,

@@ -177,3 +177,38 @@ def test_times_are_utc_whatever_the_local_zone(
         time.tzset()
     assert epochs[0] == datetime(2026, 1, 1, tzinfo=UTC).timestamp() == 1767225600.0
     assert stored == moment and stored.utcoffset() == timedelta(0)
+
+
+@pytest.mark.parametrize("part", ["codetermination", "model"])
+def test_an_error_in_the_second_thread_fails_the_run(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, part: str
+) -> None:
+    """Co-determination and, in an incremental run, the reliability model run in a second
+    thread: their errors fail the run as any other (recorded, the last good run kept)."""
+    from monitor.ingest.api import create_campaign, ingest_file
+    from monitor.pipeline import absolute
+    from monitor.store.campaigns import CampaignSpec
+
+    create_campaign(engine, CampaignSpec("r", "rating", None, 1, 5))
+    rows = [(w, i, 1 + (i + w) % 5) for i in range(40) for w in range(4)]
+    text = "".join(f"w{w},i{i},{v},j{k}\n" for k, (w, i, v) in enumerate(rows))
+    (tmp_path / "a.csv").write_text("worker,item,value,judgment_id\n" + text, encoding="utf-8")
+    ingest_file(engine, tmp_path / "a.csv", "r")
+    assert recompute(engine, SETTINGS)[0].status == "ok"
+    (tmp_path / "b.csv").write_text(
+        "worker,item,value,judgment_id\nw0,i99,3,j999\nw1,i99,4,j1000\n", encoding="utf-8"
+    )
+    ingest_file(engine, tmp_path / "b.csv", "r")
+
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise FloatingPointError(f"{part} broke")
+
+    if part == "model":
+        monkeypatch.setattr(absolute.quality, "compute", broken)
+    else:
+        monkeypatch.setattr(absolute.ag, "codetermination", broken)
+    [outcome] = recompute(engine, SETTINGS)
+    assert outcome.status == "failed" and f"{part} broke" in outcome.message
+    assert _runs(engine)[-1] == ("r", "failed", f"FloatingPointError: {part} broke")
+    with transaction(engine) as s:
+        assert run_module.latest_run(s, get_campaign(s, "r").id).n_judgments == len(rows)
