@@ -122,8 +122,13 @@ def _now():  # noqa: ANN202
 
 
 # glibc's mallopt parameters (malloc.h) and the values keep_freed_memory sets.
-_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
-_KEEP = ((_M_MMAP_THRESHOLD, 256 << 20), (_M_TRIM_THRESHOLD, 1 << 30), (_M_TOP_PAD, 64 << 20))
+_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -2, -3, -8
+_KEEP = (
+    (_M_MMAP_THRESHOLD, 256 << 20),
+    (_M_TRIM_THRESHOLD, 1 << 30),
+    (_M_TOP_PAD, 64 << 20),
+    (_M_ARENA_MAX, 1),
+)
 
 
 def keep_freed_memory() -> bool:
@@ -132,7 +137,9 @@ def keep_freed_memory() -> bool:
     when freed, so every run touches its temporaries (tens of megabytes) page by page again:
     at 1M judgments about 15,000 page faults, 0.1 s of a 1.5 s incremental run
     (``bench/recompute.py``). Arrays below 256 MB then come from the heap, and up to 1 GB of
-    free heap is kept. False where the C library has no ``mallopt`` (not glibc)."""
+    free heap is kept; one heap for every thread (a run takes some measures in a second
+    thread, whose own arena would map its arrays afresh). False where the C library has no
+    ``mallopt`` (not glibc)."""
     import ctypes
 
     try:
