@@ -3,8 +3,8 @@ and the reliability model."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
@@ -63,24 +63,29 @@ def compute(
     )
     kind = "label" if arrays.kind == "label" else "rating"
     answers = codes_k if arrays.kind == "label" else arrays.values[keep]
-    # A second thread takes measures while this one takes the others (their NumPy and SciPy
-    # passes release the GIL): co-determination, always from equal weights, never warm-started
-    # (the map can have several fixed points, and an incremental run must reach the one a full
-    # run reaches, docs/measures.md); in an incremental run, then the reliability model's
-    # update (small beside the rest; a full run's global fit is its largest in memory, taken
-    # in turn), into a collector and parameters of its own, added after Phi's as in turn.
+    # In an incremental run a second thread takes co-determination and the reliability model's
+    # update while this one takes the other measures (their NumPy and SciPy passes release the
+    # GIL); a full run takes them in turn, its peak memory that of its largest measure.
+    # Co-determination always starts from equal weights, never warm-started: the map can have
+    # several fixed points, and an incremental run must reach the one a full run reaches
+    # (docs/measures.md). The model fills a collector and parameters of its own, added after
+    # Phi's as in turn.
     model_out, model_parameters = out.part(), {}
     run_model = partial(
         quality.compute, info, arrays, settings, model_out, warm, model_parameters,
         items=items, workers=workers, answers=answers, history=history,
     )  # fmt: skip
+    run_codetermination = partial(
+        ag.codetermination, items, workers, codes_k, kind=kind, value_domain=domain,
+        n_workers=W, n_items=N,
+    )  # fmt: skip
     pool = ThreadPoolExecutor(1, thread_name_prefix="monitor-measures")
+
+    def later(fn: Callable[[], Any]) -> Callable[[], Any]:
+        return pool.submit(fn).result if warm is not None else fn
+
     try:
-        co = pool.submit(
-            ag.codetermination, items, workers, codes_k, kind=kind, value_domain=domain,
-            n_workers=W, n_items=N,
-        )  # fmt: skip
-        model = pool.submit(run_model) if warm is not None else None
+        codetermination, model = later(run_codetermination), later(run_model)
         _agreement(info, arrays, settings, out, items, workers, codes_k, domain, N, W, boot,
                    kind)  # fmt: skip
         run_crowdtruth(
@@ -100,13 +105,10 @@ def compute(
         )
         if arrays.kind == "rating" and settings.phi != "off":
             _phi(info, arrays, settings, out, warm, items, arrays.values[keep], parameters)
-        if model is None:
-            run_model()
-        else:
-            model.result()
+        model()
         out.add(model_out)
         parameters.update(model_parameters)
-        _codetermination(out, arrays, workers, co)
+        _codetermination(out, arrays, workers, codetermination())
     finally:  # after an error, the part not started yet never starts
         pool.shutdown(cancel_futures=True)
 
@@ -214,10 +216,9 @@ def _agreement(
 
 
 def _codetermination(
-    out: Collector, arrays: CampaignArrays, workers: NDArray[np.int64], pending: Future
+    out: Collector, arrays: CampaignArrays, workers: NDArray[np.int64], co: ag.Codetermination
 ) -> None:
-    """The co-determination's iterations and each worker's weight, once it ended."""
-    co = pending.result()
+    """The co-determination's iterations and each worker's weight."""
     out.campaign_value(
         "codetermination_iterations",
         co.iterations,
