@@ -112,6 +112,8 @@ def test_ingest_holds_the_campaign_lock_until_commit(
                         text(
                             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
                             " AND granted AND classid::bigint = :k1 AND objid::bigint = :k2"
+                            " AND database = (SELECT oid FROM pg_database"
+                            " WHERE datname = current_database())"  # not another database's
                         ),
                         {"k1": INGEST_LOCK_CLASS, "k2": self.campaign.id},
                     )
