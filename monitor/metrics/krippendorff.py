@@ -416,6 +416,23 @@ def alpha_from_totals(
     )
 
 
+def _expected(
+    vc: ValueCounts,
+    level: Level,
+    pairable: NDArray[np.bool_],
+    n: float,
+    n_v: NDArray[np.float64],
+    n_distinct: int,
+) -> float:
+    """The expected disagreement's total over the pairable values: interval from the items'
+    moments alone, the other levels from the pooled marginals ``n_v``."""
+    if level == "interval":
+        t1 = vc.s1[pairable].sum()
+        t2 = vc.s2[pairable].sum()
+        return float(2.0 * n * (t2 - t1 * t1 / n))
+    return float(expected_total(n_v, vc.value_domain, level)) if n_distinct > 1 else 0.0
+
+
 def krippendorff_alpha(vc: ValueCounts, level: Level = "nominal") -> AlphaResult:
     """Krippendorff's alpha (nominal, ordinal, interval or ratio) from value counts.
 
@@ -438,17 +455,10 @@ def krippendorff_alpha(vc: ValueCounts, level: Level = "nominal") -> AlphaResult
         return alpha_from_totals(level, 0.0, 0.0, n, 0, 0)
     n_v = pairable_marginals(vc)
     n_distinct = int(np.count_nonzero(n_v))
-    if level == "interval":
-        t1 = vc.s1[pairable].sum()
-        t2 = vc.s2[pairable].sum()
-        expected = 2.0 * n * (t2 - t1 * t1 / n)
-    else:
-        expected = float(expected_total(n_v, vc.value_domain, level)) if n_distinct > 1 else 0.0
+    expected = _expected(vc, level, pairable, n, n_v, n_distinct)
     ranks = mid_ranks(n_v) if level == "ordinal" else None
     observed = item_observed(vc, level, ranks).sum()
-    return alpha_from_totals(
-        level, float(observed), float(expected), n, n_items_pairable, n_distinct
-    )
+    return alpha_from_totals(level, float(observed), expected, n, n_items_pairable, n_distinct)
 
 
 def krippendorff_alphas(vc: ValueCounts, levels: Sequence[Level]) -> dict[Level, AlphaResult]:
@@ -480,13 +490,7 @@ def krippendorff_alphas(vc: ValueCounts, levels: Sequence[Level]) -> dict[Level,
         else:
             x = mid_ranks(n_v) if level == "ordinal" else dom
             delta = (x[:, None] - x[None, :]) ** 2
-        if level == "interval":
-            t1, t2 = vc.s1[pairable].sum(), vc.s2[pairable].sum()
-            expected = 2.0 * n * (t2 - t1 * t1 / n)
-        else:
-            expected = float(expected_total(n_v, dom, level)) if n_distinct > 1 else 0.0
+        expected = _expected(vc, level, pairable, n, n_v, n_distinct)
         observed = float((o * delta).sum())
-        out[level] = alpha_from_totals(
-            level, observed, float(expected), n, n_items_pairable, n_distinct
-        )
+        out[level] = alpha_from_totals(level, observed, expected, n, n_items_pairable, n_distinct)
     return out
