@@ -638,7 +638,7 @@ def _exact(d: _Data, prior: Prior, wide: float, groups: _Groups, grid: PhiGrid |
         store: list | None = [] if small else None
         u, lp = _posterior_grid(*stats, counts, prior, keep=store)
         logl = np.vstack(store) if store else None
-    kept = None if logl is None or rep.size > MAX_GRID_PATTERNS else PhiGrid(u, keys, logl)
+    kept = None if logl is None else PhiGrid(u, keys, logl)  # None: too many patterns
     dens = np.exp(lp - lp.max())
     cdf = _cumtrapz(dens, u)
     wts = np.gradient(cdf)  # trapezoid weights of the normalised density
