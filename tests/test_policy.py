@@ -5,7 +5,9 @@ from __future__ import annotations
 from sqlalchemy import Engine, select
 
 from monitor.cli import main
-from monitor.policy import apply_policy, decide
+from monitor.pipeline.decisions import apply_policy
+from monitor.rules import PolicyOptions
+from monitor.rules.policy import decide
 from monitor.settings import Settings
 from monitor.store.engine import transaction
 from monitor.store.models import Worker, WorkerDecision
@@ -30,7 +32,7 @@ def _apply(engine: Engine, c, settings: Settings, flags=(FLAG,)):  # noqa: ANN00
     with transaction(engine) as s:
         run = latest_run(s, c.id)
         assert run is not None
-        return apply_policy(s, c, run.id, list(flags), settings)
+        return apply_policy(s, c.id, run.id, list(flags), PolicyOptions.of(settings))
 
 
 def test_decide_is_pure_and_ignores_non_worker_flags() -> None:

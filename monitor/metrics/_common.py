@@ -25,6 +25,18 @@ class Interval:
     level: float = 0.95
 
 
+def accuracy_floor(chance: float, margin: float) -> float:
+    """The accuracy a worker must be able to exceed to be told from a random or constant
+    answerer: ``chance + margin x (1 - chance)`` (the flags' floor of every model)."""
+    return chance + margin * (1.0 - chance)
+
+
+def noise_sd_floor(chance_sd: float, margin: float) -> float:
+    """The noise sd a rater must be able to stay under to be told from a random or constant
+    answerer: ``(1 - margin) x chance_sd``."""
+    return (1.0 - margin) * chance_sd
+
+
 def encode(labels: ArrayLike) -> tuple[NDArray[np.int64], NDArray]:
     """Map arbitrary labels to codes 0..k-1.
 

@@ -66,7 +66,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics._common import check_same_length
+from monitor.metrics._common import accuracy_floor, check_same_length
 from monitor.metrics.gold import wilson_interval
 
 EPS = 1e-10
@@ -326,9 +326,9 @@ def dawid_skene(
         n=n_w,
         one_coin=one_coin,
         chance=chance,
-        floor=chance + floor_margin * (1.0 - chance),
+        floor=accuracy_floor(chance, floor_margin),
         worker_chance=w_chance,
-        worker_floor=w_chance + floor_margin * (1.0 - w_chance),
+        worker_floor=accuracy_floor(w_chance, floor_margin),
         iterations=iterations,
         converged=converged,
         log_likelihood=log_lik,

@@ -40,7 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics._common import check_same_length
+from monitor.metrics._common import accuracy_floor, check_same_length
 from monitor.metrics.gold import wilson_interval
 
 EPS = 1e-10
@@ -165,7 +165,7 @@ def multilabel_model(
         specificity=spec,
         prior=prior,
         chance=chance,
-        floor=chance + floor_margin * (1.0 - chance),
+        floor=accuracy_floor(chance, floor_margin),
         iterations=iterations,
         converged=converged,
     )

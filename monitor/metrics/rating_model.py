@@ -84,7 +84,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from monitor.metrics._common import check_same_length, squarem_jump
+from monitor.metrics._common import check_same_length, noise_sd_floor, squarem_jump
 
 
 @dataclass(frozen=True, eq=False)
@@ -472,9 +472,9 @@ def _outputs(
         high=np.where(n_w > 0, high, np.nan),
         n=n_w,
         chance_sd=chance_sd,
-        floor_sd=(1.0 - floor_margin) * chance_sd,
+        floor_sd=noise_sd_floor(chance_sd, floor_margin),
         worker_chance_sd=np.where(n_w > 0, wchance, np.nan),
-        worker_floor_sd=np.where(n_w > 0, (1.0 - floor_margin) * wchance, np.nan),
+        worker_floor_sd=np.where(n_w > 0, noise_sd_floor(wchance, floor_margin), np.nan),
         item_spread=item_spread,
         expected_spread=expected,
         spread_p=spread_p,

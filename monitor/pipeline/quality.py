@@ -7,7 +7,7 @@ Per kind: labels get Dawid & Skene (1979), ratings the distance-aware bias + noi
 transitivity and position bias (:mod:`monitor.pipeline.pairwise`).
 
 The names of the stored values are in ``docs/store-values.md``; the flags built on them in
-:mod:`monitor.flags`.
+:mod:`monitor.rules`.
 """
 
 from __future__ import annotations

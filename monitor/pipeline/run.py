@@ -20,11 +20,11 @@ from sqlalchemy.orm import Session
 
 from monitor import __version__
 from monitor.errors import Busy
-from monitor.flags import evaluate
 from monitor.pipeline.collect import WarmStart
 from monitor.pipeline.compute import compute_values
-from monitor.policy import apply_policy
+from monitor.pipeline.decisions import apply_policy
 from monitor.results import Column, FlagRecord, State, Value
+from monitor.rules import PolicyOptions, Thresholds, evaluate
 from monitor.settings import Settings
 from monitor.store.array_cache import ArrayCache
 from monitor.store.campaigns import CampaignInfo, campaign_counts, get_campaign, list_campaigns
@@ -291,7 +291,7 @@ def _compute_and_save(
     values, columns, states, parameters = compute_values(
         info, arrays, settings, warm=warm, history=history
     )
-    flags = evaluate(values, settings, kind=info.kind, strict=info.strict, columns=columns)
+    flags = evaluate(values, Thresholds.of(settings), kind=info.kind, columns=columns)
     for f in flags:
         if f.rule == "model_not_converged":
             log.warning("%s: %s", info.name, f.evidence.get("message"))
@@ -325,7 +325,7 @@ def _compute_and_save(
                 cleared=cleared,
                 positions=positions,
             )
-            apply_policy(s, info, run.id, flags, settings)
+            apply_policy(s, info.id, run.id, flags, PolicyOptions.of(settings))
             prune_item_values(s, info.id, settings.keep_item_runs)
     except BaseException:
         if writing is not None:

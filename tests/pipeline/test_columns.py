@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import Engine
 
-from monitor.flags import evaluate
+from monitor.rules import Thresholds, evaluate
 from monitor.pipeline.compute import compute_values
 from monitor.results import Column, Value
 from monitor.settings import Settings
@@ -42,7 +42,7 @@ def test_columns_expand_to_the_single_values(engine: Engine, name: str) -> None:
     assert sorted(expanded, key=_key) == sorted(single, key=_key)
     assert any(v.detail and "answers" in v.detail for v in expanded)
     # Loose levels, so that the item rules fire on these small cases and are compared.
-    loose = SETTINGS.replace(ambiguous_p=0.9, ambiguous_posterior=0.9999)
+    loose = Thresholds.of(SETTINGS.replace(ambiguous_p=0.9, ambiguous_posterior=0.9999))
     assert evaluate(values, loose, kind=info.kind, columns=columns) == evaluate(
         single, loose, kind=info.kind
     )

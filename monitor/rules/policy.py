@@ -1,14 +1,16 @@
-"""The automatic policy: worker flags of a run turned into decisions (``settings.policy``).
+"""The automatic policy: a run's worker flags turned into decisions (pure; the pipeline
+records them).
 
 - ``suggest``: a recommendation is written to the audit trail; status and weight stay.
 - ``block``: the flagged worker is blocked.
-- ``down_weight``: the flagged worker's weight becomes ``settings.down_weight``.
+- ``down_weight``: the flagged worker's weight becomes ``down_weight``.
 
 Rules that keep the trail honest: a manual decision (block, down-weight or clear by a person) is
 never overridden by the policy; the policy never loosens a state (a blocked worker is not
 down-weighted); a worker already in the state the policy would give gets no duplicate decision,
 and the same suggestion is not repeated run after run. The policy never clears a worker whose
-flags went away: that is a person's call (``monitor clear``).
+flags went away: that is a person's call (``monitor clear``). It acts on the worker rules the
+catalog marks (``monitor.catalog.POLICY_RULES``).
 """
 
 from __future__ import annotations
@@ -18,30 +20,32 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sqlalchemy.orm import Session
+from monitor.catalog import POLICY_RULES
+from monitor.results import FlagRecord
 
-from monitor.settings import Settings
-from monitor.store.runs import FlagRecord
-from monitor.store.workers import (
-    DecisionRecord,
-    WorkerState,
-    append_decision,
-    decisions,
-    worker_states,
-)
-
-WORKER_RULES = (
-    "low_quality",
-    "gold_accuracy",
-    "low_agreement",
-    "intransitive",
-    "position_bias",
-    "speeder",
-)
+POLICIES = ("suggest", "block", "down_weight")
 
 
-class HasId(Protocol):
-    id: int
+class WorkerStatus(Protocol):
+    """A worker's state in force (``monitor.store.workers.WorkerState``)."""
+
+    @property
+    def status(self) -> str: ...
+    @property
+    def weight(self) -> float: ...
+
+
+class PastDecision(Protocol):
+    """A decision of the audit trail (``monitor.store.workers.DecisionRecord``)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def action(self) -> str: ...
+    @property
+    def automatic(self) -> bool: ...
+    @property
+    def evidence(self) -> dict[str, Any] | None: ...
 
 
 @dataclass(frozen=True)
@@ -67,8 +71,8 @@ def _describe(f: FlagRecord) -> str:
 
 def decide(
     flags: Iterable[FlagRecord],
-    states: Mapping[str, WorkerState],
-    history: Mapping[str, Sequence[DecisionRecord]],
+    states: Mapping[str, WorkerStatus],
+    history: Mapping[str, Sequence[PastDecision]],
     *,
     policy: str,
     down_weight: float,
@@ -78,11 +82,11 @@ def decide(
 
     ``history`` maps a worker to its decisions, newest first.
     """
-    if policy not in ("suggest", "block", "down_weight"):
+    if policy not in POLICIES:
         raise ValueError(f"Unknown policy {policy!r}: expected suggest, block or down_weight.")
     by_worker: dict[str, list[FlagRecord]] = defaultdict(list)
     for f in flags:
-        if f.scope == "worker" and f.rule in WORKER_RULES:
+        if f.scope == "worker" and f.rule in POLICY_RULES:
             by_worker[f.subject].append(f)
     out: list[Decision] = []
     for worker in sorted(by_worker):
@@ -127,44 +131,3 @@ def decide(
         }
         out.append(Decision(worker, action, weight, reason, rules, evidence))
     return out
-
-
-def apply_policy(
-    session: Session,
-    campaign_info: HasId,
-    run_id: int | None,
-    flags: Iterable[FlagRecord],
-    settings: Settings,
-) -> list[Decision]:
-    """Decide and record: each decision is appended to the audit trail and put in force.
-
-    Called by the pipeline at the end of a run, inside the run's transaction.
-    """
-    history: dict[str, list[DecisionRecord]] = defaultdict(list)
-    for d in decisions(session, campaign_info.id):
-        history[d.worker].append(d)
-    taken = decide(
-        flags,
-        worker_states(session, campaign_info.id),
-        history,
-        policy=settings.policy,
-        down_weight=settings.down_weight,
-        run_id=run_id,
-    )
-    for d in taken:
-        append_decision(
-            session,
-            campaign_info.id,
-            d.worker,
-            d.action,  # type: ignore[arg-type]
-            reason=d.reason,
-            actor=f"policy:{settings.policy}",
-            automatic=True,
-            weight=d.weight,
-            run_id=run_id,
-            evidence=d.evidence,
-        )
-    return taken
-
-
-__all__ = ["WORKER_RULES", "Decision", "apply_policy", "decide"]

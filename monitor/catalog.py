@@ -1,0 +1,477 @@
+"""Every measure a run stores and every rule that flags, declared once.
+
+A :class:`Measure` names one number of a run in one scope (``worker``, ``item``, ``pair``,
+``campaign``, ``annotation``): which kinds of campaign have it, its title and meaning for the
+report, what its value, interval, count and detail hold (``docs/store-values.md`` is generated
+from these), whether an incremental run gives it only to within a tolerance (``approximate``),
+whether the next run starts from it (``warm``), whether the report draws its trend, whether it
+is a worker's history on the platform, and under which key the JSON document shows it.
+
+A :class:`Rule` names one flag: its scope, the kinds it applies to, its title for the report,
+the measures it reads and the thresholds (settings) it reads, and whether the automatic policy
+acts on it.
+
+Every list the code used to keep in step by hand (what a warm start reads, which item columns
+may be stored approximately, which flags the policy acts on, which campaign flags are warnings,
+the report's titles and meanings, the trends, the history) is derived here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Kind(StrEnum):
+    """The kind of judgment a campaign collects (CONTRACT.md section 1)."""
+
+    RATING = "rating"
+    LABEL = "label"
+    MULTILABEL = "multilabel"
+    PAIRWISE = "pairwise"
+
+
+class Scope(StrEnum):
+    """What a value or a flag is about."""
+
+    CAMPAIGN = "campaign"
+    WORKER = "worker"
+    ITEM = "item"
+    PAIR = "pair"
+    ANNOTATION = "annotation"
+
+
+ALL = frozenset(Kind)
+ABSOLUTE = frozenset({Kind.RATING, Kind.LABEL, Kind.MULTILABEL})
+"""The kinds whose units are items (not pairs)."""
+SCALAR = frozenset({Kind.RATING, Kind.LABEL})
+"""The kinds with one answer per judgment."""
+MODELLED = ABSOLUTE
+"""The kinds with a reliability model."""
+RATING = frozenset({Kind.RATING})
+LABEL = frozenset({Kind.LABEL})
+PAIRWISE = frozenset({Kind.PAIRWISE})
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One stored number of a run (``docs/store-values.md``)."""
+
+    name: str
+    scope: Scope
+    kinds: frozenset[Kind]
+    value: str
+    """What the value is (``None`` = undefined, with ``detail.reason``)."""
+    interval: str = ""
+    """What ``low``/``high`` hold, where they exist."""
+    n: str = ""
+    """What ``n`` counts."""
+    detail: str = ""
+    """The keys of ``detail``."""
+    title: str = ""
+    """Its name for a reader (the report's tables)."""
+    meaning: str = ""
+    """One sentence for a reader: what it says (the report's "what it means")."""
+    approximate: bool = False
+    """An iteration, a quadrature or a local update gives it to within a tolerance anyway: an
+    incremental run may store it as float32 changes (``monitor.store.column_deltas``)."""
+    warm: bool = False
+    """The next run starts its iteration from this run's value."""
+    trend: bool = False
+    """The report draws it over runs."""
+    history: bool = False
+    """A worker's value in the platform's other campaigns is read as their history."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One flag a run can raise (``monitor.rules``)."""
+
+    name: str
+    scope: Scope
+    kinds: frozenset[Kind]
+    title: str
+    """What it says of the subject, in a few words (the report's flag titles)."""
+    reads: tuple[str, ...]
+    """The measures (of its scope, or of the campaign) it reads."""
+    thresholds: tuple[str, ...]
+    """The settings it reads (``monitor.rules.Thresholds``)."""
+    acts: bool = False
+    """The automatic policy acts on it (worker rules only)."""
+
+
+_C, _W, _I, _P, _A = Scope.CAMPAIGN, Scope.WORKER, Scope.ITEM, Scope.PAIR, Scope.ANNOTATION
+
+MEASURES: tuple[Measure, ...] = (
+    # --- campaign ------------------------------------------------------------------------
+    Measure("n_workers", _C, ALL, "workers with at least one judgment"),
+    Measure("n_items", _C, ALL, "items with at least one judgment"),
+    Measure("n_judgments", _C, ALL, "judgments counted"),
+    Measure(
+        "percent_agreement", _C, ALL, "mean over items (pairs) with >= 2 judgments",
+        n="items", detail="`pooled`, `n_pairs`; `unit` (pairwise)",
+        title="Percent agreement",
+        meaning="Share of agreeing pairs of judgments per item, averaged; not corrected for "
+        "chance.",
+        trend=True,
+    ),
+    Measure(
+        "krippendorff_alpha", _C, ALL, "at the campaign's level (nominal on pair outcomes)",
+        interval="bootstrap 95%", n="pairable values", detail="`level`, `D_o`, `D_e`",
+        title="Krippendorff's alpha",
+        meaning="Agreement beyond chance at the campaign's level: 1 perfect, 0 chance; "
+        ">= 0.8 reliable, >= 0.667 tentative.",
+        trend=True,
+    ),
+    Measure(
+        "krippendorff_alpha_nominal", _C, frozenset({Kind.RATING, Kind.LABEL, Kind.PAIRWISE}),
+        "alpha at the nominal level", n="pairable values", detail="`level`, `D_o`, `D_e`",
+    ),
+    Measure(
+        "krippendorff_alpha_ordinal", _C, SCALAR,
+        "alpha at the ordinal level (ratings; ordinal labels)", n="pairable values",
+        detail="`level`, `D_o`, `D_e`",
+    ),
+    Measure(
+        "krippendorff_alpha_interval", _C, RATING, "alpha at the interval level",
+        n="pairable values", detail="`level`, `D_o`, `D_e`",
+    ),
+    Measure(
+        "krippendorff_alpha_ratio", _C, RATING,
+        "alpha at the ratio level (scales from 0 with few values)", n="pairable values",
+        detail="`level`, `D_o`, `D_e`",
+    ),
+    Measure(
+        "fleiss_kappa", _C, ALL, "Fleiss' kappa (the same number of raters per item)",
+        interval="bootstrap 95%", n="items", detail="`P_bar`, `P_e`, `raters_per_item` or "
+        "`reason`",
+        title="Fleiss' kappa",
+        meaning="Chance-corrected agreement of many raters on categories (same number per "
+        "item).",
+        trend=True,
+    ),
+    Measure(
+        "cohen_kappa", _C, ALL, "two-worker campaigns", interval="bootstrap 95%", n="items",
+        detail="`p_o`, `p_e` or `reason`",
+        title="Cohen's kappa",
+        meaning="Chance-corrected agreement of the two workers, each with their own answer "
+        "shares.",
+    ),
+    Measure(
+        "cohen_kappa_linear", _C, SCALAR, "two-worker campaigns, linear weights", n="items",
+        detail="`p_o`, `p_e`",
+    ),
+    Measure(
+        "cohen_kappa_quadratic", _C, SCALAR, "two-worker campaigns, quadratic weights",
+        n="items", detail="`p_o`, `p_e`",
+    ),
+    Measure(
+        "scott_pi", _C, ALL, "two-worker campaigns", interval="bootstrap 95%", n="items",
+        detail="`p_o`, `p_e` or `reason`",
+        title="Scott's pi",
+        meaning="Like Cohen's kappa, with the two workers' answer shares pooled.",
+    ),
+    Measure(
+        "phi", _C, RATING, "posterior mean (MAP with `phi = map`)", interval="95% HPD",
+        n="items", detail="`map`, `median`, `method`, `reading`, `rhat`, `ess`, "
+        "`divergences`, `prior`, `mapping`",
+        title="Phi (Checco et al.)",
+        meaning="Bayesian agreement of ratings under a Beta model: 1 perfect, 0 as random, "
+        "< 0 systematic disagreement.",
+        trend=True,
+    ),
+    Measure(
+        "crowdtruth_iterations", _C, ALL,
+        "iterations (of the items with new judgments, in a local update)",
+        detail="`converged`, `warm_start`; a local update adds `local_units` (the items it "
+        "updated) and `drift` (the workers' WQS moves summed since the last run over every "
+        "item)",
+        title="CrowdTruth",
+    ),
+    Measure(
+        "codetermination_iterations", _C, SCALAR, "co-determination rounds",
+        detail="`converged`, `max_change` (of the last round)",
+        title="Co-determination of truths and worker weights",
+    ),
+    Measure(
+        "transitivity_kappa", _C, PAIRWISE, "pooled over annotators", n="triplets",
+        detail="`p_e`, `p_a`",
+        title="Transitivity kappa",
+        meaning="Self-consistency of the annotators' preferences: 1 no cycles, 0 as random "
+        "answers.",
+    ),
+    Measure(
+        "score_model", _C, PAIRWISE, "the Davidson model's tie parameter", n="comparisons",
+        detail="`tie_parameter`, `converged`, `iterations`",
+    ),
+    Measure(
+        "model_iterations", _C, MODELLED, "EM iterations of the reliability model",
+        detail="`model` (`dawid_skene`, `rating_model`, `multilabel_model`), `converged`, "
+        "`warm_start`, `log_likelihood`",
+    ),
+    Measure(
+        "model_chance", _C, MODELLED,
+        "what a random or constant answerer reaches: accuracy (labels: max class prior; "
+        "multi-label: 0.5) or noise sd (ratings)",
+        detail="`measure` (`accuracy` or `noise_sd`), `classes`, `floor`",
+    ),
+    Measure(
+        "model_scale_width", _C, RATING, "max - min of the rating scale (for the `biased` rule)"
+    ),
+    Measure(
+        "gold_chance", _C, SCALAR,
+        "what a constant answerer reaches on the gold items: max(1/K, top gold share) or the "
+        "credit of always answering the gold median",
+        n="gold items judged", detail="`level`, `gold_judgments`",
+    ),
+    # --- worker --------------------------------------------------------------------------
+    Measure("n_judgments", _W, ALL, "judgments", history=True),
+    Measure("wqs", _W, ALL, "CrowdTruth 2.0 worker quality", n="units", warm=True),
+    Measure("wwa", _W, ALL, "CrowdTruth 2.0 worker-worker agreement", n="units"),
+    Measure("wua", _W, ALL, "CrowdTruth 2.0 worker-unit agreement", n="units"),
+    Measure(
+        "agreement_loo", _W, ALL, "agreement with the others' aggregate (leave one out)",
+        n="items",
+    ),
+    Measure("weight", _W, SCALAR, "co-determination weight"),
+    Measure(
+        "transitivity_kappa", _W, PAIRWISE, "intraobserver kappa", n="triplets",
+        detail="`p_a`, `p_e`, `triplets`, `transitive`, `pairs`, `kappa_weak`, "
+        "`kappa_strict`, `has_ties`, `repeated_pairs`, `retest`, `implied_pairs`, `n_cycles`, "
+        "`cycles` (first 50), `reason`",
+    ),
+    Measure("tie_rate", _W, PAIRWISE, "share of ties", n="judgments"),
+    Measure(
+        "position_bias", _W, PAIRWISE, "share of \"left\" among strict answers",
+        n="strict answers", detail="`p_value`, `n_left`",
+    ),
+    Measure(
+        "mean_duration_s", _W, ALL, "mean seconds per judgment",
+        n="judgments with a duration",
+    ),
+    Measure(
+        "model_accuracy", _W, MODELLED,
+        "expected accuracy under the reliability model (multi-label: mean balanced accuracy "
+        "over options)",
+        interval="95%", n="judgments", history=True,
+    ),
+    Measure(
+        "model_noise_sd", _W, RATING, "the rater's noise sd s_j", interval="chi-square 95%",
+        n="judgments", history=True,
+    ),
+    Measure(
+        "model_bias", _W, RATING, "the rater's bias b_j (mean 0 over raters)",
+        interval="+- 1.96 s_j / sqrt(n + 1)", n="judgments",
+    ),
+    Measure(
+        "model_chance_sd", _W, RATING,
+        "noise sd of the same answers shuffled across items",
+    ),
+    Measure("model_floor_sd", _W, RATING, "(1 - quality_margin) x `model_chance_sd`"),
+    Measure("model_weight", _W, MODELLED, "weight in [0, 1] above chance (docs/exports.md)"),
+    Measure(
+        "model_worker_chance", _W, LABEL,
+        "labels: the accuracy of the worker's answers shuffled across items (their own "
+        "chance)",
+    ),
+    Measure(
+        "gold_accuracy", _W, SCALAR,
+        "share correct on gold (nominal) or mean distance credit 1 - |x - g| / width",
+        interval="Wilson 95%", n="gold judgments", history=True,
+    ),
+    Measure("gold_mae", _W, RATING, "ratings: mean absolute error on gold", n="gold judgments"),
+    # --- item ----------------------------------------------------------------------------
+    Measure(
+        "n_judgments", _I, ALL, "judgments", detail="`answers` {value: count}",
+    ),
+    Measure(
+        "uqs", _I, ABSOLUTE, "CrowdTruth unit quality", approximate=True, warm=True,
+    ),
+    Measure(
+        "uas", _I, ABSOLUTE, "NULL", detail="{annotation: score} in `scores`",
+        approximate=True, warm=True,
+    ),
+    Measure("percent_agreement", _I, SCALAR, "per-item agreement"),
+    Measure(
+        "phi_mu", _I, RATING, "posterior mean of the item on the rating scale",
+        interval="95% interval", approximate=True,
+    ),
+    Measure(
+        "score", _I, PAIRWISE, "Bradley-Terry (Davidson) log-strength",
+        interval="+- 1.96 SE", n="comparisons", detail="`se`", warm=True,
+    ),
+    Measure(
+        "model_label", _I, frozenset({Kind.LABEL, Kind.MULTILABEL}),
+        "labels: posterior of the posterior label; multi-label: the smallest max(p, 1 - p) "
+        "over options",
+        n="judgments", detail="`posterior` {category or option: probability}",
+        approximate=True,
+    ),
+    Measure(
+        "majority_disputed", _I, LABEL,
+        "1 where the plain vote is tied at the top or picks another label than the model, "
+        "else 0",
+        n="judgments",
+    ),
+    Measure(
+        "model_mean", _I, RATING, "posterior mean", interval="+- 1.96 sd", n="judgments",
+        approximate=True, warm=True,
+    ),
+    Measure("model_sd", _I, RATING, "its posterior sd", approximate=True),
+    Measure(
+        "model_spread", _I, RATING, "sd of the bias-corrected judgments", n="judgments",
+        approximate=True,
+    ),
+    Measure(
+        "model_expected_spread", _I, RATING, "the spread the judges' noise explains",
+        approximate=True,
+    ),
+    Measure(
+        "model_spread_p", _I, RATING, "chi-square p of the spread against the noise",
+        approximate=True,
+    ),
+    # --- pair ----------------------------------------------------------------------------
+    Measure(
+        "n_judgments", _P, PAIRWISE, "judgments of the pair (latest per annotator)",
+        detail="`answers` {outcome: count}, `left`, `right`",
+    ),
+    Measure("uqs", _P, PAIRWISE, "CrowdTruth unit quality of the pair", warm=True),
+    Measure("uas", _P, PAIRWISE, "NULL", detail="{outcome: score} in `scores`"),
+    # --- annotation ----------------------------------------------------------------------
+    Measure(
+        "aqs", _A, ALL, "CrowdTruth annotation quality (closed tasks)", warm=True,
+    ),
+)
+
+_MODEL_THRESHOLDS = ("min_judgments", "quality_margin", "skewed_prior")
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "low_quality", _W, ALL,
+        "No better than a random or constant answerer (reliability model)",
+        reads=("model_accuracy", "model_noise_sd", "model_floor_sd", "model_worker_chance",
+               "model_chance", "model_iterations", "wqs", "n_judgments"),
+        thresholds=(*_MODEL_THRESHOLDS, "low_wqs_ratio"),
+        acts=True,
+    ),
+    Rule(
+        "gold_accuracy", _W, SCALAR, "Answers the gold questions no better than chance",
+        reads=("gold_accuracy", "gold_chance"),
+        thresholds=("gold_floor", "quality_margin", "min_gold_judgments"),
+        acts=True,
+    ),
+    Rule(
+        "biased", _W, RATING, "Reads the rating scale shifted from the other raters",
+        reads=("model_bias", "model_scale_width", "model_iterations"),
+        thresholds=("max_bias", "min_judgments"),
+    ),
+    Rule(
+        "low_agreement", _W, ALL, "Disagrees with the aggregate of the other workers",
+        reads=("agreement_loo", "n_judgments"),
+        thresholds=("low_agreement_ratio", "min_judgments"),
+        acts=True,
+    ),
+    Rule(
+        "speeder", _W, ALL, "Answers faster than plausible",
+        reads=("mean_duration_s", "n_judgments"),
+        thresholds=("speeder_ratio", "min_judgments"),
+        acts=True,
+    ),
+    Rule(
+        "intransitive", _W, PAIRWISE, "Preferences contradict themselves (cycles)",
+        reads=("transitivity_kappa",),
+        thresholds=("min_triplets", "low_transitivity_kappa"),
+        acts=True,
+    ),
+    Rule(
+        "position_bias", _W, PAIRWISE, "Prefers one side of the screen regardless of content",
+        reads=("position_bias",),
+        thresholds=("position_bias_p", "position_bias_share"),
+        acts=True,
+    ),
+    Rule(
+        "ambiguous", _I, ABSOLUTE, "Reliable workers disagree on this item beyond their noise",
+        reads=("model_label", "majority_disputed", "model_spread", "model_spread_p",
+               "model_expected_spread", "model_chance", "model_iterations"),
+        thresholds=("ambiguous_posterior", "ambiguous_p", "min_item_judgments"),
+    ),
+    Rule(
+        "ambiguous", _P, PAIRWISE, "Reliable workers disagree on this item beyond their noise",
+        reads=("uqs", "n_judgments"),
+        thresholds=("ambiguous_uqs", "min_item_judgments"),
+    ),
+    Rule(
+        "kappa_paradox", _C, ALL, "High raw agreement but low chance-corrected agreement",
+        reads=("percent_agreement", "krippendorff_alpha"),
+        thresholds=("paradox_agreement", "paradox_alpha"),
+    ),
+    Rule(
+        "phi_alpha_disagree", _C, RATING, "Phi and alpha tell different stories",
+        reads=("phi", "krippendorff_alpha"),
+        thresholds=("phi_alpha_gap",),
+    ),
+    Rule(
+        "model_not_converged", _C, MODELLED,
+        "The reliability model did not converge: its flags are withheld",
+        reads=("model_iterations",),
+        thresholds=("model_max_iter",),
+    ),
+)
+
+
+def measure(scope: str, name: str) -> Measure:
+    """The declaration of ``name`` in ``scope`` (KeyError if there is none)."""
+    return _BY_KEY[(Scope(scope), name)]
+
+
+def measures(
+    scope: str | None = None, kind: str | None = None, **flags: bool
+) -> tuple[Measure, ...]:
+    """The measures of ``scope`` (all scopes by default) that apply to ``kind`` (all kinds)
+    and have every attribute of ``flags`` set as given (``warm=True``, say)."""
+    return tuple(
+        m
+        for m in MEASURES
+        if (scope is None or m.scope == scope)
+        and (kind is None or kind in m.kinds)
+        and all(getattr(m, k) == v for k, v in flags.items())
+    )
+
+
+def names(scope: str | None = None, kind: str | None = None, **flags: bool) -> tuple[str, ...]:
+    """The distinct names of :func:`measures` in declaration order."""
+    return tuple(dict.fromkeys(m.name for m in measures(scope, kind, **flags)))
+
+
+def rules(scope: str | None = None, kind: str | None = None, **flags: bool) -> tuple[Rule, ...]:
+    """The rules of ``scope`` that apply to ``kind``, as :func:`measures` selects."""
+    return tuple(
+        r
+        for r in RULES
+        if (scope is None or r.scope == scope)
+        and (kind is None or kind in r.kinds)
+        and all(getattr(r, k) == v for k, v in flags.items())
+    )
+
+
+def rule_title(name: str) -> str | None:
+    """What a flag says, in a few words (None for a name that is no rule)."""
+    return next((r.title for r in RULES if r.name == name), None)
+
+
+_BY_KEY = {(m.scope, m.name): m for m in MEASURES}
+if len(_BY_KEY) != len(MEASURES):  # pragma: no cover - a declaration written twice
+    raise RuntimeError("a measure is declared twice in the catalog")
+
+WARM = names(warm=True)
+"""The measures the next run starts from."""
+APPROXIMATE = names(Scope.ITEM, approximate=True)
+"""The item measures an incremental run may store to within the value tolerance."""
+TREND = names(Scope.CAMPAIGN, trend=True)
+"""The campaign measures the report draws over runs."""
+HISTORY = names(Scope.WORKER, history=True)
+"""The worker measures read as a worker's history on the platform."""
+POLICY_RULES = tuple(r.name for r in rules(Scope.WORKER, acts=True))
+"""The worker flags the automatic policy acts on."""
+WARNINGS = tuple(r.name for r in rules(Scope.CAMPAIGN))
+"""The campaign flags: warnings about the campaign as a whole."""

@@ -1,0 +1,154 @@
+"""Item and pair rules: ``ambiguous``, pure functions of a run's values and the thresholds.
+
+- Labels: the posterior of the most likely label is below ``1/K + ambiguous_posterior x
+  (1 - 1/K)``, or the plain vote does not settle the item (its top count is tied, or the model's
+  label overrules the majority); multi-label sets, the same with K = 2 on the least certain
+  option.
+- Ratings: the model's chi-square test says the spread of the item's judgments (biases
+  removed) exceeds what its workers' noise sd explains (``p < ambiguous_p``).
+- Pairs (pairwise campaigns): the pair's CrowdTruth unit quality is below ``ambiguous_uqs``.
+
+The model's flags are withheld while it has not converged. Items need at least
+``min_item_judgments`` judgments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from monitor.results import FlagRecord
+from monitor.rules.thresholds import Thresholds
+from monitor.rules.values import RunValues
+
+
+def ambiguous_item(run: RunValues, t: Thresholds) -> list[FlagRecord]:
+    """Items whose disagreement the model says is beyond its workers' noise."""
+    converged, _ = run.model()
+    chance = run.campaign("model_chance")
+    if not converged or chance is None:
+        return []
+    detail = chance.detail or {}
+    if detail.get("measure") == "noise_sd":
+        return _spread(run, t)
+    return _posterior(run, t, int(detail.get("classes") or 2))
+
+
+def _posterior(run: RunValues, t: Thresholds, k: int) -> list[FlagRecord]:
+    label = run.table("item", "model_label")
+    if not len(label):
+        return []
+    p, n = label.values, label.n
+    level = 1.0 / k + t.ambiguous_posterior * (1.0 - 1.0 / k)
+    disputed = run.table("item", "majority_disputed").aligned(label.subjects) == 1.0
+    with np.errstate(invalid="ignore"):
+        uncertain = np.isfinite(p) & (p < level)
+        hit = np.flatnonzero((n >= t.min_item_judgments) & (uncertain | disputed))
+    flags = []
+    for i, d in zip(hit.tolist(), label.details(hit.tolist()), strict=True):
+        posterior: dict[str, Any] = (d or {}).get("posterior") or {}
+        best = max(posterior, key=posterior.__getitem__) if posterior else None
+        what = (
+            "least certain option"
+            if k == 2 and len(posterior) > 2
+            else f"most likely label {best!r}"
+        )
+        if uncertain[i]:
+            why = (
+                f"posterior of the {what} is {p[i]:.2f} over {int(n[i])} judgments, below "
+                f"{level:.2f} (1/{k} + {t.ambiguous_posterior:g} x (1 - 1/{k})): the "
+                "reliable workers disagree on it"
+            )
+        else:
+            why = (
+                f"the plain vote of its {int(n[i])} judgments is tied or picks another label "
+                f"than the reliable workers' {best!r} (posterior {p[i]:.2f}): the majority "
+                "label is not to be trusted here"
+            )
+        flags.append(
+            FlagRecord(
+                "item",
+                label.subjects[i],
+                "ambiguous",
+                float(p[i]),
+                level,
+                {
+                    "message": why,
+                    "majority_disputed": bool(disputed[i]),
+                    "n": int(n[i]),
+                    "posterior": posterior,
+                    "floor": level,
+                    "metric": "model_label",
+                },
+            )
+        )
+    return flags
+
+
+def _spread(run: RunValues, t: Thresholds) -> list[FlagRecord]:
+    """Ratings: the model's chi-square test of the item's bias-corrected judgments against its
+    workers' noise (``model_spread_p``) below ``ambiguous_p``."""
+    spread = run.table("item", "model_spread")
+    if not len(spread):
+        return []
+    subjects, n = spread.subjects, spread.n
+    p = run.table("item", "model_spread_p").aligned(subjects)
+    expected = run.table("item", "model_expected_spread").aligned(subjects)
+    with np.errstate(invalid="ignore"):
+        judged = np.isfinite(p) & (n >= max(t.min_item_judgments, 2))
+        hit = np.flatnonzero(judged & (p < t.ambiguous_p))
+    return [
+        FlagRecord(
+            "item",
+            subjects[i],
+            "ambiguous",
+            float(p[i]),
+            t.ambiguous_p,
+            {
+                "message": f"the judgments spread {spread.values[i]:.3g} (sd, the workers' "
+                f"biases removed) over {int(n[i])} judgments, where the workers' noise explains "
+                f"{expected[i]:.3g}: beyond it (chi-square test p = {p[i]:.2g} < "
+                f"{t.ambiguous_p:g})",
+                "n": int(n[i]),
+                "spread": float(spread.values[i]),
+                "expected_spread": float(expected[i]) if np.isfinite(expected[i]) else None,
+                "p_value": float(p[i]),
+                "floor": t.ambiguous_p,
+                "metric": "model_spread_p",
+            },
+        )
+        for i in hit.tolist()
+    ]
+
+
+def ambiguous_pair(run: RunValues, t: Thresholds) -> list[FlagRecord]:
+    """Pairs whose unit quality (UQS) says the annotators disagree about them."""
+    uqs = run.table("pair", "uqs")
+    if not len(uqs):
+        return []
+    counts = run.table("pair", "n_judgments")
+    rows = counts.on(uqs.subjects)
+    found = rows >= 0
+    n = np.zeros(len(uqs), dtype=np.int64)
+    n[found] = counts.values[rows[found]].astype(np.int64)
+    with np.errstate(invalid="ignore"):
+        hit = np.isfinite(uqs.values) & (n >= t.min_item_judgments) & (uqs.values < t.ambiguous_uqs)
+    hits = np.flatnonzero(hit).tolist()
+    details = [counts.detail(r) if r >= 0 else None for r in rows[hits].tolist()]
+    return [
+        FlagRecord(
+            "pair",
+            uqs.subjects[i],
+            "ambiguous",
+            float(uqs.values[i]),
+            t.ambiguous_uqs,
+            {
+                "message": f"unit quality (UQS) {uqs.values[i]:.2f} over {int(n[i])} "
+                "judgments: the workers disagree about it",
+                "n": int(n[i]),
+                "answers": (d or {}).get("answers") if d is not None else None,
+            },
+        )
+        for i, d in zip(hits, details, strict=True)
+    ]

@@ -1,0 +1,363 @@
+"""Worker rules: each a pure function of a run's values and the thresholds.
+
+- ``low_quality``: with a reliability model (ratings, labels, multi-label sets), the interval on
+  the worker's model accuracy lies entirely below the floor ``chance + quality_margin x (1 -
+  chance)``, chance being what a random or constant answerer reaches (on skewed classes, the
+  worker's own chance); for ratings, the interval on the noise sd lies entirely above
+  ``(1 - quality_margin) x`` the noise sd the same answers would have if they did not depend on
+  the items. Pairwise campaigns (no model): WQS below ``low_wqs_ratio`` x the campaign median.
+  Withheld while the model has not converged.
+- ``biased`` (ratings): the interval on the rater's bias lies beyond ``+- max_bias`` x the
+  scale's width.
+- ``gold_accuracy``: with at least ``min_gold_judgments`` gold answers, the upper end of the gold
+  interval is below ``gold_floor`` (automatic: the gold chance level + margin).
+- ``low_agreement``, ``speeder``: below ``ratio`` x the median of the judged workers.
+- ``intransitive``, ``position_bias`` (pairwise): the intraobserver kappa below its threshold
+  over enough triplets; a binomial test on the share of "left" answers.
+
+Every flag keeps its evidence: value, floor, interval, n, and a sentence saying why.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from monitor.metrics._common import accuracy_floor, noise_sd_floor
+from monitor.results import FlagRecord, Value
+from monitor.rules.thresholds import Thresholds
+from monitor.rules.values import RunValues, Table, finite
+
+MODEL_NAMES = {
+    "dawid_skene": "Dawid-Skene model",
+    "rating_model": "rating model (bias + noise)",
+    "multilabel_model": "multi-label model (Dawid-Skene per option)",
+}
+
+
+def _counts(run: RunValues, table: Table) -> list[int]:
+    """Each subject's number of judgments (the worker's ``n_judgments`` value)."""
+    n = run.table("worker", "n_judgments").aligned(table.subjects)
+    return [int(x) if np.isfinite(x) else 0 for x in n.tolist()]
+
+
+def _relative(
+    run: RunValues, metric: str, rule: str, ratio: float, min_n: int, label: str
+) -> list[FlagRecord]:
+    """Workers whose ``metric`` is below ``ratio`` x the median of the judged workers."""
+    table = run.table("worker", metric)
+    scores = [finite(x) for x in table.values.tolist()]
+    counts = _counts(run, table)
+    judged = [s for s, n in zip(scores, counts, strict=True) if s is not None and n >= min_n]
+    if len(judged) < 3:
+        return []  # too few peers to say what is normal here
+    median = float(np.median(judged))
+    if median <= 0:
+        return []
+    threshold = ratio * median
+    flags = []
+    for i, (score, n) in enumerate(zip(scores, counts, strict=True)):
+        if score is None or n < min_n or score >= threshold:
+            continue
+        v = table.record(i)
+        flags.append(
+            FlagRecord(
+                "worker",
+                table.subjects[i],
+                rule,
+                score,
+                threshold,
+                {
+                    "message": f"{label} {score:.2f} is below {ratio:g} x the campaign median "
+                    f"{median:.2f}, over {n} judgments",
+                    "n": n,
+                    "campaign_median": median,
+                    "interval": [v.low, v.high] if v.low is not None else None,
+                    "metric": metric,
+                },
+            )
+        )
+    return flags
+
+
+def low_agreement(run: RunValues, t: Thresholds) -> list[FlagRecord]:
+    return _relative(run, "agreement_loo", "low_agreement", t.low_agreement_ratio,
+                     t.min_judgments, "agreement with the other workers")  # fmt: skip
+
+
+def speeder(run: RunValues, t: Thresholds) -> list[FlagRecord]:
+    table = run.table("worker", "mean_duration_s")
+    durations = [finite(x) for x in table.values.tolist()]
+    counts = _counts(run, table)
+    known = [d for d, n in zip(durations, counts, strict=True)
+             if d is not None and n >= t.min_judgments]  # fmt: skip
+    if len(known) < 3:
+        return []
+    median = float(np.median(known))
+    threshold = t.speeder_ratio * median
+    return [
+        FlagRecord(
+            "worker",
+            s,
+            "speeder",
+            d,
+            threshold,
+            {
+                "message": f"{d:.1f} s per judgment against a campaign median of {median:.1f} s",
+                "n": n,
+                "campaign_median": median,
+            },
+        )
+        for s, d, n in zip(table.subjects, durations, counts, strict=True)
+        if d is not None and n >= t.min_judgments and d < threshold
+    ]
+
+
+def _interval(v: Value) -> list[float] | None:
+    return [v.low, v.high] if v.low is not None and v.high is not None else None
+
+
+def _model(run: RunValues) -> tuple[str, float, str] | None:
+    """(the model's name, its chance level, the measure: accuracy or noise_sd) when the run
+    has a converged reliability model; None otherwise (its flags are withheld)."""
+    converged, detail = run.model()
+    chance_v = run.campaign("model_chance")
+    chance = run.number("model_chance")
+    if not converged or chance is None or chance_v is None:
+        return None
+    name = MODEL_NAMES.get(str(detail.get("model")), "reliability model")
+    return name, chance, str((chance_v.detail or {}).get("measure"))
+
+
+def low_quality(run: RunValues, t: Thresholds) -> list[FlagRecord]:
+    if run.kind == "pairwise":  # no reliability model: CrowdTruth's WQS against the campaign
+        return _relative(run, "wqs", "low_quality", t.low_wqs_ratio, t.min_judgments,
+                         "CrowdTruth worker quality (WQS)")  # fmt: skip
+    model = _model(run)
+    if model is None:
+        return []
+    name, chance, measure = model
+    if measure == "noise_sd":
+        return _noisy_raters(run, chance, t, name)
+    return _inaccurate(run, chance, t, name)
+
+
+def _inaccurate(run: RunValues, campaign_chance: float, t: Thresholds, model: str) -> list[FlagRecord]:
+    """Labellers whose accuracy interval lies below the floor. On skewed classes (the commonest
+    class's prior above ``skewed_prior``) the floor is built on the worker's own chance, the
+    accuracy of their answers shuffled across items: an honest worker with sensitivity 0.8 and
+    specificity 0.86 on 0.9/0.1 classes (accuracy 0.85) is below the campaign's chance 0.9 but
+    well above their own."""
+    skewed = campaign_chance > t.skewed_prior
+    table = run.table("worker", "model_accuracy")
+    own_chance = run.table("worker", "model_worker_chance").aligned(table.subjects)
+    flags = []
+    for i, subject in enumerate(table.subjects):
+        v = table.record(i)
+        n = int(v.n or 0)
+        if v.value is None or v.high is None or n < t.min_judgments:
+            continue
+        own = finite(own_chance[i]) if skewed else None
+        chance = own if own is not None else campaign_chance
+        floor = accuracy_floor(chance, t.quality_margin)
+        if v.high >= floor:
+            continue
+        flags.append(
+            FlagRecord(
+                "worker",
+                subject,
+                "low_quality",
+                v.value,
+                floor,
+                {
+                    "message": f"{model} accuracy {v.value:.2f} (95% interval {v.low:.2f} to "
+                    f"{v.high:.2f}) over {n} judgments lies below the floor {floor:.2f}: "
+                    f"chance {chance:.2f}, what a random or constant answerer reaches"
+                    f"{' with these answers' if own is not None else ''}, + "
+                    f"{t.quality_margin:g} x (1 - chance)",
+                    "n": n,
+                    "interval": _interval(v),
+                    "chance": chance,
+                    "floor": floor,
+                    "metric": "model_accuracy",
+                },
+            )
+        )
+    return flags
+
+
+def _noisy_raters(run: RunValues, chance_sd: float, t: Thresholds, model: str) -> list[FlagRecord]:
+    """Raters whose noise-sd interval lies above their own floor: ``(1 - margin)`` x the noise
+    sd their answers would have if shuffled across their items (``model_chance_sd``), which a
+    constant or random answerer reaches and an informative one does not."""
+    table = run.table("worker", "model_noise_sd")
+    own_sd = run.table("worker", "model_chance_sd").aligned(table.subjects)
+    flags = []
+    for i, subject in enumerate(table.subjects):
+        v = table.record(i)
+        n = int(v.n or 0)
+        if v.value is None or v.low is None or n < t.min_judgments:
+            continue
+        own = finite(own_sd[i])
+        chance = own if own is not None else chance_sd
+        floor = noise_sd_floor(chance, t.quality_margin)
+        if v.low <= floor:
+            continue
+        flags.append(
+            FlagRecord(
+                "worker",
+                subject,
+                "low_quality",
+                v.value,
+                floor,
+                {
+                    "message": f"{model} noise sd {v.value:.3g} (95% interval {v.low:.3g} to "
+                    f"{v.high:.3g}) over {n} judgments lies above {floor:.3g}: "
+                    f"{1 - t.quality_margin:g} x {chance:.3g}, the noise sd these answers "
+                    "would have if they did not depend on the items (a random or constant "
+                    "answerer)",
+                    "n": n,
+                    "interval": _interval(v),
+                    "chance": chance,
+                    "floor": floor,
+                    "metric": "model_noise_sd",
+                },
+            )
+        )
+    return flags
+
+
+def biased(run: RunValues, t: Thresholds) -> list[FlagRecord]:
+    """Raters whose bias interval lies beyond +- ``max_bias`` x the scale's width. The model
+    corrects a bias in its means; the flag says the rater reads the scale differently."""
+    model = _model(run)
+    width = run.number("model_scale_width")
+    if model is None or model[2] != "noise_sd" or not width:
+        return []
+    limit = t.max_bias * width
+    table = run.table("worker", "model_bias")
+    flags = []
+    for i, subject in enumerate(table.subjects):
+        v = table.record(i)
+        n = int(v.n or 0)
+        if v.value is None or v.low is None or v.high is None:
+            continue
+        if n < t.min_judgments or not (v.low > limit or v.high < -limit):
+            continue
+        side = "above" if v.value > 0 else "below"
+        flags.append(
+            FlagRecord(
+                "worker",
+                subject,
+                "biased",
+                v.value,
+                limit if v.value > 0 else -limit,
+                {
+                    "message": f"rates {abs(v.value):.3g} {side} the other raters on average "
+                    f"(95% interval {v.low:.3g} to {v.high:.3g}) over {n} judgments: beyond "
+                    f"{t.max_bias:g} x the scale's width ({limit:.3g}); the model's means "
+                    "correct it",
+                    "n": n,
+                    "interval": _interval(v),
+                    "floor": limit,
+                    "metric": "model_bias",
+                },
+            )
+        )
+    return flags
+
+
+def gold_accuracy(run: RunValues, t: Thresholds) -> list[FlagRecord]:
+    chance = run.number("gold_chance")
+    if t.gold_floor > 0:
+        floor, how = t.gold_floor, "the gold_floor setting"
+    elif chance is not None:
+        floor = accuracy_floor(chance, t.quality_margin)
+        how = f"chance on these gold items {chance:.2f} + {t.quality_margin:g} x (1 - chance)"
+    else:
+        return []
+    table = run.table("worker", "gold_accuracy")
+    flags = []
+    for i, subject in enumerate(table.subjects):
+        v = table.record(i)
+        n = int(v.n or 0)
+        if v.value is None or v.high is None or n < t.min_gold_judgments or v.high >= floor:
+            continue
+        flags.append(
+            FlagRecord(
+                "worker",
+                subject,
+                "gold_accuracy",
+                v.value,
+                floor,
+                {
+                    "message": f"accuracy on gold {v.value:.2f} (95% interval {v.low:.2f} to "
+                    f"{v.high:.2f}) over {n} gold answers lies below {floor:.2f} ({how})",
+                    "n": n,
+                    "interval": _interval(v),
+                    "chance": chance,
+                    "floor": floor,
+                    "metric": "gold_accuracy",
+                },
+            )
+        )
+    return flags
+
+
+def intransitive(run: RunValues, t: Thresholds) -> list[FlagRecord]:
+    table = run.table("worker", "transitivity_kappa")
+    flags = []
+    for i, subject in enumerate(table.subjects):
+        kappa = table.record(i)
+        triplets = kappa.n
+        k = finite(kappa.value)
+        if k is None or (triplets or 0) < t.min_triplets or k >= t.low_transitivity_kappa:
+            continue
+        detail = kappa.detail or {}
+        flags.append(
+            FlagRecord(
+                "worker",
+                subject,
+                "intransitive",
+                k,
+                t.low_transitivity_kappa,
+                {
+                    "message": f"intraobserver kappa {k:.2f}: {detail.get('transitive')} of "
+                    f"{triplets} fully judged triplets are transitive",
+                    "n": triplets,
+                    "p_a": detail.get("p_a"),
+                    "p_e": detail.get("p_e"),
+                    "cycles": (detail.get("cycles") or [])[:10],
+                },
+            )
+        )
+    return flags
+
+
+def position_bias(run: RunValues, t: Thresholds) -> list[FlagRecord]:
+    table = run.table("worker", "position_bias")
+    flags = []
+    for i, subject in enumerate(table.subjects):
+        bias = table.record(i)
+        share = finite(bias.value)
+        if share is None:
+            continue
+        p = (bias.detail or {}).get("p_value")
+        extreme = max(share, 1 - share) >= t.position_bias_share
+        if p is None or p >= t.position_bias_p or not extreme:
+            continue
+        flags.append(
+            FlagRecord(
+                "worker",
+                subject,
+                "position_bias",
+                share,
+                t.position_bias_share,
+                {
+                    "message": f"chose 'left' in {share:.0%} of {bias.n} strict answers "
+                    f"(binomial test p = {p:.2g})",
+                    "n": bias.n,
+                    "p_value": p,
+                },
+            )
+        )
+    return flags
