@@ -81,6 +81,14 @@ class Measure:
     """The report draws it over runs."""
     history: bool = False
     """A worker's value in the platform's other campaigns is read as their history."""
+    converges: bool = False
+    """An iteration count whose detail says whether it converged (the report warns when it
+    did not)."""
+    key: str | None = None
+    """Its key in the JSON document's rows of its scope (workers, items, pairs); None where
+    the rows do not show it (or show it in a shape of their own)."""
+    shows_interval: bool = False
+    """The rows also show ``[low, high]`` as ``<key>_interval``."""
 
 
 @dataclass(frozen=True)
@@ -101,322 +109,208 @@ class Rule:
 
 
 _C, _W, _I, _P, _A = Scope.CAMPAIGN, Scope.WORKER, Scope.ITEM, Scope.PAIR, Scope.ANNOTATION
+_LEVEL = "`level`, `D_o`, `D_e`"
 
+# fmt: off
 MEASURES: tuple[Measure, ...] = (
-    # --- campaign ------------------------------------------------------------------------
+    # --- campaign -------------------------------------------------------------------------
     Measure("n_workers", _C, ALL, "workers with at least one judgment"),
     Measure("n_items", _C, ALL, "items with at least one judgment"),
     Measure("n_judgments", _C, ALL, "judgments counted"),
-    Measure(
-        "percent_agreement", _C, ALL, "mean over items (pairs) with >= 2 judgments",
-        n="items", detail="`pooled`, `n_pairs`; `unit` (pairwise)",
-        title="Percent agreement",
-        meaning="Share of agreeing pairs of judgments per item, averaged; not corrected for "
-        "chance.",
-        trend=True,
-    ),
-    Measure(
-        "krippendorff_alpha", _C, ALL, "at the campaign's level (nominal on pair outcomes)",
-        interval="bootstrap 95%", n="pairable values", detail="`level`, `D_o`, `D_e`",
-        title="Krippendorff's alpha",
-        meaning="Agreement beyond chance at the campaign's level: 1 perfect, 0 chance; "
-        ">= 0.8 reliable, >= 0.667 tentative.",
-        trend=True,
-    ),
-    Measure(
-        "krippendorff_alpha_nominal", _C, frozenset({Kind.RATING, Kind.LABEL, Kind.PAIRWISE}),
-        "alpha at the nominal level", n="pairable values", detail="`level`, `D_o`, `D_e`",
-    ),
-    Measure(
-        "krippendorff_alpha_ordinal", _C, SCALAR,
-        "alpha at the ordinal level (ratings; ordinal labels)", n="pairable values",
-        detail="`level`, `D_o`, `D_e`",
-    ),
-    Measure(
-        "krippendorff_alpha_interval", _C, RATING, "alpha at the interval level",
-        n="pairable values", detail="`level`, `D_o`, `D_e`",
-    ),
-    Measure(
-        "krippendorff_alpha_ratio", _C, RATING,
-        "alpha at the ratio level (scales from 0 with few values)", n="pairable values",
-        detail="`level`, `D_o`, `D_e`",
-    ),
-    Measure(
-        "fleiss_kappa", _C, ALL, "Fleiss' kappa (the same number of raters per item)",
-        interval="bootstrap 95%", n="items", detail="`P_bar`, `P_e`, `raters_per_item` or "
-        "`reason`",
-        title="Fleiss' kappa",
-        meaning="Chance-corrected agreement of many raters on categories (same number per "
-        "item).",
-        trend=True,
-    ),
-    Measure(
-        "cohen_kappa", _C, ALL, "two-worker campaigns", interval="bootstrap 95%", n="items",
-        detail="`p_o`, `p_e` or `reason`",
-        title="Cohen's kappa",
-        meaning="Chance-corrected agreement of the two workers, each with their own answer "
-        "shares.",
-    ),
-    Measure(
-        "cohen_kappa_linear", _C, SCALAR, "two-worker campaigns, linear weights", n="items",
-        detail="`p_o`, `p_e`",
-    ),
-    Measure(
-        "cohen_kappa_quadratic", _C, SCALAR, "two-worker campaigns, quadratic weights",
-        n="items", detail="`p_o`, `p_e`",
-    ),
-    Measure(
-        "scott_pi", _C, ALL, "two-worker campaigns", interval="bootstrap 95%", n="items",
-        detail="`p_o`, `p_e` or `reason`",
-        title="Scott's pi",
-        meaning="Like Cohen's kappa, with the two workers' answer shares pooled.",
-    ),
-    Measure(
-        "phi", _C, RATING, "posterior mean (MAP with `phi = map`)", interval="95% HPD",
-        n="items", detail="`map`, `median`, `method`, `reading`, `rhat`, `ess`, "
-        "`divergences`, `prior`, `mapping`",
-        title="Phi (Checco et al.)",
-        meaning="Bayesian agreement of ratings under a Beta model: 1 perfect, 0 as random, "
-        "< 0 systematic disagreement.",
-        trend=True,
-    ),
-    Measure(
-        "crowdtruth_iterations", _C, ALL,
-        "iterations (of the items with new judgments, in a local update)",
-        detail="`converged`, `warm_start`; a local update adds `local_units` (the items it "
-        "updated) and `drift` (the workers' WQS moves summed since the last run over every "
-        "item)",
-        title="CrowdTruth",
-    ),
-    Measure(
-        "codetermination_iterations", _C, SCALAR, "co-determination rounds",
-        detail="`converged`, `max_change` (of the last round)",
-        title="Co-determination of truths and worker weights",
-    ),
-    Measure(
-        "transitivity_kappa", _C, PAIRWISE, "pooled over annotators", n="triplets",
-        detail="`p_e`, `p_a`",
-        title="Transitivity kappa",
-        meaning="Self-consistency of the annotators' preferences: 1 no cycles, 0 as random "
-        "answers.",
-    ),
-    Measure(
-        "score_model", _C, PAIRWISE, "the Davidson model's tie parameter", n="comparisons",
-        detail="`tie_parameter`, `converged`, `iterations`",
-    ),
-    Measure(
-        "model_iterations", _C, MODELLED, "EM iterations of the reliability model",
-        detail="`model` (`dawid_skene`, `rating_model`, `multilabel_model`), `converged`, "
-        "`warm_start`, `log_likelihood`",
-    ),
-    Measure(
-        "model_chance", _C, MODELLED,
-        "what a random or constant answerer reaches: accuracy (labels: max class prior; "
-        "multi-label: 0.5) or noise sd (ratings)",
-        detail="`measure` (`accuracy` or `noise_sd`), `classes`, `floor`",
-    ),
-    Measure(
-        "model_scale_width", _C, RATING, "max - min of the rating scale (for the `biased` rule)"
-    ),
-    Measure(
-        "gold_chance", _C, SCALAR,
-        "what a constant answerer reaches on the gold items: max(1/K, top gold share) or the "
-        "credit of always answering the gold median",
-        n="gold items judged", detail="`level`, `gold_judgments`",
-    ),
-    # --- worker --------------------------------------------------------------------------
-    Measure("n_judgments", _W, ALL, "judgments", history=True),
-    Measure("wqs", _W, ALL, "CrowdTruth 2.0 worker quality", n="units", warm=True),
-    Measure("wwa", _W, ALL, "CrowdTruth 2.0 worker-worker agreement", n="units"),
-    Measure("wua", _W, ALL, "CrowdTruth 2.0 worker-unit agreement", n="units"),
-    Measure(
-        "agreement_loo", _W, ALL, "agreement with the others' aggregate (leave one out)",
-        n="items",
-    ),
-    Measure("weight", _W, SCALAR, "co-determination weight"),
-    Measure(
-        "transitivity_kappa", _W, PAIRWISE, "intraobserver kappa", n="triplets",
-        detail="`p_a`, `p_e`, `triplets`, `transitive`, `pairs`, `kappa_weak`, "
-        "`kappa_strict`, `has_ties`, `repeated_pairs`, `retest`, `implied_pairs`, `n_cycles`, "
-        "`cycles` (first 50), `reason`",
-    ),
-    Measure("tie_rate", _W, PAIRWISE, "share of ties", n="judgments"),
-    Measure(
-        "position_bias", _W, PAIRWISE, "share of \"left\" among strict answers",
-        n="strict answers", detail="`p_value`, `n_left`",
-    ),
-    Measure(
-        "mean_duration_s", _W, ALL, "mean seconds per judgment",
-        n="judgments with a duration",
-    ),
-    Measure(
-        "model_accuracy", _W, MODELLED,
-        "expected accuracy under the reliability model (multi-label: mean balanced accuracy "
-        "over options)",
-        interval="95%", n="judgments", history=True,
-    ),
-    Measure(
-        "model_noise_sd", _W, RATING, "the rater's noise sd s_j", interval="chi-square 95%",
-        n="judgments", history=True,
-    ),
-    Measure(
-        "model_bias", _W, RATING, "the rater's bias b_j (mean 0 over raters)",
-        interval="+- 1.96 s_j / sqrt(n + 1)", n="judgments",
-    ),
-    Measure(
-        "model_chance_sd", _W, RATING,
-        "noise sd of the same answers shuffled across items",
-    ),
+    Measure("percent_agreement", _C, ALL, "mean over items (pairs) with >= 2 judgments",
+            n="items", detail="`pooled`, `n_pairs`; `unit` (pairwise)", trend=True,
+            title="Percent agreement",
+            meaning="Share of agreeing pairs of judgments per item, averaged; not corrected "
+            "for chance."),
+    Measure("krippendorff_alpha", _C, ALL, "at the campaign's level (nominal on pair outcomes)",
+            interval="bootstrap 95%", n="pairable values", detail=_LEVEL, trend=True,
+            title="Krippendorff's alpha",
+            meaning="Agreement beyond chance at the campaign's level: 1 perfect, 0 chance; "
+            ">= 0.8 reliable, >= 0.667 tentative."),
+    Measure("krippendorff_alpha_nominal", _C, frozenset({Kind.RATING, Kind.LABEL, Kind.PAIRWISE}),
+            "alpha at the nominal level", n="pairable values", detail=_LEVEL),
+    Measure("krippendorff_alpha_ordinal", _C, SCALAR,
+            "alpha at the ordinal level (ratings; ordinal labels)", n="pairable values",
+            detail=_LEVEL),
+    Measure("krippendorff_alpha_interval", _C, RATING, "alpha at the interval level",
+            n="pairable values", detail=_LEVEL),
+    Measure("krippendorff_alpha_ratio", _C, RATING,
+            "alpha at the ratio level (scales from 0 with few values)", n="pairable values",
+            detail=_LEVEL),
+    Measure("fleiss_kappa", _C, ALL, "Fleiss' kappa (the same number of raters per item)",
+            interval="bootstrap 95%", n="items",
+            detail="`P_bar`, `P_e`, `raters_per_item` or `reason`", trend=True,
+            title="Fleiss' kappa",
+            meaning="Chance-corrected agreement of many raters on categories (same number per "
+            "item)."),
+    Measure("cohen_kappa", _C, ALL, "two-worker campaigns", interval="bootstrap 95%",
+            n="items", detail="`p_o`, `p_e` or `reason`", title="Cohen's kappa",
+            meaning="Chance-corrected agreement of the two workers, each with their own answer "
+            "shares."),
+    Measure("cohen_kappa_linear", _C, SCALAR, "two-worker campaigns, linear weights",
+            n="items", detail="`p_o`, `p_e`"),
+    Measure("cohen_kappa_quadratic", _C, SCALAR, "two-worker campaigns, quadratic weights",
+            n="items", detail="`p_o`, `p_e`"),
+    Measure("scott_pi", _C, ALL, "two-worker campaigns", interval="bootstrap 95%", n="items",
+            detail="`p_o`, `p_e` or `reason`", title="Scott's pi",
+            meaning="Like Cohen's kappa, with the two workers' answer shares pooled."),
+    Measure("phi", _C, RATING, "posterior mean (MAP with `phi = map`)", interval="95% HPD",
+            n="items", trend=True,
+            detail="`map`, `median`, `method`, `reading`, `rhat`, `ess`, `divergences`, "
+            "`prior`, `mapping`",
+            title="Phi (Checco et al.)",
+            meaning="Bayesian agreement of ratings under a Beta model: 1 perfect, 0 as random, "
+            "< 0 systematic disagreement."),
+    Measure("crowdtruth_iterations", _C, ALL,
+            "iterations (of the items with new judgments, in a local update)",
+            detail="`converged`, `warm_start`; a local update adds `local_units` (the items it "
+            "updated) and `drift` (the workers' WQS moves summed since the last run over every "
+            "item)",
+            title="CrowdTruth", converges=True),
+    Measure("codetermination_iterations", _C, SCALAR, "co-determination rounds",
+            detail="`converged`, `max_change` (of the last round)",
+            title="Co-determination of truths and worker weights", converges=True),
+    Measure("transitivity_kappa", _C, PAIRWISE, "pooled over annotators", n="triplets",
+            detail="`p_e`, `p_a`", title="Transitivity kappa",
+            meaning="Self-consistency of the annotators' preferences: 1 no cycles, 0 as random "
+            "answers."),
+    Measure("score_model", _C, PAIRWISE, "the Davidson model's tie parameter", n="comparisons",
+            detail="`tie_parameter`, `converged`, `iterations`"),
+    Measure("model_iterations", _C, MODELLED, "EM iterations of the reliability model",
+            detail="`model` (`dawid_skene`, `rating_model`, `multilabel_model`), `converged`, "
+            "`warm_start`, `log_likelihood`"),
+    Measure("model_chance", _C, MODELLED,
+            "what a random or constant answerer reaches: accuracy (labels: max class prior; "
+            "multi-label: 0.5) or noise sd (ratings)",
+            detail="`measure` (`accuracy` or `noise_sd`), `classes`, `floor`"),
+    Measure("model_scale_width", _C, RATING,
+            "max - min of the rating scale (for the `biased` rule)"),
+    Measure("gold_chance", _C, SCALAR,
+            "what a constant answerer reaches on the gold items: max(1/K, top gold share) or "
+            "the credit of always answering the gold median",
+            n="gold items judged", detail="`level`, `gold_judgments`"),
+    # --- worker ---------------------------------------------------------------------------
+    Measure("n_judgments", _W, ALL, "judgments", history=True, key="n_judgments"),
+    Measure("wqs", _W, ALL, "CrowdTruth 2.0 worker quality", n="units", warm=True, key="wqs"),
+    Measure("wwa", _W, ALL, "CrowdTruth 2.0 worker-worker agreement", n="units", key="wwa"),
+    Measure("wua", _W, ALL, "CrowdTruth 2.0 worker-unit agreement", n="units", key="wua"),
+    Measure("agreement_loo", _W, ALL, "agreement with the others' aggregate (leave one out)",
+            n="items", key="agreement_loo"),
+    Measure("weight", _W, SCALAR, "co-determination weight", key="quality_weight"),
+    Measure("transitivity_kappa", _W, PAIRWISE, "intraobserver kappa", n="triplets",
+            detail="`p_a`, `p_e`, `triplets`, `transitive`, `pairs`, `kappa_weak`, "
+            "`kappa_strict`, `has_ties`, `repeated_pairs`, `retest`, `implied_pairs`, "
+            "`n_cycles`, `cycles` (first 50), `reason`"),
+    Measure("tie_rate", _W, PAIRWISE, "share of ties", n="judgments", key="tie_rate"),
+    Measure("position_bias", _W, PAIRWISE, "share of \"left\" among strict answers",
+            n="strict answers", detail="`p_value`, `n_left`", key="position_bias"),
+    Measure("mean_duration_s", _W, ALL, "mean seconds per judgment",
+            n="judgments with a duration", key="mean_duration_s"),
+    Measure("model_accuracy", _W, MODELLED,
+            "expected accuracy under the reliability model (multi-label: mean balanced "
+            "accuracy over options)",
+            interval="95%", n="judgments", history=True, key="model_accuracy",
+            shows_interval=True),
+    Measure("model_noise_sd", _W, RATING, "the rater's noise sd s_j",
+            interval="chi-square 95%", n="judgments", history=True, key="model_noise_sd",
+            shows_interval=True),
+    Measure("model_bias", _W, RATING, "the rater's bias b_j (mean 0 over raters)",
+            interval="+- 1.96 s_j / sqrt(n + 1)", n="judgments", key="model_bias"),
+    Measure("model_chance_sd", _W, RATING, "noise sd of the same answers shuffled across items"),
     Measure("model_floor_sd", _W, RATING, "(1 - quality_margin) x `model_chance_sd`"),
-    Measure("model_weight", _W, MODELLED, "weight in [0, 1] above chance (docs/exports.md)"),
-    Measure(
-        "model_worker_chance", _W, LABEL,
-        "labels: the accuracy of the worker's answers shuffled across items (their own "
-        "chance)",
-    ),
-    Measure(
-        "gold_accuracy", _W, SCALAR,
-        "share correct on gold (nominal) or mean distance credit 1 - |x - g| / width",
-        interval="Wilson 95%", n="gold judgments", history=True,
-    ),
-    Measure("gold_mae", _W, RATING, "ratings: mean absolute error on gold", n="gold judgments"),
-    # --- item ----------------------------------------------------------------------------
-    Measure(
-        "n_judgments", _I, ALL, "judgments", detail="`answers` {value: count}",
-    ),
-    Measure(
-        "uqs", _I, ABSOLUTE, "CrowdTruth unit quality", approximate=True, warm=True,
-    ),
-    Measure(
-        "uas", _I, ABSOLUTE, "NULL", detail="{annotation: score} in `scores`",
-        approximate=True, warm=True,
-    ),
-    Measure("percent_agreement", _I, SCALAR, "per-item agreement"),
-    Measure(
-        "phi_mu", _I, RATING, "posterior mean of the item on the rating scale",
-        interval="95% interval", approximate=True,
-    ),
-    Measure(
-        "score", _I, PAIRWISE, "Bradley-Terry (Davidson) log-strength",
-        interval="+- 1.96 SE", n="comparisons", detail="`se`", warm=True,
-    ),
-    Measure(
-        "model_label", _I, frozenset({Kind.LABEL, Kind.MULTILABEL}),
-        "labels: posterior of the posterior label; multi-label: the smallest max(p, 1 - p) "
-        "over options",
-        n="judgments", detail="`posterior` {category or option: probability}",
-        approximate=True,
-    ),
-    Measure(
-        "majority_disputed", _I, LABEL,
-        "1 where the plain vote is tied at the top or picks another label than the model, "
-        "else 0",
-        n="judgments",
-    ),
-    Measure(
-        "model_mean", _I, RATING, "posterior mean", interval="+- 1.96 sd", n="judgments",
-        approximate=True, warm=True,
-    ),
-    Measure("model_sd", _I, RATING, "its posterior sd", approximate=True),
-    Measure(
-        "model_spread", _I, RATING, "sd of the bias-corrected judgments", n="judgments",
-        approximate=True,
-    ),
-    Measure(
-        "model_expected_spread", _I, RATING, "the spread the judges' noise explains",
-        approximate=True,
-    ),
-    Measure(
-        "model_spread_p", _I, RATING, "chi-square p of the spread against the noise",
-        approximate=True,
-    ),
-    # --- pair ----------------------------------------------------------------------------
-    Measure(
-        "n_judgments", _P, PAIRWISE, "judgments of the pair (latest per annotator)",
-        detail="`answers` {outcome: count}, `left`, `right`",
-    ),
-    Measure("uqs", _P, PAIRWISE, "CrowdTruth unit quality of the pair", warm=True),
+    Measure("model_weight", _W, MODELLED, "weight in [0, 1] above chance (docs/exports.md)",
+            key="model_weight"),
+    Measure("model_worker_chance", _W, LABEL,
+            "the accuracy of the worker's answers shuffled across items (their own chance)"),
+    Measure("gold_accuracy", _W, SCALAR,
+            "share correct on gold (nominal) or mean distance credit 1 - |x - g| / width",
+            interval="Wilson 95%", n="gold judgments", history=True, key="gold_accuracy",
+            shows_interval=True),
+    Measure("gold_mae", _W, RATING, "mean absolute error on gold", n="gold judgments",
+            key="gold_mae"),
+    # --- item -----------------------------------------------------------------------------
+    Measure("n_judgments", _I, ALL, "judgments", detail="`answers` {value: count}",
+            key="n_judgments"),
+    Measure("uqs", _I, ABSOLUTE, "CrowdTruth unit quality", approximate=True, warm=True,
+            key="uqs"),
+    Measure("uas", _I, ABSOLUTE, "NULL", detail="{annotation: score} in `scores`",
+            approximate=True, warm=True),
+    Measure("percent_agreement", _I, SCALAR, "per-item agreement", key="percent_agreement"),
+    Measure("phi_mu", _I, RATING, "posterior mean of the item on the rating scale",
+            interval="95% interval", approximate=True, key="phi_mu", shows_interval=True),
+    Measure("score", _I, PAIRWISE, "Bradley-Terry (Davidson) log-strength",
+            interval="+- 1.96 SE", n="comparisons", detail="`se`", warm=True, key="score",
+            shows_interval=True),
+    Measure("model_label", _I, frozenset({Kind.LABEL, Kind.MULTILABEL}),
+            "labels: posterior of the posterior label; multi-label: the smallest "
+            "max(p, 1 - p) over options",
+            n="judgments", detail="`posterior` {category or option: probability}",
+            approximate=True),
+    Measure("majority_disputed", _I, LABEL,
+            "1 where the plain vote is tied at the top or picks another label than the model, "
+            "else 0",
+            n="judgments"),
+    Measure("model_mean", _I, RATING, "posterior mean", interval="+- 1.96 sd", n="judgments",
+            approximate=True, warm=True, key="model_mean", shows_interval=True),
+    Measure("model_sd", _I, RATING, "its posterior sd", approximate=True, key="sd"),
+    Measure("model_spread", _I, RATING, "sd of the bias-corrected judgments", n="judgments",
+            approximate=True, key="spread"),
+    Measure("model_expected_spread", _I, RATING, "the spread the judges' noise explains",
+            approximate=True, key="expected_spread"),
+    Measure("model_spread_p", _I, RATING, "chi-square p of the spread against the noise",
+            approximate=True, key="spread_p"),
+    # --- pair -----------------------------------------------------------------------------
+    Measure("n_judgments", _P, PAIRWISE, "judgments of the pair (latest per annotator)",
+            detail="`answers` {outcome: count}, `left`, `right`", key="n_judgments"),
+    Measure("uqs", _P, PAIRWISE, "CrowdTruth unit quality of the pair", warm=True, key="uqs"),
     Measure("uas", _P, PAIRWISE, "NULL", detail="{outcome: score} in `scores`"),
-    # --- annotation ----------------------------------------------------------------------
-    Measure(
-        "aqs", _A, ALL, "CrowdTruth annotation quality (closed tasks)", warm=True,
-    ),
+    # --- annotation -----------------------------------------------------------------------
+    Measure("aqs", _A, ALL, "CrowdTruth annotation quality (closed tasks)", warm=True,
+            key="aqs"),
 )
 
-_MODEL_THRESHOLDS = ("min_judgments", "quality_margin", "skewed_prior")
+_MODEL = ("min_judgments", "quality_margin", "skewed_prior")
 
 RULES: tuple[Rule, ...] = (
-    Rule(
-        "low_quality", _W, ALL,
-        "No better than a random or constant answerer (reliability model)",
-        reads=("model_accuracy", "model_noise_sd", "model_floor_sd", "model_worker_chance",
-               "model_chance", "model_iterations", "wqs", "n_judgments"),
-        thresholds=(*_MODEL_THRESHOLDS, "low_wqs_ratio"),
-        acts=True,
-    ),
-    Rule(
-        "gold_accuracy", _W, SCALAR, "Answers the gold questions no better than chance",
-        reads=("gold_accuracy", "gold_chance"),
-        thresholds=("gold_floor", "quality_margin", "min_gold_judgments"),
-        acts=True,
-    ),
-    Rule(
-        "biased", _W, RATING, "Reads the rating scale shifted from the other raters",
-        reads=("model_bias", "model_scale_width", "model_iterations"),
-        thresholds=("max_bias", "min_judgments"),
-    ),
-    Rule(
-        "low_agreement", _W, ALL, "Disagrees with the aggregate of the other workers",
-        reads=("agreement_loo", "n_judgments"),
-        thresholds=("low_agreement_ratio", "min_judgments"),
-        acts=True,
-    ),
-    Rule(
-        "speeder", _W, ALL, "Answers faster than plausible",
-        reads=("mean_duration_s", "n_judgments"),
-        thresholds=("speeder_ratio", "min_judgments"),
-        acts=True,
-    ),
-    Rule(
-        "intransitive", _W, PAIRWISE, "Preferences contradict themselves (cycles)",
-        reads=("transitivity_kappa",),
-        thresholds=("min_triplets", "low_transitivity_kappa"),
-        acts=True,
-    ),
-    Rule(
-        "position_bias", _W, PAIRWISE, "Prefers one side of the screen regardless of content",
-        reads=("position_bias",),
-        thresholds=("position_bias_p", "position_bias_share"),
-        acts=True,
-    ),
-    Rule(
-        "ambiguous", _I, ABSOLUTE, "Reliable workers disagree on this item beyond their noise",
-        reads=("model_label", "majority_disputed", "model_spread", "model_spread_p",
-               "model_expected_spread", "model_chance", "model_iterations"),
-        thresholds=("ambiguous_posterior", "ambiguous_p", "min_item_judgments"),
-    ),
-    Rule(
-        "ambiguous", _P, PAIRWISE, "Reliable workers disagree on this item beyond their noise",
-        reads=("uqs", "n_judgments"),
-        thresholds=("ambiguous_uqs", "min_item_judgments"),
-    ),
-    Rule(
-        "kappa_paradox", _C, ALL, "High raw agreement but low chance-corrected agreement",
-        reads=("percent_agreement", "krippendorff_alpha"),
-        thresholds=("paradox_agreement", "paradox_alpha"),
-    ),
-    Rule(
-        "phi_alpha_disagree", _C, RATING, "Phi and alpha tell different stories",
-        reads=("phi", "krippendorff_alpha"),
-        thresholds=("phi_alpha_gap",),
-    ),
-    Rule(
-        "model_not_converged", _C, MODELLED,
-        "The reliability model did not converge: its flags are withheld",
-        reads=("model_iterations",),
-        thresholds=("model_max_iter",),
-    ),
+    Rule("low_quality", _W, ALL,
+         "No better than a random or constant answerer (reliability model)",
+         reads=("model_accuracy", "model_worker_chance", "model_noise_sd", "model_chance_sd",
+                "model_chance", "model_iterations", "wqs", "n_judgments"),
+         thresholds=(*_MODEL, "low_wqs_ratio"), acts=True),
+    Rule("gold_accuracy", _W, SCALAR, "Answers the gold questions no better than chance",
+         reads=("gold_accuracy", "gold_chance"),
+         thresholds=("gold_floor", "quality_margin", "min_gold_judgments"), acts=True),
+    Rule("biased", _W, RATING, "Reads the rating scale shifted from the other raters",
+         reads=("model_bias", "model_scale_width", "model_chance", "model_iterations"),
+         thresholds=("max_bias", "min_judgments")),
+    Rule("low_agreement", _W, ALL, "Disagrees with the aggregate of the other workers",
+         reads=("agreement_loo", "n_judgments"),
+         thresholds=("low_agreement_ratio", "min_judgments"), acts=True),
+    Rule("speeder", _W, ALL, "Answers faster than plausible",
+         reads=("mean_duration_s", "n_judgments"), thresholds=("speeder_ratio", "min_judgments"),
+         acts=True),
+    Rule("intransitive", _W, PAIRWISE, "Preferences contradict themselves (cycles)",
+         reads=("transitivity_kappa",), thresholds=("min_triplets", "low_transitivity_kappa"),
+         acts=True),
+    Rule("position_bias", _W, PAIRWISE, "Prefers one side of the screen regardless of content",
+         reads=("position_bias",), thresholds=("position_bias_p", "position_bias_share"),
+         acts=True),
+    Rule("ambiguous", _I, ABSOLUTE, "Reliable workers disagree on this item beyond their noise",
+         reads=("model_label", "majority_disputed", "model_spread", "model_spread_p",
+                "model_expected_spread", "model_chance", "model_iterations"),
+         thresholds=("ambiguous_posterior", "ambiguous_p", "min_item_judgments")),
+    Rule("ambiguous", _P, PAIRWISE, "Reliable workers disagree on this item beyond their noise",
+         reads=("uqs", "n_judgments"), thresholds=("ambiguous_uqs", "min_item_judgments")),
+    Rule("kappa_paradox", _C, ALL, "High raw agreement but low chance-corrected agreement",
+         reads=("percent_agreement", "krippendorff_alpha"),
+         thresholds=("paradox_agreement", "paradox_alpha")),
+    Rule("phi_alpha_disagree", _C, RATING, "Phi and alpha tell different stories",
+         reads=("phi", "krippendorff_alpha"), thresholds=("phi_alpha_gap",)),
+    Rule("model_not_converged", _C, MODELLED,
+         "The reliability model did not converge: its flags are withheld",
+         reads=("model_iterations",), thresholds=("model_max_iter",)),
 )
+# fmt: on
 
 
 def measure(scope: str, name: str) -> Measure:
@@ -475,3 +369,33 @@ POLICY_RULES = tuple(r.name for r in rules(Scope.WORKER, acts=True))
 """The worker flags the automatic policy acts on."""
 WARNINGS = tuple(r.name for r in rules(Scope.CAMPAIGN))
 """The campaign flags: warnings about the campaign as a whole."""
+
+
+def measures_table() -> str:
+    """The stored measures as a Markdown table (``docs/store-values.md`` holds it)."""
+    rows = [
+        "| scope | metric | kinds | value | low/high | n | detail |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for m in MEASURES:
+        kinds = "all" if m.kinds == ALL else ", ".join(k.value for k in Kind if k in m.kinds)
+        cells = (m.scope.value, f"`{m.name}`", kinds, m.value, m.interval, m.n, m.detail)
+        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(rows) + "\n"
+
+
+def rules_table() -> str:
+    """The rules as a Markdown table (``docs/store-values.md`` holds it)."""
+    rows = [
+        "| scope | rule | kinds | says | reads | thresholds | policy |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in RULES:
+        kinds = "all" if r.kinds == ALL else ", ".join(k.value for k in Kind if k in r.kinds)
+        cells = (
+            r.scope.value, f"`{r.name}`", kinds, r.title,
+            ", ".join(f"`{x}`" for x in r.reads), ", ".join(f"`{x}`" for x in r.thresholds),
+            "acts" if r.acts else "",
+        )  # fmt: skip
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows) + "\n"

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from monitor import catalog
 from monitor.metrics._common import Interval, count_matrix
 from monitor.metrics.agreement import BootstrapCI
 from monitor.results import Column, State, Value
@@ -77,10 +78,11 @@ class WarmStart:
     """The previous run: its scores by subject (to start the iterative measures from), what
     it saw (``watermark``, ``n_judgments``) and the states it kept."""
 
-    METRICS: ClassVar[tuple[str, ...]] = ("wqs", "uqs", "aqs", "weight", "score")
-    COLUMNS: ClassVar[tuple[str, ...]] = (*METRICS, "uas", "model_mean")
-    """The metrics whose columns a run reads (the CrowdTruth update keeps unit scores, the
+    METRICS: ClassVar[tuple[str, ...]] = catalog.WARM
+    """The measures the next run starts from (the catalog's ``warm`` ones): read as values,
+    and as columns where a run stores them so (the CrowdTruth update keeps unit scores, the
     rating model starts from the means)."""
+    COLUMNS: ClassVar[tuple[str, ...]] = catalog.WARM
     scores: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
     watermark: int = 0
     n_judgments: int = 0

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from monitor import __version__
+from monitor import __version__, catalog
 from monitor.errors import Busy
 from monitor.pipeline.collect import WarmStart
 from monitor.pipeline.compute import compute_values
@@ -180,12 +180,6 @@ def _column_base(
     return {(c.scope, c.metric): c for c in run_columns(session, base[0])}
 
 
-APPROXIMATE = ("uqs", "uas", "phi_mu")
-"""Item measures (with the reliability models' ``model_*``) that an iteration or a quadrature
-gives to within a tolerance anyway: their deltas may store float32 numbers
-(:mod:`monitor.store.column_deltas`)."""
-
-
 def _column_deltas(
     columns: list[Column],
     base: dict[tuple[str, str], Column] | None,
@@ -198,7 +192,7 @@ def _column_deltas(
     for c in columns:
         key = (c.scope, c.metric)
         prev = None if base is None else base.get(key)
-        narrow = c.metric.startswith("model_") or c.metric in APPROXIMATE
+        narrow = c.metric in catalog.APPROXIMATE
         out, pos, resolved = column_delta(
             prev, c, settings.value_tolerance, narrow=narrow, memo=memo
         )

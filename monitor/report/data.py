@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
+from monitor import catalog
 from monitor.report.items import ItemPicks, ItemTable, ItemText
 from monitor.report.jsonsafe import num
 from monitor.store.campaigns import (
@@ -36,7 +37,7 @@ from monitor.store.runs import (
 )
 from monitor.store.workers import DecisionRecord, WorkerState, decisions, list_workers
 
-TREND_METRICS = ("krippendorff_alpha", "percent_agreement", "fleiss_kappa", "phi")
+TREND_METRICS = catalog.TREND
 
 
 @dataclass

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from monitor import catalog
 from monitor.report.data import CampaignData, load
 from monitor.report.jsonsafe import clean, natural_key, num
 from monitor.report.jsonsafe import value_interval as _interval
@@ -20,7 +21,6 @@ from monitor.store.runs import FlagRecord, Value
 
 P_E = {False: 13 / 27, True: 6 / 8}
 RELIABLE, TENTATIVE = 0.8, 0.667
-CAMPAIGN_WARNINGS = ("kappa_paradox", "phi_alpha_disagree", "few_judgments", "model_not_converged")
 
 
 def _count(value: Value | None) -> int | None:
@@ -260,12 +260,6 @@ def _pairs(data: CampaignData) -> list[dict[str, Any]]:
     return out
 
 
-ITERATIVE = {
-    "crowdtruth_iterations": "CrowdTruth",
-    "codetermination_iterations": "Co-determination of truths and worker weights",
-}
-
-
 def _warnings(data: CampaignData) -> list[dict[str, Any]]:
     out = []
     if data.run is None:
@@ -283,7 +277,8 @@ def _warnings(data: CampaignData) -> list[dict[str, Any]]:
                 "(run 'monitor recompute').",
             }
         )
-    for metric, what in ITERATIVE.items():
+    for m in catalog.measures("campaign", converges=True):
+        metric, what = m.name, m.title
         v = data.campaign_value(metric)
         if v is not None and (v.detail or {}).get("converged") is False:
             out.append(

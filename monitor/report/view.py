@@ -6,6 +6,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from monitor import catalog
 from monitor.report import charts
 from monitor.report.items import ItemPicks
 from monitor.settings import Settings
@@ -18,53 +19,24 @@ MAX_CYCLES = 5
 MAX_PAIRS = 50
 MAX_DECISIONS = 100
 
-MEANINGS = {
-    "percent_agreement": (
-        "Percent agreement",
-        "Share of agreeing pairs of judgments per item, averaged; not corrected for chance.",
-    ),
-    "krippendorff_alpha": (
-        "Krippendorff's alpha",
-        "Agreement beyond chance at the campaign's level: 1 perfect, 0 chance; "
-        ">= 0.8 reliable, >= 0.667 tentative.",
-    ),
-    "fleiss_kappa": (
-        "Fleiss' kappa",
-        "Chance-corrected agreement of many raters on categories (same number per item).",
-    ),
-    "cohen_kappa": (
-        "Cohen's kappa",
-        "Chance-corrected agreement of the two workers, each with their own answer shares.",
-    ),
-    "scott_pi": ("Scott's pi", "Like Cohen's kappa, with the two workers' answer shares pooled."),
-    "phi": (
-        "Phi (Checco et al.)",
-        "Bayesian agreement of ratings under a Beta model: 1 perfect, 0 as random, < 0 systematic "
-        "disagreement.",
-    ),
-    "transitivity_kappa": (
-        "Transitivity kappa",
-        "Self-consistency of the annotators' preferences: 1 no cycles, 0 as random answers.",
-    ),
-}
-
-RULES = {
-    "low_quality": "No better than a random or constant answerer (reliability model)",
-    "gold_accuracy": "Answers the gold questions no better than chance",
-    "biased": "Reads the rating scale shifted from the other raters",
-    "model_not_converged": "The reliability model did not converge: its flags are withheld",
-    "low_agreement": "Disagrees with the aggregate of the other workers",
-    "intransitive": "Preferences contradict themselves (cycles)",
-    "position_bias": "Prefers one side of the screen regardless of content",
-    "speeder": "Answers faster than plausible",
-    "ambiguous": "Reliable workers disagree on this item beyond their noise",
-    "kappa_paradox": "High raw agreement but low chance-corrected agreement",
-    "phi_alpha_disagree": "Phi and alpha tell different stories",
-    "few_judgments": "Too few judgments for stable measures",
+NOT_RULES = {
     "stale": "New judgments since the latest run",
     "no_run": "No metric run yet",
     "not_converged": "An iterative measure did not converge",
 }
+"""Titles of the report's warnings that are no rule of the catalog."""
+
+
+def meaning(metric: str) -> tuple[str, str]:
+    """(title, meaning) of a campaign measure, from the catalog."""
+    m = catalog.measure("campaign", metric)
+    return m.title, m.meaning
+
+
+def rule_title(rule: str) -> str:
+    """What a flag or warning says, in a few words."""
+    return catalog.rule_title(rule) or NOT_RULES.get(rule) or rule.replace("_", " ")
+
 
 SYMBOL = {"left": ">", "right": "<", "tie": "="}
 
@@ -122,7 +94,7 @@ def _flag_rows(doc: dict[str, Any], scope: str) -> dict[str, list[dict[str, Any]
         out.setdefault(f["subject"], []).append(
             {
                 "rule": f["rule"],
-                "title": RULES.get(f["rule"], f["rule"].replace("_", " ")),
+                "title": rule_title(f["rule"]),
                 "message": ev.get("message"),
                 "value": f["value"],
                 "threshold": f["threshold"],
@@ -150,22 +122,20 @@ def _agreement_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
             continue
         if key in ("cohen_kappa", "scott_pi") and a[key] is None:
             continue  # only defined for two-worker campaigns
-        name, meaning = MEANINGS[key]
+        name, what = meaning(key)
         rows.append(
             {
                 "name": name,
                 "value": a[key],
                 "ci": a.get(ci_key) if ci_key else None,
-                "meaning": meaning,
+                "meaning": what,
             }
         )
     if a.get("phi"):
-        name, meaning = MEANINGS["phi"]
+        name, what = meaning("phi")
         phi = a["phi"]
         extra = f" MAP {phi['map']:.3f}, method {phi['method']}." if phi["map"] is not None else ""
-        rows.append(
-            {"name": name, "value": phi["mean"], "ci": phi["hpd"], "meaning": meaning + extra}
-        )
+        rows.append({"name": name, "value": phi["mean"], "ci": phi["hpd"], "meaning": what + extra})
     return rows
 
 
@@ -296,10 +266,7 @@ def build_view(doc: dict[str, Any], items: ItemPicks | None = None) -> dict[str,
         "c": doc["campaign"],
         "model": doc.get("model"),
         "verdict": doc["verdict"],
-        "warnings": [
-            {**w, "title": RULES.get(w["rule"], w["rule"].replace("_", " "))}
-            for w in doc["warnings"]
-        ],
+        "warnings": [{**w, "title": rule_title(w["rule"])} for w in doc["warnings"]],
         "agreement_rows": _agreement_rows(doc),
         "flagged": flagged[:MAX_WORKERS],
         "flagged_more": max(0, len(flagged) - MAX_WORKERS),
@@ -345,4 +312,4 @@ def build_view(doc: dict[str, Any], items: ItemPicks | None = None) -> dict[str,
     return view
 
 
-__all__ = ["MEANINGS", "RULES", "build_view", "cycle_view", "picks_from_rows"]
+__all__ = ["build_view", "cycle_view", "meaning", "picks_from_rows", "rule_title"]

@@ -92,4 +92,3 @@ def model_not_converged(run: RunValues, t: Thresholds) -> list[FlagRecord]:
             },
         )
     ]
-

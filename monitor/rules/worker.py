@@ -141,7 +141,9 @@ def low_quality(run: RunValues, t: Thresholds) -> list[FlagRecord]:
     return _inaccurate(run, chance, t, name)
 
 
-def _inaccurate(run: RunValues, campaign_chance: float, t: Thresholds, model: str) -> list[FlagRecord]:
+def _inaccurate(
+    run: RunValues, campaign_chance: float, t: Thresholds, model: str
+) -> list[FlagRecord]:
     """Labellers whose accuracy interval lies below the floor. On skewed classes (the commonest
     class's prior above ``skewed_prior``) the floor is built on the worker's own chance, the
     accuracy of their answers shuffled across items: an honest worker with sensitivity 0.8 and

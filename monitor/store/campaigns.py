@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from sqlalchemy import Engine, Text, func, select, text
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from monitor.catalog import Kind
 from monitor.errors import NotFound, UsageError
 from monitor.store.models import (
     Campaign,
@@ -23,8 +24,6 @@ from monitor.store.models import (
     Preference,
     Worker,
 )
-
-Kind = Literal["rating", "label", "multilabel", "pairwise"]
 
 
 @dataclass(frozen=True)
@@ -86,7 +85,7 @@ class CampaignSpec:
             raise UsageError("a platform name has 1 to 32 characters", hint="e.g. --platform mturk")
         return CampaignSpec(
             self.name,
-            self.kind,
+            Kind(self.kind),
             level,
             self.scale_min,
             self.scale_max,
@@ -117,7 +116,7 @@ def _info(c: Campaign) -> CampaignInfo:
     return CampaignInfo(
         c.id,
         c.name,
-        c.kind,
+        Kind(c.kind),
         c.level,
         c.scale_min,
         c.scale_max,  # type: ignore[arg-type]

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from monitor import catalog
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.models import Campaign, MetricRun, MetricValue
 
-HISTORY_METRICS = ("model_accuracy", "model_noise_sd", "gold_accuracy", "n_judgments")
+HISTORY_METRICS = catalog.HISTORY
 CHUNK = 5000
 
 

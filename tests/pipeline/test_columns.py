@@ -8,9 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import Engine
 
-from monitor.rules import Thresholds, evaluate
 from monitor.pipeline.compute import compute_values
 from monitor.results import Column, Value
+from monitor.rules import Thresholds, evaluate
 from monitor.settings import Settings
 from monitor.store.arrays import load_arrays
 from monitor.store.campaigns import get_campaign
