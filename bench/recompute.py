@@ -79,7 +79,7 @@ def phase(url: str, what: str, arg: str = "", cache: str = "") -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _recompute(engine, full: bool) -> dict:  # noqa: ANN001
+def _recompute(engine, full: bool, cache=None) -> dict:  # noqa: ANN001
     from sqlalchemy import text
 
     from monitor.pipeline import recompute
@@ -87,7 +87,8 @@ def _recompute(engine, full: bool) -> dict:  # noqa: ANN001
 
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     t = time.perf_counter()
-    [o] = recompute(engine, load_settings(env=os.environ), campaign="bench", full=full)
+    settings = load_settings(env=os.environ)
+    [o] = recompute(engine, settings, campaign="bench", full=full, cache=cache)
     detail = {
         "seconds": time.perf_counter() - t,
         "status": o.status,
@@ -127,15 +128,18 @@ def run_phase(url: str, what: str, arg: str) -> None:
     if what == "ingest":
         detail = _ingest(engine, arg)
     elif what == "scheduler":  # one process: full, ingest 1%, incremental (arrays in memory)
+        from monitor.incremental.cache import RunCache
         from monitor.scheduler import collect_between_runs, keep_freed_memory
+        from monitor.settings import load_settings
 
         keep_freed_memory()  # as ``monitor schedule`` does
-        full = _recompute(engine, True)
+        cache = RunCache.from_settings(load_settings(env=os.environ))  # kept for its life
+        full = _recompute(engine, True, cache)
         runs = []
         for path in arg.split(os.pathsep):
             collect_between_runs()  # as after each of its jobs
             _ingest(engine, path)
-            runs.append(_recompute(engine, False))
+            runs.append(_recompute(engine, False, cache))
         detail = {**runs[0], "full": full, "runs": runs}
     elif what == "report":
         from monitor.report.render import write_report

@@ -334,13 +334,13 @@ def _model_labels(
 ) -> list[dict[str, Any]]:
     """The reliability model's answers, fitted on the judgments of the workers who are not
     blocked (a down-weight does not enter the model: it weighs workers by their own errors)."""
-    from monitor.pipeline.quality import model_answers
-    from monitor.settings import Settings
+    from monitor.pipeline.answers import model_answers
+    from monitor.pipeline.params import ModelOptions
 
     n_items = len(arrays.item_ids)
     n_j = np.bincount(arrays.items, minlength=n_items)
     tot = np.bincount(arrays.items, weights=jw, minlength=n_items)
-    _, values, uncertainty = model_answers(campaign, arrays, keep, Settings())
+    _, values, uncertainty = model_answers(campaign, arrays, keep, ModelOptions())
     return [
         _label_row(
             arrays.item_ids[i],

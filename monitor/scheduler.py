@@ -11,31 +11,37 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
 from monitor.settings import Settings
 
+if TYPE_CHECKING:
+    from monitor.incremental.cache import RunCache
+
 log = logging.getLogger("monitor.scheduler")
 
 
-def incremental_job(engine: Engine, settings: Settings) -> None:
-    _recompute_all(engine, settings, "incremental", full=False)
+def incremental_job(engine: Engine, settings: Settings, cache: RunCache | None = None) -> None:
+    _recompute_all(engine, settings, cache, "incremental", full=False)
 
 
-def nightly_job(engine: Engine, settings: Settings) -> None:
-    _recompute_all(engine, settings, "nightly", full=True)
+def nightly_job(engine: Engine, settings: Settings, cache: RunCache | None = None) -> None:
+    _recompute_all(engine, settings, cache, "nightly", full=True)
     write_reports(engine, settings)
 
 
-def _recompute_all(engine: Engine, settings: Settings, job: str, *, full: bool) -> None:
+def _recompute_all(
+    engine: Engine, settings: Settings, cache: RunCache | None, job: str, *, full: bool
+) -> None:
     """Recompute every campaign; a campaign that fails is logged (its run records the error)
     and the others go on. A failure of the whole job (the database unreachable) is logged in
     one line, and the next run of the job tries again."""
     from monitor.pipeline import recompute
 
     try:
-        outcomes = recompute(engine, settings, full=full)
+        outcomes = recompute(engine, settings, full=full, cache=cache)
     except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad run
         log.error("%s recompute failed: %s: %s", job, type(exc).__name__, _first_line(exc))
         return
@@ -86,10 +92,15 @@ def write_reports(engine: Engine, settings: Settings) -> list[Path]:
 
 
 def build_scheduler(engine: Engine, settings: Settings):  # -> BackgroundScheduler
-    """A BlockingScheduler with the two jobs; not started."""
+    """A BlockingScheduler with the two jobs, sharing one run cache for the process's life
+    (its runs after the first read and compute only what arrived); not started."""
     from apscheduler.schedulers.blocking import BlockingScheduler
     from apscheduler.triggers.cron import CronTrigger
     from apscheduler.triggers.interval import IntervalTrigger
+
+    from monitor.incremental.cache import RunCache
+
+    cache = RunCache.from_settings(settings)
 
     hour, minute = (int(x) for x in settings.nightly_at.split(":"))
     scheduler = BlockingScheduler()
@@ -98,7 +109,7 @@ def build_scheduler(engine: Engine, settings: Settings):  # -> BackgroundSchedul
     scheduler.add_job(
         incremental_job,
         IntervalTrigger(minutes=settings.recompute_every_minutes),
-        args=(engine, settings),
+        args=(engine, settings, cache),
         id="incremental",
         name="incremental recompute",
         next_run_time=_now(),
@@ -107,7 +118,7 @@ def build_scheduler(engine: Engine, settings: Settings):  # -> BackgroundSchedul
     scheduler.add_job(
         nightly_job,
         CronTrigger(hour=hour, minute=minute),
-        args=(engine, settings),
+        args=(engine, settings, cache),
         id="nightly",
         name="nightly full recompute and reports",
         **once,

@@ -21,7 +21,8 @@ from monitor.export import (
 from monitor.store.campaigns import CampaignSpec, create_campaign
 from monitor.store.engine import session_factory, transaction
 from monitor.store.models import Item, Judgment, JudgmentAnnotation, Preference, Worker
-from monitor.store.runs import Value, save_run
+from monitor.store.runs import Value
+from monitor.store.save import insert_run
 from monitor.store.workers import append_decision
 
 FORMULAS = ["=1+2", "+cmd", "-2+3", "@SUM(A1)", "\tx", "\rx"]
@@ -65,7 +66,7 @@ def _campaign(engine: Engine, spec: CampaignSpec, judgments: list[tuple], wqs: d
                 s.flush()
                 s.add_all(JudgmentAnnotation(judgment_id=row.id, annotation=a) for a in j[2])
         s.flush()
-        save_run(
+        insert_run(
             s,
             campaign_id=c.id,
             watermark=10**6,

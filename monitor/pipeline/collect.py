@@ -1,26 +1,23 @@
-"""What every family of measures shares: the :class:`Collector` a run's values go into, the
-:class:`WarmStart` of the previous run, and the helpers (answer counts, intervals).
+"""What a run's measures return: :class:`Values`, the numbers of one measure or a family of
+them (single values, columns, states for the next run, the parameters that produced them), and
+the helpers every family shares (answer counts, scale codes, intervals).
 
-The families (:mod:`monitor.pipeline.absolute`, :mod:`monitor.pipeline.pairwise`) and
-:mod:`monitor.pipeline.intervals` import from here; :mod:`monitor.pipeline.compute` imports
-them, so the imports go one way.
+Each measure fills a :class:`Values` of its own and returns it; the per-kind modules add them up.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor import catalog
 from monitor.metrics._common import Interval, count_matrix
 from monitor.metrics.agreement import BootstrapCI
 from monitor.results import Column, State, Value
-from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
 
@@ -33,11 +30,6 @@ def num(x: Any) -> float | None:
     return x if np.isfinite(x) else None
 
 
-def digest(ids: NDArray[np.int64]) -> str:
-    """A fingerprint of database ids (a state's codes still name the same subjects)."""
-    return hashlib.sha256(np.ascontiguousarray(ids, dtype=np.int64).tobytes()).hexdigest()
-
-
 def _names(subjects: Sequence[str], idx: NDArray[np.int64]) -> list[str]:
     """The subjects at positions ``idx`` as strings (external ids and answer names are; a
     sequence of numbers, codes named by themselves, is converted)."""
@@ -47,7 +39,7 @@ def _names(subjects: Sequence[str], idx: NDArray[np.int64]) -> list[str]:
     return out
 
 
-class _NameCache:
+class NameCache:
     """:func:`_names` for the same subjects and mask again (a run's item measures mostly share
     one mask: every judged item), computed once."""
 
@@ -64,129 +56,31 @@ class _NameCache:
         return names
 
 
-@dataclass(frozen=True)
-class Arrived:
-    """The judgments the last run counted (``seen``, per judgment) and the items that received
-    judgments since (``touched``, per item code)."""
-
-    seen: NDArray[np.bool_]
-    touched: NDArray[np.bool_]
-
-
-@dataclass(frozen=True)
-class WarmStart:
-    """The previous run: its scores by subject (to start the iterative measures from), what
-    it saw (``watermark``, ``n_judgments``) and the states it kept."""
-
-    METRICS: ClassVar[tuple[str, ...]] = catalog.WARM
-    """The measures the next run starts from (the catalog's ``warm`` ones): read as values,
-    and as columns where a run stores them so (the CrowdTruth update keeps unit scores, the
-    rating model starts from the means)."""
-    COLUMNS: ClassVar[tuple[str, ...]] = catalog.WARM
-    scores: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
-    watermark: int = 0
-    n_judgments: int = 0
-    states: dict[str, State] = field(default_factory=dict)
-    columns: dict[tuple[str, str], Column] = field(default_factory=dict)
-    _arrived: dict[int, Arrived | None] = field(default_factory=dict, repr=False, compare=False)
-    _index: dict[int, tuple[Sequence[str], dict[str, int]]] = field(
-        default_factory=dict, repr=False, compare=False
-    )
-
-    def arrived(self, arrays: CampaignArrays) -> Arrived | None:
-        """What arrived since this run in ``arrays`` (computed once per arrays): None when
-        judgments below its watermark changed since (an ingest that committed late), so that
-        nothing the last run kept can be brought up to date."""
-        key = id(arrays)
-        if key not in self._arrived:
-            seen = arrays.ids <= self.watermark
-            out = None
-            if int(seen.sum()) == self.n_judgments:
-                touched = np.zeros(len(arrays.item_ids), dtype=bool)
-                touched[arrays.items[~seen]] = True
-                out = Arrived(seen, touched)
-            self._arrived[key] = out
-        return self._arrived[key]
-
-    @classmethod
-    def from_values(
-        cls,
-        values: Iterable[Value],
-        columns: Iterable[Column] = (),
-        *,
-        watermark: int = 0,
-        n_judgments: int = 0,
-        states: dict[str, State] | None = None,
-    ) -> WarmStart:
-        scores: dict[tuple[str, str], dict[str, float]] = {}
-        for v in values:
-            if v.value is not None:
-                scores.setdefault((v.scope, v.metric), {})[v.subject] = v.value
-        kept = {(c.scope, c.metric): c for c in columns}
-        return cls(scores, watermark, n_judgments, dict(states or {}), kept)
-
-    def aligned(
-        self, scope: str, metric: str, subjects: Sequence[str], default: float = 1.0
-    ) -> NDArray[np.float64] | None:
-        """The scores in the order of ``subjects`` (``default`` for new ones and undefined
-        values), or None."""
-        column = self.columns.get((scope, metric)) if metric in self.COLUMNS else None
-        if column is not None:
-            out = np.full(len(subjects), default, dtype=np.float64)
-            rows = self._rows(column, subjects)
-            ok = (rows >= 0) & np.isfinite(column.values)
-            out[rows[ok]] = column.values[ok]
-            return out
-        known = self.scores.get((scope, metric))
-        if not known:
-            return None
-        return np.array([known.get(s, default) for s in subjects], dtype=np.float64)
-
-    def _rows(self, column: Column, subjects: Sequence[str]) -> NDArray[np.int64]:
-        """Where each of ``column``'s subjects is in ``subjects`` (-1: gone). Item codes are
-        stable and new items come last, so a column of every item is a prefix of the items
-        now; otherwise (items without a value) the names are looked up."""
-        k = len(column)
-        head = subjects[:k]
-        if (
-            k <= len(subjects)
-            and (head.tolist() if isinstance(head, np.ndarray) else list(head)) == column.subjects
-        ):
-            return np.arange(k, dtype=np.int64)
-        index = self._index.get(id(subjects))
-        if index is None or index[0] is not subjects:
-            index = (subjects, {str(x): i for i, x in enumerate(subjects)})
-            self._index[id(subjects)] = index
-        where = index[1]
-        return np.fromiter((where.get(x, -1) for x in column.subjects), np.int64, k)
-
-
 @dataclass
-class Collector:
-    """Accumulates the values of a run: per-subject values of the ``columnar`` scopes as
-    :class:`Column` arrays, the others as :class:`Value` objects."""
+class Values:
+    """What a measure (or a family of them) computed for one run: per-subject values of the
+    ``columnar`` scopes as :class:`Column` arrays, the others as :class:`Value` objects; the
+    states it keeps for the next run (stored with the run), what it keeps in this process's
+    memory for the next run (``memory``: not stored), and the ``parameters`` behind it."""
 
     campaign: str
     columnar: frozenset[str] = frozenset({"item"})
     values: list[Value] = field(default_factory=list)
     columns: list[Column] = field(default_factory=list)
     states: dict[str, State] = field(default_factory=dict)
-    _names: _NameCache = field(default_factory=_NameCache, repr=False)
+    memory: dict[str, Any] = field(default_factory=dict)
+    parameters: dict[str, Any] = field(default_factory=dict)
+    names: NameCache = field(default_factory=NameCache, repr=False)
 
-    def names(self, subjects: Sequence[str], idx: NDArray[np.int64]) -> list[str]:
-        """The subjects at positions ``idx`` as strings (computed once per mask)."""
-        return self._names(subjects, idx)
-
-    def part(self) -> Collector:
-        """An empty collector for a part of the run taken apart (in another thread), sharing
-        the names computed: :meth:`add` it back where its values belong."""
-        return Collector(self.campaign, self.columnar, _names=self._names)
-
-    def add(self, part: Collector) -> None:
-        """The values, columns and states of ``part``, after those collected so far."""
+    def add(self, part: Values) -> Values:
+        """The values, columns, states, memory and parameters of ``part``, after those
+        gathered so far; returns self."""
         self.values.extend(part.values)
         self.columns.extend(part.columns)
         self.states.update(part.states)
+        self.memory.update(part.memory)
+        self.parameters.update(part.parameters)
+        return self
 
     def campaign_value(
         self,
@@ -218,7 +112,7 @@ class Collector:
     ) -> None:
         """One value per subject (NaN = undefined) where ``mask`` is true."""
         idx = np.arange(len(subjects)) if mask is None else np.flatnonzero(mask)
-        names = self._names(subjects, idx)
+        names = self.names(subjects, idx)
         if scope in self.columnar:
 
             def part(a: NDArray | None) -> NDArray[np.float64] | None:
@@ -253,16 +147,17 @@ class Collector:
 
 
 def bootstrap_interval(
-    settings: Settings, estimate: float | None, draw: Callable[[int, int], BootstrapCI]
+    options: Any, estimate: float | None, draw: Callable[[int, int], BootstrapCI]
 ) -> Interval | None:
-    """``draw(n_boot, seed).interval`` for a defined estimate, None when intervals are off."""
-    if not settings.bootstrap_samples or estimate is None:
+    """``draw(n_boot, seed).interval`` for a defined estimate, None when intervals are off
+    (``options``: :class:`~monitor.pipeline.params.BootstrapOptions`)."""
+    if not options.bootstrap_samples or estimate is None:
         return None
-    return draw(settings.bootstrap_samples, settings.seed).interval
+    return draw(options.bootstrap_samples, options.seed).interval
 
 
 def answers_detail(
-    out: Collector,
+    out: Values,
     scope: str,
     subjects: Sequence[str],
     units: NDArray[np.int64],

@@ -3,26 +3,19 @@ pairs, CrowdTruth on pairs and the items' absolute scores."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
+from monitor.incremental.crowdtruth import CrowdTruthTask
+from monitor.incremental.triangles import MEMORY as TRIANGLES
+from monitor.incremental.triangles import transitivity_run
 from monitor.metrics import agreement as ag
 from monitor.metrics.crowdtruth import label_counts
 from monitor.metrics.preferences import canonical_pairs, davidson, position_bias
-from monitor.metrics.transitivity import P_E_STRICT, P_E_WEAK, implied_pairs, transitivity
-from monitor.pipeline.collect import (
-    Collector,
-    WarmStart,
-    answers_detail,
-    bootstrap_interval,
-    num,
-)
-from monitor.pipeline.crowdtruth import run_crowdtruth
+from monitor.metrics.transitivity import P_E_STRICT, P_E_WEAK, implied_pairs
+from monitor.pipeline.collect import Values, answers_detail, bootstrap_interval, num
+from monitor.pipeline.crowdtruth import crowdtruth_values
+from monitor.pipeline.params import Coded, Params
 from monitor.results import Value
-from monitor.settings import Settings
-from monitor.store.arrays import CampaignArrays
-from monitor.store.campaigns import CampaignInfo
 
 # Canonical labels "<", "=", ">" are the relation of the first item of a pair to the second;
 # ">" means the first is preferred: shown as the outcome of the pair (first, second).
@@ -30,20 +23,15 @@ OUTCOME_NAMES = ("right", "tie", "left")
 MAX_CYCLES = 50
 
 
-def compute(
-    info: CampaignInfo,
-    a: CampaignArrays,
-    settings: Settings,
-    out: Collector,
-    warm: WarmStart | None,
-    parameters: dict[str, Any],
-) -> None:
-    W = len(a.worker_ids)
+def measure(coded: Coded, params: Params) -> Values:
+    """Every measure of a pairwise campaign."""
+    info, a = coded.info, coded.arrays
+    out = params.values(info.name)
     items = a.item_ids
     ties_allowed = not info.strict
-    tr = transitivity(
-        a.workers, a.left, a.right, a.outcome, a.order, a.ids, ties_allowed=ties_allowed
-    )
+    tr, kept, how = transitivity_run(a, ties_allowed=ties_allowed, warm=params.warm)
+    out.memory[TRIANGLES] = kept
+    out.parameters["transitivity"] = {"triangles": how}
     implied = implied_pairs(a.workers, a.left, a.right, a.outcome, a.order)
     cycles_by_worker: dict[int, list[dict]] = {}
     cyc = tr.cycles
@@ -114,8 +102,8 @@ def compute(
                 detail={"p_value": num(b.p_value), "n_left": b.n_left},
             )
         )
-    _pairs(a, settings, out, warm, parameters, W)
-    _scores(a, out, warm, parameters)
+    out.add(_pairs(coded, params))
+    return out.add(_scores(coded, params))
 
 
 def _cycle_text(x: str, y: str, z: str, rel: list[int]) -> str:
@@ -123,14 +111,12 @@ def _cycle_text(x: str, y: str, z: str, rel: list[int]) -> str:
     return f"{x} {sym[rel[0]]} {y}, {y} {sym[rel[1]]} {z}, {x} {sym[rel[2]]} {z}"
 
 
-def _pairs(
-    a: CampaignArrays,
-    settings: Settings,
-    out: Collector,
-    warm: WarmStart | None,
-    parameters: dict[str, Any],
-    W: int,
-) -> None:
+def _pairs(coded: Coded, params: Params) -> Values:
+    """Agreement and CrowdTruth on pairs: each pair's outcomes (left, tie, right) as the
+    latest judgment of each annotator gives them."""
+    a = coded.arrays
+    W = len(a.worker_ids)
+    out = params.values(coded.info.name)
     cp = canonical_pairs(a.workers, a.left, a.right, a.outcome, a.order, latest_only=True)
     subjects = [f"{a.item_ids[lo]}\t{a.item_ids[hi]}" for lo, hi in cp.pairs]
     answers_detail(out, "pair", subjects, cp.pair, cp.label, OUTCOME_NAMES)
@@ -146,8 +132,9 @@ def _pairs(
     )
     res = ag.krippendorff_alpha(vc, "nominal")
     ci = bootstrap_interval(
-        settings, res.alpha, lambda n, s: ag.bootstrap_alpha(vc, "nominal", n_boot=n, seed=s)
-    )
+        params.bootstrap, res.alpha,
+        lambda n, s: ag.bootstrap_alpha(vc, "nominal", n_boot=n, seed=s),
+    )  # fmt: skip
     detail = {
         "level": "nominal",
         "unit": "pair",
@@ -182,35 +169,28 @@ def _pairs(
             n=loo.n_items,
             mask=np.bincount(cp.workers, minlength=W) > 0,
         )
-    run_crowdtruth(
-        out,
-        workers=cp.workers,
-        units=cp.pair,
-        annotations=label_counts(cp.label, 3),
-        worker_ids=a.worker_ids,
-        unit_ids=subjects,
-        unit_scope="pair",
-        annotation_names=OUTCOME_NAMES,
-        closed=True,
-        settings=settings,
-        warm=warm,
-        parameters=parameters,
-    )
+    task = CrowdTruthTask(
+        cp.workers, cp.pair, label_counts(cp.label, 3), a.worker_ids, subjects, "pair",
+        list(OUTCOME_NAMES), True, params.names, "pair" in params.columnar,
+    )  # fmt: skip
+    out.add(crowdtruth_values(coded.info.name, task, params))
     for v in out.values:
         if v.scope == "pair" and v.metric == "n_judgments":
             left, _, right = v.subject.partition("\t")
             v.detail.update({"left": left, "right": right})
+    return out
 
 
-def _scores(
-    a: CampaignArrays, out: Collector, warm: WarmStart | None, parameters: dict[str, Any]
-) -> None:
+def _scores(coded: Coded, params: Params) -> Values:
+    """The items' scores: a Bradley-Terry model with ties (Davidson 1970), warm-started from
+    the last run's."""
+    a = coded.arrays
+    out = params.values(coded.info.name)
     init = None
-    if warm is not None:
-        prev = warm.aligned("item", "score", a.item_ids, default=0.0)
-        init = prev
+    if params.warm is not None:
+        init = params.warm.aligned("item", "score", a.item_ids, default=0.0)
     fit = davidson(a.left, a.right, a.outcome, regularization=0.01, init=init)
-    parameters["scores"] = {
+    out.parameters["scores"] = {
         "model": "Davidson (1970) Bradley-Terry with ties",
         "regularization": 0.01,
         "iterations": fit.iterations,
@@ -220,7 +200,7 @@ def _scores(
         out.campaign_value(
             "score_model", None, reason=fit.undefined.reason if fit.undefined else "undefined"
         )
-        return
+        return out
     n_cmp = np.bincount(np.r_[a.left, a.right], minlength=len(a.item_ids))
     se = fit.se if fit.se is not None else np.full(fit.items.size, np.nan)
     for k, i in enumerate(fit.items):
@@ -248,3 +228,4 @@ def _scores(
             "iterations": fit.iterations,
         },
     )
+    return out

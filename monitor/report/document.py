@@ -121,10 +121,17 @@ def _transitivity(data: CampaignData, worker: str) -> dict[str, Any] | None:
     }
 
 
+WORKER_KEYS = tuple(
+    (m.name, m.key, m.shows_interval) for m in catalog.measures("worker") if m.key is not None
+)
+"""The worker measures of the document's rows, by the catalog: (metric, key, with interval)."""
+
+
 def _workers(data: CampaignData) -> list[dict[str, Any]]:
     states = {w.external_id: w for w in data.workers}
     flags = data.flags_of("worker")
     subjects = set(states) | data.subjects("worker")
+    pairwise = data.campaign.kind == "pairwise"
     out = []
     for w in sorted(subjects, key=natural_key):
         state = states.get(w)
@@ -132,63 +139,48 @@ def _workers(data: CampaignData) -> list[dict[str, Any]]:
         status = state.status if state is not None else "ok"
         if status == "ok" and rules:
             status = "flagged"
+        row: dict[str, Any] = {"worker": str(w)}
+        for metric, key, interval in WORKER_KEYS:
+            v = data.get("worker", metric, w)
+            row[key] = _v(v)
+            if interval:
+                row[f"{key}_interval"] = _interval(v)
         n = _count(data.get("worker", "n_judgments", w))
         if n is None and state is not None and data.run is None:
             n = state.n_judgments
         pos = data.get("worker", "position_bias", w)
-        out.append(
-            {
-                "worker": str(w),
-                "n_judgments": n,
-                "wqs": _v(data.get("worker", "wqs", w)),
-                "wwa": _v(data.get("worker", "wwa", w)),
-                "wua": _v(data.get("worker", "wua", w)),
-                "transitivity": _transitivity(data, w),
-                "flags": rules,
-                "status": status,
-                "weight": state.weight if state is not None else 1.0,
-                "agreement_loo": _v(data.get("worker", "agreement_loo", w)),
-                "quality_weight": _v(data.get("worker", "weight", w)),
-                "tie_rate": _v(data.get("worker", "tie_rate", w)),
-                "position_bias": _v(pos),
-                "position_bias_p": num((pos.detail or {}).get("p_value")) if pos else None,
-                "mean_duration_s": _v(data.get("worker", "mean_duration_s", w)),
-            }
+        gold = data.get("worker", "gold_accuracy", w)
+        row.update(
+            n_judgments=n,
+            transitivity=_transitivity(data, w),
+            flags=rules,
+            status=status,
+            weight=state.weight if state is not None else 1.0,
+            position_bias_p=num((pos.detail or {}).get("p_value")) if pos else None,
+            gold_n=gold.n if gold is not None else None,
+            **_worker_history(data, w, flags.get(w, [])),
         )
-        out[-1].update(_worker_model(data, w, flags.get(w, [])))
-        if data.campaign.kind == "pairwise":
+        if pairwise:
             tk = data.get("worker", "transitivity_kappa", w)
-            out[-1]["cycles"] = clean((tk.detail or {}).get("cycles") or []) if tk else []
+            row["cycles"] = clean((tk.detail or {}).get("cycles") or []) if tk else []
+        out.append(row)
     return out
 
 
-def _worker_model(data: CampaignData, w: str, flags: list[FlagRecord]) -> dict[str, Any]:
-    """The reliability model's and gold's numbers of a worker, their history on the platform
-    and, for each flag, why in words."""
-    gold = data.get("worker", "gold_accuracy", w)
+def _worker_history(data: CampaignData, w: str, flags: list[FlagRecord]) -> dict[str, Any]:
+    """A worker's reliability-model and gold numbers in the platform's other campaigns, and,
+    for each flag, why in words."""
     history = [
         {
             "campaign": e.campaign,
             "kind": e.kind,
             "run": e.run_id,
-            "model_accuracy": _measure(e.measures.get("model_accuracy")),
-            "model_noise_sd": _measure(e.measures.get("model_noise_sd")),
-            "gold_accuracy": _measure(e.measures.get("gold_accuracy")),
+            **{m: _measure(e.measures.get(m)) for m in catalog.HISTORY if m != "n_judgments"},
             "n_judgments": _measure(e.measures.get("n_judgments"), value_only=True),
         }
         for e in data.worker_history.get(w, [])
     ]
     return {
-        "model_accuracy": _v(acc := data.get("worker", "model_accuracy", w)),
-        "model_accuracy_interval": _interval(acc),
-        "model_noise_sd": _v(sd := data.get("worker", "model_noise_sd", w)),
-        "model_noise_sd_interval": _interval(sd),
-        "model_bias": _v(data.get("worker", "model_bias", w)),
-        "model_weight": _v(data.get("worker", "model_weight", w)),
-        "gold_accuracy": _v(gold),
-        "gold_accuracy_interval": _interval(gold),
-        "gold_n": gold.n if gold is not None else None,
-        "gold_mae": _v(data.get("worker", "gold_mae", w)),
         "history": history,
         "evidence": [
             {"rule": f.rule, "message": str(f.evidence.get("message") or f.rule)}

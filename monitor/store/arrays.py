@@ -8,9 +8,8 @@ rows, no Python loop per judgment beyond the driver's own row conversion.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,6 +20,18 @@ from monitor.store.campaigns import CampaignCounts, CampaignInfo
 from monitor.store.models import Item, Judgment, JudgmentAnnotation, Preference, Worker
 
 OUTCOME_CODES = {"left": 1, "right": -1, "tie": 0}
+
+
+@dataclass
+class LatestPairs:
+    """Each (worker, item) pair's key (:func:`_pair_keys`), sorted, the index of its latest
+    judgment, and those indices rising (:attr:`CampaignArrays.latest`): worked out once per
+    arrays, and brought up to date for their extension (:func:`extend_arrays`) or kept with a
+    snapshot, instead of sorting every judgment again."""
+
+    keys: NDArray[np.int64] | None = None
+    who: NDArray[np.int64] | None = None
+    rising: NDArray[np.int64] | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,7 @@ class CampaignArrays:
     right: NDArray[np.int64] | None = None
     outcome: NDArray[np.int8] | None = None
     created_s: NDArray[np.float64] | None = None
+    pairs: LatestPairs = field(default_factory=LatestPairs, init=False, repr=False, compare=False)
 
     @property
     def n(self) -> int:
@@ -71,31 +83,27 @@ class CampaignArrays:
     def watermark(self) -> int:
         return int(self.ids.max()) if self.ids.size else 0
 
-    @cached_property
+    @property
     def latest(self) -> NDArray[np.int64]:
         """Indices of the latest judgment of each (worker, item), rising: what agreement and
-        the models count (a worker counts once per item). Computed once per arrays, and
-        brought up to date for their extension (:func:`extend_arrays`)."""
-        latest, keys, who = _latest(self.workers, self.items, self.order)
-        self.__dict__[_PAIRS] = (keys, who)  # for the next extension
-        return _frozen(latest)
-
-
-_PAIRS = "_pairs"
-"""Where arrays keep each (worker, item) pair's key (:func:`_pair_keys`), sorted, and the index
-of its latest judgment, once :attr:`CampaignArrays.latest` is known."""
+        the models count (a worker counts once per item); see :class:`LatestPairs`."""
+        if self.pairs.rising is None:
+            rising, keys, who = _latest(self.workers, self.items, self.order)
+            self.pairs.keys, self.pairs.who, self.pairs.rising = keys, who, _frozen(rising)
+        return self.pairs.rising
 
 
 def kept_pairs(arrays: CampaignArrays) -> tuple[NDArray[np.int64], NDArray[np.int64]] | None:
     """Each (worker, item) pair's key, sorted, and its latest judgment, when the arrays know
     them (:attr:`CampaignArrays.latest` was asked for): what a snapshot keeps of them."""
-    return arrays.__dict__.get(_PAIRS)
+    p = arrays.pairs
+    return None if p.keys is None or p.who is None else (p.keys, p.who)
 
 
 def keep_pairs(arrays: CampaignArrays, keys: NDArray[np.int64], latest: NDArray[np.int64]) -> None:
     """Give arrays read from a snapshot their pairs (:func:`kept_pairs`), so that their
     extension brings the latest judgment per pair up to date instead of sorting afresh."""
-    arrays.__dict__[_PAIRS] = (keys, latest)
+    arrays.pairs.keys, arrays.pairs.who = keys, latest
 
 
 def _pair_keys(workers: NDArray[np.int64], items: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -113,7 +121,7 @@ def _carry_latest(base: CampaignArrays, out: CampaignArrays) -> None:
     new pair's latest is its latest new judgment; a known pair's the later (by ``out.order``)
     of that and the one it had. Costs a search per new judgment and a pass over the pairs,
     where computing afresh sorts every judgment."""
-    kept = base.__dict__.get(_PAIRS)
+    kept = kept_pairs(base)
     if kept is None:
         return
     keys, who = kept
@@ -136,11 +144,9 @@ def _carry_latest(base: CampaignArrays, out: CampaignArrays) -> None:
     # a new pair: its latest new judgment
     fresh = ~known
     latest[new_who[fresh]] = True
-    out.__dict__[_PAIRS] = (
-        np.insert(keys, at[fresh], new_keys[fresh]),
-        np.insert(who, at[fresh], new_who[fresh]),
-    )
-    out.__dict__["latest"] = _frozen(np.flatnonzero(latest))
+    out.pairs.keys = np.insert(keys, at[fresh], new_keys[fresh])
+    out.pairs.who = np.insert(who, at[fresh], new_who[fresh])
+    out.pairs.rising = _frozen(np.flatnonzero(latest))
 
 
 def latest_per_pair(workers: NDArray, items: NDArray, order: NDArray) -> NDArray[np.int64]:

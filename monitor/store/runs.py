@@ -7,7 +7,7 @@ Naming of the stored values (``scope``, ``subject``, ``metric``) is documented i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -18,7 +18,6 @@ from sqlalchemy.orm import Session
 from monitor.results import Column, FlagRecord, State, Value
 from monitor.store import column_deltas
 from monitor.store.models import (
-    Base,
     Flag,
     MetricColumn,
     MetricRun,
@@ -85,99 +84,6 @@ def run_history(session: Session, campaign_id: int, limit: int = 60) -> list[Run
     return [_info(r) for r in reversed(rows)]
 
 
-def save_run(
-    session: Session,
-    *,
-    campaign_id: int,
-    watermark: int,
-    full: bool,
-    started_at: datetime,
-    parameters: dict[str, Any],
-    code_version: str,
-    n_judgments: int,
-    n_new: int,
-    seconds: float,
-    values: Iterable[Value],
-    flags: Iterable[FlagRecord],
-    columns: Iterable[Column] = (),
-    states: Mapping[str, State] | None = None,
-    base_run_id: int | None = None,
-    cleared: Iterable[tuple[str, str, str]] = (),
-    positions: Mapping[tuple[str, str], Any] | None = None,
-) -> RunInfo:
-    """Insert a finished run with its values, columns, flags and states (the caller's
-    transaction makes it atomic: a crash before commit leaves the previous run as the
-    latest). With ``base_run_id``, ``flags`` holds the run's worker and campaign flags and
-    only the item and pair flags that changed from the base run's (see :func:`flag_delta`);
-    ``cleared`` the (scope, subject, rule) of the base's that no longer hold. ``positions``:
-    the columns (by scope and metric) that are deltas on the base run's, with the rows they
-    replace or add (:mod:`monitor.store.column_deltas`)."""
-    run = MetricRun(
-        campaign_id=campaign_id,
-        watermark=watermark,
-        full=full,
-        status="ok",
-        started_at=started_at,
-        finished_at=utcnow(),
-        parameters=parameters,
-        code_version=code_version,
-        n_judgments=n_judgments,
-        n_new=n_new,
-        seconds=seconds,
-        base_run_id=base_run_id,
-    )
-    session.add(run)
-    session.flush()
-    run_id = run.id
-    value_rows = (
-        (run_id, v.scope, v.subject, v.metric, v.value, v.low, v.high, v.n, _json(v.detail))
-        for v in values
-    )
-    _bulk_insert(session, "metric_values", VALUE_COLUMNS, value_rows)
-    flag_rows = (
-        (run_id, f.scope, f.subject, f.rule, f.value, f.threshold, _json(f.evidence), False)
-        for f in flags
-    )
-    _bulk_insert(session, "flags", FLAG_COLUMNS, flag_rows)
-    cleared_rows = ((run_id, sc, su, ru, None, None, "{}", True) for sc, su, ru in cleared)
-    _bulk_insert(session, "flags", FLAG_COLUMNS, cleared_rows)
-    if positions and base_run_id is None:
-        raise ValueError("delta columns need the base run they apply to.")
-    column_rows = []
-    for c in columns:
-        meta, data = column_deltas.encode(c, (positions or {}).get((c.scope, c.metric)))
-        column_rows.append(
-            {
-                "run_id": run_id,
-                "scope": c.scope,
-                "metric": c.metric,
-                "subjects": json.dumps(c.subjects, ensure_ascii=False),
-                "meta": meta,
-                "data": data,
-            }
-        )
-    if column_rows:
-        session.execute(MetricColumn.__table__.insert(), column_rows)
-    state_rows = [
-        {"run_id": run_id, "name": name, "meta": state.meta, "data": state.to_bytes()}
-        for name, state in (states or {}).items()
-    ]
-    if state_rows:
-        session.execute(RunState.__table__.insert(), state_rows)
-    return _info(run)
-
-
-VALUE_COLUMNS = ("run_id", "scope", "subject", "metric", "value", "low", "high", "n", "detail")
-FLAG_COLUMNS = (
-    "run_id",
-    "scope",
-    "subject",
-    "rule",
-    "value",
-    "threshold",
-    "evidence",
-    "cleared",
-)
 DELTA_SCOPES = ("item", "pair")
 """The scopes whose flags a run may store as changes from its base run."""
 MAX_FLAG_CHAIN = 10
@@ -194,86 +100,6 @@ def flag_chain(session: Session, run_id: int) -> list[int]:
             return chain
         chain.append(int(base))
     raise RuntimeError(f"run {run_id}: the chain of flag deltas is longer than expected")
-
-
-def _same(a: Any, b: Any, tolerance: float) -> bool:
-    """Equal, numbers within ``tolerance`` (recursively through dicts and lists)."""
-    if a == b:  # the common case, compared in C
-        return True
-    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
-        return a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return abs(float(a) - float(b)) <= tolerance
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k], tolerance) for k in a)
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(_same(x, y, tolerance) for x, y in zip(a, b, strict=True))
-    return a == b
-
-
-def flag_delta(
-    base: Iterable[FlagRecord], flags: Iterable[FlagRecord], tolerance: float
-) -> tuple[list[FlagRecord], list[tuple[str, str, str]]]:
-    """What a run stores against a base run with item and pair flags ``base``: its worker and
-    campaign flags, the item and pair flags that are new or changed (value, threshold or a
-    number of the evidence by more than ``tolerance``, or any other part of the evidence),
-    and the keys of the base's that no longer hold. A reader then sees the base's flag where
-    nothing changed beyond the tolerance."""
-    known = {(f.scope, f.subject, f.rule): f for f in base}
-    out: list[FlagRecord] = []
-    seen: set[tuple[str, str, str]] = set()
-    for f in flags:
-        if f.scope not in DELTA_SCOPES:
-            out.append(f)
-            continue
-        key = (f.scope, f.subject, f.rule)
-        seen.add(key)
-        old = known.get(key)
-        if (
-            old is None
-            or not _same(old.value, f.value, tolerance)
-            or not _same(old.threshold, f.threshold, tolerance)
-            or not _same(old.evidence, f.evidence, tolerance)
-        ):
-            out.append(f)
-    return out, [k for k in known if k not in seen]
-
-
-def _json(obj: dict[str, Any] | None) -> str | None:
-    return None if obj is None else json.dumps(obj, allow_nan=False, separators=(",", ":"))
-
-
-def _bulk_insert(
-    session: Session, table: str, columns: tuple[str, ...], rows: Iterable[tuple]
-) -> None:
-    """Insert many rows fast: ``COPY`` on PostgreSQL, the driver's executemany on SQLite.
-
-    A run writes one row per worker, item and measure (hundreds of thousands at scale); the
-    generic parameter processing would cost more than the metrics. Table and column names are
-    the constants above; the values always travel as parameters.
-    """
-    connection = session.connection()
-    target = Base.metadata.tables[table]
-    if connection.dialect.name == "postgresql":
-        from psycopg import sql
-
-        copy_sql = sql.SQL("COPY {} ({}) FROM STDIN").format(
-            sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))
-        )
-        raw = connection.connection.driver_connection
-        with raw.cursor() as cursor, cursor.copy(copy_sql) as copy:
-            for row in rows:
-                copy.write_row(row)
-        return
-    insert_sql = str(target.insert().compile(dialect=connection.dialect, column_keys=list(columns)))
-    batch: list[tuple] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) == 20_000:
-            connection.exec_driver_sql(insert_sql, batch)
-            batch = []
-    if batch:
-        connection.exec_driver_sql(insert_sql, batch)
 
 
 def mark_failed(
@@ -494,7 +320,6 @@ __all__ = [
     "Value",
     "campaign_value_history",
     "flag_chain",
-    "flag_delta",
     "iter_run_columns",
     "latest_run",
     "mark_failed",
@@ -504,5 +329,4 @@ __all__ = [
     "run_states",
     "run_history",
     "run_values",
-    "save_run",
 ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -97,23 +96,23 @@ def store_case(
     return name
 
 
-def incremental_runs(
-    engine: Engine, case: dict[str, Any], settings: Any, *, forget_kept: Callable[[], None]
-) -> list[int]:
+def incremental_runs(engine: Engine, case: dict[str, Any], settings: Any) -> list[int]:
     """Store 90% of ``case`` and recompute, then three increments up to all of it, each
-    recomputed (the second in a "cold process": ``forget_kept`` drops what this process kept
-    of the last run). Returns the run ids, oldest first."""
+    recomputed in one process that keeps what it can (a scheduler), except the second, made
+    in a "cold process" (a new run cache). Returns the run ids, oldest first."""
+    from monitor.incremental.cache import RunCache
     from monitor.pipeline import recompute
 
     n = len(case["judgments"])
     cuts = [int(n * f) for f in (0.9, 0.93, 0.96, 1.0)]
     store_case(engine, case, upto=cuts[0])
-    [first] = recompute(engine, settings)
+    cache = RunCache.from_settings(settings)
+    [first] = recompute(engine, settings, cache=cache)
     runs = [first.run_id]
     for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
         store_case(engine, case, upto=hi, start=lo)
         if len(runs) == 2:
-            forget_kept()
-        [o] = recompute(engine, settings)
+            cache = RunCache.from_settings(settings)
+        [o] = recompute(engine, settings, cache=cache)
         runs.append(o.run_id)
     return runs

@@ -15,13 +15,13 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, update
 
+from monitor.incremental import cache as cache_module
+from monitor.incremental.columns import ColumnSnapshot
 from monitor.pipeline import recompute
 from monitor.pipeline import run as run_module
 from monitor.results import Column
 from monitor.settings import Settings
-from monitor.store.array_cache import forget
 from monitor.store.campaigns import get_campaign
-from monitor.store.column_cache import ColumnSnapshot
 from monitor.store.engine import make_engine, transaction
 from monitor.store.migrate import upgrade
 from monitor.store.models import MetricRun
@@ -31,18 +31,6 @@ from tests.pipeline.cases import store_case
 
 SETTINGS = Settings(bootstrap_samples=0, phi="map", value_tolerance=0.01)
 CASE = "rating_medium.json"
-
-
-def _cold() -> None:
-    """What a new process starts with: nothing kept in memory."""
-    forget()
-    run_module._KEPT_FLAGS.clear()
-    run_module._KEPT_COLUMNS.clear()
-
-
-@pytest.fixture(autouse=True)
-def _fresh_memory() -> None:
-    _cold()
 
 
 def _snapshot(engine: Engine, cache: Path) -> tuple[ColumnSnapshot, RunInfo]:
@@ -78,14 +66,13 @@ def _increments(
     engine: Engine, case: dict, settings: Settings, cuts: list[float], start: float = 0.0
 ) -> list[int]:
     """Store ``case`` from ``start`` up to each cut (shares of its judgments) and recompute in
-    a "new process" each time."""
+    a "new process" (a new run cache, which ``recompute`` makes by default) each time."""
     n = len(case["judgments"])
     ids, lo = [], int(n * start)
     for f in cuts:
         hi = int(n * f)
         store_case(engine, case, upto=hi, start=lo)
         lo = hi
-        _cold()
         [o] = recompute(engine, settings)
         assert o.status == "ok", o.message
         ids.append(o.run_id)
@@ -106,7 +93,7 @@ def test_a_cold_run_takes_its_base_from_the_file(
     def no_store(*args: object, **kwargs: object) -> list[Column]:
         raise AssertionError("the base's columns were read from the store")
 
-    monkeypatch.setattr(run_module, "run_columns", no_store)
+    monkeypatch.setattr(cache_module, "run_columns", no_store)
     [o] = _increments(engine, case, settings, [0.96], start=0.93)
     monkeypatch.undo()
     with transaction(engine) as s:
@@ -208,7 +195,6 @@ def test_a_run_that_failed_leaves_no_file_claiming_it(
     monkeypatch.setattr(run_module, target, boom)
     n = len(case["judgments"])
     store_case(engine, case, upto=int(n * 0.93), start=int(n * 0.9))
-    _cold()
     [o] = recompute(engine, settings)
     assert o.status == "failed"
     monkeypatch.undo()

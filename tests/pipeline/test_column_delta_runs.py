@@ -8,15 +8,16 @@ import numpy as np
 import pytest
 from sqlalchemy import Engine, delete, func, select
 
+from monitor.incremental import cache as cache_module
+from monitor.incremental.cache import RunCache
 from monitor.pipeline import recompute
-from monitor.pipeline import run as run_module
 from monitor.results import Column
 from monitor.settings import Settings
-from monitor.store.array_cache import forget
+from monitor.store.campaigns import get_campaign
 from monitor.store.column_deltas import DELTA_KEY, decode_positions
 from monitor.store.engine import transaction
 from monitor.store.models import MetricColumn, MetricRun
-from monitor.store.runs import run_columns, run_values
+from monitor.store.runs import latest_run, run_columns, run_values
 from tests.golden import GOLDEN, load
 from tests.pipeline.cases import incremental_runs, store_case
 
@@ -51,15 +52,16 @@ def _close(a: Column, b: Column, tol: float) -> None:
         np.testing.assert_allclose(a.data, b.data, atol=tol, rtol=0, err_msg=a.metric)
 
 
+def _no_read(*args: object, **kwargs: object) -> None:
+    raise AssertionError("read from the store what the process kept")
+
+
 @pytest.mark.parametrize("keep", [20, 1])
 def test_incremental_columns_read_as_a_full_runs(engine: Engine, keep: int) -> None:
-    forget()
-    run_module._KEPT_FLAGS.clear()
-    run_module._KEPT_COLUMNS.clear()
     case = load(GOLDEN / "cases" / "rating_medium.json")
     settings = SETTINGS.replace(keep_item_runs=keep, value_tolerance=0.01)
     # the second increment in a cold process: the base's columns come from the store
-    runs = incremental_runs(engine, case, settings, forget_kept=run_module._KEPT_COLUMNS.clear)
+    runs = incremental_runs(engine, case, settings)
     with transaction(engine) as s:
         bases = [s.get_one(MetricRun, r).base_run_id for r in runs]
     assert bases == [None, *runs[:-1]]
@@ -78,8 +80,6 @@ def test_incremental_columns_read_as_a_full_runs(engine: Engine, keep: int) -> N
 
 
 def test_a_negative_tolerance_stores_every_value(engine: Engine) -> None:
-    forget()
-    run_module._KEPT_COLUMNS.clear()
     case = load(GOLDEN / "cases" / "rating_medium.json")
     settings = SETTINGS.replace(value_tolerance=-1)
     n = len(case["judgments"])
@@ -95,19 +95,25 @@ def test_a_negative_tolerance_stores_every_value(engine: Engine) -> None:
 def test_the_warm_start_kept_in_memory_is_the_stored_one(engine: Engine) -> None:
     """A scheduler starts its next run from the values and states it kept of the last one;
     a new process reads them from the store: the same run either way."""
-    forget()
-    run_module._KEPT_WARM.clear()
     case = load(GOLDEN / "cases" / "rating_medium.json")
     n = len(case["judgments"])
     store_case(engine, case, upto=n - 60)
-    [first] = recompute(engine, SETTINGS)
-    assert [k[0] for k in run_module._KEPT_WARM.values()] == [first.run_id]
+    scheduler = RunCache.from_settings(SETTINGS)
+    [first] = recompute(engine, SETTINGS, cache=scheduler)
     store_case(engine, case, upto=n, start=n - 60)
-    [kept] = recompute(engine, SETTINGS)
+    with transaction(engine) as s:  # what the scheduler starts from is its own, not the store's
+        info = get_campaign(s, "golden")
+        last = latest_run(s, info.id)
+        monkey = pytest.MonkeyPatch()
+        monkey.setattr(cache_module, "run_values", _no_read)
+        monkey.setattr(cache_module, "run_states", _no_read)
+        warm = scheduler.warm(s, info, last, scheduler.base(s, info, last, full=False), full=False)
+        monkey.undo()
+    assert warm is not None and warm.watermark == last.watermark and last.id == first.run_id
+    [kept] = recompute(engine, SETTINGS, cache=scheduler)
     with transaction(engine) as s:
         warm = [v for v in run_values(s, kept.run_id) if v.scope != "item"]
         s.execute(delete(MetricRun).where(MetricRun.id == kept.run_id))
-    run_module._KEPT_WARM.clear()
     [read] = recompute(engine, SETTINGS)
     with transaction(engine) as s:
         cold = [v for v in run_values(s, read.run_id) if v.scope != "item"]

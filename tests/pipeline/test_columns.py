@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import Engine
 
-from monitor.pipeline.compute import compute_values
+from monitor.pipeline.measure import measure
+from monitor.pipeline.params import Coded, Params
 from monitor.results import Column, Value
 from monitor.rules import Thresholds, evaluate
 from monitor.settings import Settings
@@ -35,8 +36,10 @@ def test_columns_expand_to_the_single_values(engine: Engine, name: str) -> None:
     with transaction(engine) as s:
         info = get_campaign(s, "golden")
         arrays = load_arrays(s, info)
-    values, columns, _, _ = compute_values(info, arrays, SETTINGS)
-    single, none, _, _ = compute_values(info, arrays, SETTINGS, columnar=frozenset())
+    out = measure(Coded(info, arrays), Params.of(SETTINGS, info.kind))
+    values, columns = out.values, out.columns
+    flat = measure(Coded(info, arrays), Params.of(SETTINGS, info.kind, columnar=frozenset()))
+    single, none = flat.values, flat.columns
     assert none == [] and {c.scope for c in columns} == {"item"}
     expanded = values + [v for c in columns for v in c.expand()]
     assert sorted(expanded, key=_key) == sorted(single, key=_key)

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from sqlalchemy import Engine
 
+from monitor.incremental.cache import RunCache
+from monitor.incremental.crowdtruth import STATE
 from monitor.pipeline import recompute
 from monitor.pipeline import run as run_module
-from monitor.pipeline.crowdtruth import STATE
 from monitor.settings import Settings
-from monitor.store.array_cache import forget
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import transaction
 from monitor.store.runs import latest_run, run_columns, run_states, run_values
@@ -58,22 +58,17 @@ def _latest(engine: Engine) -> tuple[int, dict, dict, dict]:
         return run.id, values, columns, run_states(s, run.id)
 
 
-def _reset() -> None:
-    forget()
-    run_module._KEPT_FLAGS.clear()
-    run_module._KEPT_COLUMNS.clear()
-
-
 def _increments(engine: Engine, case: dict, settings: Settings, cuts: list[int]) -> list:
     """Store the case up to each cut, recompute, and return each run's (values, columns,
     states); before the third run this process forgets what it kept (a cold CLI)."""
     out, lo = [], 0
+    cache = RunCache.from_settings(settings)
     for k, hi in enumerate(cuts):
         store_case(engine, case, upto=hi, start=lo)
         lo = hi
         if k == 2:
-            _reset()
-        [o] = recompute(engine, settings)
+            cache = RunCache.from_settings(settings)
+        [o] = recompute(engine, settings, cache=cache)
         assert o.status == "ok"
         out.append(_latest(engine)[1:])
     return out
@@ -81,7 +76,6 @@ def _increments(engine: Engine, case: dict, settings: Settings, cuts: list[int])
 
 @pytest.mark.parametrize("kind", ["label", "rating", "multilabel"])
 def test_incremental_runs_update_the_judged_items_only(engine: Engine, kind: str) -> None:
-    _reset()
     case = _case(kind)
     n = len(case["judgments"])
     runs = _increments(engine, case, SETTINGS, [n - 60, n - 40, n - 20, n])
@@ -117,7 +111,6 @@ def test_incremental_runs_update_the_judged_items_only(engine: Engine, kind: str
 
 
 def test_the_drift_budget_sends_a_run_over_every_item(engine: Engine) -> None:
-    _reset()
     case = _case("label")
     n = len(case["judgments"])
     first = _increments(engine, case, SETTINGS, [n - 60, n - 40])
@@ -141,7 +134,6 @@ def test_the_drift_budget_sends_a_run_over_every_item(engine: Engine) -> None:
 
 @pytest.mark.parametrize("drift", [0.0, -1.0])
 def test_no_budget_no_local_update(engine: Engine, drift: float) -> None:
-    _reset()
     case = _case("label")
     n = len(case["judgments"])
     runs = _increments(engine, case, SETTINGS.replace(crowdtruth_drift=drift), [n - 60, n - 40])
@@ -151,25 +143,23 @@ def test_no_budget_no_local_update(engine: Engine, drift: float) -> None:
 
 def test_a_new_state_is_needed(engine: Engine) -> None:
     """A last run without the state (or with another task's) gives a full iteration."""
-    _reset()
     case = _case("label")
     n = len(case["judgments"])
     store_case(engine, case, upto=n - 60)
     recompute(engine, SETTINGS)
     store_case(engine, case, upto=n - 40, start=n - 60)
-    real = run_module.compute_values
+    real = run_module.measure
 
-    def without_state(*args: Any, **kwargs: Any) -> Any:
-        warm = kwargs.get("warm")
-        if warm is not None:
-            warm.states.pop(STATE, None)
-        return real(*args, **kwargs)
+    def without_state(coded: Any, params: Any) -> Any:
+        if params.warm is not None:
+            params.warm.states.pop(STATE, None)
+        return real(coded, params)
 
-    run_module.compute_values = without_state  # type: ignore[assignment]
+    run_module.measure = without_state  # type: ignore[assignment]
     try:
         recompute(engine, SETTINGS)
     finally:
-        run_module.compute_values = real  # type: ignore[assignment]
+        run_module.measure = real  # type: ignore[assignment]
     _, values, _, states = _latest(engine)
     assert "local_units" not in values[("campaign", "golden", "crowdtruth_iterations")].detail
     assert states[STATE].meta["drift"] == 0.0

@@ -29,14 +29,14 @@ PAIRS = GOLDEN / "cases" / "pairwise_small_weak.json"
 
 
 def _fail_for(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    real = run_module.compute_values
+    real = run_module.measure
 
-    def compute(info, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
-        if info.name == name:
+    def compute(coded, params):  # noqa: ANN001, ANN202
+        if coded.info.name == name:
             raise ValueError("year 0 is out of range")
-        return real(info, *args, **kwargs)
+        return real(coded, params)
 
-    monkeypatch.setattr(run_module, "compute_values", compute)
+    monkeypatch.setattr(run_module, "measure", compute)
 
 
 def _runs(engine: Engine) -> list[tuple[str, str, str | None]]:
@@ -186,7 +186,7 @@ def test_an_error_in_the_second_thread_fails_the_run(
     """Co-determination and, in an incremental run, the reliability model run in a second
     thread: their errors fail the run as any other (recorded, the last good run kept)."""
     from monitor.ingest.api import create_campaign, ingest_file
-    from monitor.pipeline import absolute
+    from monitor.pipeline import agreement, scalar
     from monitor.store.campaigns import CampaignSpec
 
     create_campaign(engine, CampaignSpec("r", "rating", None, 1, 5))
@@ -204,9 +204,9 @@ def test_an_error_in_the_second_thread_fails_the_run(
         raise FloatingPointError(f"{part} broke")
 
     if part == "model":
-        monkeypatch.setattr(absolute.quality, "compute", broken)
+        monkeypatch.setattr(scalar, "reliability", broken)
     else:
-        monkeypatch.setattr(absolute.ag, "codetermination", broken)
+        monkeypatch.setattr(agreement.ag, "codetermination", broken)
     [outcome] = recompute(engine, SETTINGS)
     assert outcome.status == "failed" and f"{part} broke" in outcome.message
     assert _runs(engine)[-1] == ("r", "failed", f"FloatingPointError: {part} broke")

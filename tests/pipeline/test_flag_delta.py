@@ -9,14 +9,14 @@ import pytest
 from sqlalchemy import Engine, func, select
 
 from monitor.pipeline import recompute
-from monitor.pipeline import run as run_module
 from monitor.results import FlagRecord
 from monitor.settings import Settings
-from monitor.store.array_cache import forget
+from monitor.store import runs as runs_module
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import transaction
 from monitor.store.models import Flag, MetricRun
-from monitor.store.runs import MAX_FLAG_CHAIN, flag_delta, latest_run, run_flags
+from monitor.store.runs import MAX_FLAG_CHAIN, latest_run, run_flags
+from monitor.store.save import flag_delta
 from tests.golden import GOLDEN, load
 from tests.pipeline.cases import incremental_runs, store_case
 
@@ -73,14 +73,12 @@ def _assert_close(got: dict[tuple, FlagRecord], want: dict[tuple, FlagRecord], t
 
 @pytest.mark.parametrize("keep", [20, 1])
 def test_incremental_flags_read_as_a_full_runs(engine: Engine, keep: int) -> None:
-    forget()
-    run_module._KEPT_FLAGS.clear()
     case = load(GOLDEN / "cases" / "rating_medium.json")
     # The model's ambiguous flags carry spread statistics that every refit moves a little:
     # a tolerance of 0.05 lets the unmoved ones be read from the base run.
     settings = SETTINGS.replace(keep_item_runs=keep, flag_tolerance=0.05)
     # the second increment in a cold process: the base's flags come from the store
-    runs = incremental_runs(engine, case, settings, forget_kept=run_module._KEPT_FLAGS.clear)
+    runs = incremental_runs(engine, case, settings)
     incremental = _flags(engine)
     with transaction(engine) as s:
         bases = [s.get_one(MetricRun, r).base_run_id for r in runs]
@@ -96,8 +94,7 @@ def test_incremental_flags_read_as_a_full_runs(engine: Engine, keep: int) -> Non
 
 
 def test_the_chain_is_bounded(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
-    run_module._KEPT_FLAGS.clear()
-    monkeypatch.setattr(run_module, "MAX_FLAG_CHAIN", 2)
+    monkeypatch.setattr(runs_module, "MAX_FLAG_CHAIN", 2)
     case = load(GOLDEN / "cases" / "rating_medium.json")
     n = len(case["judgments"])
     store_case(engine, case, upto=n - 40)

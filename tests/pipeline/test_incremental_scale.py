@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from sqlalchemy import Engine
 
+from monitor.incremental.cache import RunCache
 from monitor.ingest.api import create_campaign, ingest_file
 from monitor.pipeline import recompute
 from monitor.settings import Settings
-from monitor.store.array_cache import forget
 from monitor.store.campaigns import CampaignSpec, get_campaign
 from monitor.store.engine import transaction
 from monitor.store.runs import latest_run, run_flags, run_values
@@ -60,8 +60,8 @@ def _latest(engine: Engine) -> tuple[dict, dict]:
 
 @pytest.mark.slow
 def test_incremental_runs_match_a_full_run_at_200k(engine: Engine, tmp_path: Path) -> None:
-    forget()
     settings = Settings(bootstrap_samples=0, phi="map", cache_dir=str(tmp_path / "cache"))
+    cache = RunCache.from_settings(settings)  # one process, as a scheduler
     create_campaign(engine, CampaignSpec("scale", "rating", None, 1, 5))
     n = 200_000
     cuts = [int(n * f) for f in (0.94, 0.96, 0.98, 1.0)]
@@ -70,9 +70,9 @@ def test_incremental_runs_match_a_full_run_at_200k(engine: Engine, tmp_path: Pat
         path = tmp_path / f"part{k}.csv"
         _write(path, lo, hi)
         ingest_file(engine, path, "scale")
-        if k == 2:
-            forget()  # a cold process: the arrays from the snapshot file
-        [o] = recompute(engine, settings)
+        if k == 2:  # a cold process: the arrays from the snapshot file
+            cache = RunCache.from_settings(settings)
+        [o] = recompute(engine, settings, cache=cache)
         assert o.status == "ok" and o.n_judgments == hi
         if k:
             with transaction(engine) as s:

@@ -12,10 +12,11 @@ from pathlib import Path
 import numpy as np
 from sqlalchemy import Engine, update
 
+from monitor.incremental.rating import LOCAL_JACOBIAN, LOCAL_STATE, local_update, state_fits
+from monitor.incremental.warm import WarmStart
 from monitor.ingest.api import create_campaign, ingest_file
 from monitor.pipeline import recompute
-from monitor.pipeline.collect import WarmStart
-from monitor.pipeline.model_update import LOCAL_JACOBIAN, LOCAL_STATE, local_update, state_fits
+from monitor.pipeline.params import ModelOptions
 from monitor.results import State
 from monitor.settings import Settings
 from monitor.store.arrays import latest_per_pair, load_arrays
@@ -149,9 +150,10 @@ def test_a_state_that_does_not_describe_the_campaign_is_not_used(
 
     def attempt(kept: dict[str, State], n_judgments: int = run.n_judgments) -> dict:
         warm = WarmStart(watermark=run.watermark, n_judgments=n_judgments, states=kept)
-        parameters: dict = {"model": {}}
-        fit = local_update(arrays, SETTINGS, warm, meta, *judgments, (1.0, 5.0), parameters)
-        return {"fit": fit, **parameters["model"]}
+        parameters: dict = {}
+        options = ModelOptions.of(SETTINGS)
+        fit = local_update(arrays, options, warm, meta, *judgments, (1.0, 5.0), parameters)
+        return {"fit": fit, **parameters}
 
     assert attempt(states)["update"] == "local"
     other = {k: State({**v.meta, "items": "0" * 64}, v.array) for k, v in states.items()}

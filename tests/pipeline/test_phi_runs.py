@@ -6,11 +6,10 @@ from __future__ import annotations
 import numpy as np
 from sqlalchemy import Engine
 
+from monitor.incremental.phi import STATE as PHI_STATE
 from monitor.metrics.phi import PhiGrid
 from monitor.pipeline import recompute
-from monitor.pipeline.absolute import PHI_STATE
 from monitor.settings import Settings
-from monitor.store.array_cache import forget
 from monitor.store.engine import transaction
 from monitor.store.runs import run_states, run_values
 from tests.golden import GOLDEN, load
@@ -30,7 +29,6 @@ def _phi(engine: Engine, run_id: int) -> tuple[dict, PhiGrid]:
 
 
 def test_an_incremental_phi_reuses_the_grid_and_reads_as_a_full_one(engine: Engine) -> None:
-    forget()
     case = load(GOLDEN / "cases" / "rating_medium.json")
     n = len(case["judgments"])
     store_case(engine, case, upto=n - 100)

@@ -197,7 +197,7 @@ def test_stale_sqlite_lock_is_taken_over(tmp_path) -> None:  # noqa: ANN001
 def test_incremental_interval_updates_the_last_runs_replicates(
     engine: Engine, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
-    from monitor.pipeline import intervals
+    from monitor.incremental import bootstrap as intervals
 
     case = load(GOLDEN / "cases" / f"{name}.json")
     half = len(case["judgments"]) // 2

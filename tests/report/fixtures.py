@@ -10,7 +10,8 @@ from sqlalchemy import Engine
 from monitor.store.campaigns import CampaignInfo, CampaignSpec, create_campaign
 from monitor.store.engine import transaction
 from monitor.store.models import Item, Judgment, Preference, Worker
-from monitor.store.runs import FlagRecord, RunInfo, Value, save_run
+from monitor.store.runs import FlagRecord, RunInfo, Value
+from monitor.store.save import insert_run
 
 XSS = "<script>alert(1)</script>"
 XSS_ATTR = '"><img src=x onerror=alert(1)>'
@@ -28,7 +29,7 @@ ANSWERS = {
 
 
 def _run(session, campaign: CampaignInfo, values, flags, watermark: int) -> RunInfo:
-    return save_run(
+    return insert_run(
         session,
         campaign_id=campaign.id,
         watermark=watermark,

@@ -1,8 +1,9 @@
 """A campaign's coded arrays kept between runs, so that a run reads only what arrived.
 
-Two places hold them: this process's memory (``monitor schedule`` recomputes in one process, so
-its runs after the first read only new judgments) and a snapshot file per campaign under the
-``cache_dir`` setting (a cold ``monitor recompute`` starts from it). Either is used only when
+Two places hold them: the memory of the :class:`ArrayCache` (the one a ``monitor schedule``
+process keeps for its life in its :class:`~monitor.incremental.cache.RunCache`, so its runs after
+the first read only new judgments) and a snapshot file per campaign under the ``cache_dir``
+setting (a cold ``monitor recompute`` starts from it). Either is used only when
 it still describes the database: same database, campaign (id and creation time) and spec,
 schema revision and cache format, and :func:`monitor.store.arrays.extend_arrays` finds the
 judgments up to its watermark unchanged (count and sum of ids). Anything else, or a full run,
@@ -52,7 +53,6 @@ _OPTIONAL = ("ann_judgment", "ann_code", "ann_count", "created_s")
 _PAIRS = ("pair_keys", "pair_latest")
 """Each (worker, item) pair and its latest judgment (ratings and labels): the extension of a
 snapshot updates them with the new judgments instead of sorting every judgment again."""
-_MEMORY: OrderedDict[tuple[str, int], tuple[dict[str, Any], CampaignArrays]] = OrderedDict()
 
 
 def _schema_revision(session: Session) -> str:
@@ -84,11 +84,15 @@ def cache_key(session: Session, campaign: CampaignInfo) -> tuple[str, int]:
 
 class ArrayCache:
     """Load a campaign's arrays, from memory or a snapshot in ``directory`` when they are
-    still good, extended with what arrived. ``directory`` None: memory only."""
+    still good, extended with what arrived. ``directory`` None: memory only; ``memory``
+    False: the snapshot only (as a new process would)."""
 
     def __init__(self, directory: str | Path | None = None, *, memory: bool = True) -> None:
         self.directory = Path(directory) if directory else None
         self.memory = memory
+        self._kept: OrderedDict[tuple[str, int], tuple[dict[str, Any], CampaignArrays]] = (
+            OrderedDict()
+        )
         self.source = ""
         """Where the last load started from: ``memory``, ``snapshot`` or ``database``."""
 
@@ -128,9 +132,9 @@ class ArrayCache:
         return arrays
 
     def _from_memory(self, key: tuple[str, int], meta: dict) -> CampaignArrays | None:
-        if not self.memory or key not in _MEMORY:
+        if not self.memory or key not in self._kept:
             return None
-        kept_meta, arrays = _MEMORY[key]
+        kept_meta, arrays = self._kept[key]
         return arrays if kept_meta == meta else None
 
     def _path(self, key: tuple[str, int]) -> Path | None:
@@ -176,10 +180,10 @@ class ArrayCache:
                 a = getattr(arrays, name)
                 if a is not None:
                     a.flags.writeable = False
-            _MEMORY[key] = (meta, arrays)
-            _MEMORY.move_to_end(key)
-            while len(_MEMORY) > MAX_IN_MEMORY:
-                _MEMORY.popitem(last=False)
+            self._kept[key] = (meta, arrays)
+            self._kept.move_to_end(key)
+            while len(self._kept) > MAX_IN_MEMORY:
+                self._kept.popitem(last=False)
         path = self._path(key)
         if path is None or not write:
             return
@@ -209,8 +213,3 @@ class ArrayCache:
         except OSError as exc:
             log.warning("could not write array snapshot %s: %s", path, exc)
             Path(tmp).unlink(missing_ok=True)
-
-
-def forget() -> None:
-    """Drop the arrays kept in this process's memory."""
-    _MEMORY.clear()

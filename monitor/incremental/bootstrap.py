@@ -16,12 +16,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from monitor.incremental.warm import WarmStart, digest
 from monitor.metrics._common import Interval
 from monitor.metrics.krippendorff import ValueCounts
 from monitor.metrics.poisson import Update, replicate_sums
-from monitor.pipeline.collect import Collector, WarmStart, digest
 from monitor.results import State
-from monitor.settings import Settings
 from monitor.store.arrays import CampaignArrays
 
 CONFIDENCE = 0.95
@@ -46,12 +45,13 @@ class Request:
 class Resampler:
     """Intervals for one run of one campaign. ``codes`` is the value code of every judgment;
     ``latest`` picks, among judgments, those the measures count (the latest per worker and
-    item)."""
+    item); ``options``: :class:`~monitor.pipeline.params.BootstrapOptions`; the replicate sums
+    kept for the next run go into ``states``."""
 
     arrays: CampaignArrays
-    settings: Settings
+    options: Any
     warm: WarmStart | None
-    out: Collector
+    states: dict[str, State]
     codes: NDArray[np.int64]
     domain: NDArray[np.float64]
     latest: Callable[[NDArray, NDArray, NDArray], NDArray[np.int64]]
@@ -86,7 +86,7 @@ class Resampler:
         and the next run may need them). The measures brought up to date share one draw of
         the touched items' weights; the others are resampled together, in one pass over the
         items' weights."""
-        b, seed = self.settings.bootstrap_samples, self.settings.seed
+        b, seed = self.options.bootstrap_samples, self.options.seed
         if not b:
             return {r.name: None for r in requests}
         n_items = len(self.arrays.item_ids)
@@ -99,7 +99,7 @@ class Resampler:
             sums.update(_split(fresh, parts, together))
         out: dict[str, Interval | None] = {}
         for r in requests:
-            self.out.states[r.name] = State(metas[r.name], np.ascontiguousarray(sums[r.name]))
+            self.states[r.name] = State(metas[r.name], np.ascontiguousarray(sums[r.name]))
             out[r.name] = None if r.estimate is None else _percentile(r.replicates(sums[r.name]))
         return out
 
@@ -107,8 +107,8 @@ class Resampler:
         """What a request's replicate sums depend on."""
         return {
             **r.meta,
-            "n_boot": self.settings.bootstrap_samples,
-            "seed": self.settings.seed,
+            "n_boot": self.options.bootstrap_samples,
+            "seed": self.options.seed,
             "domain": self.domain.tolist(),
             "origin": r.vc.origin,
             "n_items": n_items,
@@ -139,7 +139,7 @@ class Resampler:
         now = [r.features(r.vc.take(touched)) for r in requests]
         change = Update(touched, np.hstack([r.features(before) for r in requests]), np.hstack(now))
         olds = np.hstack([self.warm.states[r.name].array for r in requests])
-        return _split(requests, now, change.apply(olds, seed=self.settings.seed))
+        return _split(requests, now, change.apply(olds, seed=self.options.seed))
 
 
 def _split(

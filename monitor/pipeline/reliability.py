@@ -1,10 +1,11 @@
 """Gold accuracy and the reliability model of a campaign, stored beside CrowdTruth.
 
 Per kind: labels get Dawid & Skene (1979), ratings the distance-aware bias + noise model
-(Raykar et al. 2010), multi-label sets one binary Dawid-Skene per option (see
-:mod:`monitor.metrics.reliability`). Workers with gold answers get their accuracy on gold
-(:mod:`monitor.metrics.gold`). Pairwise campaigns have no model: their workers are judged by
-transitivity and position bias (:mod:`monitor.pipeline.pairwise`).
+(Raykar et al. 2010; updated locally in incremental runs, :mod:`monitor.incremental.rating`),
+multi-label sets one binary Dawid-Skene per option (see :mod:`monitor.metrics.reliability`).
+Workers with gold answers get their accuracy on gold (:mod:`monitor.metrics.gold`). Pairwise
+campaigns have no model: their workers are judged by transitivity and position bias
+(:mod:`monitor.pipeline.pairwise`).
 
 The names of the stored values are in ``docs/store-values.md``; the flags built on them in
 :mod:`monitor.rules`.
@@ -19,24 +20,15 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
-from monitor.pipeline.collect import Collector, WarmStart, _names, scale_codes
-from monitor.pipeline.model_update import (
-    LOCAL_JACOBIAN,
-    LOCAL_MAX_ENTRIES,
-    LOCAL_STATE,
-    local_update,
-    state_fits,
-    state_meta,
-)
-from monitor.results import Column, State
-from monitor.settings import Settings
+from monitor.incremental.rating import rating_run
+from monitor.pipeline.collect import Values, _names
+from monitor.pipeline.params import Coded, Params
+from monitor.results import Column
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.history import HistoryEntry
 
 Z95 = 1.959963984540054
-WORKER_STATE = "model_workers"  # (W, 2): each worker's bias and noise sd (rating model)
-OLD_STATE = "model_init"  # (N,): the item means, kept by runs before the means were read back
 
 
 def gold_values(info: CampaignInfo, arrays: CampaignArrays) -> NDArray[np.float64]:
@@ -127,32 +119,28 @@ def answer_chance(codes: NDArray[np.int64], k: int) -> float:
     return float(max(1.0 / max(k, 1), np.bincount(codes).max() / codes.size))
 
 
-def compute(
-    info: CampaignInfo,
-    arrays: CampaignArrays,
-    settings: Settings,
-    out: Collector,
-    warm: WarmStart | None,
-    parameters: dict[str, Any],
-    *,
+def reliability(
+    coded: Coded,
+    params: Params,
     items: NDArray[np.int64],
     workers: NDArray[np.int64],
     answers: NDArray[np.float64],
-    history: Mapping[str, Sequence[HistoryEntry]] | None = None,
-) -> None:
-    """Gold accuracy and the model of the campaign's kind, on the latest judgment of each
-    worker and item (``items``, ``workers``, ``answers``: category codes or ratings);
-    ``history``: the workers' entries in the platform's other campaigns."""
+) -> Values:
+    """Gold accuracy and the model of a rating or label campaign, on the latest judgment of
+    each worker and item (``items``, ``workers``, ``answers``: category codes or ratings);
+    the workers' entries in the platform's other campaigns are the model's prior."""
+    info, arrays = coded.info, coded.arrays
+    out = params.values(info.name)
     gold = gold_values(info, arrays)
     if arrays.kind == "label":
         chance = answer_chance(answers.astype(np.int64), len(arrays.categories))
-        wprior = worker_prior(arrays, history, chance=chance)
+        wprior = worker_prior(arrays, coded.history, chance=chance)
     else:
         width = float(info.scale_max - info.scale_min) if info.scale_max is not None else np.nan  # type: ignore[operator]
-        wprior = worker_prior(arrays, history, width=width)
-    parameters["model"] = {
-        "max_iter": settings.model_max_iter,
-        "tol": settings.model_tol,
+        wprior = worker_prior(arrays, coded.history, width=width)
+    out.parameters["model"] = {
+        "max_iter": params.model.model_max_iter,
+        "tol": params.model.model_tol,
         "history_priors": int(np.isfinite(wprior).sum()) if wprior is not None else 0,
     }
     if arrays.kind == "label":
@@ -161,18 +149,18 @@ def compute(
         scale = (0.0, float(max(K - 1, 1)))
         _gold(arrays, out, items, workers, answers, gold, "ordinal" if ordinal else "nominal",
               scale, K)  # fmt: skip
-        _labels(arrays, settings, out, warm, parameters, items, workers, answers, gold, wprior)
+        _labels(arrays, params, out, items, workers, answers, gold, wprior)
     elif arrays.kind == "rating":
         scale = (float(info.scale_min), float(info.scale_max))  # type: ignore[arg-type]
         level = "ordinal" if info.level == "ordinal" else "interval"
         _gold(arrays, out, items, workers, answers, gold, level, scale, 0)
-        _ratings(arrays, settings, out, warm, parameters, items, workers, answers, gold, wprior,
-                 scale)  # fmt: skip
+        _ratings(arrays, params, out, items, workers, answers, gold, wprior, scale)
+    return out
 
 
 def _gold(
     arrays: CampaignArrays,
-    out: Collector,
+    out: Values,
     items: NDArray[np.int64],
     workers: NDArray[np.int64],
     answers: NDArray[np.float64],
@@ -209,27 +197,12 @@ def _gold(
     )
 
 
-def _model_summary(
-    out: Collector, model: str, res: Any, warm_start: bool, parameters: dict[str, Any]
-) -> None:
+def _model_summary(out: Values, model: str, res: Any, warm_start: bool) -> None:
     detail = {"model": model, "converged": bool(res.converged), "warm_start": warm_start}
     if hasattr(res, "log_likelihood"):
         detail["log_likelihood"] = float(res.log_likelihood)
-    parameters["model"].update(name=model, iterations=int(res.iterations))
+    out.parameters["model"].update(name=model, iterations=int(res.iterations))
     out.campaign_value("model_iterations", res.iterations, detail=detail)
-
-
-def _warm_array(
-    warm: WarmStart | None, meta: dict[str, Any], rows: int, key: str
-) -> NDArray | None:
-    """The previous run's model state ``key`` when it was made for the same model (codes of
-    items and workers are stable: the rows of the new ones are NaN)."""
-    state = warm.states.get(key) if warm is not None else None
-    if state is None or state.meta != meta or state.array.shape[0] > rows:
-        return None
-    a = np.full((rows, *state.array.shape[1:]), np.nan)
-    a[: state.array.shape[0]] = state.array
-    return a
 
 
 def label_weight(acc: NDArray[np.float64], chance: float) -> NDArray[np.float64]:
@@ -249,7 +222,7 @@ def rating_weight(
 
 
 def _posterior_column(
-    out: Collector,
+    out: Values,
     metric: str,
     ids: NDArray[np.object_],
     mask: NDArray[np.bool_],
@@ -278,7 +251,7 @@ def _posterior_column(
         out.values.extend(column.expand())
 
 
-def _labels(arrays, settings, out, warm, parameters, items, workers, answers, gold, wprior):  # noqa: ANN001, PLR0913
+def _labels(arrays, params, out, items, workers, answers, gold, wprior):  # noqa: ANN001, PLR0913
     from monitor.metrics.reliability import dawid_skene
 
     N, W, K = len(arrays.item_ids), len(arrays.worker_ids), len(arrays.categories)
@@ -291,11 +264,11 @@ def _labels(arrays, settings, out, warm, parameters, items, workers, answers, go
     res = dawid_skene(
         items, workers, codes, n_items=N, n_workers=W, n_classes=K,
         gold=gold_codes if (gold_codes >= 0).any() else None, worker_prior=wprior,
-        min_judgments=settings.model_min_judgments, init="majority",
-        max_iter=settings.model_max_iter, tol=settings.model_tol,
-        floor_margin=settings.quality_margin,
+        min_judgments=params.model.model_min_judgments, init="majority",
+        max_iter=params.model.model_max_iter, tol=params.model.model_tol,
+        floor_margin=params.model.quality_margin,
     )  # fmt: skip
-    _model_summary(out, "dawid_skene", res, False, parameters)
+    _model_summary(out, "dawid_skene", res, False)
     out.campaign_value(
         "model_chance", res.chance, detail={"measure": "accuracy", "classes": K, "floor": res.floor}
     )
@@ -325,7 +298,7 @@ def majority_disputed(
     return (tied | overruled).astype(np.float64)
 
 
-def _worker_accuracy(arrays: CampaignArrays, out: Collector, res: Any, chance: float) -> None:
+def _worker_accuracy(arrays: CampaignArrays, out: Values, res: Any, chance: float) -> None:
     ids = arrays.worker_ids
     mask = res.n > 0
     out.per_subject("worker", "model_accuracy", ids, res.accuracy, n=res.n, low=res.low,
@@ -333,32 +306,14 @@ def _worker_accuracy(arrays: CampaignArrays, out: Collector, res: Any, chance: f
     out.per_subject("worker", "model_weight", ids, label_weight(res.accuracy, chance), mask=mask)
 
 
-def _ratings(arrays, settings, out, warm, parameters, items, workers, values, gold, wprior, scale):  # noqa: ANN001, PLR0913
-    from monitor.metrics.rating_update import model_state
-
-    N, W = len(arrays.item_ids), len(arrays.worker_ids)
-    meta = {"model": "rating_model", "scale": list(scale)}
-    # gold and history priors enter every step: the local update leaves them out
-    plain = not np.isfinite(gold).any() and wprior is None
-    local = None
-    if plain:
-        local = local_update(arrays, settings, warm, meta, items, workers, values, scale,
-                             parameters)  # fmt: skip
-    if local is not None:
-        res, state, warm_start = local.model, local.state, True
-    else:
-        res, warm_start = _global_fit(arrays, settings, warm, meta, items, workers, values,
-                                      gold, wprior, scale)  # fmt: skip
-        state = None
-        if plain and state_fits(items, N, W):  # what the next run's local update starts from
-            state = model_state(items, workers, values, bias=res.bias, noise_sd=res.noise_sd,
-                                n_items=N, n_workers=W, scale=scale)  # fmt: skip
-    if state is not None and state.jac.nnz <= LOCAL_MAX_ENTRIES:
-        smeta = state_meta(arrays, meta, N, W)
-        table, jac = state.to_arrays()
-        out.states[LOCAL_STATE] = State(smeta, table)
-        out.states[LOCAL_JACOBIAN] = State(smeta, jac)
-    _model_summary(out, "rating_model", res, warm_start, parameters)
+def _ratings(arrays, params, out, items, workers, values, gold, wprior, scale):  # noqa: ANN001, PLR0913
+    run = rating_run(arrays, params.model, params.warm, items, workers, values, gold, wprior,
+                     scale)  # fmt: skip
+    res = run.model
+    out.states.update(run.states)
+    out.parameters["model"].update(run.parameters)
+    N = len(arrays.item_ids)
+    _model_summary(out, "rating_model", res, run.warm_start)
     out.campaign_value(
         "model_chance", res.chance_sd, detail={"measure": "noise_sd", "floor": res.floor_sd}
     )
@@ -387,68 +342,28 @@ def _ratings(arrays, settings, out, warm, parameters, items, workers, values, go
     out.per_subject("item", "model_expected_spread", arrays.item_ids, res.expected_spread,
                     mask=imask)  # fmt: skip
     out.per_subject("item", "model_spread_p", arrays.item_ids, res.spread_p, mask=imask)
-    out.states[WORKER_STATE] = State(meta, np.column_stack([res.bias, res.noise_sd]))
 
 
-def _global_fit(arrays, settings, warm, meta, items, workers, values, gold, wprior, scale):  # noqa: ANN001, ANN202, PLR0913
-    """The rating model over every judgment, warm-started from the last run's means, biases
-    and noise sds where it kept them; and whether it was."""
-    from monitor.metrics.reliability import rating_model
-
-    N, W = len(arrays.item_ids), len(arrays.worker_ids)
-    per_worker = _warm_array(warm, meta, W, WORKER_STATE)
-    start = None
-    if per_worker is not None:
-        assert warm is not None
-        # the means as the last run stored them (to within the value tolerance); runs of
-        # earlier versions kept them again as a state
-        start = _warm_array(warm, meta, N, OLD_STATE)
-        if start is None:
-            start = warm.aligned("item", "model_mean", arrays.item_ids, default=np.nan)
-    if start is not None:
-        s1 = np.bincount(items, weights=values, minlength=N)
-        c = np.bincount(items, minlength=N)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = s1 / c
-        new = ~np.isfinite(start)
-        start[new] = mean[new]
-        start = np.where(np.isfinite(start), start, (scale[0] + scale[1]) / 2)
-    else:
-        per_worker = None
-    res = rating_model(
-        items, workers, values, n_items=N, n_workers=W, scale=scale,
-        gold=gold if np.isfinite(gold).any() else None, worker_prior=wprior, init=start,
-        init_bias=None if per_worker is None else per_worker[:, 0],
-        init_noise=None if per_worker is None else per_worker[:, 1],
-        max_iter=settings.model_max_iter, tol=settings.model_tol,
-        floor_margin=settings.quality_margin,
-    )  # fmt: skip
-    return res, start is not None
-
-
-def multilabel(
-    info: CampaignInfo,
-    arrays: CampaignArrays,
-    settings: Settings,
-    out: Collector,
-    parameters: dict[str, Any],
-) -> None:
+def multilabel_reliability(coded: Coded, params: Params) -> Values:
     """One binary Dawid-Skene per option (closed and open sets alike: an open set's options
     are the annotations seen)."""
     from monitor.metrics.reliability import multilabel_model
 
+    arrays = coded.arrays
+    out = params.values(coded.info.name)
     N, W, A = len(arrays.item_ids), len(arrays.worker_ids), len(arrays.annotation_names)
-    parameters["model"] = {"max_iter": settings.model_max_iter, "tol": settings.model_tol}
+    options = params.model
+    out.parameters["model"] = {"max_iter": options.model_max_iter, "tol": options.model_tol}
     if A == 0 or arrays.ann_judgment is None or arrays.ann_code is None:
         out.campaign_value("model_iterations", None, reason="no annotation given yet")
-        return
+        return out
     res = multilabel_model(
         arrays.items, arrays.workers, arrays.ann_judgment, arrays.ann_code,
         n_items=N, n_workers=W, n_options=A,
-        max_iter=settings.model_max_iter, tol=settings.model_tol,
-        floor_margin=settings.quality_margin,
+        max_iter=options.model_max_iter, tol=options.model_tol,
+        floor_margin=options.quality_margin,
     )  # fmt: skip
-    _model_summary(out, "multilabel_model", res, False, parameters)
+    _model_summary(out, "multilabel_model", res, False)
     out.campaign_value("model_chance", res.chance, detail={"measure": "accuracy", "classes": 2})
     _worker_accuracy(arrays, out, res, res.chance)
     per_item = np.bincount(arrays.items, minlength=N)
@@ -456,65 +371,4 @@ def multilabel(
     certainty = np.maximum(post, 1.0 - post).min(axis=1) if A else np.full(N, np.nan)
     _posterior_column(out, "model_label", arrays.item_ids, per_item > 0, certainty, per_item,
                       post, tuple(str(a) for a in arrays.annotation_names))  # fmt: skip
-
-
-def model_answers(
-    info: CampaignInfo, arrays: CampaignArrays, keep: NDArray[np.bool_], settings: Settings
-) -> tuple[NDArray[np.float64], list[Any], NDArray[np.float64]]:
-    """The model's answer per item from the judgments ``keep`` (the exports leave blocked
-    workers out): (judged items mask as float 0/1, value per item, uncertainty per item).
-
-    Labels: the posterior label and its posterior; ratings: the posterior mean and its sd;
-    multi-label sets: the options with a posterior above 0.5, joined by ``|``, and the
-    smallest ``max(p, 1 - p)`` over the options."""
-    from monitor.metrics.reliability import dawid_skene, multilabel_model, rating_model
-
-    N, W = len(arrays.item_ids), len(arrays.worker_ids)
-    values: list[Any] = [None] * N
-    uncertainty = np.full(N, np.nan)
-    if arrays.kind == "multilabel":
-        names = arrays.annotation_names
-        kept = np.flatnonzero(keep)
-        per_item = np.bincount(arrays.items[kept], minlength=N)
-        if not names or arrays.ann_judgment is None or arrays.ann_code is None or not kept.size:
-            return per_item.astype(float), values, uncertainty
-        position = np.full(arrays.n, -1)
-        position[kept] = np.arange(kept.size)
-        ann = keep[arrays.ann_judgment]
-        ml = multilabel_model(
-            arrays.items[kept], arrays.workers[kept], position[arrays.ann_judgment[ann]],
-            arrays.ann_code[ann], n_items=N, n_workers=W, n_options=len(names),
-            max_iter=settings.model_max_iter, tol=settings.model_tol,
-        )  # fmt: skip
-        post = np.asarray(ml.posterior)
-        for i in np.flatnonzero(per_item):
-            values[i] = "|".join(sorted(str(names[a]) for a in np.flatnonzero(post[i] > 0.5)))
-        uncertainty = np.maximum(post, 1.0 - post).min(axis=1)
-        return per_item.astype(float), values, uncertainty
-    idx = arrays.latest
-    idx = idx[keep[idx]]
-    items, workers = arrays.items[idx], arrays.workers[idx]
-    per_item = np.bincount(items, minlength=N)
-    gold = gold_values(info, arrays)
-    if arrays.kind == "label":
-        codes, _, names = scale_codes(info, arrays)
-        K = len(arrays.categories)
-        gold_codes = np.where(np.isfinite(gold), gold, -1).astype(np.int64)
-        lm = dawid_skene(
-            items, workers, codes[idx], n_items=N, n_workers=W, n_classes=K,
-            gold=gold_codes if (gold_codes >= 0).any() else None,
-            min_judgments=settings.model_min_judgments,
-            max_iter=settings.model_max_iter, tol=settings.model_tol,
-        )  # fmt: skip
-        for i in np.flatnonzero(per_item):
-            values[i] = arrays.categories[int(lm.labels[i])] if lm.labels[i] >= 0 else None
-        return per_item.astype(float), values, np.asarray(lm.posterior).max(axis=1)
-    scale = (float(info.scale_min), float(info.scale_max))  # type: ignore[arg-type]
-    rm = rating_model(
-        items, workers, arrays.values[idx], n_items=N, n_workers=W, scale=scale,
-        gold=gold if np.isfinite(gold).any() else None,
-        max_iter=settings.model_max_iter, tol=settings.model_tol,
-    )  # fmt: skip
-    for i in np.flatnonzero(per_item):
-        values[i] = float(rm.mean[i]) if np.isfinite(rm.mean[i]) else None
-    return per_item.astype(float), values, np.asarray(rm.sd, dtype=np.float64)
+    return out
