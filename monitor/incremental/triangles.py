@@ -64,7 +64,11 @@ def _updated(arrays: CampaignArrays, warm: WarmStart | None) -> TriangleState | 
         return None
     old = kept.state
     W, N = len(arrays.worker_ids), len(arrays.item_ids)
-    if old.n_workers > W or old.n_items > N or kept.meta != _meta(arrays, old.n_workers, old.n_items):
+    if (
+        old.n_workers > W
+        or old.n_items > N
+        or kept.meta != _meta(arrays, old.n_workers, old.n_items)
+    ):
         return None
     arrived = warm.arrived(arrays)
     if arrived is None:

@@ -124,6 +124,8 @@ FLAG_COLUMNS = (
     "evidence",
     "cleared",
 )
+
+
 def _same(a: Any, b: Any, tolerance: float) -> bool:
     """Equal, numbers within ``tolerance`` (recursively through dicts and lists)."""
     if a == b:  # the common case, compared in C
