@@ -4,11 +4,12 @@ a reader is shown picked with NumPy, and the JSON text of every item written col
 
 A campaign of a million judgments has hundreds of thousands of items: a Value and a dict per
 item and measure would cost seconds and a gigabyte, and the HTML report shows a few hundred.
+The rows' keys follow the catalog: every item measure it gives a key (with ``<key>_interval``
+where it shows one), then the answers, scores, flags, text and gold, and the model's label.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.report.itemjson import fast_texts, model_label
+from monitor import catalog
 from monitor.report.jsonsafe import clean, natural_order, num
 from monitor.report.jsonsafe import value_interval as _interval
 from monitor.report.jsonsafe import value_number as _v
@@ -25,21 +26,39 @@ from monitor.results import Column, FlagRecord, Value
 ItemText = tuple[str, str | None, str | None]
 """(external id, text, gold) of an item."""
 
-METRICS = (
-    "n_judgments",
-    "uqs",
-    "uas",
-    "phi_mu",
-    "score",
-    "percent_agreement",
-    "model_label",
-    "model_mean",
-    "model_sd",
-    "model_spread",
-    "model_expected_spread",
-    "model_spread_p",
+ROW_MEASURES = tuple(
+    dict.fromkeys(
+        (m.name, m.key, m.shows_interval)
+        for m in catalog.measures("item")
+        if m.key is not None and m.name != "n_judgments"
+    )
 )
-"""The item measures the document shows."""
+"""The item measures of the rows by the catalog: (metric, key, with interval)."""
+EVERY_KIND = ("uqs", "percent_agreement", "phi_mu", "score")
+"""The measures every item row shows, whatever the campaign's kind (CONTRACT.md section 4);
+the others only in the kinds that have them."""
+
+
+def row_measures(kind: str) -> tuple[tuple[str, str, bool], ...]:
+    """:data:`ROW_MEASURES` of a campaign of ``kind``."""
+    return tuple(
+        (m, key, interval)
+        for m, key, interval in ROW_MEASURES
+        if m in EVERY_KIND or kind in catalog.measure("item", m).kinds
+    )
+
+
+METRICS = ("n_judgments", "uas", "model_label", *(m for m, _, _ in ROW_MEASURES))
+"""The item measures the document shows (those of the catalog's keys, and the answers, scores
+and model label the rows show in a shape of their own)."""
+
+
+def model_label(post: dict[str, Any], kind: str) -> Any:
+    """The model's answer from an item's posterior: the most probable label, or for
+    multi-label sets the options above 0.5 joined by ``|``."""
+    if kind == "multilabel":
+        return "|".join(sorted(k for k, p in post.items() if p > 0.5))
+    return max(post, key=post.__getitem__) if post else None
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,45 +202,28 @@ class ItemTable:
         n = int(n) if n is not None else None
         if n is None and score is not None and score.n is not None:
             n = int(score.n)
-        uas, phi_mu = get("uas", p), get("phi_mu", p)
+        row: dict[str, Any] = {"item": str(i), "n_judgments": n}
+        for metric, key, interval in row_measures(self.kind):
+            v = get(metric, p)
+            row[key] = _v(v)
+            if interval:
+                row[f"{key}_interval"] = _interval(v)
+        uas = get("uas", p)
         text, gold = self.texts.get(i, (None, None))
-        return {
-            "item": str(i),
-            "n_judgments": n,
-            "uqs": _v(get("uqs", p)),
-            "uas": clean((uas.detail or {}).get("scores")) if uas is not None else None,
-            "phi_mu": _v(phi_mu),
-            "score": _v(score),
-            "flags": list(self.flags.get(p, ())),
-            "text": clean(text),
-            "gold": clean(gold),
-            "answers": clean((nj.detail or {}).get("answers")) if nj is not None else None,
-            "percent_agreement": _v(get("percent_agreement", p)),
-            "phi_mu_interval": _interval(phi_mu),
-            "score_interval": _interval(score),
-            "count_score": num((score.detail or {}).get("count_score")) if score else None,
-            **self._model(p),
-        }
-
-    def _model(self, p: int) -> dict[str, Any]:
-        """The model's answer for an item: its posterior label (labels, multi-label: the
-        options with a posterior above 0.5) or mean, with its uncertainty."""
-        label, mean = self.get("model_label", p), self.get("model_mean", p)
-        out: dict[str, Any] = {}
+        row.update(
+            uas=clean((uas.detail or {}).get("scores")) if uas is not None else None,
+            answers=clean((nj.detail or {}).get("answers")) if nj is not None else None,
+            flags=list(self.flags.get(p, ())),
+            text=clean(text),
+            gold=clean(gold),
+            count_score=num((score.detail or {}).get("count_score")) if score else None,
+        )
+        label = get("model_label", p)
         if label is not None:
             post = (label.detail or {}).get("posterior") or {}
-            out = {"model_label": model_label(post, self.kind), "posterior": _v(label),
-                   "posteriors": clean(post)}  # fmt: skip
-        if mean is not None:
-            out = {
-                "model_mean": _v(mean),
-                "model_mean_interval": _interval(mean),
-                "sd": _v(self.get("model_sd", p)),
-                "spread": _v(self.get("model_spread", p)),
-                "expected_spread": _v(self.get("model_expected_spread", p)),
-                "spread_p": _v(self.get("model_spread_p", p)),
-            }
-        return out
+            row.update(model_label=model_label(post, self.kind), posterior=_v(label),
+                       posteriors=clean(post))  # fmt: skip
+        return row
 
     # --- all items at once ----------------------------------------------------------------
 
@@ -289,23 +291,18 @@ class ItemTable:
             int(scored.size),
         )
 
-    def json_chunks(self, encoder: json.JSONEncoder, chunk: int = 4096) -> Iterator[str]:
-        """The JSON text of the document's ``items`` list, as :func:`json.dumps` with
-        ``indent=2`` writes it as the value of a key of the top-level object, in pieces."""
-        if not self.ids:
-            yield "[]"
-            return
+    def row_chunks(self, chunk: int = 4096) -> Iterator[list[dict[str, Any]]]:
+        """The rows of every item, ``chunk`` at a time: built from the arrays column by column
+        when every measure is one column (:func:`monitor.report.itemrows.column_rows`, the same
+        rows as :meth:`rows` once written as JSON, where NaN is null), else item by item."""
+        from monitor.report.itemrows import column_rows
+
         for lo in range(0, len(self.ids), chunk):
             positions = np.arange(lo, min(lo + chunk, len(self.ids)))
             if self.columnar:
-                texts = fast_texts(self, positions)
+                yield column_rows(self, positions)
             else:
-                texts = [
-                    encoder.encode(row).replace("\n", "\n    ")
-                    for row in self.rows(positions.tolist())
-                ]
-            yield ("[\n    " if lo == 0 else ",\n    ") + ",\n    ".join(texts)
-        yield "\n  ]"
+                yield self.rows(positions.tolist())
 
     @property
     def columnar(self) -> bool:
@@ -313,4 +310,4 @@ class ItemTable:
         return all(len(ss) == 1 and ss[0].column is not None for ss in self.series.values())
 
 
-__all__ = ["METRICS", "ItemPicks", "ItemTable", "ItemText", "Series"]
+__all__ = ["METRICS", "ROW_MEASURES", "ItemPicks", "ItemTable", "ItemText", "Series", "model_label"]

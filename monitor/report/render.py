@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -12,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+import orjson
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from sqlalchemy import Engine
 
@@ -100,47 +100,35 @@ def render_html(
     return environment().get_template("report.html").render(**context)
 
 
+JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+"""Indented by two spaces, keys of any type as strings, NumPy numbers and arrays as JSON ones;
+orjson writes NaN and infinities as null (undefined is null, never NaN)."""
+
+
 def to_json(doc: dict[str, Any]) -> str:
-    """The document as JSON text (NaN refused: undefined is null)."""
-    return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """The document as JSON text (UTF-8, not escaped; undefined numbers null)."""
+    return orjson.dumps(doc, option=JSON_OPTIONS).decode() + "\n"
 
 
-def write_json(
-    doc: dict[str, Any], f: Any, buffer: int = 1 << 16, *, items: ItemTable | None = None
-) -> None:
-    """:func:`to_json`'s text written to the text file ``f`` as it is encoded, in pieces of
-    about ``buffer`` characters: the pieces of a large document are never all held at once.
-    With ``items``, the document's ``items`` list is that table's rows, written from its
-    arrays (the document's own ``items`` value is not read)."""
-    encoder = json.JSONEncoder(indent=2, ensure_ascii=False, allow_nan=False)
-    pending: list[str] = []
-    size = 0
-
-    def emit(chunk: str) -> None:
-        nonlocal pending, size
-        pending.append(chunk)
-        size += len(chunk)
-        if size >= buffer:
-            f.write("".join(pending))
-            pending, size = [], 0
-
+def write_json(doc: dict[str, Any], f: Any, *, items: ItemTable | None = None) -> None:
+    """:func:`to_json`'s text written to the text file ``f``. With ``items``, the document's
+    ``items`` list is that table's rows (the document's own ``items`` value is not read),
+    written a chunk of rows at a time: the rows of a large campaign are never all held."""
     if items is None or not doc:
-        for chunk in encoder.iterencode(doc):
-            emit(chunk)
-    else:
-        # The top-level object key by key: a value encoded on its own is the same text with
-        # one level less of indentation (JSON strings hold no raw newline).
-        for k, (key, value) in enumerate(doc.items()):
-            emit(("{\n  " if k == 0 else ",\n  ") + encoder.encode(key) + ": ")
-            if key == "items":
-                for chunk in items.json_chunks(encoder):
-                    emit(chunk)
-            else:
-                for chunk in encoder.iterencode(value):
-                    emit(chunk.replace("\n", "\n  "))
-        emit("\n}")
-    pending.append("\n")
-    f.write("".join(pending))
+        f.write(to_json(doc))
+        return
+    for k, (key, value) in enumerate(doc.items()):
+        f.write(("{\n  " if k == 0 else ",\n  ") + orjson.dumps(key).decode() + ": ")
+        if key != "items":  # a value on its own: the same text, one level less indented
+            f.write(orjson.dumps(value, option=JSON_OPTIONS).decode().replace("\n", "\n  "))
+            continue
+        opened = False
+        for rows in items.row_chunks():
+            text = orjson.dumps(rows, option=JSON_OPTIONS).replace(b"\n", b"\n  ")
+            f.write(("," if opened else "[") + text[1:-4].decode())  # without "[" and "\n  ]"
+            opened = True
+        f.write("\n  ]" if opened else "[]")
+    f.write("\n}\n")
 
 
 def safe_filename(name: str) -> str:
