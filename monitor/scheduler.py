@@ -10,6 +10,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,12 +29,29 @@ def incremental_job(engine: Engine, settings: Settings, cache: RunCache | None =
 
 
 def nightly_job(engine: Engine, settings: Settings, cache: RunCache | None = None) -> None:
-    _recompute_all(engine, settings, cache, "nightly", full=True)
+    """The nightly full recompute and reports; a campaign whose full run another scheduler
+    already made tonight (since the last ``nightly_at``) is not computed again."""
+    since = nightly_since(settings.nightly_at, datetime.now().astimezone())
+    _recompute_all(engine, settings, cache, "nightly", full=True, full_since=since)
     write_reports(engine, settings)
 
 
+def nightly_since(nightly_at: str, now: datetime) -> datetime:
+    """The latest time of day ``nightly_at`` (HH:MM, ``now``'s time zone) at or before
+    ``now``: when tonight's nightly job was due."""
+    hour, minute = (int(x) for x in nightly_at.split(":"))
+    due = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    return due if due <= now else due - timedelta(days=1)
+
+
 def _recompute_all(
-    engine: Engine, settings: Settings, cache: RunCache | None, job: str, *, full: bool
+    engine: Engine,
+    settings: Settings,
+    cache: RunCache | None,
+    job: str,
+    *,
+    full: bool,
+    full_since: datetime | None = None,
 ) -> None:
     """Recompute every campaign; a campaign that fails is logged (its run records the error)
     and the others go on. A failure of the whole job (the database unreachable) is logged in
@@ -41,7 +59,7 @@ def _recompute_all(
     from monitor.pipeline import recompute
 
     try:
-        outcomes = recompute(engine, settings, full=full, cache=cache)
+        outcomes = recompute(engine, settings, full=full, cache=cache, full_since=full_since)
     except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad run
         log.error("%s recompute failed: %s: %s", job, type(exc).__name__, _first_line(exc))
         return
@@ -126,9 +144,7 @@ def build_scheduler(engine: Engine, settings: Settings):  # -> BackgroundSchedul
     return scheduler
 
 
-def _now():  # noqa: ANN202
-    from datetime import datetime
-
+def _now() -> datetime:
     return datetime.now().astimezone()
 
 

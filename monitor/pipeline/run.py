@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from sqlalchemy import Engine
 
@@ -70,9 +71,12 @@ def recompute(
     campaign: str | None = None,
     full: bool = False,
     cache: RunCache | None = None,
+    full_since: datetime | None = None,
 ) -> list[RunOutcome]:
     """Bring the metrics of one campaign (or all) up to date; ``cache``: what this process
-    keeps between runs (default: a new one for this call, as a new process has)."""
+    keeps between runs (default: a new one for this call, as a new process has);
+    ``full_since``: a full run skips a campaign whose latest run is a full one started since
+    then that counted every judgment (another scheduler's nightly run)."""
     if cache is None:
         cache = RunCache.from_settings(settings)
     with transaction(engine) as s:
@@ -81,7 +85,8 @@ def recompute(
     for info in campaigns:
         try:
             with campaign_lock(engine, info.id):
-                outcome = _recompute_one(engine, settings, cache, info, full=full)
+                outcome = _recompute_one(engine, settings, cache, info, full=full,
+                                         full_since=full_since)  # fmt: skip
         except Busy as exc:
             outcome = RunOutcome(info.name, "busy", message=str(exc))
         except CampaignFailed as exc:
@@ -103,14 +108,21 @@ class CampaignFailed(Exception):
 
 
 def _recompute_one(
-    engine: Engine, settings: Settings, cache: RunCache, info: CampaignInfo, *, full: bool
+    engine: Engine,
+    settings: Settings,
+    cache: RunCache,
+    info: CampaignInfo,
+    *,
+    full: bool,
+    full_since: datetime | None = None,
 ) -> RunOutcome:
     """One campaign's run; any error is recorded as a failed run and raised as
     :class:`CampaignFailed`. When even that cannot be written (the database is gone), the
     original error propagates."""
     watermark = [0]
     try:
-        return _run(engine, settings, cache, info, full=full, watermark=watermark)
+        return _run(engine, settings, cache, info, full=full, watermark=watermark,
+                    full_since=full_since)  # fmt: skip
     except Exception as exc:
         error = f"{type(exc).__name__}: {_one_line(exc)}"
         try:
@@ -135,6 +147,7 @@ def _run(
     *,
     full: bool,
     watermark: list[int],
+    full_since: datetime | None = None,
 ) -> RunOutcome:
     started = time.perf_counter()
     started_at = utcnow()
@@ -145,17 +158,32 @@ def _run(
         last = latest_run(s, info.id)
         if counts.n_judgments == 0:
             return RunOutcome(info.name, "empty", message="no judgments yet: nothing to do")
-        if (
-            not full
-            and last is not None
+        covered = (
+            last is not None
             and last.watermark >= counts.max_id
             and last.n_judgments == counts.n_judgments
-        ):
+        )
+        if covered and not full:
+            assert last is not None
             return RunOutcome(
                 info.name,
                 "up_to_date",
                 n_judgments=counts.n_judgments,
                 message=f"nothing new since run {last.id}: nothing to do",
+            )
+        if (
+            covered
+            and full_since is not None
+            and last is not None
+            and last.full
+            and last.started_at >= full_since
+        ):
+            return RunOutcome(
+                info.name,
+                "up_to_date",
+                n_judgments=counts.n_judgments,
+                message=f"full run {last.id} since {full_since.isoformat(timespec='minutes')} "
+                "counted every judgment: nothing to do",
             )
         watermark[0] = counts.max_id
         arrays = cache.load_arrays(s, info, counts, full=full)

@@ -299,3 +299,21 @@ def test_any_columns_come_back_as_they_went(
     assert_same_columns(got, columns)
     by_subjects = {id(c.subjects) for c in got.values()}
     assert len(by_subjects) == len({tuple(c.subjects) for c in columns.values()})
+
+
+def test_what_a_killed_save_left_is_removed_by_the_next_run(engine: Engine, tmp_path: Path) -> None:
+    """A process killed while writing leaves temporary files (tens of MB); the next run of
+    the campaign, which holds its lock, removes them, and nothing of another campaign."""
+    case = load(GOLDEN / "cases" / CASE)
+    settings = SETTINGS.replace(cache_dir=str(tmp_path))
+    _increments(engine, case, settings, [0.9])
+    snap, _ = _snapshot(engine, tmp_path)
+    assert snap.path is not None
+    stem = snap.path.name.split(".", 1)[0]
+    left = [tmp_path / f"{stem}.columns.npzq1w2e3.tmp", tmp_path / f"{stem}.npz9x8y7.tmp"]
+    other = tmp_path / f"{stem}0.columns.npzzzz.tmp"  # campaign 10 beside campaign 1, say
+    for p in (*left, other):
+        p.write_bytes(b"half a file")
+    _increments(engine, case, settings, [0.93], start=0.9)
+    assert not any(p.exists() for p in left)
+    assert other.exists()

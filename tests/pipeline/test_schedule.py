@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -86,7 +87,17 @@ def test_nightly_job_recomputes_and_writes_every_report(tmp_path: Path) -> None:
     store_case(engine, load(GOLDEN / "cases" / "pairwise_small_weak.json"), name="prefs")
     settings = Settings(report_dir=str(tmp_path / "reports"), bootstrap_samples=0)
     nightly_job(engine, settings)
-    nightly_job(engine, settings)  # nightly runs are full: a new run even with nothing new
+    with transaction(engine) as s:
+        assert s.query(MetricRun).filter(MetricRun.status == "ok").count() == 2
+    # a second scheduler's nightly job finds tonight's full runs and computes nothing again
+    nightly_job(engine, settings)
+    with transaction(engine) as s:
+        assert s.query(MetricRun).filter(MetricRun.status == "ok").count() == 2
+    # a full run of an earlier night does not count: tonight's is computed
+    with transaction(engine) as s:
+        for run in s.query(MetricRun):
+            run.started_at = run.started_at - timedelta(days=1)
+    nightly_job(engine, settings)
     with transaction(engine) as s:
         assert s.query(MetricRun).filter(MetricRun.status == "ok").count() == 4
     reports = sorted(p.name for p in (tmp_path / "reports").iterdir())
@@ -159,3 +170,13 @@ def test_garbage_is_collected_between_runs_and_never_kept() -> None:
         [sys.executable, "-c", _COLLECT], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "ok"
+
+
+def test_tonight_starts_at_the_last_nightly_time() -> None:
+    from monitor.scheduler import nightly_since
+
+    tz = timezone(timedelta(hours=2))
+    at = datetime(2026, 3, 10, 2, 30, tzinfo=tz)
+    assert nightly_since("02:00", at) == datetime(2026, 3, 10, 2, 0, tzinfo=tz)
+    assert nightly_since("03:00", at) == datetime(2026, 3, 9, 3, 0, tzinfo=tz)
+    assert nightly_since("02:30", at) == at
