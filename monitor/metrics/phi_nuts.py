@@ -16,13 +16,13 @@ import numpy as np
 from scipy import special
 
 from monitor.metrics._common import Interval
-from monitor.metrics.phi import (
+from monitor.metrics.phi_data import _Data
+from monitor.metrics.phi_posterior import (
     _WEIGHTS,
     FLAT_PRECISION_SD,
     GAMMA_RATE,
     GAMMA_SHAPE,
     Prior,
-    _Data,
     _item_quadrature,
     hpd_of_draws,
 )

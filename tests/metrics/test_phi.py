@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.metrics.phi import hpd_of_draws, phi, phi_of_precision
+from monitor.metrics.phi import phi, phi_of_precision
+from monitor.metrics.phi_posterior import hpd_of_draws
 from tests.golden import GOLDEN
 
 FOLDER = GOLDEN / "phi"

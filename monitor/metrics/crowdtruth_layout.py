@@ -1,0 +1,380 @@
+"""CrowdTruth 2.0's vectors (Dumitrache et al. 2018; :mod:`monitor.metrics.crowdtruth`):
+annotation counts per judgment, their sparse layout by worker and unit, and one iteration of
+the metrics over them, every step a sparse product over the judgment x annotation entries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from monitor.metrics._common import check_same_length
+
+FLOOR = 1e-8
+"""The reference package's smallest denominator (``SMALL_NUMBER_CONST``)."""
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def label_counts(codes: ArrayLike, n_categories: int | None = None) -> sp.csr_array:
+    """One-hot judgment x annotation counts for single labels (or rating scale positions).
+
+    codes : shape (n,), integer category codes 0..K-1. Returns a csr_array of shape (n, K).
+    """
+    c = _codes(codes, "codes")
+    k = _size(c, n_categories, "n_categories")
+    n = c.shape[0]
+    return sp.csr_array((np.ones(n), c, np.arange(n + 1)), shape=(n, k))
+
+
+def multilabel_counts(
+    judgment: ArrayLike,
+    annotation: ArrayLike,
+    n_judgments: int,
+    n_annotations: int | None = None,
+) -> sp.csr_array:
+    """Judgment x annotation counts from (judgment index, annotation code) pairs.
+
+    judgment, annotation : shape (m,). A pair given twice counts twice, as the package does
+    for an annotation repeated in one answer. Returns a csr_array of shape (n_judgments, A).
+    """
+    j = _codes(judgment, "judgment")
+    a = _codes(annotation, "annotation")
+    check_same_length(judgment=j, annotation=a)
+    n = _size(j, n_judgments, "n_judgments")
+    k = _size(a, n_annotations, "n_annotations")
+    out = sp.csr_array((np.ones(j.shape[0]), (j, a)), shape=(n, k))
+    out.sum_duplicates()
+    return out
+
+
+def pairwise_outcomes(
+    left: ArrayLike, right: ArrayLike, outcome: ArrayLike
+) -> tuple[NDArray[np.int64], NDArray[np.int64], sp.csr_array]:
+    """Units and annotations of pairwise judgments: the outcome of the ordered pair.
+
+    left, right : shape (n,) item codes (left != right); outcome : shape (n,), 0 = left
+    preferred, 1 = right preferred, 2 = tie. Each pair is put in order (smaller code first)
+    and its outcome flipped when the judgment showed it the other way round, so (a, b, left)
+    and (b, a, right) are the same annotation on the same unit.
+
+    Returns ``(units, pairs, annotations)``: unit codes (n,), the ordered item pair of each
+    unit (U, 2), and one-hot outcome counts (n, 3).
+    """
+    lo, hi, o = _codes(left, "left"), _codes(right, "right"), _codes(outcome, "outcome")
+    check_same_length(left=lo, right=hi, outcome=o)
+    if np.any(lo == hi):
+        raise ValueError("A pairwise judgment must compare two different items.")
+    if np.any(o > 2):
+        raise ValueError("Pairwise outcomes must be 0 (left), 1 (right) or 2 (tie).")
+    swap = lo > hi
+    flipped = np.where(swap & (o < 2), 1 - o, o)
+    pairs = np.stack([np.minimum(lo, hi), np.maximum(lo, hi)], axis=1)
+    uniq, units = np.unique(pairs, axis=0, return_inverse=True)
+    return units.reshape(-1).astype(np.int64), uniq.astype(np.int64), label_counts(flipped, 3)
+
+
+def _codes(values: ArrayLike, name: str) -> NDArray[np.int64]:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a one-dimensional array, got shape {arr.shape}.")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"{name} must hold integer codes, got dtype {arr.dtype}.")
+    arr = arr.astype(np.int64, copy=False)  # no copy of large int64 codes
+    if arr.size and arr.min() < 0:
+        raise ValueError(f"{name} must hold non-negative codes.")
+    return arr
+
+
+def _size(codes: NDArray[np.int64], given: int | None, name: str) -> int:
+    needed = int(codes.max()) + 1 if codes.size else 0
+    if given is None:
+        return needed
+    if int(given) < needed:
+        raise ValueError(f"{name} is {given}, but the codes go up to {needed - 1}.")
+    return int(given)
+
+
+# ----------------------------------------------------------------------------- layout
+
+
+@dataclass(frozen=True)
+class _Sum:
+    """The summing operator of ``keys``: ``S @ v`` adds ``v[k]`` into group ``keys[k]``, as the
+    sparse (n, len(keys)) matrix of ones would, in the same order, without the matrix."""
+
+    keys: NDArray[np.int64]
+    n: int
+
+    def __matmul__(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.bincount(self.keys, weights=v, minlength=self.n)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Sparse structure of one campaign: pairs p = (worker, unit), entries e = (p, a) with
+    a positive count, cells c = (unit, a) seen; operators sum entries or pairs into groups."""
+
+    n_workers: int
+    n_units: int
+    n_ann: int
+    pw: NDArray[np.int64]  # (P,) worker of each pair
+    pu: NDArray[np.int64]  # (P,) unit of each pair
+    ep: NDArray[np.int64]  # (E,) pair of each entry
+    ea: NDArray[np.int64]  # (E,) annotation of each entry
+    x: NDArray[np.float64]  # (E,) count
+    ec: NDArray[np.int64]  # (E,) cell of each entry
+    cell_unit: NDArray[np.int64]
+    cell_ann: NDArray[np.int64]
+    pair_sum: _Sum  # (P, E)
+    cell_sum: _Sum  # (C, E)
+    unit_sum: _Sum  # (U, P)
+    unit_cell_sum: _Sum  # (U, C)
+    worker_sum: _Sum  # (W, P)
+    covers_unit: NDArray[np.bool_]  # (P,) the pair has an entry in every cell of its unit
+    aqs_ops: _AqsOperators | None
+
+
+@dataclass(frozen=True)
+class _AqsOperators:
+    """Per annotation a: X_a[i, u] = count of a by worker i on unit u, and J[i, u] = 1 when i
+    judged u. Block by block, N_a = X_a diag(uqs) X_a^T and D_a = J diag(uqs) X_a^T hold the
+    numerator and denominator of P_a(i|j) for every ordered worker pair (J needs no mask by
+    the cell (u, a): X_a[j, u] > 0 already says someone gave a on u)."""
+
+    x: list[sp.csr_array]  # (W, U) per annotation
+    x_t: list[sp.csr_array]  # (U, W) per annotation
+    j: sp.csr_array  # (W, U)
+
+
+def _group(keys: NDArray[np.int64], n_groups: int) -> sp.csr_array:
+    """Sparse (n_groups, len(keys)) summing operator."""
+    n = keys.shape[0]
+    return sp.csr_array((np.ones(n), (keys, np.arange(n))), shape=(n_groups, n))
+
+
+def _unique(keys: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Sorted unique keys and the position of each key among them (``np.unique`` with
+    ``return_inverse``, by one sort: numpy's hash-based unique is slower here)."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    first = np.empty(ordered.shape[0], dtype=bool)
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    inverse = np.empty(keys.shape[0], dtype=np.int64)
+    inverse[order] = np.cumsum(first) - 1
+    return ordered[first], inverse
+
+
+def _ragged_arange(lengths: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Concatenation of arange(k) for each k in lengths."""
+    total = int(lengths.sum())
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.arange(total, dtype=np.int64) - starts
+
+
+def _layout(
+    workers: NDArray[np.int64],
+    units: NDArray[np.int64],
+    counts: sp.csr_array,
+    n_workers: int,
+    n_units: int,
+    closed: bool,
+    binary: bool,
+) -> tuple[_Layout, NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]]:
+    n, n_ann = counts.shape
+    nonempty = np.diff(counts.indptr) > 0
+    # a unit is kept when two distinct workers judged it
+    key = workers * np.int64(n_units) + units
+    pair_keys, _ = _unique(key[nonempty])
+    n_workers_per_unit = np.bincount(pair_keys % n_units, minlength=n_units)
+    unit_kept = n_workers_per_unit >= 2
+    judgment_kept = nonempty & unit_kept[units]
+    kept_rows = np.flatnonzero(judgment_kept)
+    pair_keys, pair_of_row = _unique(key[kept_rows])
+    pw = pair_keys // n_units
+    pu = pair_keys % n_units
+    n_pairs = pair_keys.shape[0]
+    worker_kept = np.zeros(n_workers, dtype=bool)
+    worker_kept[pw] = True
+
+    # merge a worker's judgments on one unit (sum of counts), rows sorted by pair
+    merged = _group(pair_of_row, n_pairs) @ counts[kept_rows]
+    merged = sp.csr_array(merged)
+    merged.sum_duplicates()
+    merged.eliminate_zeros()
+    ep = np.repeat(np.arange(n_pairs, dtype=np.int64), np.diff(merged.indptr))
+    ea = merged.indices.astype(np.int64)
+    x = merged.data.astype(np.float64)
+    if binary:
+        x = np.ones_like(x)
+
+    cell_keys, ec = _unique(pu[ep] * np.int64(n_ann) + ea)
+    cell_unit = cell_keys // n_ann
+    cell_ann = cell_keys % n_ann
+    n_cells = cell_keys.shape[0]
+    entries_per_pair = np.bincount(ep, minlength=n_pairs)
+    cells_per_unit = np.bincount(cell_unit, minlength=n_units)
+    covers_unit = entries_per_pair == cells_per_unit[pu]
+
+    aqs_ops = None
+    if closed:
+        aqs_ops = _aqs_operators(pw, pu, ep, ea, x, n_workers, n_units, n_ann)
+
+    layout = _Layout(
+        n_workers=n_workers,
+        n_units=n_units,
+        n_ann=n_ann,
+        pw=pw,
+        pu=pu,
+        ep=ep,
+        ea=ea,
+        x=x,
+        ec=ec,
+        cell_unit=cell_unit,
+        cell_ann=cell_ann,
+        pair_sum=_Sum(ep, n_pairs),
+        cell_sum=_Sum(ec, n_cells),
+        unit_sum=_Sum(pu, n_units),
+        unit_cell_sum=_Sum(cell_unit, n_units),
+        worker_sum=_Sum(pw, n_workers),
+        covers_unit=covers_unit,
+        aqs_ops=aqs_ops,
+    )
+    return layout, unit_kept, worker_kept, judgment_kept
+
+
+def _aqs_operators(
+    pw: NDArray[np.int64],
+    pu: NDArray[np.int64],
+    ep: NDArray[np.int64],
+    ea: NDArray[np.int64],
+    x: NDArray[np.float64],
+    n_workers: int,
+    n_units: int,
+    n_ann: int,
+) -> _AqsOperators:
+    shape = (n_workers, n_units)
+    order = np.argsort(ea, kind="stable")
+    bounds = np.searchsorted(ea[order], np.arange(n_ann + 1))
+    blocks = []
+    for a in range(n_ann):
+        e = order[bounds[a] : bounds[a + 1]]
+        block = sp.csr_array((x[e], (pw[ep[e]], pu[ep[e]])), shape=shape)
+        block.sum_duplicates()
+        blocks.append(block)
+    j = sp.csr_array((np.ones(pw.shape[0]), (pw, pu)), shape=shape)
+    return _AqsOperators(x=blocks, x_t=[sp.csr_array(b.T) for b in blocks], j=j)
+
+
+# ----------------------------------------------------------------------------- iteration
+
+
+@dataclass(frozen=True)
+class _Step:
+    uqs: NDArray[np.float64]
+    wwa: NDArray[np.float64]
+    wua: NDArray[np.float64]
+    wqs: NDArray[np.float64]
+    aqs: NDArray[np.float64]
+    sums: NDArray[np.float64]  # (W, 4): numerator and denominator of WWA, then of WUA
+
+
+def _with_data(m: sp.csr_array, data: NDArray[np.float64]) -> sp.csr_array:
+    return sp.csr_array((data, m.indices, m.indptr), shape=m.shape)
+
+
+def _aqs(ops: _AqsOperators, uqs: NDArray, wqs: NDArray, n_ann: int) -> NDArray[np.float64]:
+    """AQS(a) = sum_{i != j} w_i w_j P_a(i|j) / sum_{i != j} w_i w_j over ordered pairs with a
+    positive denominator of P_a(i|j) (the package's rule)."""
+    j = _with_data(ops.j, uqs[ops.j.indices])
+    num = sp.csr_array(
+        sp.block_diag(
+            [
+                _with_data(x, x.data * uqs[x.indices]) @ x_t
+                for x, x_t in zip(ops.x, ops.x_t, strict=True)
+            ],
+            format="csr",
+        )
+    )
+    den = sp.csr_array(sp.block_diag([j @ x_t for x_t in ops.x_t], format="csr"))
+    den.eliminate_zeros()
+    positive = den.data > 0
+    inverse = _with_data(den, np.where(positive, 1.0 / np.where(positive, den.data, 1.0), 0.0))
+    ratio = sp.csr_array(num.multiply(inverse))
+    pattern = _with_data(den, positive.astype(np.float64))
+    w = np.tile(wqs, n_ann)
+    w2 = w * w
+    top = w * (ratio @ w) - w2 * ratio.diagonal()
+    bottom = w * (pattern @ w) - w2 * pattern.diagonal()
+    top = top.reshape(n_ann, -1).sum(axis=1)
+    bottom = bottom.reshape(n_ann, -1).sum(axis=1)
+    ok = bottom > FLOOR
+    out = np.where(ok, top / np.where(ok, bottom, 1.0), FLOOR)
+    return np.maximum(out, FLOOR)
+
+
+def _step(L: _Layout, uqs: NDArray, wqs: NDArray, aqs: NDArray, weighted_wua: bool) -> _Step:
+    """One Jacobi iteration: every metric from the previous iteration's values."""
+    x, ep, ec = L.x, L.ep, L.ec
+    wp = wqs[L.pw]
+    up = uqs[L.pu]
+    ae = aqs[L.ea]
+
+    # AQS-weighted, normalised vectors: WCos(i, j) = z_i . z_j
+    norm2 = L.pair_sum @ (ae * x * x)
+    z = x * np.sqrt(ae) / np.sqrt(norm2[ep])
+    weighted = wp[ep] * z
+    zw = L.cell_sum @ weighted
+    # c_p = sum_{j != i on u} w_j WCos(i, j); subtracting the worker's own term entry by
+    # entry leaves an exact zero where nobody else gave the annotation
+    others_z = zw[ec]
+    others_z -= weighted
+    others_z *= z
+    c = L.pair_sum @ others_z
+    del z, weighted, zw, others_z  # entry-sized: free them before the next ones
+    w_sum = L.unit_sum @ wp
+    uqs_num = 0.5 * (L.unit_sum @ (wp * c))
+    uqs_den = 0.5 * (w_sum * w_sum - L.unit_sum @ (wp * wp))
+    new_uqs = uqs_num / np.maximum(uqs_den, FLOOR)
+
+    wwa_num = L.worker_sum @ (up * c)
+    wwa_den = L.worker_sum @ (up * (w_sum[L.pu] - wp))
+
+    # WUA: cosine of the worker's vector with the (weighted) sum of the others on the unit
+    om = wp if weighted_wua else np.ones_like(wp)
+    own = om[ep] * x
+    unit_vec = L.cell_sum @ own
+    others = unit_vec[ec] - own
+    num = L.pair_sum @ (ae * own * others)
+    dw = L.pair_sum @ (ae * own * own)
+    # others' norm: the pair's own cells, plus the unit's cells the worker left empty
+    unit_sq = L.unit_cell_sum @ (aqs[L.cell_ann] * unit_vec * unit_vec)
+    untouched = unit_sq[L.pu] - L.pair_sum @ (ae * unit_vec[ec] ** 2)
+    untouched = np.where(L.covers_unit, 0.0, np.maximum(untouched, 0.0))
+    ds = L.pair_sum @ (ae * others * others) + untouched
+    del own, others, unit_vec
+    root = np.sqrt(dw * ds)
+    small = root < FLOOR
+    cos = np.where(small, FLOOR, num / np.where(small, 1.0, root))
+    sums = np.column_stack([wwa_num, wwa_den, L.worker_sum @ (up * cos), L.worker_sum @ up])
+    wwa, wua = _ratios(sums)
+
+    new_aqs = aqs if L.aqs_ops is None else _aqs(L.aqs_ops, uqs, wqs, L.n_ann)
+    return _Step(uqs=new_uqs, wwa=wwa, wua=wua, wqs=wua * wwa, aqs=new_aqs, sums=sums)
+
+
+def _ratios(sums: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """WWA and WUA from their per-worker sums (``_Step.sums``)."""
+    return sums[:, 0] / np.maximum(sums[:, 1], FLOOR), sums[:, 2] / np.maximum(sums[:, 3], FLOOR)
+
+
+def _uas(L: _Layout, wqs: NDArray) -> sp.csr_array:
+    """UAS(u, a) = sum_i WorkVec(i, u)[a] WQS(i) / sum_i WQS(i), per cell seen."""
+    wp = wqs[L.pw]
+    top = L.cell_sum @ (wp[L.ep] * L.x)
+    bottom = np.maximum(L.unit_sum @ wp, FLOOR)[L.cell_unit]
+    return sp.csr_array((top / bottom, (L.cell_unit, L.cell_ann)), shape=(L.n_units, L.n_ann))
