@@ -30,6 +30,7 @@ import numpy as np
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
+from monitor.catalog import Kind
 from monitor.store.arrays import (
     CampaignArrays,
     extend_arrays,
@@ -111,7 +112,7 @@ class ArrayCache:
         meta = cache_meta(session, campaign)
         arrays = None
         stale = True  # the file is worth writing again
-        if not full and campaign.kind != "pairwise":
+        if not full and campaign.kind != Kind.PAIRWISE:
             for source, kept in (("memory", self._from_memory), ("snapshot", self._from_file)):
                 base = kept(key, meta)
                 if base is not None:
@@ -125,7 +126,7 @@ class ArrayCache:
         if arrays is None:
             arrays = load_arrays(session, campaign, watermark)
             self.source = "database"
-        if campaign.kind != "pairwise":
+        if campaign.kind != Kind.PAIRWISE:
             # A process that kept them in memory needs no file; others leave one for the next
             # (unless the one they started from is nearly as good).
             self._keep(key, meta, arrays, write=self.source != "memory" and stale)
@@ -196,7 +197,7 @@ class ArrayCache:
         }
         blobs = {k: getattr(arrays, k) for k in _NUMERIC}
         blobs.update({k: getattr(arrays, k) for k in _OPTIONAL if getattr(arrays, k) is not None})
-        if arrays.kind in ("rating", "label"):
+        if arrays.kind in (Kind.RATING, Kind.LABEL):
             _ = arrays.latest  # every run of these campaigns asks for it; it keeps the pairs
             blobs.update(zip(_PAIRS, kept_pairs(arrays), strict=True))
         blobs["meta"] = np.frombuffer(json.dumps(stored).encode(), dtype=np.uint8)

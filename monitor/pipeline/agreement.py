@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from monitor.catalog import Kind
 from monitor.incremental.bootstrap import Request, Resampler
 from monitor.metrics import agreement as ag
 from monitor.metrics import poisson
@@ -46,7 +47,7 @@ def agreement(coded: Coded, params: Params, latest: Latest, codes: NDArray[np.in
     )
     items, workers, codes, domain = latest.items, latest.workers, latest.codes, latest.domain
     N, W = len(arrays.item_ids), len(arrays.worker_ids)
-    kind = "label" if arrays.kind == "label" else "rating"
+    kind = "label" if arrays.kind == Kind.LABEL else "rating"
     vc = ag.ValueCounts.from_judgments(items, codes, n_items=N, value_domain=domain)
     pa = ag.percent_agreement(vc)
     out.campaign_value(
@@ -57,10 +58,10 @@ def agreement(coded: Coded, params: Params, latest: Latest, codes: NDArray[np.in
         reason=pa.reason,
     )
     out.per_subject("item", "percent_agreement", arrays.item_ids, pa.per_item, mask=pa.pairable)
-    levels = ["nominal"] if arrays.kind == "label" else ["nominal", "ordinal", "interval"]
-    if arrays.kind == "label" and info.level == "ordinal":
+    levels = ["nominal"] if arrays.kind == Kind.LABEL else ["nominal", "ordinal", "interval"]
+    if arrays.kind == Kind.LABEL and info.level == "ordinal":
         levels.append("ordinal")
-    if arrays.kind == "rating" and domain[0] >= 0 and domain.size <= MAX_RATIO_VALUES:
+    if arrays.kind == Kind.RATING and domain[0] >= 0 and domain.size <= MAX_RATIO_VALUES:
         levels.append("ratio")
     at_level = None
     for level, res in ag.krippendorff_alphas(vc, levels).items():
@@ -154,7 +155,7 @@ def codetermination(coded: Coded, params: Params, latest: Latest) -> Values:
     reach the one a full run reaches (docs/measures.md)."""
     arrays = coded.arrays
     out = params.values(coded.info.name)
-    kind = "label" if arrays.kind == "label" else "rating"
+    kind = "label" if arrays.kind == Kind.LABEL else "rating"
     co = ag.codetermination(
         latest.items, latest.workers, latest.codes, kind=kind, value_domain=latest.domain,
         n_workers=len(arrays.worker_ids), n_items=len(arrays.item_ids),

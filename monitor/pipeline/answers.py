@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from monitor.catalog import Kind
 from monitor.pipeline.collect import scale_codes
 from monitor.pipeline.params import ModelOptions
 from monitor.pipeline.reliability import gold_values
@@ -29,7 +30,7 @@ def model_answers(
     N, W = len(arrays.item_ids), len(arrays.worker_ids)
     values: list[Any] = [None] * N
     uncertainty = np.full(N, np.nan)
-    if arrays.kind == "multilabel":
+    if arrays.kind == Kind.MULTILABEL:
         names = arrays.annotation_names
         kept = np.flatnonzero(keep)
         per_item = np.bincount(arrays.items[kept], minlength=N)
@@ -53,7 +54,7 @@ def model_answers(
     items, workers = arrays.items[idx], arrays.workers[idx]
     per_item = np.bincount(items, minlength=N)
     gold = gold_values(info, arrays)
-    if arrays.kind == "label":
+    if arrays.kind == Kind.LABEL:
         codes, _, names = scale_codes(info, arrays)
         K = len(arrays.categories)
         gold_codes = np.where(np.isfinite(gold), gold, -1).astype(np.int64)

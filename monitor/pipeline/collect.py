@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from monitor.catalog import Kind
 from monitor.metrics._common import Interval, count_matrix
 from monitor.metrics.agreement import BootstrapCI
 from monitor.results import Column, State, Value
@@ -217,7 +218,7 @@ def scale_codes(
     on the scale (so kappa weights are over scale positions, unobserved points included);
     otherwise (continuous ratings) the rank among the distinct observed values.
     """
-    if arrays.kind == "label":
+    if arrays.kind == Kind.LABEL:
         domain = np.arange(len(arrays.categories), dtype=np.float64)
         return arrays.values.astype(np.int64), domain, arrays.categories
     x = arrays.values

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
+from monitor.catalog import Kind
 from monitor.incremental.rating import rating_run
 from monitor.pipeline.collect import Values, _names
 from monitor.pipeline.params import Coded, Params
@@ -38,10 +39,10 @@ def gold_values(info: CampaignInfo, arrays: CampaignArrays) -> NDArray[np.float6
     given = np.flatnonzero(np.not_equal(arrays.item_gold, None))
     if not given.size:
         return out
-    if arrays.kind == "label":
+    if arrays.kind == Kind.LABEL:
         code = {str(c): i for i, c in enumerate(arrays.categories)}
         out[given] = [code.get(str(arrays.item_gold[i]).strip(), np.nan) for i in given]
-    elif arrays.kind == "rating":
+    elif arrays.kind == Kind.RATING:
         out[given] = [_number(arrays.item_gold[i]) for i in given]
     return out
 
@@ -88,12 +89,12 @@ def worker_prior(
     for j, w in enumerate(arrays.worker_ids.tolist()):
         num = den = 0.0
         for e in history.get(str(w), ()):
-            if arrays.kind == "label" and e.kind in ("label", "multilabel"):
+            if arrays.kind == Kind.LABEL and e.kind in (Kind.LABEL, Kind.MULTILABEL):
                 m = e.measures.get("model_accuracy")
                 if m is None or m.value is None or e.chance is None or e.chance >= 1:
                     continue
                 x = (m.value - e.chance) / (1.0 - e.chance)
-            elif arrays.kind == "rating" and e.kind == "rating":
+            elif arrays.kind == Kind.RATING and e.kind == Kind.RATING:
                 m = e.measures.get("model_noise_sd")
                 if m is None or m.value is None or e.scale_min is None or e.scale_max is None:
                     continue
@@ -106,7 +107,7 @@ def worker_prior(
             out[j] = num / den
     if not np.isfinite(out).any():
         return None
-    if arrays.kind == "label":
+    if arrays.kind == Kind.LABEL:
         return np.clip(chance + out * (1.0 - chance), 0.01, 0.99)
     return out * width
 
@@ -132,7 +133,7 @@ def reliability(
     info, arrays = coded.info, coded.arrays
     out = params.values(info.name)
     gold = gold_values(info, arrays)
-    if arrays.kind == "label":
+    if arrays.kind == Kind.LABEL:
         chance = answer_chance(answers.astype(np.int64), len(arrays.categories))
         wprior = worker_prior(arrays, coded.history, chance=chance)
     else:
@@ -143,14 +144,14 @@ def reliability(
         "tol": params.model.model_tol,
         "history_priors": int(np.isfinite(wprior).sum()) if wprior is not None else 0,
     }
-    if arrays.kind == "label":
+    if arrays.kind == Kind.LABEL:
         K = len(arrays.categories)
         ordinal = info.level == "ordinal"
         scale = (0.0, float(max(K - 1, 1)))
         _gold(arrays, out, items, workers, answers, gold, "ordinal" if ordinal else "nominal",
               scale, K)  # fmt: skip
         _labels(arrays, params, out, items, workers, answers, gold, wprior)
-    elif arrays.kind == "rating":
+    elif arrays.kind == Kind.RATING:
         scale = (float(info.scale_min), float(info.scale_max))  # type: ignore[arg-type]
         level = "ordinal" if info.level == "ordinal" else "interval"
         _gold(arrays, out, items, workers, answers, gold, level, scale, 0)

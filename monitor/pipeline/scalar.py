@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from monitor.catalog import Kind
 from monitor.incremental.crowdtruth import CrowdTruthTask
 from monitor.incremental.phi import STATE as PHI_STATE
 from monitor.incremental.phi import phi_run
@@ -36,7 +37,7 @@ def measure(coded: Coded, params: Params) -> Values:
     keep = arrays.latest
     if keep.size == arrays.n:  # no repeated judgment: the arrays themselves, not copies
         keep = slice(None)  # type: ignore[assignment]
-    answers = codes[keep] if arrays.kind == "label" else arrays.values[keep]
+    answers = codes[keep] if arrays.kind == Kind.LABEL else arrays.values[keep]
     latest = Latest(arrays.items[keep], arrays.workers[keep], codes[keep], answers, domain)
     out.parameters["repeated_judgments"] = "latest per worker and item counts for agreement"
     pool = ThreadPoolExecutor(1, thread_name_prefix="monitor-measures")
@@ -54,7 +55,7 @@ def measure(coded: Coded, params: Params) -> Values:
             "item" in params.columnar, arrays,
         )  # fmt: skip
         out.add(crowdtruth_values(info.name, task, params))
-        if arrays.kind == "rating" and params.phi.phi != "off":
+        if arrays.kind == Kind.RATING and params.phi.phi != "off":
             out.add(_phi(coded, params, latest))
         out.add(model())
         out.add(co())

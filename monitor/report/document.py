@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from monitor import catalog
+from monitor.catalog import Kind
 from monitor.report.data import CampaignData, load
 from monitor.report.jsonsafe import clean, natural_key, num
 from monitor.report.jsonsafe import value_interval as _interval
@@ -71,7 +72,7 @@ def _agreement(data: CampaignData) -> dict[str, Any]:
     alpha = cv("krippendorff_alpha")
     phi_value = cv("phi")
     phi: dict[str, Any] | None = None
-    if data.campaign.kind == "rating" and phi_value is not None:
+    if data.campaign.kind == Kind.RATING and phi_value is not None:
         detail = phi_value.detail or {}
         phi = {
             "map": num(detail.get("map")),
@@ -94,7 +95,7 @@ def _agreement(data: CampaignData) -> dict[str, Any]:
         "cohen_kappa_ci": _interval(cv("cohen_kappa")),
         "scott_pi_ci": _interval(cv("scott_pi")),
     }
-    if data.campaign.kind == "pairwise":
+    if data.campaign.kind == Kind.PAIRWISE:
         out["transitivity_kappa"] = _v(cv("transitivity_kappa"))
     # Every campaign-level number of the run (alpha at each level, pooled agreement, ...),
     # with its interval and detail, for those who want more than the headline.
@@ -107,7 +108,7 @@ def _agreement(data: CampaignData) -> dict[str, Any]:
 
 
 def _transitivity(data: CampaignData, worker: str) -> dict[str, Any] | None:
-    if data.campaign.kind != "pairwise":
+    if data.campaign.kind != Kind.PAIRWISE:
         return None
     v = data.get("worker", "transitivity_kappa", worker)
     d = (v.detail or {}) if v is not None else {}
@@ -131,7 +132,7 @@ def _workers(data: CampaignData) -> list[dict[str, Any]]:
     states = {w.external_id: w for w in data.workers}
     flags = data.flags_of("worker")
     subjects = set(states) | data.subjects("worker")
-    pairwise = data.campaign.kind == "pairwise"
+    pairwise = data.campaign.kind == Kind.PAIRWISE
     out = []
     for w in sorted(subjects, key=natural_key):
         state = states.get(w)
@@ -357,7 +358,7 @@ def document_from(data: CampaignData, *, items: bool = True) -> dict[str, Any]:
             for d in data.decisions
         ],
     }
-    if c.kind == "pairwise":
+    if c.kind == Kind.PAIRWISE:
         doc["pairs"] = _pairs(data)
     if data.run is not None:
         r = data.run

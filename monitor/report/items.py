@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from monitor import catalog
+from monitor.catalog import Kind
 from monitor.report.jsonsafe import clean, natural_order, num
 from monitor.report.jsonsafe import value_interval as _interval
 from monitor.report.jsonsafe import value_number as _v
@@ -56,7 +57,7 @@ and model label the rows show in a shape of their own)."""
 def model_label(post: dict[str, Any], kind: str) -> Any:
     """The model's answer from an item's posterior: the most probable label, or for
     multi-label sets the options above 0.5 joined by ``|``."""
-    if kind == "multilabel":
+    if kind == Kind.MULTILABEL:
         return "|".join(sorted(k for k, p in post.items() if p > 0.5))
     return max(post, key=post.__getitem__) if post else None
 
@@ -274,7 +275,7 @@ class ItemTable:
         key = np.where(np.isnan(uqs[flagged]), 2.0, uqs[flagged])
         ambiguous = flagged[np.argsort(key, kind="stable")]
         scored = np.empty(0, np.int64)
-        if self.kind == "pairwise":
+        if self.kind == Kind.PAIRWISE:
             score = self.floats("score")
             have = np.flatnonzero(~np.isnan(score))
             scored = have[np.argsort(-score[have], kind="stable")]

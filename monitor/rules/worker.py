@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from monitor.catalog import Kind
 from monitor.metrics._common import accuracy_floor, noise_sd_floor
 from monitor.results import FlagRecord, Value
 from monitor.rules.thresholds import Thresholds
@@ -129,7 +130,7 @@ def _model(run: RunValues) -> tuple[str, float, str] | None:
 
 
 def low_quality(run: RunValues, t: Thresholds) -> list[FlagRecord]:
-    if run.kind == "pairwise":  # no reliability model: CrowdTruth's WQS against the campaign
+    if run.kind == Kind.PAIRWISE:  # no reliability model: CrowdTruth's WQS against the campaign
         return _relative(run, "wqs", "low_quality", t.low_wqs_ratio, t.min_judgments,
                          "CrowdTruth worker quality (WQS)")  # fmt: skip
     model = _model(run)

@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from monitor.catalog import Kind
 from monitor.store.campaigns import CampaignCounts, CampaignInfo
 from monitor.store.coded import (
     CampaignArrays,
@@ -201,17 +202,17 @@ def load_arrays(
         "item_db_ids": item_db,
         "item_gold": _gold(session, cid, item_db),
     }
-    if campaign.kind == "pairwise":
+    if campaign.kind == Kind.PAIRWISE:
         return _load_preferences(session, campaign, watermark, worker_db, item_db, common)
     part = _judgments(session, campaign, 0, watermark, worker_db, item_db)
     ids = part["ids"]
-    if campaign.kind == "label":
+    if campaign.kind == Kind.LABEL:
         seen = sorted(set(part["raw_labels"].tolist()))
         categories = tuple(campaign.categories or ()) or tuple(seen)
         categories = categories + tuple(s for s in seen if s not in set(categories))
         part["values"] = _label_codes(part["raw_labels"], categories)
         part["categories"] = categories
-    elif campaign.kind == "multilabel":
+    elif campaign.kind == Kind.MULTILABEL:
         names = list(campaign.categories or ())
         names += sorted(set(part["ann_raw"].tolist()) - set(names))
         part["ann_code"] = _label_codes(part.pop("ann_raw"), tuple(names)).astype(np.int64)
@@ -249,15 +250,15 @@ def _judgments(
         "created_s": numbers.pop("epoch"),
         "values": np.full(ids.size, np.nan),
     }
-    if campaign.kind == "rating":
+    if campaign.kind == Kind.RATING:
         out["values"] = numbers.pop("value")
-    elif campaign.kind == "label":
+    elif campaign.kind == Kind.LABEL:
         q = select(Judgment.value_label).where(
             Judgment.campaign_id == cid, Judgment.id > after, Judgment.id <= upto
         )
         labels = np.array(session.scalars(q.order_by(Judgment.id)).all(), dtype=object)
         out["raw_labels"] = labels
-    elif campaign.kind == "multilabel":
+    elif campaign.kind == Kind.MULTILABEL:
         aq = (
             select(
                 JudgmentAnnotation.judgment_id,
@@ -299,7 +300,7 @@ def extend_arrays(
     the caller read them in the same snapshot with ``watermark`` their ``max_id`` (saves a scan
     of the campaign's judgments and two counts).
     """
-    if campaign.kind == "pairwise" or base.kind != campaign.kind or base.watermark > watermark:
+    if campaign.kind == Kind.PAIRWISE or base.kind != campaign.kind or base.watermark > watermark:
         return None
     cid = campaign.id
     if counted is None:
@@ -330,11 +331,11 @@ def extend_arrays(
     if base.n + part["ids"].size != n or int(base.ids.sum()) + int(part["ids"].sum()) != int(total):
         return None
     extra: dict = {}
-    if campaign.kind == "label":
+    if campaign.kind == Kind.LABEL:
         if not set(part["raw_labels"].tolist()) <= set(base.categories):
             return None
         part["values"] = _label_codes(part["raw_labels"], base.categories)
-    elif campaign.kind == "multilabel":
+    elif campaign.kind == Kind.MULTILABEL:
         assert base.ann_judgment is not None and base.ann_code is not None
         assert base.ann_count is not None
         if not set(part["ann_raw"].tolist()) <= set(base.annotation_names):

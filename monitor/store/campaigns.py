@@ -46,7 +46,7 @@ class CampaignSpec:
         level = self.level
         if not self.name or len(self.name) > 200:
             raise UsageError("a campaign name has 1 to 200 characters")
-        if self.kind == "rating":
+        if self.kind == Kind.RATING:
             if self.scale_min is None or self.scale_max is None:
                 raise UsageError(
                     "a rating campaign needs --min and --max", hint="e.g. --min 1 --max 5"
@@ -60,20 +60,20 @@ class CampaignSpec:
                 )
             if level == "ratio" and self.scale_min < 0:
                 raise UsageError("--level ratio needs a scale that starts at 0 or above")
-        elif self.kind == "label":
+        elif self.kind == Kind.LABEL:
             level = level or "nominal"
             if level not in ("nominal", "ordinal"):
                 raise UsageError(f"--level {level}: a label campaign is nominal or ordinal")
             if level == "ordinal" and not self.categories:
                 raise UsageError("--level ordinal needs the ordered --categories")
-        elif self.kind == "multilabel":
+        elif self.kind == Kind.MULTILABEL:
             level = "nominal"
             if self.open == bool(self.categories):
                 raise UsageError(
                     "a multilabel campaign is either closed (--options a,b,c) or --open",
                     hint="give exactly one of --options and --open",
                 )
-        elif self.kind == "pairwise":
+        elif self.kind == Kind.PAIRWISE:
             level = "nominal"
         else:
             raise UsageError(
@@ -182,7 +182,7 @@ class CampaignCounts:
 def newest_judgment_id(session: Session, campaign: CampaignInfo) -> int:
     """The id of the campaign's newest judgment (0 without any): what a run's watermark is
     compared with, read from the index alone."""
-    table = Preference if campaign.kind == "pairwise" else Judgment
+    table = Preference if campaign.kind == Kind.PAIRWISE else Judgment
     top = session.scalar(select(func.max(table.id)).where(table.campaign_id == campaign.id))
     return int(top or 0)
 
@@ -192,7 +192,7 @@ def campaign_counts(session: Session, campaign: CampaignInfo) -> CampaignCounts:
     the sum of the ids. On PostgreSQL the numbers and the sum come from the tallies the
     triggers keep (:class:`~monitor.store.models.JudgmentTally`,
     :class:`~monitor.store.models.MemberTally`), the newest id from the index: no scan."""
-    table = Preference if campaign.kind == "pairwise" else Judgment
+    table = Preference if campaign.kind == Kind.PAIRWISE else Judgment
     if session.get_bind().dialect.name == "postgresql":
         n_workers, n_items = session.execute(
             select(
@@ -301,8 +301,8 @@ def refresh_statistics(engine: Engine, kind: str, n_new: int) -> None:
     heap page instead of the plan the data calls for."""
     if engine.dialect.name != "postgresql" or n_new < STATISTICS_AFTER:
         return
-    tables = [Preference.__tablename__] if kind == "pairwise" else [Judgment.__tablename__]
-    if kind == "multilabel":
+    tables = [Preference.__tablename__] if kind == Kind.PAIRWISE else [Judgment.__tablename__]
+    if kind == Kind.MULTILABEL:
         tables.append(JudgmentAnnotation.__tablename__)
     with engine.connect() as c:
         held = c.execute(
