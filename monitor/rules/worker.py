@@ -20,6 +20,8 @@ Every flag keeps its evidence: value, floor, interval, n, and a sentence saying 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from monitor.catalog import Kind
@@ -117,6 +119,14 @@ def _interval(v: Value) -> list[float] | None:
     return [v.low, v.high] if v.low is not None and v.high is not None else None
 
 
+def _beyond(
+    subject: str, rule: str, v: Value, threshold: float, message: str, metric: str, **more: Any
+) -> FlagRecord:
+    """A worker flag whose evidence is an interval that lies beyond ``threshold``."""
+    evidence = {"message": message, "n": int(v.n or 0), "interval": _interval(v), **more}
+    return FlagRecord("worker", subject, rule, v.value, threshold, {**evidence, "metric": metric})
+
+
 def _model(run: RunValues) -> tuple[str, float, str] | None:
     """(the model's name, its chance level, the measure: accuracy or noise_sd) when the run
     has a converged reliability model; None otherwise (its flags are withheld)."""
@@ -164,27 +174,14 @@ def _inaccurate(
         floor = accuracy_floor(chance, t.quality_margin)
         if v.high >= floor:
             continue
-        flags.append(
-            FlagRecord(
-                "worker",
-                subject,
-                "low_quality",
-                v.value,
-                floor,
-                {
-                    "message": f"{model} accuracy {v.value:.2f} (95% interval {v.low:.2f} to "
-                    f"{v.high:.2f}) over {n} judgments lies below the floor {floor:.2f}: "
-                    f"chance {chance:.2f}, what a random or constant answerer reaches"
-                    f"{' with these answers' if own is not None else ''}, + "
-                    f"{t.quality_margin:g} x (1 - chance)",
-                    "n": n,
-                    "interval": _interval(v),
-                    "chance": chance,
-                    "floor": floor,
-                    "metric": "model_accuracy",
-                },
-            )
+        message = (
+            f"{model} accuracy {v.value:.2f} (95% interval {v.low:.2f} to {v.high:.2f}) over "
+            f"{n} judgments lies below the floor {floor:.2f}: chance {chance:.2f}, what a random "
+            f"or constant answerer reaches{' with these answers' if own is not None else ''}, + "
+            f"{t.quality_margin:g} x (1 - chance)"
         )
+        flags.append(_beyond(subject, "low_quality", v, floor, message, "model_accuracy",
+                             chance=chance, floor=floor))  # fmt: skip
     return flags
 
 
@@ -205,27 +202,14 @@ def _noisy_raters(run: RunValues, chance_sd: float, t: Thresholds, model: str) -
         floor = noise_sd_floor(chance, t.quality_margin)
         if v.low <= floor:
             continue
-        flags.append(
-            FlagRecord(
-                "worker",
-                subject,
-                "low_quality",
-                v.value,
-                floor,
-                {
-                    "message": f"{model} noise sd {v.value:.3g} (95% interval {v.low:.3g} to "
-                    f"{v.high:.3g}) over {n} judgments lies above {floor:.3g}: "
-                    f"{1 - t.quality_margin:g} x {chance:.3g}, the noise sd these answers "
-                    "would have if they did not depend on the items (a random or constant "
-                    "answerer)",
-                    "n": n,
-                    "interval": _interval(v),
-                    "chance": chance,
-                    "floor": floor,
-                    "metric": "model_noise_sd",
-                },
-            )
+        message = (
+            f"{model} noise sd {v.value:.3g} (95% interval {v.low:.3g} to {v.high:.3g}) over "
+            f"{n} judgments lies above {floor:.3g}: {1 - t.quality_margin:g} x {chance:.3g}, "
+            "the noise sd these answers would have if they did not depend on the items (a "
+            "random or constant answerer)"
         )
+        flags.append(_beyond(subject, "low_quality", v, floor, message, "model_noise_sd",
+                             chance=chance, floor=floor))  # fmt: skip
     return flags
 
 
@@ -247,25 +231,13 @@ def biased(run: RunValues, t: Thresholds) -> list[FlagRecord]:
         if n < t.min_judgments or not (v.low > limit or v.high < -limit):
             continue
         side = "above" if v.value > 0 else "below"
-        flags.append(
-            FlagRecord(
-                "worker",
-                subject,
-                "biased",
-                v.value,
-                limit if v.value > 0 else -limit,
-                {
-                    "message": f"rates {abs(v.value):.3g} {side} the other raters on average "
-                    f"(95% interval {v.low:.3g} to {v.high:.3g}) over {n} judgments: beyond "
-                    f"{t.max_bias:g} x the scale's width ({limit:.3g}); the model's means "
-                    "correct it",
-                    "n": n,
-                    "interval": _interval(v),
-                    "floor": limit,
-                    "metric": "model_bias",
-                },
-            )
+        message = (
+            f"rates {abs(v.value):.3g} {side} the other raters on average (95% interval "
+            f"{v.low:.3g} to {v.high:.3g}) over {n} judgments: beyond {t.max_bias:g} x the "
+            f"scale's width ({limit:.3g}); the model's means correct it"
         )
+        threshold = limit if v.value > 0 else -limit
+        flags.append(_beyond(subject, "biased", v, threshold, message, "model_bias", floor=limit))
     return flags
 
 
@@ -285,24 +257,12 @@ def gold_accuracy(run: RunValues, t: Thresholds) -> list[FlagRecord]:
         n = int(v.n or 0)
         if v.value is None or v.high is None or n < t.min_gold_judgments or v.high >= floor:
             continue
-        flags.append(
-            FlagRecord(
-                "worker",
-                subject,
-                "gold_accuracy",
-                v.value,
-                floor,
-                {
-                    "message": f"accuracy on gold {v.value:.2f} (95% interval {v.low:.2f} to "
-                    f"{v.high:.2f}) over {n} gold answers lies below {floor:.2f} ({how})",
-                    "n": n,
-                    "interval": _interval(v),
-                    "chance": chance,
-                    "floor": floor,
-                    "metric": "gold_accuracy",
-                },
-            )
+        message = (
+            f"accuracy on gold {v.value:.2f} (95% interval {v.low:.2f} to {v.high:.2f}) over "
+            f"{n} gold answers lies below {floor:.2f} ({how})"
         )
+        flags.append(_beyond(subject, "gold_accuracy", v, floor, message, "gold_accuracy",
+                             chance=chance, floor=floor))  # fmt: skip
     return flags
 
 
