@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from monitor.cli.context import Context
+from monitor.cli.show import echo
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -45,9 +45,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         n_workers=args.workers,
         n_items=args.items,
         per_item=args.per_item,
-        log=lambda line: print(line, file=sys.stderr),
+        log=lambda line: echo(line, err=True),
     )
-    print("reports:")
+    echo("reports:")
     for path in paths:
-        print(path.resolve())
+        echo(path.resolve())
     return 0

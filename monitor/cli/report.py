@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from monitor.cli.context import Context
+from monitor.cli.show import JsonStream, TerminalStream, echo
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -15,11 +16,20 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         parents=[common],
         help="write the campaign report (self-contained HTML, or the JSON document)",
         description="Write the report of a campaign's latest run. HTML goes to --out, else to "
-        "<report_dir>/<campaign>.html; JSON goes to --out, else to standard output.",
+        "<report_dir>/<campaign>.html; JSON (--json, or --format json) goes to --out, else to "
+        "standard output.",
     )
     p.add_argument("--campaign", required=True, metavar="NAME")
     p.add_argument("--out", metavar="PATH", help="file to write ('-' for standard output)")
-    p.add_argument("--format", choices=("html", "json"), default="html")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--format", choices=("html", "json"), default="html")
+    how.add_argument(
+        "--json",
+        dest="format",
+        action="store_const",
+        const="json",
+        help="the JSON document (as --format json; as analyze --json and workers --json)",
+    )
     p.set_defaults(func=run)
 
 
@@ -28,7 +38,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     engine = ctx.engine()
     if args.out == "-" or (args.out is None and args.format == "json"):
-        write_report_to(engine, args.campaign, sys.stdout, args.format)
+        stream = JsonStream(sys.stdout) if args.format == "json" else TerminalStream(sys.stdout)
+        write_report_to(engine, args.campaign, stream, args.format)  # type: ignore[arg-type]
         return 0
     out = (
         Path(args.out)
@@ -36,5 +47,5 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         else Path(ctx.settings.report_dir) / report_filename(args.campaign, args.format)
     )
     path = write_report(engine, args.campaign, out, args.format)
-    print(path)
+    echo(path)
     return 0

@@ -31,9 +31,11 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     settings = ctx.settings.replace(
         recompute_every_minutes=args.every, nightly_at=args.nightly_at, report_dir=args.report_dir
     )
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(message)s"
-    )
+    from monitor.cli.show import PrintableFormatter
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(PrintableFormatter("%(asctime)s %(name)s %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
     for noisy in ("apscheduler", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     engine = ctx.engine()

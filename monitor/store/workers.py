@@ -118,7 +118,14 @@ def append_decision(
     run_id: int | None = None,
     evidence: Mapping[str, Any] | None = None,
 ) -> DecisionRecord:
-    """Append a decision to the trail and put it in force (status, weight)."""
+    """Append a decision to the trail and put it in force (status, weight). A block or a
+    down-weight needs a reason in words (never made up: the block lists show it to the
+    worker); a clear may have none (``""``)."""
+    if action in ("block", "down_weight") and not reason.strip():
+        raise UsageError(
+            f"a {action.replace('_', '-')} needs a reason in words, got {reason!r}",
+            hint='for example reason="random answers on gold questions"',
+        )
     w = session.scalars(
         select(Worker).where(Worker.campaign_id == campaign_id, Worker.external_id == external_id)
     ).one_or_none()
