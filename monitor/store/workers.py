@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 from monitor.errors import NotFound, UsageError
 from monitor.store.models import (
     Judgment,
+    MetricRun,
     Preference,
     Worker,
     WorkerDecision,
@@ -57,6 +58,8 @@ class DecisionRecord:
     run_id: int | None
     evidence: dict[str, Any] | None
     created_at: datetime
+    run_number: int | None = None
+    """The number of the decision's run in its campaign (what users see)."""
 
 
 def _judgment_counts(session: Session, campaign_id: int, kind: str) -> dict[int, int]:
@@ -160,7 +163,9 @@ def append_decision(
     return _record(row, external_id)
 
 
-def _record(d: WorkerDecision, external_id: str) -> DecisionRecord:
+def _record(
+    d: WorkerDecision, external_id: str, run_number: int | None = None
+) -> DecisionRecord:
     return DecisionRecord(
         d.id,
         external_id,
@@ -172,6 +177,7 @@ def _record(d: WorkerDecision, external_id: str) -> DecisionRecord:
         d.run_id,
         dict(d.evidence) if d.evidence is not None else None,
         d.created_at,
+        run_number,
     )
 
 
@@ -180,8 +186,9 @@ def decisions(
 ) -> list[DecisionRecord]:
     """The audit trail, newest first (optionally of one worker)."""
     q = (
-        select(WorkerDecision, Worker.external_id)
+        select(WorkerDecision, Worker.external_id, MetricRun.number)
         .join(Worker, Worker.id == WorkerDecision.worker_id)
+        .outerjoin(MetricRun, MetricRun.id == WorkerDecision.run_id)
         .where(WorkerDecision.campaign_id == campaign_id)
     )
     if worker is not None:
@@ -189,7 +196,7 @@ def decisions(
     q = q.order_by(WorkerDecision.id.desc())
     if limit is not None:
         q = q.limit(limit)
-    return [_record(d, ext) for d, ext in session.execute(q)]
+    return [_record(d, ext, number) for d, ext, number in session.execute(q)]
 
 
 def last_decisions(session: Session, campaign_id: int) -> dict[str, DecisionRecord]:
