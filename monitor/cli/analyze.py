@@ -93,6 +93,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         bootstrap_samples=args.bootstrap,
         phi_mapping=args.phi_mapping,
         phi_prior=args.phi_prior,
+        cache_dir="",  # a throwaway database: nothing to keep for a next run
     )
     name = args.file.stem or "analysis"
     spec = spec_from_args(args, name)

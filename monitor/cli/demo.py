@@ -20,7 +20,11 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "(in report_dir). Re-running reuses the campaigns.",
     )
     p.add_argument("--seed", type=int, default=None, help="random seed (default: settings.seed)")
-    p.add_argument("--data-dir", metavar="DIR", help="where the CSV files go (default: a temp dir)")
+    p.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="keep the generated CSV files there (default: a temporary folder, removed at the end)",
+    )
     p.add_argument("--report-dir", metavar="DIR", help="where the reports go (default: report_dir)")
     p.add_argument("--workers", type=int, default=20, help="workers per campaign (default 20)")
     p.add_argument("--items", type=int, default=200, help="items per campaign (default 200)")
