@@ -8,6 +8,7 @@ from pathlib import Path
 
 from monitor.cli.context import Context
 from monitor.cli.show import JsonStream, TerminalStream, echo
+from monitor.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -21,13 +22,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     p.add_argument("--campaign", required=True, metavar="NAME")
     p.add_argument("--out", metavar="PATH", help="file to write ('-' for standard output)")
-    how = p.add_mutually_exclusive_group()
-    how.add_argument("--format", choices=("html", "json"), default="html")
-    how.add_argument(
+    p.add_argument("--format", choices=("html", "json"), help="html (default) or json")
+    p.add_argument(
         "--json",
-        dest="format",
-        action="store_const",
-        const="json",
+        action="store_true",
         help="the JSON document (as --format json; as analyze --json and workers --json)",
     )
     p.set_defaults(func=run)
@@ -36,6 +34,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.report.render import report_filename, write_report, write_report_to
 
+    if args.json and args.format == "html":
+        raise UsageError("--json and --format html ask for two formats", hint="give one")
+    args.format = "json" if args.json else args.format or "html"
     engine = ctx.engine()
     if args.out == "-" or (args.out is None and args.format == "json"):
         stream = JsonStream(sys.stdout) if args.format == "json" else TerminalStream(sys.stdout)
