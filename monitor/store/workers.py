@@ -163,9 +163,7 @@ def append_decision(
     return _record(row, external_id)
 
 
-def _record(
-    d: WorkerDecision, external_id: str, run_number: int | None = None
-) -> DecisionRecord:
+def _record(d: WorkerDecision, external_id: str, run_number: int | None = None) -> DecisionRecord:
     return DecisionRecord(
         d.id,
         external_id,
