@@ -15,7 +15,7 @@ from typing import Any
 
 from monitor.cli.context import Context
 from monitor.cli.parsing import Parser
-from monitor.cli.show import echo, echo_json
+from monitor.cli.show import echo, echo_json, echo_table
 from monitor.errors import UsageError
 
 FORMATS = ("csv", "jsonl", "mturk", "labelstudio", "toloka", "prolific", "figure-eight")
@@ -190,22 +190,8 @@ def run_history(args: argparse.Namespace, ctx: Context) -> int:
         )
         for b in batches
     ]
-    _table(table, numeric={0, 4, 5, 6, 7})
+    echo_table(table, numeric={0, 4, 5, 6, 7})
     return 0
-
-
-def _table(rows: list[tuple[str, ...]], numeric: set[int]) -> None:
-    """Columns lined up, each cell escaped first (:func:`monitor.errors.printable`)."""
-    from monitor.errors import printable
-
-    cells = [[printable(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
-    for r in cells:
-        echo(
-            "  ".join(
-                c.rjust(widths[i]) if i in numeric else c.ljust(widths[i]) for i, c in enumerate(r)
-            ).rstrip()
-        )
 
 
 def run_rejected(args: argparse.Namespace, ctx: Context) -> int:

@@ -16,6 +16,7 @@ import json
 import logging
 import re
 import sys
+from collections.abc import Collection, Sequence
 from typing import Any, TextIO
 
 from monitor.errors import printable
@@ -26,6 +27,18 @@ def echo(*parts: object, sep: str = " ", err: bool = False) -> None:
     escapes; ``sep`` (the caller's own, a tab or spaces) is written as it is."""
     line = sep.join(printable(str(p)) for p in parts)
     print(line, file=sys.stderr if err else sys.stdout)
+
+
+def echo_table(rows: Sequence[Sequence[str]], numeric: Collection[int] = ()) -> None:
+    """Rows of cells as lined-up columns (two spaces apart, the ``numeric`` ones to the right),
+    each cell escaped first so that the columns line up as printed."""
+    cells = [[printable(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))] if cells else []
+    for r in cells:
+        line = "  ".join(
+            c.rjust(widths[i]) if i in numeric else c.ljust(widths[i]) for i, c in enumerate(r)
+        )
+        echo(line.rstrip())
 
 
 def json_escape(text: str) -> str:

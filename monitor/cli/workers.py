@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from monitor.cli.context import Context
-from monitor.cli.show import echo, echo_json
+from monitor.cli.show import echo, echo_json, echo_table
 from monitor.errors import UsageError
 
 EMPTY_REASON = (
@@ -168,7 +168,6 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
     def f(x: Any) -> str:
         return "-" if x is None else f"{x:.2f}" if isinstance(x, float) else str(x)
 
-    from monitor.errors import printable
     from monitor.report.view import history_text
 
     def model(w: dict[str, Any]) -> str:
@@ -191,20 +190,18 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
     header = ("worker", "status", "weight", "judgments", measure, "gold", "wqs", "history", "flags")
     table = [header] + [
         (
-            printable(w["worker"]),
+            w["worker"],
             w["status"],
             f(w["weight"]),
             f(w["n_judgments"]),
             model(w),
             gold(w),
             f(w["wqs"]),
-            printable(history_text(w.get("history") or []) or "-"),
+            history_text(w.get("history") or []) or "-",
             ",".join(w["flags"]),
         )
         for w in rows
     ]
-    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    for r in table:  # cells escaped first, so that the columns line up
-        echo("  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip())
+    echo_table(table)
     echo(f"{len(rows)} of {len(doc['workers'])} workers")
     return 0
