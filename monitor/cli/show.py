@@ -95,12 +95,13 @@ class TerminalStream:
         self.terminal = stream.isatty()
 
     def write(self, text: str) -> int:
+        shown = text
         if self.terminal and not text.isprintable():
-            text = "".join(
+            shown = "".join(
                 part if part in ("\n", "\r\n", "\t") else printable(part)
                 for part in _keep_breaks(text)
             )
-        self.stream.write(text)
+        self.stream.write(shown)
         return len(text)
 
     def flush(self) -> None:

@@ -2,10 +2,11 @@
 
 One file is one transaction: it is read in chunks of :data:`CHUNK_SIZE` rows, each validated,
 then loaded (workers and items upserted, the judgments whose dedup key is new stored: see
-:mod:`monitor.ingest.load`). When a row is bad and ``skip_invalid`` is false, reading goes on to collect
-the problems (the first :data:`MAX_PROBLEMS`; the others and their rows are counted), nothing more
-is loaded, and the transaction is rolled back: nothing is written. With ``skip_invalid`` the bad rows are kept in ``rejected_rows`` with
-their reasons, in the same transaction. A crash or Ctrl-C rolls everything back.
+:mod:`monitor.ingest.load`). When a row is bad and ``skip_invalid`` is false, reading goes on to
+collect the problems (the first :data:`MAX_PROBLEMS`; the others and their rows are counted),
+nothing more is loaded, and the transaction is rolled back: nothing is written. With
+``skip_invalid`` the bad rows are kept in ``rejected_rows`` with their reasons, in the same
+transaction. A crash or Ctrl-C rolls everything back.
 """
 
 from __future__ import annotations
@@ -322,8 +323,8 @@ def ingest_file(
 
     Raises InputError with the first :data:`MAX_PROBLEMS` problems (and the number of all the
     problems and bad rows) when a row is bad and ``skip_invalid`` is false; nothing is written
-    then. NotFound for a missing file or campaign,
-    UsageError for a bad format, mapping or option.
+    then. NotFound for a missing file or campaign, UsageError for a bad format, mapping or
+    option.
     """
     path = Path(path)
     fmt, detected = choose_format(path, format, options)
