@@ -9,6 +9,7 @@ demo on the same database is a no-op ingest.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import tempfile
 from collections.abc import Callable
@@ -295,23 +296,52 @@ def run_demo(
     """Generate, ingest (in two batches, so the report has a trend), recompute, report.
 
     Returns the report paths. An existing demo campaign is reused: re-ingesting the same
-    files is a no-op and the recompute finds nothing new.
+    files is a no-op and the recompute finds nothing new. The CSV files go to ``data_dir``,
+    else to a temporary folder removed at the end (the database holds what they held).
     """
+    with contextlib.ExitStack() as stack:
+        if data_dir is None:
+            data_dir = Path(
+                stack.enter_context(tempfile.TemporaryDirectory(prefix="monitor-demo-"))
+            )
+            log(
+                "demo data written to a temporary folder, removed at the end "
+                "(--data-dir DIR keeps the CSV files)"
+            )
+        else:
+            log(f"demo data written to {data_dir}")
+        return _run_demo(
+            engine,
+            settings,
+            data_dir,
+            report_dir or Path(settings.report_dir),
+            settings.seed if seed is None else seed,
+            n_workers,
+            n_items,
+            per_item,
+            log,
+        )
+
+
+def _run_demo(
+    engine: Engine,
+    settings: Settings,
+    data_dir: Path,
+    report_dir: Path,
+    seed: int,
+    n_workers: int,
+    n_items: int,
+    per_item: int,
+    log: Callable[[str], None],
+) -> list[Path]:
     from monitor.errors import UsageError
     from monitor.ingest.api import create_campaign, ingest_file, ingest_items
     from monitor.pipeline import recompute
     from monitor.report.render import report_filename, write_report
 
-    data_dir = data_dir or Path(tempfile.mkdtemp(prefix="monitor-demo-"))
-    report_dir = report_dir or Path(settings.report_dir)
     campaigns = generate(
-        data_dir,
-        seed=settings.seed if seed is None else seed,
-        n_workers=n_workers,
-        n_items=n_items,
-        per_item=per_item,
+        data_dir, seed=seed, n_workers=n_workers, n_items=n_items, per_item=per_item
     )
-    log(f"demo data written to {data_dir}")
     paths = []
     for c in campaigns:
         try:

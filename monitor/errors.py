@@ -78,12 +78,22 @@ class Problem:
 
 
 class InputError(MonitorError):
-    """Bad input: one or more problems, each naming file, line and column."""
+    """Bad input: one or more problems, each naming file, line and column. ``problems`` may
+    be the first of more: ``n_problems`` counts them all and ``n_rows`` the bad rows they
+    are on (None: not counted)."""
 
     exit_code = 2
 
-    def __init__(self, problems: list[Problem] | Problem) -> None:
+    def __init__(
+        self,
+        problems: list[Problem] | Problem,
+        *,
+        n_problems: int | None = None,
+        n_rows: int | None = None,
+    ) -> None:
         self.problems = [problems] if isinstance(problems, Problem) else list(problems)
+        self.n_problems = max(n_problems or 0, len(self.problems))
+        self.n_rows = n_rows
         super().__init__("\n".join(str(p) for p in self.problems))
 
     @classmethod

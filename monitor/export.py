@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from monitor.errors import UsageError
 from monitor.store.arrays import load_arrays
 from monitor.store.campaigns import CampaignInfo, get_campaign
-from monitor.store.runs import latest_run, run_values
+from monitor.store.runs import latest_run, run_flags, run_values
 from monitor.store.workers import DecisionRecord, decisions, list_workers
 
 What = Literal["blocklist", "weights", "labels"]
@@ -77,10 +77,28 @@ def _json(obj: Any) -> str:
     return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+def flagged_workers(session: Session, campaign: CampaignInfo) -> dict[str, list[str]]:
+    """The rules that flagged each worker in the latest run (none without a run)."""
+    run = latest_run(session, campaign.id)
+    out: dict[str, list[str]] = defaultdict(list)
+    if run is not None:
+        for f in run_flags(session, run.id, "worker"):
+            if f.rule not in out[f.subject]:
+                out[f.subject].append(f.rule)
+    return {w: sorted(rules) for w, rules in out.items()}
+
+
+def shown_status(status: str, flags: Sequence[str]) -> str:
+    """The status ``monitor workers`` and the report show: ``flagged`` for a worker whose
+    stored status is ``ok`` and whom the latest run flagged."""
+    return "flagged" if status == "ok" and flags else status
+
+
 @dataclass(frozen=True)
 class WorkerWeight:
     """A worker's weight in aggregation: decision weight x the reliability model's weight in
-    the latest run (x WQS where the run has no model; 0 when blocked)."""
+    the latest run (x WQS where the run has no model; 0 when blocked). ``status`` as
+    ``monitor workers`` shows it (:func:`shown_status`)."""
 
     worker: str
     status: str
@@ -102,61 +120,94 @@ def worker_weights(session: Session, campaign: CampaignInfo) -> list[WorkerWeigh
     if run is not None:
         for v in run_values(session, run.id, "worker", ["wqs", "model_weight"]):
             by[v.metric][v.subject] = v.value
+    flagged = flagged_workers(session, campaign)
     out = []
     for w in list_workers(session, campaign.id, campaign.kind):
         q = _finite(by["wqs"].get(w.external_id))
         m = _finite(by["model_weight"].get(w.external_id))
         quality = m if m is not None else q if q is not None else 1.0
         eff = 0.0 if w.status == "blocked" else w.weight * quality
-        out.append(WorkerWeight(w.external_id, w.status, w.weight, q, eff, w.n_judgments, m))
+        status = shown_status(w.status, flagged.get(w.external_id, []))
+        out.append(WorkerWeight(w.external_id, status, w.weight, q, eff, w.n_judgments, m))
     return out
 
 
-def _blocked(session: Session, campaign: CampaignInfo) -> list[tuple[str, DecisionRecord | None]]:
+@dataclass(frozen=True)
+class BlockEntry:
+    """A worker of a block list: ``status`` blocked (``decision``: the latest block) or, with
+    ``include_flagged``, flagged (``rules``: what flagged them in the latest run)."""
+
+    worker: str
+    status: str
+    decision: DecisionRecord | None = None
+    rules: tuple[str, ...] = ()
+
+    @property
+    def reason(self) -> str:
+        """The block decision's reason, or the rules that flagged the worker; never made up
+        (empty for a worker blocked without a decision, e.g. by a platform's status)."""
+        if self.decision is not None:
+            return self.decision.reason
+        return f"flagged by monitor: {', '.join(self.rules)}" if self.rules else ""
+
+
+def blocklist_entries(
+    session: Session, campaign: CampaignInfo, *, include_flagged: bool = False
+) -> list[BlockEntry]:
+    """The blocked workers of a campaign (and the flagged ones, with ``include_flagged``), by
+    worker id."""
     last_block: dict[str, DecisionRecord] = {}
     for d in decisions(session, campaign.id):
         if d.action == "block":
             last_block.setdefault(d.worker, d)
-    return [
-        (w.external_id, last_block.get(w.external_id))
-        for w in list_workers(session, campaign.id, campaign.kind)
-        if w.status == "blocked"
-    ]
+    flagged = flagged_workers(session, campaign) if include_flagged else {}
+    out = []
+    for w in list_workers(session, campaign.id, campaign.kind, counts=False):
+        if w.status == "blocked":
+            out.append(BlockEntry(w.external_id, "blocked", last_block.get(w.external_id)))
+        elif shown_status(w.status, flagged.get(w.external_id, [])) == "flagged":
+            out.append(BlockEntry(w.external_id, "flagged", rules=tuple(flagged[w.external_id])))
+    return out
 
 
-def export_blocklist(session: Session, campaign_name: str, platform: Platform) -> str:
-    """The blocked workers of a campaign in the platform's upload format."""
+def export_blocklist(
+    session: Session, campaign_name: str, platform: Platform, *, include_flagged: bool = False
+) -> str:
+    """The blocked workers of a campaign in the platform's upload format (and the workers the
+    latest run flagged, with ``include_flagged``)."""
     campaign = get_campaign(session, campaign_name)
-    blocked = _blocked(session, campaign)
-
-    def reason(d: DecisionRecord | None) -> str:
-        return d.reason if d is not None else "blocked"
+    entries = blocklist_entries(session, campaign, include_flagged=include_flagged)
 
     if platform == "mturk":
-        return _table(MTURK_HEADER, [(w, "", "", "", "", "Block", reason(d)) for w, d in blocked])
+        return _table(
+            MTURK_HEADER, [(e.worker, "", "", "", "", "Block", e.reason) for e in entries]
+        )
     if platform == "prolific":
         # a line-based list cannot hold line breaks: they are dropped from the id
-        return "".join(neutralise(w).replace("\r", "").replace("\n", "") + "\n" for w, _ in blocked)
+        return "".join(
+            neutralise(e.worker).replace("\r", "").replace("\n", "") + "\n" for e in entries
+        )
     if platform == "toloka":
         return _table(
             TOLOKA_HEADER,
-            [(w, "ALL_PROJECTS", "", "", reason(d), "") for w, d in blocked],
+            [(e.worker, "ALL_PROJECTS", "", "", e.reason, "") for e in entries],
             delimiter="\t",
         )
     rows = [
         {
-            "worker": w,
-            "reason": reason(d),
-            "actor": d.actor if d else None,
-            "automatic": d.automatic if d else None,
-            "blocked_at": d.created_at.isoformat() if d else None,
+            "worker": e.worker,
+            "reason": e.reason,
+            "actor": e.decision.actor if e.decision else None,
+            "automatic": e.decision.automatic if e.decision else None,
+            "blocked_at": e.decision.created_at.isoformat() if e.decision else None,
+            "status": e.status,
         }
-        for w, d in blocked
+        for e in entries
     ]
     if platform == "json":
         return _json({"campaign": campaign.name, "blocked": rows})
     return _table(
-        ("worker", "reason", "actor", "automatic", "blocked_at"),
+        ("worker", "reason", "actor", "automatic", "blocked_at", "status"),
         [tuple("" if v is None else v for v in r.values()) for r in rows],
     )
 
@@ -372,24 +423,39 @@ def export_labels(session: Session, campaign_name: str, platform: Platform) -> s
     return _table(header, [tuple("" if r[h] is None else r[h] for h in header) for r in rows])
 
 
-def export(session: Session, what: What, campaign_name: str, platform: Platform) -> str:
-    """Dispatch: ``what`` is blocklist, weights or labels."""
+def export(
+    session: Session,
+    what: What,
+    campaign_name: str,
+    platform: Platform,
+    *,
+    include_flagged: bool = False,
+) -> str:
+    """Dispatch: ``what`` is blocklist, weights or labels (``include_flagged``: blocklist)."""
     if what not in WHATS:
         raise UsageError(f"unknown export {what!r}", hint=", ".join(WHATS))
     if platform not in PLATFORMS:
         raise UsageError(f"unknown platform {platform!r}", hint=", ".join(PLATFORMS))
-    fn = {"blocklist": export_blocklist, "weights": export_weights, "labels": export_labels}
+    if what == "blocklist":
+        return export_blocklist(session, campaign_name, platform, include_flagged=include_flagged)
+    if include_flagged:
+        raise UsageError("--include-flagged is for the blocklist")
+    fn = {"weights": export_weights, "labels": export_labels}
     return fn[what](session, campaign_name, platform)
 
 
 __all__ = [
     "MTURK_HEADER",
     "TOLOKA_HEADER",
+    "BlockEntry",
     "aggregate_labels",
+    "blocklist_entries",
     "export",
     "export_blocklist",
     "export_labels",
     "export_weights",
+    "flagged_workers",
     "neutralise",
+    "shown_status",
     "worker_weights",
 ]

@@ -6,6 +6,8 @@ import sys
 import time
 from typing import TextIO
 
+from monitor.errors import printable
+
 WIDTH = 30
 
 
@@ -26,7 +28,7 @@ class Progress:
         stream: TextIO | None = None,
         interval: float = 0.2,
     ) -> None:
-        self.label = label
+        self.label = printable(label)  # a file name may hold what a terminal acts on
         self.total = total or None
         self.stream = stream or sys.stderr
         self.enabled = enabled and _is_tty(self.stream)

@@ -1,18 +1,24 @@
 """Settings: defaults < ``monitor.toml`` < ``MONITOR_*`` environment < command-line flags.
 
-Every key is a field of :class:`Settings` with its documented default. A file or variable that
-names an unknown key, or gives a value of the wrong type, raises :class:`ConfigError` naming
-the key and the closest known one.
+Every key is a field of :class:`Settings` declared once with :func:`setting`: its default, the
+values it accepts (a :class:`Range`, a list of choices or a described text) and its
+documentation; ``docs/settings.md`` is generated from these declarations
+(``python -m monitor.settings docs/settings.md``). A file or variable that names an unknown
+key, gives a value of the wrong type or one outside the key's range raises
+:class:`ConfigError` naming the layer, the key, the value and the range, in one line.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import os
+import re
+import sys
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, get_type_hints
 
@@ -21,115 +27,351 @@ from monitor.store.engine import DEFAULT_URL
 
 CONFIG_FILE = "monitor.toml"
 ENV_PREFIX = "MONITOR_"
-CHOICES: dict[str, tuple[str, ...]] = {
-    "phi": ("off", "map", "full", "nuts"),
-    "phi_mapping": ("bin_centres", "authors"),
-    "phi_prior": ("phi", "precision", "gamma"),
-    "policy": ("suggest", "block", "down_weight"),
-}
+
+
+@dataclass(frozen=True)
+class Range:
+    """The numbers a setting accepts: ``low`` to ``high`` (None: unbounded), each end included
+    unless open, and the values of ``also`` (a special meaning such as -1 = store all). A float
+    must be finite whatever the range."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    also: tuple[float, ...] = ()
+
+    def holds(self, value: Any) -> bool:  # noqa: ANN401 - an int or a float
+        if isinstance(value, float) and not math.isfinite(value):
+            return False
+        if value in self.also:
+            return True
+        if self.low is not None and (value <= self.low if self.low_open else value < self.low):
+            return False
+        return self.high is None or (value < self.high if self.high_open else value <= self.high)
+
+    def text(self, kind: type) -> str:
+        """``an integer >= 1``, ``a number in [0, 1]``, ``-1 or a number >= 0``."""
+        noun = "an integer" if kind is int else "a number"
+        low, high = _num(self.low), _num(self.high)
+        if self.low is not None and self.high is not None:
+            left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
+            span = f"{noun} in {left}{low}, {high}{right}"
+        elif self.low is not None:
+            span = f"{noun} {'>' if self.low_open else '>='} {low}"
+        elif self.high is not None:
+            span = f"{noun} {'<' if self.high_open else '<='} {high}"
+        else:
+            span = noun
+        return " or ".join([*(_num(a) for a in self.also), span])
+
+
+def _num(x: float | None) -> str:
+    return "" if x is None else f"{x:g}" if isinstance(x, float) else f"{x}"
+
+
+@dataclass(frozen=True)
+class Choices:
+    """The words a setting accepts."""
+
+    words: tuple[str, ...]
+
+    def holds(self, value: Any) -> bool:  # noqa: ANN401
+        return value in self.words
+
+    def text(self, _kind: type) -> str:
+        return "one of " + ", ".join(self.words)
+
+
+@dataclass(frozen=True)
+class Text:
+    """A text setting: ``description`` of what it holds, checked by ``pattern`` (a full match)
+    or by ``check`` (a function raising :class:`ConfigError`) when given."""
+
+    description: str
+    pattern: str | None = None
+    check: Callable[[str], None] | None = None
+
+    def holds(self, value: Any) -> bool:  # noqa: ANN401
+        return self.pattern is None or re.fullmatch(self.pattern, value) is not None
+
+    def text(self, _kind: type) -> str:
+        return self.description
+
+
+Accepts = Range | Choices | Text
+UNIT = Range(0, 1)
+
+
+def at_least(low: int) -> Range:
+    return Range(low)
+
+
+def _check_url(url: str) -> None:
+    from monitor.store.url import check_url
+
+    check_url(url)
+
+
+def user_cache_dir() -> str:
+    """``$XDG_CACHE_HOME/monitor``, else ``~/.cache/monitor`` (read when settings are made)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "monitor")
+
+
+def setting(
+    default: Any,  # noqa: ANN401
+    accepts: Accepts,
+    doc: str,
+    *,
+    factory: Callable[[], Any] | None = None,
+    shown: str | None = None,
+) -> Any:  # noqa: ANN401 - a dataclass field
+    """One setting: its default (or ``factory``, and ``shown`` for the documentation), the
+    values it accepts and what it does."""
+    meta = {"accepts": accepts, "doc": doc, "shown": shown}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything that can be configured, with its default."""
+    """Everything that can be configured, with its default and range; every value is checked
+    when the settings are made (:class:`ConfigError`)."""
 
-    database_url: str = DEFAULT_URL
-    """SQLAlchemy URL; PostgreSQL as ``postgresql+psycopg://user@host/db``."""
-    report_dir: str = "reports"
-    """Where ``monitor schedule`` and ``monitor demo`` write reports."""
-    recompute_every_minutes: int = 5
-    """Interval of the scheduler's incremental recompute."""
-    nightly_at: str = "02:00"
-    """Local time (HH:MM) of the scheduler's nightly full recompute and reports."""
-    seed: int = 0
-    """Seed of every random draw (bootstrap, NUTS)."""
-    bootstrap_samples: int = 1000
-    """Resamples of items behind each bootstrap interval (0 turns intervals off)."""
-    cache_dir: str = ".monitor-cache"
-    """Where a recompute keeps each campaign's coded judgments and its last run's item columns
-    for the next run ('' = none)."""
-    flag_tolerance: float = 0.001
-    """An incremental run stores an item or pair flag again only when its value, threshold or
-    a number of its evidence moved by more than this (or it is new or gone); -1 = store all."""
-    value_tolerance: float = 0.001
-    """An incremental run stores a per-item value again only when it (its interval, count or
-    detail) moved by more than this, or the item is new; -1 = store every value."""
-    keep_item_runs: int = 20
-    """Runs per campaign that keep their per-item values and flags; older runs keep the rest."""
-    phi: str = "full"
-    """Phi for rating campaigns: off, map, full (exact posterior) or nuts (PyMC)."""
-    phi_mapping: str = "bin_centres"
-    """Ratings into (0, 1): bin centres of the scale points, or the authors' mapping."""
-    phi_prior: str = "phi"
-    """Prior of Phi: flat on Phi (phi), flat on the precision (precision, the authors' code)
-    or gamma."""
-    crowdtruth_max_iter: int = 100
-    """Most CrowdTruth iterations per run."""
-    crowdtruth_tol: float = 0.001
-    """CrowdTruth stops when no UQS, WQS or AQS changes by more than this (the package's 0.001)."""
-    crowdtruth_drift: float = 0.01
-    """An incremental run updates CrowdTruth on the items with new judgments only, until the
-    workers' WQS moved by this much in all (the sum of each run's largest move) since a run
-    over every item; 0 = every run over every item."""
-    min_judgments: int = 10
-    """A worker is judged (flagged) only with at least this many judgments."""
-    low_wqs_ratio: float = 0.7
-    """Pairwise campaigns only (no reliability model there): flag low_quality when WQS < ratio
-    x the campaign's median WQS."""
-    low_agreement_ratio: float = 0.7
-    """Flag low_agreement when leave-one-out agreement < ratio x the campaign median."""
-    min_triplets: int = 5
-    """An annotator's transitivity is judged only with at least this many full triplets."""
-    low_transitivity_kappa: float = 0.5
-    """Flag intransitive when the intraobserver kappa is below this."""
-    position_bias_p: float = 0.001
-    """Flag position_bias when the binomial test's p-value is below this."""
-    position_bias_share: float = 0.75
-    """... and the share of 'left' among strict answers is beyond this (or 1 - it)."""
-    ambiguous_uqs: float = 0.4
-    """Pairwise campaigns only: flag a pair ambiguous when its UQS is below this."""
-    model_max_iter: int = 100
-    """Most EM iterations of the reliability model (Dawid-Skene, rating model) per run."""
-    model_tol: float = 1e-6
-    """The reliability model stops when no parameter changes by more than this."""
-    model_min_judgments: int = 20
-    """Below this many judgments a worker gets Dawid-Skene's one-coin model (one accuracy)."""
-    quality_margin: float = 0.2
-    """Worker floor: chance + margin x (1 - chance) accuracy (labels), or (1 - margin) x the
-    noise sd of a random answerer (ratings); low_quality when the interval lies beyond it."""
-    skewed_prior: float = 0.7
-    """Labels: when the commonest class's prior is above this, a worker's floor is built on
-    their own chance (the accuracy of their answers shuffled across items), not the campaign's."""
-    max_bias: float = 0.15
-    """Ratings: flag biased when the interval on a rater's bias lies beyond +- this share of
-    the scale's width."""
-    gold_floor: float = 0.0
-    """Flag gold_accuracy when the gold interval's upper end is below this (0: automatic,
-    the gold chance level + quality_margin x (1 - chance))."""
-    min_gold_judgments: int = 5
-    """A worker's gold accuracy is judged (flagged) only with at least this many gold answers."""
-    ambiguous_posterior: float = 0.8
-    """Labels: ambiguous when the posterior max < 1/K + this x (1 - 1/K) (K categories)."""
-    ambiguous_p: float = 0.01
-    """Ratings: ambiguous when a chi-square test says the item's spread exceeds what its
-    workers' noise explains at this level."""
-    min_item_judgments: int = 3
-    """An item is judged (flagged) only with at least this many judgments."""
-    speeder_ratio: float = 0.25
-    """Flag speeder when a worker's mean seconds per judgment < ratio x the campaign median."""
-    phi_alpha_gap: float = 0.4
-    """Warn when Phi and alpha differ by at least this."""
-    paradox_agreement: float = 0.8
-    """Kappa paradox warning: percent agreement at least this ..."""
-    paradox_alpha: float = 0.2
-    """... while alpha is below this."""
-    policy: str = "suggest"
-    """What a worker flag does at the end of a run: suggest, block or down_weight."""
-    down_weight: float = 0.5
-    """The weight given by the down_weight policy."""
+    database_url: str = setting(
+        DEFAULT_URL,
+        Text("a sqlite:/// or postgresql+psycopg:// URL", check=_check_url),
+        "SQLAlchemy URL; PostgreSQL as ``postgresql+psycopg://user@host/db``.",
+    )
+    report_dir: str = setting(
+        "reports",
+        Text("a folder"),
+        "Where ``monitor schedule`` and ``monitor demo`` write reports.",
+    )
+    recompute_every_minutes: int = setting(
+        5,
+        at_least(1),
+        "Interval of the scheduler's incremental recompute.",
+    )
+    nightly_at: str = setting(
+        "02:00",
+        Text("a time HH:MM, 00:00 to 23:59", r"([01]?[0-9]|2[0-3]):[0-5][0-9]"),
+        "Local time (HH:MM) of the scheduler's nightly full recompute and reports.",
+    )
+    seed: int = setting(
+        0,
+        Range(0, 2**32 - 1),
+        "Seed of every random draw (bootstrap, NUTS).",
+    )
+    bootstrap_samples: int = setting(
+        1000,
+        Range(0, 100_000),
+        "Resamples of items behind each bootstrap interval (0 turns intervals off).",
+    )
+    cache_dir: str = setting(
+        None,
+        Text("a folder, or '' for none"),
+        "Where a recompute keeps each campaign's coded judgments and its last run's item columns "
+        "for the next run ('' = none; see operations.md).",
+        factory=user_cache_dir,
+        shown="$XDG_CACHE_HOME/monitor, else ~/.cache/monitor",
+    )
+    flag_tolerance: float = setting(
+        0.001,
+        Range(0, also=(-1,)),
+        "An incremental run stores an item or pair flag again only when its value, threshold or a "
+        "number of its evidence moved by more than this (or it is new or gone); -1 = store all.",
+    )
+    value_tolerance: float = setting(
+        0.001,
+        Range(0, also=(-1,)),
+        "An incremental run stores a per-item value again only when it (its interval, count or "
+        "detail) moved by more than this, or the item is new; -1 = store every value.",
+    )
+    keep_item_runs: int = setting(
+        20,
+        at_least(1),
+        "Runs per campaign that keep their per-item values and flags; older runs keep the rest.",
+    )
+    phi: str = setting(
+        "full",
+        Choices(("off", "map", "full", "nuts")),
+        "Phi for rating campaigns: off, map, full (exact posterior) or nuts (PyMC).",
+    )
+    phi_mapping: str = setting(
+        "bin_centres",
+        Choices(("bin_centres", "authors")),
+        "Ratings into (0, 1): bin centres of the scale points, or the authors' mapping.",
+    )
+    phi_prior: str = setting(
+        "phi",
+        Choices(("phi", "precision", "gamma")),
+        "Prior of Phi: flat on Phi (phi), flat on the precision (precision, the authors' code) or "
+        "gamma.",
+    )
+    crowdtruth_max_iter: int = setting(
+        100,
+        at_least(1),
+        "Most CrowdTruth iterations per run.",
+    )
+    crowdtruth_tol: float = setting(
+        0.001,
+        Range(0, low_open=True),
+        "CrowdTruth stops when no UQS, WQS or AQS changes by more than this (the package's 0.001).",
+    )
+    crowdtruth_drift: float = setting(
+        0.01,
+        at_least(0),
+        "An incremental run updates CrowdTruth on the items with new judgments only, until the "
+        "workers' WQS moved by this much in all (the sum of each run's largest move) since a run "
+        "over every item; 0 = every run over every item.",
+    )
+    min_judgments: int = setting(
+        10,
+        at_least(1),
+        "A worker is judged (flagged) only with at least this many judgments.",
+    )
+    low_wqs_ratio: float = setting(
+        0.7,
+        UNIT,
+        "Pairwise campaigns only (no reliability model there): flag low_quality when WQS < ratio "
+        "x the campaign's median WQS.",
+    )
+    low_agreement_ratio: float = setting(
+        0.7,
+        UNIT,
+        "Flag low_agreement when leave-one-out agreement < ratio x the campaign median.",
+    )
+    min_triplets: int = setting(
+        5,
+        at_least(1),
+        "An annotator's transitivity is judged only with at least this many full triplets.",
+    )
+    low_transitivity_kappa: float = setting(
+        0.5,
+        Range(high=1),
+        "Flag intransitive when the intraobserver kappa is below this.",
+    )
+    position_bias_p: float = setting(
+        0.001,
+        UNIT,
+        "Flag position_bias when the binomial test's p-value is below this.",
+    )
+    position_bias_share: float = setting(
+        0.75,
+        Range(0.5, 1),
+        "... and the share of 'left' among strict answers is beyond this (or 1 - it).",
+    )
+    ambiguous_uqs: float = setting(
+        0.4,
+        UNIT,
+        "Pairwise campaigns only: flag a pair ambiguous when its UQS is below this.",
+    )
+    model_max_iter: int = setting(
+        100,
+        at_least(1),
+        "Most EM iterations of the reliability model (Dawid-Skene, rating model) per run.",
+    )
+    model_tol: float = setting(
+        1e-06,
+        Range(0, low_open=True),
+        "The reliability model stops when no parameter changes by more than this.",
+    )
+    model_min_judgments: int = setting(
+        20,
+        at_least(0),
+        "Below this many judgments a worker gets Dawid-Skene's one-coin model (one accuracy).",
+    )
+    quality_margin: float = setting(
+        0.2,
+        UNIT,
+        "Worker floor: chance + margin x (1 - chance) accuracy (labels), or (1 - margin) x the "
+        "noise sd of a random answerer (ratings); low_quality when the interval lies beyond it.",
+    )
+    skewed_prior: float = setting(
+        0.7,
+        UNIT,
+        "Labels: when the commonest class's prior is above this, a worker's floor is built on "
+        "their own chance (the accuracy of their answers shuffled across items), not the "
+        "campaign's.",
+    )
+    max_bias: float = setting(
+        0.15,
+        UNIT,
+        "Ratings: flag biased when the interval on a rater's bias lies beyond +- this share of "
+        "the scale's width.",
+    )
+    gold_floor: float = setting(
+        0.0,
+        UNIT,
+        "Flag gold_accuracy when the gold interval's upper end is below this (0: automatic, the "
+        "gold chance level + quality_margin x (1 - chance)).",
+    )
+    min_gold_judgments: int = setting(
+        5,
+        at_least(1),
+        "A worker's gold accuracy is judged (flagged) only with at least this many gold answers.",
+    )
+    ambiguous_posterior: float = setting(
+        0.8,
+        UNIT,
+        "Labels: ambiguous when the posterior max < 1/K + this x (1 - 1/K) (K categories).",
+    )
+    ambiguous_p: float = setting(
+        0.01,
+        UNIT,
+        "Ratings: ambiguous when a chi-square test says the item's spread exceeds what its "
+        "workers' noise explains at this level.",
+    )
+    min_item_judgments: int = setting(
+        3,
+        at_least(1),
+        "An item is judged (flagged) only with at least this many judgments.",
+    )
+    speeder_ratio: float = setting(
+        0.25,
+        UNIT,
+        "Flag speeder when a worker's mean seconds per judgment < ratio x the campaign median.",
+    )
+    phi_alpha_gap: float = setting(
+        0.4,
+        Range(0, 2),
+        "Warn when Phi and alpha differ by at least this.",
+    )
+    paradox_agreement: float = setting(
+        0.8,
+        UNIT,
+        "Kappa paradox warning: percent agreement at least this ...",
+    )
+    paradox_alpha: float = setting(
+        0.2,
+        Range(-1, 1),
+        "... while alpha is below this.",
+    )
+    policy: str = setting(
+        "suggest",
+        Choices(("suggest", "block", "down_weight")),
+        "What a worker flag does at the end of a run: suggest, block or down_weight.",
+    )
+    down_weight: float = setting(
+        0.5,
+        UNIT,
+        "The weight given by the down_weight policy.",
+    )
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            _check(f.name, getattr(self, f.name), "")
 
     def replace(self, **changes: Any) -> Settings:
-        return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
+        """A copy with the changes that are not None (command-line values), each checked."""
+        given = {k: v for k, v in changes.items() if v is not None}
+        for key, value in given.items():
+            if key in _keys():
+                _check(key, value, "command line")
+        return dataclasses.replace(self, **given)
 
 
 def _keys() -> dict[str, type]:
@@ -137,12 +379,32 @@ def _keys() -> dict[str, type]:
     return {f.name: hints[f.name] for f in fields(Settings)}
 
 
+def _accepts() -> dict[str, Accepts]:
+    return {f.name: f.metadata["accepts"] for f in fields(Settings)}
+
+
 def _closest(key: str) -> str | None:
     match = difflib.get_close_matches(key, list(_keys()), n=1)
     return f"did you mean '{match[0]}'?" if match else f"known keys: {', '.join(_keys())}"
 
 
-def _coerce(key: str, raw: Any, where: str) -> Any:
+def _check(key: str, value: Any, where: str) -> None:  # noqa: ANN401
+    """Raise :class:`ConfigError` when ``value`` lies outside the key's range: one line naming
+    where it came from, the key, the range and the value."""
+    accepts = _accepts()[key]
+    prefix = f"{where}: " if where else ""
+    if not accepts.holds(value):
+        raise ConfigError(
+            f"{prefix}setting '{key}' must be {accepts.text(_keys()[key])}, got {value!r}"
+        )
+    if isinstance(accepts, Text) and accepts.check is not None:
+        try:
+            accepts.check(value)
+        except ConfigError as exc:
+            raise ConfigError(f"{prefix}{exc}", hint=exc.hint) from None
+
+
+def _coerce(key: str, raw: Any, where: str) -> Any:  # noqa: ANN401
     kind = _keys()[key]
     try:
         if kind is bool:
@@ -164,15 +426,12 @@ def _coerce(key: str, raw: Any, where: str) -> Any:
             if not isinstance(raw, str):
                 raise ValueError(raw)
             value = raw
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ConfigError(
             f"{where}: setting '{key}' expects {kind.__name__}, got {raw!r}",
             hint=f"for example {key} = {getattr(Settings(), key)!r}",
         ) from None
-    if key in CHOICES and value not in CHOICES[key]:
-        raise ConfigError(
-            f"{where}: setting '{key}' must be one of {', '.join(CHOICES[key])}, got {value!r}"
-        )
+    _check(key, value, where)
     return value
 
 
@@ -183,7 +442,7 @@ def load_settings(
 ) -> Settings:
     """Merge the layers. ``config`` defaults to ``monitor.toml`` in the working directory if it
     exists; ``env`` to ``os.environ``; ``overrides`` are command-line values (None = not given).
-    """
+    Each value is checked in its layer, so the error names the file, variable or flag."""
     values: dict[str, Any] = {}
     path = config if config is not None else Path(CONFIG_FILE)
     if config is not None and not path.is_file():
@@ -216,20 +475,45 @@ def load_settings(
 
 def describe() -> list[tuple[str, Any, str]]:
     """(key, default, documentation) for every setting, for the README and ``--help``."""
-    import ast
-    import inspect
-
-    source = inspect.getsource(Settings)
-    docs: dict[str, str] = {}
-    tree = ast.parse(source).body[0]
-    body = tree.body if isinstance(tree, ast.ClassDef) else []
-    for node, nxt in zip(body, body[1:], strict=False):
-        if (
-            isinstance(node, ast.AnnAssign)
-            and isinstance(node.target, ast.Name)
-            and isinstance(nxt, ast.Expr)
-            and isinstance(nxt.value, ast.Constant)
-        ):
-            docs[node.target.id] = str(nxt.value.value)
     defaults = Settings()
-    return [(k, getattr(defaults, k), docs.get(k, "")) for k in _keys()]
+    return [(f.name, getattr(defaults, f.name), f.metadata["doc"]) for f in fields(Settings)]
+
+
+def accepted(key: str) -> str:
+    """What ``key`` accepts, in words (``an integer >= 1``, ``a number in [0, 1]``)."""
+    return _accepts()[key].text(_keys()[key])
+
+
+TABLE_START = "<!-- settings table: generated by `python -m monitor.settings docs/settings.md` -->"
+TABLE_END = "<!-- end of the settings table -->"
+
+
+def markdown_table() -> str:
+    """The table of ``docs/settings.md``: key, default, accepted values, meaning."""
+    rows = ["| key | default | accepts | meaning |", "|---|---|---|---|"]
+    for f in fields(Settings):
+        shown = f.metadata["shown"]
+        default = f"`{shown}`" if shown else f"`{f.default!r}`"
+        meaning = f.metadata["doc"].replace("|", "\\|")
+        rows.append(f"| `{f.name}` | {default} | {accepted(f.name)} | {meaning} |")
+    return "\n".join(rows)
+
+
+def write_docs(path: Path) -> bool:
+    """Put :func:`markdown_table` between the markers of ``path``; True when it changed."""
+    text = path.read_text(encoding="utf-8")
+    head, start, rest = text.partition(TABLE_START)
+    _, end, tail = rest.partition(TABLE_END)
+    if not start or not end:
+        raise SystemExit(f"{path}: the markers of the settings table are missing")
+    new = f"{head}{TABLE_START}\n{markdown_table()}\n{TABLE_END}{tail}"
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 2:
+        print("updated" if write_docs(Path(sys.argv[1])) else "up to date")
+    else:
+        print(markdown_table())

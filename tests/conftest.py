@@ -9,6 +9,8 @@ server does not answer, PostgreSQL tests are skipped, unless ``MONITOR_REQUIRE_P
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 
@@ -25,6 +27,27 @@ from monitor.store.models import Base
 hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     hypothesis_settings.load_profile("ci")
+
+
+_SAVED_CACHE_HOME: list[str | None] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The default ``cache_dir`` is the user's cache folder (``$XDG_CACHE_HOME/monitor``, read
+    when a Settings is made, some at import): the tests' runs keep theirs in a temporary
+    folder, set before collection and removed at the end."""
+    _SAVED_CACHE_HOME.append(os.environ.get("XDG_CACHE_HOME"))
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="monitor-test-cache-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(os.environ["XDG_CACHE_HOME"], ignore_errors=True)
+    before = _SAVED_CACHE_HOME.pop() if _SAVED_CACHE_HOME else None
+    if before is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
+
 
 PG_ADMIN = os.environ.get(
     "MONITOR_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"

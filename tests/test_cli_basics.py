@@ -110,8 +110,8 @@ def test_usage_errors_are_escaped(tmp_path, capsys) -> None:  # noqa: ANN001
         main(["ingest", "x.csv", "--campaign", "c", "--unknown", HOSTILE_NAME])
     assert info.value.code == 2
     err = capsys.readouterr().err.splitlines()
-    assert err[0] == f"monitor: error: unrecognized arguments: --unknown {ESCAPED_NAME}"
-    assert err[1:] == ["(see 'monitor --help')"]
+    assert err[0] == f"monitor ingest: error: unrecognized arguments: --unknown {ESCAPED_NAME}"
+    assert err[1:] == ["(see 'monitor ingest --help')"]
     path = tmp_path / "a.csv"
     path.write_text("worker,item,value\nw,i,1\n", encoding="utf-8")
     db = f"sqlite:///{tmp_path / 'm.db'}"

@@ -184,7 +184,11 @@ def test_sqlite_file_that_is_not_a_database(tmp_path: Path, capsys) -> None:  # 
 
 def test_unusable_url_is_a_usage_error(capsys) -> None:  # noqa: ANN001
     code, _, err = _run(capsys, "--db", f"nosuchdb://u:{ENCODED}@h/d", "db", "upgrade")
-    assert code == 2 and err.startswith("monitor: error: database URL nosuchdb://u:***@h/d")
+    assert code == 2 and err.splitlines() == [
+        "monitor: error: command line: the database URL names an unknown kind of database "
+        "'nosuchdb'",
+        "hint: write sqlite:///PATH or postgresql+psycopg://USER[:PASSWORD]@HOST[:PORT]/DATABASE",
+    ]
     _assert_no_secret(err)
 
 
@@ -262,3 +266,134 @@ def test_connection_lost_mid_command_is_one_line(tmp_path: Path, monkeypatch, ca
         "(postgresql+psycopg://monitor:***@db.example.invalid:5433/prod?password=***)",
     ]
     _assert_no_secret(out, err)
+
+
+ENCODE = (
+    "hint: percent-encode these characters of a user name or password: %40 for '@', %3A for "
+    "':', %2F for '/', %3F for '?', %25 for '%'"
+)
+NO_USER = "; a user and password go before an '@' (USER:PASSWORD@HOST)"
+EXAMPLES = "sqlite:///PATH or postgresql+psycopg://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+
+
+@pytest.mark.parametrize(
+    ("url", "message", "hint"),
+    [
+        (
+            "postgresql+psycopg://postgres:S3cretPW@127.0.0.1:notaport/x",
+            "has a port that is not a number from 1 to 65535",
+            "hint: write HOST:PORT, e.g. 127.0.0.1:5432",
+        ),
+        (
+            "postgresql+psycopg://postgres:S3cretPW@127.0.0.1:70000/x",
+            "has a port that is not a number from 1 to 65535",
+            "hint: write HOST:PORT, e.g. 127.0.0.1:5432",
+        ),
+        (
+            "postgresql+psycopg://postgres:Pa@ss:Word99@127.0.0.1:5432/x",
+            "has more than one '@'",
+            ENCODE,
+        ),
+        ("postgresql+psycopg://postgres:S3c@retPW@127.0.0.1:1/x", "has more than one '@'", ENCODE),
+        (
+            "postgresql+psycopg://postgres:S3cretPW@[::1:5432/x",
+            "has an IPv6 host without its closing ']'",
+            "hint: write [::1]:5432",
+        ),
+        (
+            "postgresql+psycopg://postgres:S3cretPW@[fe80::zz]:5432/x",
+            "has a host in brackets that is not an IPv6 address",
+            "hint: write [::1]:5432",
+        ),
+        (
+            "postgresql+psycopg://postgres:S3cretPW@::1:5432/x",
+            "has more than one ':' in its host",
+            "hint: write an IPv6 host in brackets ([::1]:5432)",
+        ),
+        (
+            "postgresql+psycopg://postgres:S3cretPW@127.0.0.1/x?connect_timeout=abc",
+            "has an option connect_timeout that is not a whole number",
+            "hint: write connect_timeout=10 (seconds for connect_timeout)",
+        ),
+        (
+            "postgresql+psycopg://postgres:S3cretPW@127.0.0.1/x?conect_timeout=3",
+            "has the option 'conect_timeout', which PostgreSQL does not know",
+            "hint: see the connection parameters of libpq (connect_timeout, sslmode, host, ...)",
+        ),
+        (
+            "postgresql+asyncpg://postgres:S3cretPW@127.0.0.1/x",
+            "names the driver 'asyncpg', which monitor does not use for PostgreSQL",
+            "hint: write postgresql+psycopg://...",
+        ),
+        (
+            "mysql://postgres:S3cretPW@127.0.0.1/x",
+            "names an unknown kind of database 'mysql'",
+            f"hint: write {EXAMPLES}",
+        ),
+        (
+            "postgres:S3cretPW@127.0.0.1/x",
+            "does not start with the kind of database and '://'",
+            f"hint: write {EXAMPLES}",
+        ),
+        (
+            "postgresql+psycopg://postgres:S3cretPW/x",
+            "has a port that is not a number from 1 to 65535",
+            f"hint: write HOST:PORT, e.g. 127.0.0.1:5432{NO_USER}",
+        ),
+        (
+            "postgresql+psycopg://postgres:S3cretPW@db host/x",
+            "has a host with characters no host name has",
+            "hint: write HOST:PORT",
+        ),
+    ],
+)
+@pytest.mark.parametrize("where", ["--db", "env", "file"])
+def test_malformed_url_is_a_usage_error_that_quotes_no_secret(
+    url: str, message: str, hint: str, where: str, tmp_path: Path, monkeypatch, capsys
+) -> None:  # noqa: ANN001
+    """Issue 30 item 9: a traceback, a password quoted in a message or a bad option reported
+    as a timeout; now one usage error naming the part of the URL that is wrong, checked
+    before any connection, whichever layer gave it."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MONITOR_DATABASE_URL", raising=False)
+    argv = ["db", "current"]
+    if where == "--db":
+        prefix = "command line"
+        argv = ["--db", url, *argv]
+    elif where == "env":
+        prefix = "environment variable MONITOR_DATABASE_URL"
+        monkeypatch.setenv("MONITOR_DATABASE_URL", url)
+    else:
+        prefix = "monitor.toml"
+        (tmp_path / "monitor.toml").write_text(f'database_url = "{url}"\n')
+    code, out, err = _run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [f"monitor: error: {prefix}: the database URL {message}", hint]
+    assert "S3cretPW" not in err and "retPW" not in err and "Word99" not in err
+
+
+def test_malformed_url_in_the_python_api_is_refused_before_connecting() -> None:
+    from monitor.errors import ConfigError
+    from monitor.store.engine import make_engine
+
+    with pytest.raises(ConfigError) as info:
+        make_engine("postgresql+psycopg://u:Pa@ss:Word99@127.0.0.1:5432/x")
+    assert str(info.value) == "the database URL has more than one '@'"
+
+
+def test_well_formed_urls_pass_the_check() -> None:
+    from monitor.store.url import check_url
+
+    for url in (
+        "sqlite:///monitor.db",
+        "sqlite://",
+        "sqlite:////tmp/a@b:c?d.db",
+        "postgresql+psycopg://u:p%40ss@h:5432/d",
+        "postgresql+psycopg://u:pa:ss@h/d",  # ':' in a password is read right
+        "postgresql+psycopg://u@[::1]:5432/d",
+        "postgresql+psycopg://u@[fe80::1%25eth0]/d",
+        "postgresql+psycopg://u@/d?host=/var/run/postgresql&connect_timeout=5",
+        "postgresql+psycopg://u@h/d?password=x%40y&sslmode=require&port=5432",
+        "postgres://u@h/d",
+    ):
+        check_url(url)

@@ -103,3 +103,34 @@ def test_demo_loop_finds_the_planted_spammers(tmp_path: Path) -> None:
         for line in lines
         if "judgments ingested" in line
     )
+
+
+def test_the_demo_removes_its_temporary_folder_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 29: every demo left a /tmp/monitor-demo-* folder behind. Without --data-dir the
+    CSV files live in a temporary folder removed at the end; with it they are kept."""
+    import tempfile
+
+    from monitor.cli import main
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.chdir(tmp_path)
+    for key, value in (("BOOTSTRAP_SAMPLES", "0"), ("PHI", "off"), ("CACHE_DIR", "")):
+        monkeypatch.setenv(f"MONITOR_{key}", value)
+    small = ["--workers", "8", "--items", "10", "--per-item", "2"]
+    db = ["--db", f"sqlite:///{tmp_path / 'demo.db'}"]
+    assert main(["demo", *small, *db]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines()[0] == (
+        "demo data written to a temporary folder, removed at the end "
+        "(--data-dir DIR keeps the CSV files)"
+    )
+    assert list(scratch.iterdir()) == []
+    assert out.splitlines()[0] == "reports:" and len(out.splitlines()) == 5
+    kept = tmp_path / "kept"
+    assert main(["demo", *small, *db, "--data-dir", str(kept)]) == 0
+    assert capsys.readouterr().err.splitlines()[0] == f"demo data written to {kept}"
+    assert (kept / "demo-ratings.csv").is_file() and list(scratch.iterdir()) == []

@@ -25,18 +25,12 @@ from monitor.cli import (
     workers,
 )
 from monitor.cli.context import Context
-from monitor.errors import InputError, MonitorError, printable
+from monitor.cli.parsing import Parser
+from monitor.cli.show import echo
+from monitor.errors import InputError, MonitorError
 
 MODULES = (db, campaign, ingest, recompute, report, schedule, analyze, demo, workers, export)
 MAX_PROBLEMS = 50
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse that exits with status 2 and a hint to --help; the message escaped as problem
-    lines are (an argument may hold control characters or ANSI escapes)."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {printable(message)}\n(see '{self.prog} --help')\n")
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -66,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         epilog="Exit status: 0 success, 2 bad input or usage, 1 anything else.",
     )
+    parser.top = True
     parser.add_argument("--version", action="version", version=f"monitor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for module in MODULES:
@@ -85,10 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args, ctx) or 0)
     except InputError as exc:
         for problem in exc.problems[:MAX_PROBLEMS]:
-            print(problem, file=sys.stderr)
-        if len(exc.problems) > MAX_PROBLEMS:
-            print(f"... and {len(exc.problems) - MAX_PROBLEMS} more problems", file=sys.stderr)
-        print("nothing was written", file=sys.stderr)
+            echo(problem, err=True)
+        if exc.n_problems > MAX_PROBLEMS:
+            rows = f": {exc.n_rows:,} bad rows in all" if exc.n_rows else ""
+            echo(f"... and {exc.n_problems - MAX_PROBLEMS:,} more problems{rows}", err=True)
+        echo("nothing was written", err=True)
         return exc.exit_code
     except MonitorError as exc:
         _fail(exc)
@@ -98,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 1
     except KeyboardInterrupt:
-        print("monitor: interrupted; nothing half-written was kept", file=sys.stderr)
+        echo("monitor: interrupted; nothing half-written was kept", err=True)
         return 1
     except Exception as exc:
         unavailable = _database_error(exc, ctx)
@@ -114,9 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _fail(exc: MonitorError) -> None:
     """``monitor: error: ...`` and its hint, each one line whatever they quote (a file name
     with a line break, an ANSI escape or a bidi override is written as escapes)."""
-    print(f"monitor: error: {printable(str(exc))}", file=sys.stderr)
+    echo(f"monitor: error: {exc}", err=True)
     if exc.hint:
-        print(f"hint: {printable(exc.hint)}", file=sys.stderr)
+        echo(f"hint: {exc.hint}", err=True)
 
 
 def _database_error(exc: Exception, ctx: Context | None) -> MonitorError | None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from monitor.cli.context import Context
+from monitor.cli.show import echo, json_text
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -93,6 +93,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         bootstrap_samples=args.bootstrap,
         phi_mapping=args.phi_mapping,
         phi_prior=args.phi_prior,
+        cache_dir="",  # a throwaway database: nothing to keep for a next run
     )
     name = args.file.stem or "analysis"
     spec = spec_from_args(args, name)
@@ -120,8 +121,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         finally:
             engine.dispose()
     if args.json:
-        json.dump(document, sys.stdout, ensure_ascii=False, allow_nan=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(json_text(document) + "\n")
         return 0
     _summary(document, summary, outcome)
     return 0
@@ -138,35 +138,35 @@ def _fmt(x: Any) -> str:
 def _summary(doc: dict[str, Any], ingest: Any, outcome: Any) -> None:
     c, a = doc["campaign"], doc["agreement"]
     dup = f" ({ingest.n_duplicate} duplicates skipped)" if ingest.n_duplicate else ""
-    print(
+    echo(
         f"{c['name']}: {c['kind']} ({c['level']}), {c['n_judgments']} judgments by "
         f"{c['n_workers']} workers on {c['n_items']} items{dup}"
     )
     ci = a.get("krippendorff_alpha_ci")
     alpha = _fmt(a.get("krippendorff_alpha")) + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
-    print(f"  Krippendorff's alpha  {alpha}")
-    print(f"  percent agreement     {_fmt(a.get('percent_agreement'))}")
+    echo(f"  Krippendorff's alpha  {alpha}")
+    echo(f"  percent agreement     {_fmt(a.get('percent_agreement'))}")
     for key, label in (
         ("fleiss_kappa", "Fleiss' kappa"),
         ("cohen_kappa", "Cohen's kappa"),
         ("scott_pi", "Scott's pi"),
     ):
         if a.get(key) is not None:
-            print(f"  {label:21} {_fmt(a[key])}")
+            echo(f"  {label:21} {_fmt(a[key])}")
     phi = a.get("phi")
     if phi:
         hpd = phi.get("hpd")
-        print(
+        echo(
             f"  Phi                   {_fmt(phi.get('mean'))}"
             + (f" [{hpd[0]:.3f}, {hpd[1]:.3f}]" if hpd else "")
         )
     flagged = [w for w in doc["workers"] if w["flags"]]
-    print(f"  flagged workers       {len(flagged)} of {len(doc['workers'])}")
+    echo(f"  flagged workers       {len(flagged)} of {len(doc['workers'])}")
     for w in flagged[:10]:
-        print(f"    {w['worker']}: {', '.join(w['flags'])}")
+        echo(f"    {w['worker']}: {', '.join(w['flags'])}")
     items = [i for i in doc["items"] if "ambiguous" in i["flags"]]
     pairs_ = [p for p in doc.get("pairs", []) if "ambiguous" in p.get("flags", [])]
-    print(f"  ambiguous items       {len(items) + len(pairs_)}")
+    echo(f"  ambiguous items       {len(items) + len(pairs_)}")
     for w in doc.get("warnings", []):
-        print(f"  warning: {w.get('message', w)}")
-    print("  (--json for the whole document)")
+        echo(f"  warning: {w.get('message', w)}")
+    echo("  (--json for the whole document)")

@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from monitor.cli.context import Context
+from monitor.cli.show import echo
 from monitor.errors import UsageError
 
 if TYPE_CHECKING:
@@ -13,7 +14,14 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("campaign", parents=[common], help="define or list campaigns")
+    p = sub.add_parser(
+        "campaign",
+        parents=[common],
+        help="define or list campaigns",
+        description="A campaign is one annotation job with one kind of judgment (rating, "
+        "label, multilabel, pairwise): 'campaign create' defines one, 'campaign list' lists "
+        "them.",
+    )
     p_sub = p.add_subparsers(dest="campaign_command", metavar="SUBCOMMAND", required=True)
     create = p_sub.add_parser(
         "create",
@@ -31,7 +39,14 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "platform-format ingest, else none)",
     )
     create.set_defaults(func=run_create)
-    ls = p_sub.add_parser("list", parents=[common], help="list the campaigns")
+    ls = p_sub.add_parser(
+        "list",
+        parents=[common],
+        help="list the campaigns",
+        description="List every campaign, one a line, tab-separated: its name, kind and scale "
+        "(or categories, options, ties), its numbers of judgments, workers and items, and its "
+        "platform when known.",
+    )
     ls.set_defaults(func=run_list)
 
 
@@ -95,7 +110,7 @@ def run_create(args: argparse.Namespace, ctx: Context) -> int:
 
     info = create_campaign(ctx.engine(), spec_from_args(args, args.name))
     platform = f", platform {info.platform}" if info.platform != "none" else ""
-    print(f"campaign '{info.name}' created: {describe(info)}{platform}")
+    echo(f"campaign '{info.name}' created: {describe(info)}{platform}")
     return 0
 
 
@@ -121,12 +136,14 @@ def run_list(_args: argparse.Namespace, ctx: Context) -> int:
     with transaction(ctx.engine()) as session:
         rows = [(c, campaign_counts(session, c)) for c in list_campaigns(session)]
     if not rows:
-        print("no campaigns (create one: monitor campaign create NAME --kind KIND)")
+        echo("no campaigns (create one: monitor campaign create NAME --kind KIND)")
         return 0
     for info, counts in rows:
-        print(
-            f"{info.name}\t{describe(info)}\t{counts.n_judgments} judgments, "
-            f"{counts.n_workers} workers, {counts.n_items} items"
-            + (f", platform {info.platform}" if info.platform != "none" else "")
+        echo(
+            info.name,
+            describe(info),
+            f"{counts.n_judgments} judgments, {counts.n_workers} workers, {counts.n_items} items"
+            + (f", platform {info.platform}" if info.platform != "none" else ""),
+            sep="\t",
         )
     return 0

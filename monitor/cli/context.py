@@ -38,8 +38,16 @@ class Context:
             engine = make_engine(self.settings.database_url)
             try:
                 check_connection(engine)
-                if check_schema:
-                    ensure_schema(engine)
+                if check_schema and ensure_schema(engine) and engine.dialect.name != "sqlite":
+                    from monitor.cli.show import echo
+                    from monitor.store.engine import redact
+                    from monitor.store.migrate import head_revision
+
+                    echo(
+                        f"{redact(engine.url)}: a new database: schema created "
+                        f"(revision {head_revision()})",
+                        err=True,
+                    )
             except DBAPIError as exc:
                 engine.dispose()
                 raise database_error(exc, engine.url) from None

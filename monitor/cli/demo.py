@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from monitor.cli.context import Context
+from monitor.cli.show import echo
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -20,7 +20,11 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "(in report_dir). Re-running reuses the campaigns.",
     )
     p.add_argument("--seed", type=int, default=None, help="random seed (default: settings.seed)")
-    p.add_argument("--data-dir", metavar="DIR", help="where the CSV files go (default: a temp dir)")
+    p.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="keep the generated CSV files there (default: a temporary folder, removed at the end)",
+    )
     p.add_argument("--report-dir", metavar="DIR", help="where the reports go (default: report_dir)")
     p.add_argument("--workers", type=int, default=20, help="workers per campaign (default 20)")
     p.add_argument("--items", type=int, default=200, help="items per campaign (default 200)")
@@ -45,9 +49,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         n_workers=args.workers,
         n_items=args.items,
         per_item=args.per_item,
-        log=lambda line: print(line, file=sys.stderr),
+        log=lambda line: echo(line, err=True),
     )
-    print("reports:")
+    echo("reports:")
     for path in paths:
-        print(path.resolve())
+        echo(path.resolve())
     return 0

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
+import shlex
 from pathlib import Path
+from typing import Any
 
 from monitor.cli.context import Context
+from monitor.cli.show import echo, write_data
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -14,7 +16,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "export",
         parents=[common],
         help="export a block list, worker weights or quality-weighted labels",
-        description="blocklist: MTurk Workers CSV (UPDATE-BlockStatus), Prolific list, Toloka "
+        description="blocklist: the blocked workers (with --include-flagged, also those the "
+        "latest run flagged) as MTurk Workers CSV (UPDATE-BlockStatus), Prolific list, Toloka "
         "user restrictions TSV, or CSV/JSON. weights: CSV/JSON (MTurk: a qualification score). "
         "labels: CSV/JSON, the reliability model's answer per item (Dawid-Skene label, rating "
         "model mean, multi-label options) with its posterior or sd. See docs/exports.md.",
@@ -25,6 +28,12 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "--platform", choices=("mturk", "prolific", "toloka", "csv", "json"), default="csv"
     )
     p.add_argument("--out", metavar="PATH", help="file to write (default: standard output)")
+    p.add_argument(
+        "--include-flagged",
+        action="store_true",
+        help="blocklist: also list the workers the latest run flagged and nobody blocked "
+        "(the reason names the rules that flagged them)",
+    )
     p.set_defaults(func=run)
 
 
@@ -37,9 +46,47 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if to_file:
         check_target(Path(args.out), "export", f"{args.what}.{args.platform}")
     with session_factory(ctx.engine())() as s:
-        text = export(s, args.what, args.campaign, args.platform)
+        text = export(
+            s, args.what, args.campaign, args.platform, include_flagged=args.include_flagged
+        )
+        note = _empty_blocklist(s, args) if args.what == "blocklist" else []
     if to_file:
-        print(write_output(Path(args.out), text, "export", newline=""))
+        echo(write_output(Path(args.out), text, "export", newline=""))
     else:
-        sys.stdout.write(text)
+        write_data(text)
+    for line in note:
+        echo(line, err=True)
     return 0
+
+
+def _empty_blocklist(session: Any, args: argparse.Namespace) -> list[str]:  # noqa: ANN401
+    """What to say on standard error when the block list names nobody: that flagged workers
+    are not blocked, and how to list or block them."""
+    from monitor.export import blocklist_entries, flagged_workers, shown_status
+    from monitor.store.campaigns import get_campaign
+    from monitor.store.workers import worker_states
+
+    campaign = get_campaign(session, args.campaign)
+    if blocklist_entries(session, campaign, include_flagged=args.include_flagged):
+        return []
+    name = shlex.quote(campaign.name)
+    if args.include_flagged:
+        return [f"the block list is empty: nobody is blocked or flagged in campaign {name}"]
+    states = worker_states(session, campaign.id)
+    flagged = [
+        w
+        for w, rules in flagged_workers(session, campaign).items()
+        if w in states and shown_status(states[w].status, rules) == "flagged"
+    ]
+    lines = [f"the block list is empty: nobody is blocked in campaign {name}"]
+    if flagged:
+        n = len(flagged)
+        lines.append(
+            f"{n} worker{'s are' if n > 1 else ' is'} flagged but not blocked (a flag only "
+            "suggests a block unless the policy setting is 'block'): add --include-flagged "
+            f"to list {'them' if n > 1 else 'it'} too, or block each with "
+            f"monitor block WORKER --campaign {name} --reason '...'"
+        )
+    else:
+        lines.append("no worker is flagged either")
+    return lines

@@ -1,25 +1,41 @@
-"""``monitor ingest FILE --campaign NAME``: store judgments (CSV, JSON Lines, platform exports)."""
+"""``monitor ingest FILE --campaign NAME``: store judgments (CSV, JSON Lines, platform exports);
+``monitor ingest history`` and ``monitor ingest rejected``: what each file brought.
+
+``history`` and ``rejected`` are words where ``ingest`` expects its FILE (see
+:class:`monitor.cli.parsing.Parser`): a file of either name is ingested as ``./rejected``, and a
+command that reads the word while such a file is in the working folder says so.
+"""
 
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
+from typing import Any
 
 from monitor.cli.context import Context
+from monitor.cli.parsing import Parser
+from monitor.cli.show import echo, echo_json, echo_table
 from monitor.errors import UsageError
 
 FORMATS = ("csv", "jsonl", "mturk", "labelstudio", "toloka", "prolific", "figure-eight")
+WORDS = ("history", "rejected")
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    p: Parser = sub.add_parser(
         "ingest",
         parents=[common],
-        help="store judgments from a file",
+        help="store judgments from a file; list past ingests and rejected rows",
         description="Store the judgments of FILE in a campaign. Re-ingesting a file (or an "
         "overlapping one) stores nothing twice. By default nothing is written when any row is "
         "bad; with --skip-invalid the good rows are stored and the bad ones kept with their "
         "reasons.",
+        epilog="Also: 'monitor ingest history --campaign NAME [--json]' lists the ingest "
+        "batches (file, checksum, when, rows stored, duplicate and rejected); 'monitor ingest "
+        "rejected --campaign NAME [--batch N] [--json]' lists the rejected rows with their "
+        "file, line, reasons and raw text. A file named history or rejected is ingested as "
+        "./history or ./rejected.",
     )
     p.add_argument("file", metavar="FILE", type=Path)
     p.add_argument("--campaign", required=True, metavar="NAME")
@@ -47,6 +63,32 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         help="platform reader option (repeatable), e.g. --option keep_rejected=true",
     )
     p.set_defaults(func=run)
+
+    history = p.add_word(
+        "history",
+        parents=[common],
+        description="List a campaign's ingest batches, oldest first: the batch number, when "
+        "it started (UTC), the file, its format, its rows, how many were stored, duplicate "
+        "(stored before) and rejected, and the file's sha256 (its first 12 digits; all of it "
+        "with --json, one JSON object a line).",
+    )
+    history.add_argument("--campaign", required=True, metavar="NAME")
+    history.add_argument("--json", action="store_true", help="one JSON object a batch")
+    history.set_defaults(func=run_history, word="history")
+
+    rejected = p.add_word(
+        "rejected",
+        parents=[common],
+        description="List the rows a campaign's ingests rejected under --skip-invalid, in "
+        "file order: each reason (FILE:LINE: column 'NAME': what is wrong) and the row as it "
+        "was read. Control characters and escapes in a row are written as escapes.",
+    )
+    rejected.add_argument("--campaign", required=True, metavar="NAME")
+    rejected.add_argument(
+        "--batch", type=int, metavar="N", help="only this ingest batch (see ingest history)"
+    )
+    rejected.add_argument("--json", action="store_true", help="one JSON object a rejected row")
+    rejected.set_defaults(func=run_rejected, word="rejected")
 
 
 def pairs(values: list[str], option: str) -> dict[str, str]:
@@ -78,14 +120,117 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     how = summary.format
     if summary.detected_platform:
         how = f"{how}, detected platform {summary.detected_platform}"
-    print(
+    echo(
         f"{summary.path} ({how}): {summary.n_rows} rows: {summary.n_new} new, "
         f"{summary.n_duplicate} duplicate, {summary.n_rejected} rejected"
     )
     if summary.n_items:
-        print(f"{summary.n_items} items with gold values or texts stored")
+        echo(f"{summary.n_items} items with gold values or texts stored")
     for note in summary.notes:
-        print(note)
+        echo(note)
     if summary.n_rejected:
-        print(f"rejected rows are kept with their reasons in ingest batch {summary.batch_id}")
+        echo(
+            f"rejected rows are kept with their reasons in ingest batch {summary.batch_id}: "
+            f"monitor ingest rejected --campaign {shlex.quote(args.campaign)} "
+            f"--batch {summary.batch_id}"
+        )
     return 0
+
+
+def _word_is_also_a_file(args: argparse.Namespace) -> None:
+    if Path(args.word).exists():
+        echo(
+            f"note: '{args.word}' is read as 'monitor ingest {args.word}'; to ingest the file "
+            f"of that name, write ./{args.word}",
+            err=True,
+        )
+
+
+def run_history(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.store.batches import ingest_batches
+    from monitor.store.campaigns import get_campaign
+    from monitor.store.engine import transaction
+
+    _word_is_also_a_file(args)
+    with transaction(ctx.engine()) as s:
+        campaign = get_campaign(s, args.campaign)
+        batches = ingest_batches(s, campaign.id)
+    if args.json:
+        for b in batches:
+            echo_json(
+                {
+                    "batch": b.id,
+                    "file": b.path,
+                    "format": b.format,
+                    "checksum": b.checksum,
+                    "started_at": b.started_at.isoformat(),
+                    "finished_at": b.finished_at.isoformat() if b.finished_at else None,
+                    "rows": b.n_rows,
+                    "stored": b.n_new,
+                    "duplicate": b.n_duplicate,
+                    "rejected": b.n_rejected,
+                }
+            )
+        return 0
+    if not batches:
+        echo(f"nothing ingested into campaign {campaign.name} yet")
+        return 0
+    header = ("batch", "started (UTC)", "file", "format", "rows", "stored", "duplicate")
+    table = [(*header, "rejected", "sha256")] + [
+        (
+            str(b.id),
+            b.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+            b.path,
+            b.format,
+            f"{b.n_rows:,}",
+            f"{b.n_new:,}",
+            f"{b.n_duplicate:,}",
+            f"{b.n_rejected:,}",
+            b.checksum[:12],
+        )
+        for b in batches
+    ]
+    echo_table(table, numeric={0, 4, 5, 6, 7})
+    return 0
+
+
+def run_rejected(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.errors import NotFound
+    from monitor.store.batches import ingest_batches, rejected_rows
+    from monitor.store.campaigns import get_campaign
+    from monitor.store.engine import transaction
+
+    _word_is_also_a_file(args)
+    with transaction(ctx.engine()) as s:
+        campaign = get_campaign(s, args.campaign)
+        name = shlex.quote(campaign.name)
+        if args.batch is not None and args.batch not in {
+            b.id for b in ingest_batches(s, campaign.id)
+        }:
+            raise NotFound(
+                f"campaign {campaign.name} has no ingest batch {args.batch}",
+                hint=f"list its batches with: monitor ingest history --campaign {name}",
+            )
+        n = 0
+        for row in rejected_rows(s, campaign.id, args.batch):
+            n += 1
+            if args.json:
+                echo_json(_row(row))
+                continue
+            for reason in row.reasons:
+                echo(reason)
+            echo(f"    row: {row.raw}")
+    if not args.json:
+        where = f"batch {args.batch}" if args.batch is not None else f"campaign {campaign.name}"
+        echo(f"{n:,} rejected row{'' if n == 1 else 's'} in {where}")
+    return 0
+
+
+def _row(row: Any) -> dict[str, Any]:  # noqa: ANN401
+    return {
+        "batch": row.batch_id,
+        "file": row.path,
+        "line": row.line,
+        "reasons": row.reasons,
+        "raw": row.raw,
+    }

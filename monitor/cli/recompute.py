@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 
 from monitor.cli.context import Context
+from monitor.cli.show import echo
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -31,20 +31,20 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     logging.getLogger("monitor.pipeline").setLevel(logging.WARNING)
     outcomes = recompute(ctx.engine(), ctx.settings, campaign=args.campaign, full=args.full)
     if not outcomes:
-        print("no campaigns yet: create one with 'monitor campaign create'")
+        echo("no campaigns yet: create one with 'monitor campaign create'")
     for outcome in outcomes:
-        print(outcome.line())
+        echo(outcome.line())
     failed = [o.campaign for o in outcomes if o.status == "failed"]
     if failed:
-        print(
+        echo(
             f"monitor: error: {len(failed)} of {len(outcomes)} campaigns failed: "
             f"{', '.join(failed)} (the other campaigns were recomputed)",
-            file=sys.stderr,
+            err=True,
         )
-        print(
+        echo(
             "hint: each failure is recorded on the campaign's run; fix the cause and run "
             "monitor recompute again",
-            file=sys.stderr,
+            err=True,
         )
         return 1
     return 0

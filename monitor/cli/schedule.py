@@ -26,21 +26,16 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    import re
-
-    from monitor.errors import UsageError
     from monitor.scheduler import run_forever
 
     settings = ctx.settings.replace(
         recompute_every_minutes=args.every, nightly_at=args.nightly_at, report_dir=args.report_dir
     )
-    if not re.fullmatch(r"([01]?\d|2[0-3]):[0-5]\d", settings.nightly_at):
-        raise UsageError(f"nightly_at {settings.nightly_at!r} is not a time HH:MM")
-    if settings.recompute_every_minutes < 1:
-        raise UsageError("the incremental interval is at least 1 minute")
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(message)s"
-    )
+    from monitor.cli.show import PrintableFormatter
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(PrintableFormatter("%(asctime)s %(name)s %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
     for noisy in ("apscheduler", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     engine = ctx.engine()

@@ -8,11 +8,18 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import json
 import os
 from typing import Any
 
 from monitor.cli.context import Context
+from monitor.cli.show import echo, echo_json, echo_table
+from monitor.errors import UsageError
+
+EMPTY_REASON = (
+    "--reason is empty: a decision needs its reason in words (the audit trail keeps it, and a "
+    "block list shows it to the worker)"
+)
+REASON_HINT = 'for example --reason "random answers on gold questions"'
 
 
 def _actor(args: argparse.Namespace) -> str:
@@ -29,25 +36,49 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "workers",
         parents=[common],
         help="list a campaign's workers with status, weight, quality and flags",
+        description="List the workers of a campaign as its latest run sees them: status (ok, "
+        "flagged, down_weighted, blocked), weight, judgments, the reliability model's quality "
+        "(accuracy, or noise sd for ratings) with its interval, gold accuracy, CrowdTruth's WQS, "
+        "their quality in the platform's other campaigns and the rules that flagged them.",
     )
     p.add_argument("--campaign", required=True, metavar="NAME")
     p.add_argument("--flagged", action="store_true", help="only flagged, blocked or down-weighted")
     p.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
     p.set_defaults(func=run_list)
 
-    for name, helptext in (
-        ("block", "block a worker (exported to the platforms' block lists)"),
-        ("down-weight", "give a worker a weight below 1 in aggregated labels"),
-        ("clear", "clear a worker's block or down-weight (status ok, weight 1)"),
+    for name, helptext, description in (
+        (
+            "block",
+            "block a worker (exported to the platforms' block lists)",
+            "Block a worker of a campaign: their status becomes blocked, they count for "
+            "nothing in exported labels and weights, and 'monitor export blocklist' lists them "
+            "with the reason given (the MTurk and Toloka files show it to the worker). The "
+            "decision, who took it and the evidence of the latest run are appended to the "
+            "audit trail.",
+        ),
+        (
+            "down-weight",
+            "give a worker a weight below 1 in aggregated labels",
+            "Give a worker of a campaign a weight in [0, 1]: their status becomes "
+            "down_weighted and exported weights and weighted labels use it. The decision is "
+            "appended to the audit trail with its reason and the latest run's evidence.",
+        ),
+        (
+            "clear",
+            "clear a worker's block or down-weight (status ok, weight 1)",
+            "Undo a block or down-weight: status ok, weight 1. The decision is appended to the "
+            "audit trail (with a reason if one is given).",
+        ),
     ):
-        q = sub.add_parser(name, parents=[common], help=helptext)
+        q = sub.add_parser(name, parents=[common], help=helptext, description=description)
         q.add_argument("worker", metavar="WORKER", help="the worker's id on the platform")
         q.add_argument("--campaign", required=True, metavar="NAME")
         q.add_argument(
             "--reason",
             required=name != "clear",
             default=None,
-            help="why (kept in the audit trail)",
+            help="why, in words (kept in the audit trail"
+            + ("; shown to the worker by the platforms' block lists)" if name == "block" else ")"),
         )
         q.add_argument("--by", metavar="WHO", help="who decides (default: $MONITOR_USER or login)")
         if name == "down-weight":
@@ -91,9 +122,11 @@ def run_action(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.store.engine import transaction
     from monitor.store.workers import append_decision
 
+    reason = args.reason or ""
+    if args.reason is not None and not reason.strip():
+        raise UsageError(EMPTY_REASON, hint=REASON_HINT)
     with transaction(ctx.engine()) as s:
         campaign = get_campaign(s, args.campaign)
-        reason = args.reason or "cleared by hand"
         d = append_decision(
             s,
             campaign.id,
@@ -111,7 +144,10 @@ def run_action(args: argparse.Namespace, ctx: Context) -> int:
         else "down-weighted",
         "clear": "cleared",
     }
-    print(f"{args.worker}: {done[args.action]} in {campaign.name} by {d.actor} ({reason})")
+    echo(
+        f"{args.worker}: {done[args.action]} in {campaign.name} by {d.actor}"
+        + (f" ({reason})" if reason else " (no reason given)")
+    )
     return 0
 
 
@@ -126,7 +162,7 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
         rows = [w for w in rows if w["status"] != "ok"]
     if args.json:
         for w in rows:
-            print(json.dumps(w, ensure_ascii=False, allow_nan=False))
+            echo_json(w)
         return 0
 
     def f(x: Any) -> str:
@@ -149,7 +185,9 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
             + (f" ({w['gold_n']})")
         )
 
-    header = ("worker", "status", "weight", "judgments", "model", "gold", "wqs", "history", "flags")
+    # the model's quality of a worker is an accuracy, or for ratings a noise sd: say which
+    measure = "model noise sd" if doc["campaign"]["kind"] == "rating" else "model accuracy"
+    header = ("worker", "status", "weight", "judgments", measure, "gold", "wqs", "history", "flags")
     table = [header] + [
         (
             w["worker"],
@@ -164,8 +202,6 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
         )
         for w in rows
     ]
-    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    for r in table:
-        print("  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip())
-    print(f"{len(rows)} of {len(doc['workers'])} workers")
+    echo_table(table)
+    echo(f"{len(rows)} of {len(doc['workers'])} workers")
     return 0

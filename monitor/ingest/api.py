@@ -2,10 +2,11 @@
 
 One file is one transaction: it is read in chunks of :data:`CHUNK_SIZE` rows, each validated,
 then loaded (workers and items upserted, the judgments whose dedup key is new stored: see
-:mod:`monitor.ingest.load`). When a row is bad and ``skip_invalid`` is false, reading goes on to collect
-the problems (up to :data:`MAX_PROBLEMS`), nothing more is loaded, and the transaction is rolled
-back: nothing is written. With ``skip_invalid`` the bad rows are kept in ``rejected_rows`` with
-their reasons, in the same transaction. A crash or Ctrl-C rolls everything back.
+:mod:`monitor.ingest.load`). When a row is bad and ``skip_invalid`` is false, reading goes on to
+collect the problems (the first :data:`MAX_PROBLEMS`; the others and their rows are counted),
+nothing more is loaded, and the transaction is rolled back: nothing is written. With
+``skip_invalid`` the bad rows are kept in ``rejected_rows`` with their reasons, in the same
+transaction. A crash or Ctrl-C rolls everything back.
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ class _Run:
         self.path = path
         self.skip_invalid = skip_invalid
         self.problems: list[Problem] = []
-        self.capped = False
+        self.n_problems = 0  # every problem found, kept or only counted
         self.n_rows = self.n_valid = self.n_new = self.n_rejected = 0
         self.n_items = self.n_workers = self.n_other_rejected = 0
 
@@ -213,13 +214,11 @@ class _Run:
             if self.skip_invalid:
                 rejected.append((record.line, raw, [str(p) for p in problems]))
             else:
-                self.problems.extend(problems)
-                if len(self.problems) >= MAX_PROBLEMS:
-                    self.capped = True
-                    break
+                self.n_problems += len(problems)
+                self.problems.extend(problems[: MAX_PROBLEMS - len(self.problems)])
         self.n_rows += len(judgments)
         self.n_valid += len(judgments)
-        if self.problems:
+        if self.problems:  # the rest of the file is only validated, to count its problems
             return None
         loader = self.loader
         chunk = loader.prepare(judgments)  # here, while the previous chunk is stored
@@ -266,13 +265,6 @@ class _Run:
                     if background:
                         pending = _Job(loader.finish)
                 bar.update(self.n_rows, counter.n)
-                if self.capped:
-                    self.problems.append(
-                        Problem(
-                            self.path, None, None, f"stopped reading after {MAX_PROBLEMS} problems"
-                        )
-                    )
-                    break
             if pending is not None:
                 job, pending = pending, None
                 self.n_new += job.wait()
@@ -329,9 +321,10 @@ def ingest_file(
 ) -> IngestSummary:
     """Ingest one file of judgments (and optionally its items file) into ``campaign``.
 
-    Raises InputError with every problem (up to :data:`MAX_PROBLEMS`) when a row is bad and
-    ``skip_invalid`` is false; nothing is written then. NotFound for a missing file or campaign,
-    UsageError for a bad format, mapping or option.
+    Raises InputError with the first :data:`MAX_PROBLEMS` problems (and the number of all the
+    problems and bad rows) when a row is bad and ``skip_invalid`` is false; nothing is written
+    then. NotFound for a missing file or campaign, UsageError for a bad format, mapping or
+    option.
     """
     path = Path(path)
     fmt, detected = choose_format(path, format, options)
@@ -377,7 +370,11 @@ def ingest_file(
         ) as bar:
             state.run(rows, bar, counter)
         if state.problems:
-            raise InputError(state.problems)
+            raise InputError(
+                state.problems,
+                n_problems=state.n_problems,
+                n_rows=state.n_rejected + state.n_other_rejected,
+            )
         notes.extend(getattr(rows, "notes", ()))  # a platform reader's remarks
         if validator.new_categories or (info.kind == "label" and validator.open_labels):
             cats = store.add_data_categories(session, info.id, list(validator.new_categories))
@@ -418,7 +415,7 @@ def _items_into(
 ) -> int:
     """Load an items file through ``loader`` (same transaction); the number of items stored."""
     validator = Validator(info, str(path))
-    stored = rejected = 0
+    stored = rejected = n_problems = n_bad = 0
     problems: list[Problem] = []
     for chunk in _chunks(read_items(path), CHUNK_SIZE):
         good: list[Any] = []
@@ -435,15 +432,14 @@ def _items_into(
             if skip_invalid:
                 bad.append((record.line, raw, [str(p) for p in found]))
             else:
-                problems.extend(found)
-        if len(problems) >= MAX_PROBLEMS:
-            break
+                n_problems, n_bad = n_problems + len(found), n_bad + 1
+                problems.extend(found[: MAX_PROBLEMS - len(problems)])
         if not problems:
             stored += loader.upsert_items(good)
             loader.reject(bad)
             rejected += len(bad)
     if problems:
-        raise InputError(problems[:MAX_PROBLEMS])
+        raise InputError(problems, n_problems=n_problems, n_rows=n_bad)
     if rejected:
         notes.append(f"{rejected} rows of the items file {path} rejected")
     return stored

@@ -52,6 +52,8 @@ class RunOutcome:
     n_flags: int = 0
     message: str = ""
     flag_counts: dict[str, int] = field(default_factory=dict)
+    run_number: int | None = None
+    """The run's number in its campaign (``run_id`` is the database's)."""
 
     def line(self) -> str:
         """One log line: campaign, new judgments, seconds, flags raised."""
@@ -59,7 +61,7 @@ class RunOutcome:
             return f"{self.campaign}: {self.message or self.status}"
         rules = ", ".join(f"{k} {v}" for k, v in sorted(self.flag_counts.items())) or "none"
         return (
-            f"{self.campaign}: run {self.run_id}, {self.n_new} new of {self.n_judgments} "
+            f"{self.campaign}: run {self.run_number}, {self.n_new} new of {self.n_judgments} "
             f"judgments, {self.seconds:.2f} s, flags: {rules}"
         )
 
@@ -169,7 +171,7 @@ def _run(
                 info.name,
                 "up_to_date",
                 n_judgments=counts.n_judgments,
-                message=f"nothing new since run {last.id}: nothing to do",
+                message=f"nothing new since run {last.number}: nothing to do",
             )
         if (
             covered
@@ -182,7 +184,7 @@ def _run(
                 info.name,
                 "up_to_date",
                 n_judgments=counts.n_judgments,
-                message=f"full run {last.id} since {full_since.isoformat(timespec='minutes')} "
+                message=f"full run {last.number} since {full_since.isoformat(timespec='minutes')} "
                 "counted every judgment: nothing to do",
             )
         watermark[0] = counts.max_id
@@ -237,4 +239,5 @@ def _run(
         time.perf_counter() - started,
         len(flags),
         flag_counts=counts_by_rule,
+        run_number=saved.run.number,
     )

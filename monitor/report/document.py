@@ -304,7 +304,11 @@ def _history(data: CampaignData) -> list[dict[str, Any]]:
         for run, v in series:
             row = rows.setdefault(
                 run.id,
-                {"run": run.id, "at": (run.finished_at or run.started_at).isoformat()},
+                {
+                    "run": run.id,
+                    "number": run.number,
+                    "at": (run.finished_at or run.started_at).isoformat(),
+                },
             )
             row[metric] = _v(v)
             row[f"{metric}_ci"] = _interval(v)
@@ -352,6 +356,7 @@ def document_from(data: CampaignData, *, items: bool = True) -> dict[str, Any]:
                 "automatic": d.automatic,
                 "actor": d.actor,
                 "run_id": d.run_id,
+                "run_number": d.run_number,
                 "evidence": clean(d.evidence),
                 "at": d.created_at.isoformat(),
             }
@@ -364,6 +369,7 @@ def document_from(data: CampaignData, *, items: bool = True) -> dict[str, Any]:
         r = data.run
         doc["run"] = {
             "id": r.id,
+            "number": r.number,
             "finished_at": r.finished_at.isoformat() if r.finished_at else None,
             "watermark": r.watermark,
             "full": r.full,

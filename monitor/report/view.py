@@ -159,7 +159,7 @@ def _charts(
         out["trend"] = charts.trend(
             [
                 (
-                    f"#{h['run']}",
+                    f"#{h['number']}",
                     h["krippendorff_alpha"],
                     *(h.get("krippendorff_alpha_ci") or (None, None)),
                 )

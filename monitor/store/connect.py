@@ -14,7 +14,7 @@ from pathlib import Path
 from sqlalchemy import URL, Engine, make_url
 from sqlalchemy.exc import DBAPIError
 
-from monitor.errors import DatabaseUnavailable
+from monitor.errors import ConfigError, DatabaseUnavailable, MonitorError
 from monitor.store.engine import _first_line, normalise_url, redact
 
 WHERE_DB = "--db or MONITOR_DATABASE_URL"
@@ -29,7 +29,7 @@ def check_connection(engine: Engine) -> None:
         raise database_error(exc, engine.url) from None
 
 
-def database_error(exc: BaseException, url: str | URL) -> DatabaseUnavailable:
+def database_error(exc: BaseException, url: str | URL) -> MonitorError:
     """The typed error for a driver's failure to connect to or open ``url``."""
     parsed = url if isinstance(url, URL) else make_url(normalise_url(str(url)))
     detail = _first_line(exc, parsed)
@@ -47,11 +47,18 @@ def _server(url: URL) -> str:
     return f"{host}:{url.port or 5432}"
 
 
-def _postgres_error(url: URL, detail: str) -> DatabaseUnavailable:
+def _postgres_error(url: URL, detail: str) -> MonitorError:
     server = _server(url)
     user = url.username or os.environ.get("PGUSER") or "(default user)"
     database = url.database or user
     lowered = detail.lower()
+    if match := re.search(r'connection option "([^"]*)"', detail):
+        # libpq refused an option of the URL's query (its value is never quoted: it may be a
+        # password); before the timeout case, which "connect_timeout" would match
+        return ConfigError(
+            f"the database URL has an option {match[1]} whose value PostgreSQL refuses",
+            "see the connection parameters of libpq",
+        )
     if match := re.search(r'database "([^"]*)" does not exist', detail):
         return DatabaseUnavailable(
             f"PostgreSQL at {server} has no database '{match[1]}'",

@@ -48,15 +48,21 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
-    """Create an engine; SQLite gets foreign keys, WAL and a busy timeout on every connection."""
+    """Create an engine; SQLite gets foreign keys, WAL and a busy timeout on every connection.
+    A malformed URL is a :class:`ConfigError` (:func:`monitor.store.url.check_url`)."""
+    from monitor.store.url import EXAMPLES, check_url
+
     url = normalise_url(url)
+    check_url(url)
     try:
         engine = create_engine(url, **kwargs)
+    except ValueError:  # a case check_url does not know; SQLAlchemy's text may quote a secret
+        raise ConfigError("the database URL cannot be read", f"write {EXAMPLES}") from None
     except (ArgumentError, NoSuchModuleError) as exc:
         # SQLAlchemy's message quotes the whole URL, password included.
         raise ConfigError(
             f"database URL {redact(url)} cannot be used: {_first_line(exc, url)}",
-            "use sqlite:///PATH or postgresql+psycopg://USER@HOST:PORT/DATABASE",
+            f"write {EXAMPLES}",
         ) from None
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)

@@ -101,20 +101,59 @@ def revisions() -> list[str]:
     return [r.revision for r in reversed(list(script.walk_revisions()))]
 
 
-def ensure_schema(engine: Engine, *, auto_upgrade: bool | None = None) -> None:
-    """Make sure the schema is at head before use.
+#: The second key of the advisory lock under which a new PostgreSQL database gets its schema
+#: (campaign locks use the campaign ids, from 1).
+SCHEMA_LOCK = 0
 
-    SQLite (the embedded default) is upgraded automatically; PostgreSQL is refused with the
-    command to run, unless ``auto_upgrade`` says otherwise.
+
+def ensure_schema(engine: Engine, *, auto_upgrade: bool | None = None) -> bool:
+    """Make sure the schema is at head before use; True when this call created it.
+
+    SQLite (the embedded default) is upgraded automatically. A PostgreSQL database with no
+    tables at all gets the schema on first use, as SQLite does: there is nothing to migrate and
+    nothing to lose (two processes starting at once create it once, under an advisory lock).
+    A PostgreSQL schema that is behind is refused with the command to run, unless
+    ``auto_upgrade`` says otherwise: a migration of production data is for ``monitor db
+    upgrade``, run on purpose (after a backup).
     """
     if auto_upgrade is None:
         auto_upgrade = engine.dialect.name == "sqlite"
     head = head_revision()
     current = current_revision(engine)
     if current == head:
-        return
+        return False
     check_known(engine)
     if auto_upgrade:
         upgrade(engine)
-        return
+        return current is None
+    if current is None and engine.dialect.name == "postgresql" and _no_tables(engine):
+        return _create_postgres_schema(engine)
     raise SchemaOutOfDate(current, head, " --db URL" if engine.dialect.name != "sqlite" else "")
+
+
+def _no_tables(engine: Engine) -> bool:
+    from sqlalchemy import inspect
+
+    return not inspect(engine).get_table_names()
+
+
+def _create_postgres_schema(engine: Engine) -> bool:
+    """Create the schema of an empty PostgreSQL database under an advisory lock; False when
+    another process created it meanwhile."""
+    from sqlalchemy import text
+
+    from monitor.store.locks import LOCK_CLASS
+
+    with engine.connect() as conn:
+        key = {"k1": LOCK_CLASS, "k2": SCHEMA_LOCK}
+        conn.execute(text("SELECT pg_advisory_lock(:k1, :k2)"), key)
+        conn.commit()
+        try:
+            if current_revision(engine) is not None or not _no_tables(engine):
+                ensure_schema(engine)  # created by the other process (or refused as it should)
+                return False
+            upgrade(engine)
+            return True
+        finally:
+            conn.execute(text("SELECT pg_advisory_unlock(:k1, :k2)"), key)
+            conn.commit()

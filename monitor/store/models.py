@@ -39,6 +39,8 @@ from sqlalchemy import (
     UniqueConstraint,
     event,
     false,
+    func,
+    select,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -338,17 +340,32 @@ class Preference(_Provenance, Base):
     outcome: Mapped[str] = mapped_column(String(5))
 
 
+def _next_run_number(context: Any) -> int:  # noqa: ANN401 - SQLAlchemy's execution context
+    """A new run's number in its campaign: one more than the campaign's last (1 for its first).
+    Runs of one campaign are written under its recompute lock, one at a time; the unique
+    index refuses anything else (several runs of one campaign in one flush included)."""
+    campaign_id = context.get_current_parameters()["campaign_id"]
+    return context.connection.execute(
+        select(func.coalesce(func.max(MetricRun.number), 0) + 1).where(
+            MetricRun.campaign_id == campaign_id
+        )
+    ).scalar_one()
+
+
 class MetricRun(Base):
-    """One recompute of one campaign: what it saw (watermark) and how it went."""
+    """One recompute of one campaign: what it saw (watermark) and how it went. ``number``
+    counts the campaign's runs (1, 2, ...: what users see); ``id`` is the database's."""
 
     __tablename__ = "metric_runs"
     __table_args__ = (
         CheckConstraint(_in("status", RUN_STATUSES), name="status"),
         Index("ix_metric_runs_campaign_id_id", "campaign_id", "id"),
+        Index("ix_metric_runs_campaign_id_number", "campaign_id", "number", unique=True),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer, default=_next_run_number)
     watermark: Mapped[int] = mapped_column(BigInteger)
     full: Mapped[bool] = mapped_column(Boolean, default=True)
     # The run whose item and pair flags this run's flags change (None: this run holds them all).

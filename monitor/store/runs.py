@@ -42,6 +42,8 @@ class RunInfo:
     n_new: int
     seconds: float | None
     error: str | None
+    number: int = 0
+    """The run's number in its campaign (1 for its first): what users see; ``id`` is internal."""
 
 
 def _info(r: MetricRun) -> RunInfo:
@@ -59,6 +61,7 @@ def _info(r: MetricRun) -> RunInfo:
         r.n_new,
         r.seconds,
         r.error,
+        r.number,
     )
 
 

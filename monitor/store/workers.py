@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 from monitor.errors import NotFound, UsageError
 from monitor.store.models import (
     Judgment,
+    MetricRun,
     Preference,
     Worker,
     WorkerDecision,
@@ -57,6 +58,8 @@ class DecisionRecord:
     run_id: int | None
     evidence: dict[str, Any] | None
     created_at: datetime
+    run_number: int | None = None
+    """The number of the decision's run in its campaign (what users see)."""
 
 
 def _judgment_counts(session: Session, campaign_id: int, kind: str) -> dict[int, int]:
@@ -118,7 +121,14 @@ def append_decision(
     run_id: int | None = None,
     evidence: Mapping[str, Any] | None = None,
 ) -> DecisionRecord:
-    """Append a decision to the trail and put it in force (status, weight)."""
+    """Append a decision to the trail and put it in force (status, weight). A block or a
+    down-weight needs a reason in words (never made up: the block lists show it to the
+    worker); a clear may have none (``""``)."""
+    if action in ("block", "down_weight") and not reason.strip():
+        raise UsageError(
+            f"a {action.replace('_', '-')} needs a reason in words, got {reason!r}",
+            hint='for example reason="random answers on gold questions"',
+        )
     w = session.scalars(
         select(Worker).where(Worker.campaign_id == campaign_id, Worker.external_id == external_id)
     ).one_or_none()
@@ -153,7 +163,7 @@ def append_decision(
     return _record(row, external_id)
 
 
-def _record(d: WorkerDecision, external_id: str) -> DecisionRecord:
+def _record(d: WorkerDecision, external_id: str, run_number: int | None = None) -> DecisionRecord:
     return DecisionRecord(
         d.id,
         external_id,
@@ -165,6 +175,7 @@ def _record(d: WorkerDecision, external_id: str) -> DecisionRecord:
         d.run_id,
         dict(d.evidence) if d.evidence is not None else None,
         d.created_at,
+        run_number,
     )
 
 
@@ -173,8 +184,9 @@ def decisions(
 ) -> list[DecisionRecord]:
     """The audit trail, newest first (optionally of one worker)."""
     q = (
-        select(WorkerDecision, Worker.external_id)
+        select(WorkerDecision, Worker.external_id, MetricRun.number)
         .join(Worker, Worker.id == WorkerDecision.worker_id)
+        .outerjoin(MetricRun, MetricRun.id == WorkerDecision.run_id)
         .where(WorkerDecision.campaign_id == campaign_id)
     )
     if worker is not None:
@@ -182,7 +194,7 @@ def decisions(
     q = q.order_by(WorkerDecision.id.desc())
     if limit is not None:
         q = q.limit(limit)
-    return [_record(d, ext) for d, ext in session.execute(q)]
+    return [_record(d, ext, number) for d, ext, number in session.execute(q)]
 
 
 def last_decisions(session: Session, campaign_id: int) -> dict[str, DecisionRecord]:

@@ -132,7 +132,7 @@ def test_the_drift_budget_sends_a_run_over_every_item(engine: Engine) -> None:
     assert detail["local_units"] > 0 and after == pytest.approx(detail["drift"]) and after > 0
 
 
-@pytest.mark.parametrize("drift", [0.0, -1.0])
+@pytest.mark.parametrize("drift", [0.0])  # a negative budget is refused by the settings
 def test_no_budget_no_local_update(engine: Engine, drift: float) -> None:
     case = _case("label")
     n = len(case["judgments"])

@@ -110,8 +110,9 @@ def test_cli_workers_lists_model_gold_and_history(db_url: str, engine: Engine, c
     assert main(["workers", "--campaign", "now", "--db", db_url]) == 0
     out = capsys.readouterr().out
     header, *rows = out.splitlines()
-    assert header.split()[:9] == [
-        "worker", "status", "weight", "judgments", "model", "gold", "wqs", "history", "flags"
+    assert header.split()[:10] == [
+        "worker", "status", "weight", "judgments", "model", "accuracy", "gold", "wqs", "history",
+        "flags",
     ]  # fmt: skip
     h0 = next(r for r in rows if r.startswith("h0 "))
     assert "(10)" in h0 and "other campaign" in h0

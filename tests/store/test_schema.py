@@ -21,6 +21,7 @@ from monitor.store.migrate import (
     current_revision,
     ensure_schema,
     head_revision,
+    revisions,
     upgrade,
 )
 from monitor.store.models import (
@@ -69,7 +70,13 @@ def test_downgrade_to_base_and_back(empty_db_url: str) -> None:
 
 
 def test_postgres_refuses_out_of_date_schema(backend: str, empty_db_url: str) -> None:
+    """A new database gets its schema on first use on both backends (issue 29); a PostgreSQL
+    schema that is behind is refused with the command to run, SQLite's is upgraded."""
     engine = make_engine(empty_db_url)
+    assert ensure_schema(engine) is True
+    assert current_revision(engine) == head_revision()
+    assert ensure_schema(engine) is False
+    command.downgrade(alembic_config(engine), revisions()[-2])
     if backend == "sqlite":
         ensure_schema(engine)  # the embedded default upgrades itself
         assert current_revision(engine) == head_revision()
