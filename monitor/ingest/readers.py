@@ -23,14 +23,13 @@ import csv
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from monitor.errors import InputError, NotFound, Problem
-from monitor.ingest.rows import ITEM_COLUMNS, SourceRow, Table
+from monitor.ingest.rows import ITEM_COLUMNS, BadRecord, SourceRow, Table
 from monitor.ingest.safe import NUL, NUL_HINT, JsonLines, refusal, unstorable
 
 __all__ = ["BadRecord", "ByteCounter", "read_csv", "read_jsonl", "sniff"]
@@ -46,15 +45,6 @@ FastFactory = Callable[
 ]
 _HEAD = 8192
 _BLOCK = 1 << 18
-
-
-@dataclass(frozen=True)
-class BadRecord:
-    """A record that could not be read at all: where it starts, its raw text, what is wrong."""
-
-    line: int
-    raw: str
-    problem: Problem
 
 
 class ByteCounter:
