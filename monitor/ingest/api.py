@@ -132,7 +132,9 @@ def _open_rows(
 ) -> Iterator[SourceRow | BadRecord | tuple[Any, ...]]:
     """The file's rows; those of a CSV file that are clean come already validated (tuples)."""
     if fmt in READERS:
-        return READERS[fmt](path, kind=campaign.kind, mapping=mapping, options=options)
+        rows = READERS[fmt](path, kind=campaign.kind, mapping=mapping, options=options)
+        rows.strict = False  # a record it cannot read comes as a BadRecord, like a CSV row's
+        return rows
     _check_plain_args(campaign.kind, mapping, options)
     columns = PREFERENCE_COLUMNS if campaign.kind == "pairwise" else JUDGMENT_COLUMNS
     if fmt == "csv":

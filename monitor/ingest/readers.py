@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from monitor.errors import InputError, NotFound, Problem
+from monitor.ingest.jsondoc import decode_problem
 from monitor.ingest.rows import ITEM_COLUMNS, BadRecord, SourceRow, Table
-from monitor.ingest.safe import NUL, NUL_HINT, JsonLines, refusal, unstorable
+from monitor.ingest.safe import NUL, NUL_HINT, JsonLines, unstorable
 
 __all__ = ["BadRecord", "ByteCounter", "read_csv", "read_jsonl", "sniff"]
 
@@ -396,9 +397,9 @@ def _jsonl_rows(
             try:
                 record: Any = loads(text)
             except (ValueError, RecursionError) as exc:  # see refusal()
-                why, hint = refusal(exc)
+                why, hint, char = decode_problem(exc)
                 raw = text.rstrip("\r\n")
-                yield BadRecord(number, raw, Problem(name, number, None, why, hint))
+                yield BadRecord(number, raw, Problem(name, number, None, why, hint, char))
                 continue
             if isinstance(record, dict) and suspect(text):
                 found = _unstorable_key(record)

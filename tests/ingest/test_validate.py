@@ -56,7 +56,7 @@ EXPECTED: dict[str, list[str]] = {
     "rating_not_object.jsonl": [
         '{f}:2: expected a JSON object, got an array (write one object a line: {"worker": ..., ...})'
     ],
-    "rating_bad_json.jsonl": ["{f}:2: not valid JSON: Expecting value"],
+    "rating_bad_json.jsonl": ["{f}:2:1: not valid JSON: Expecting value"],
     "rating_csv_in.jsonl": [
         "{f}:1: does not look like JSON Lines (a CSV file is named .csv, or pass --format csv)"
     ],
