@@ -532,6 +532,21 @@ class Loader:
             self.conn.execute(A.insert(), annotations)
         return len(new)
 
+    def withdraw(self, digests: Sequence[bytes]) -> int:
+        """Take back the judgments of this file with these dedup digests (set aside after they
+        were stored); return how many there were."""
+        self._settle()
+        if not digests:
+            return 0
+        table = self.target
+        stmt = (
+            table.delete()
+            .where(table.c.campaign_id == self.campaign.id, table.c.batch_id == self.batch_id)
+            .where(table.c.dedup_key.in_(list(digests)))
+            .execution_options(preserve_rowcount=True)
+        )
+        return int(self.conn.execute(stmt).rowcount)
+
     # --- rejected rows --------------------------------------------------------------------
 
     def reject(self, rows: Sequence[tuple[int | None, str, list[str]]]) -> None:

@@ -40,9 +40,11 @@ NOT_UTF8 = "not UTF-8 text"
 QUOTE_HINT = "a value holding a comma, a quote or a line break must be quoted"
 SHOWN_COLUMNS = 20
 HeaderCheck = Callable[[list[str]], list[Problem]]
-# (column -> index, [(index, payload column)]) -> a function from fields to record, or None.
+# (column -> index, [(index, payload column)]) -> a function from a row's fields and line to
+# its record, or None.
 FastFactory = Callable[
-    [dict[str, int], list[tuple[int, str]]], Callable[[list[str]], tuple[Any, ...] | None] | None
+    [dict[str, int], list[tuple[int, str]]],
+    Callable[[list[str], int], tuple[Any, ...] | None] | None,
 ]
 _HEAD = 8192
 _BLOCK = 1 << 18
@@ -207,8 +209,8 @@ def read_csv(
     and returns problems (a required column missing): they are raised before any row.
     ``fast`` (:meth:`~monitor.ingest.validate.Validator.csv_fast`) gets the index of each
     canonical column and the ``(index, name)`` of the others, and may return a function that
-    turns a row's fields into its validated record: a row it accepts is yielded as that record
-    (a plain tuple), the others as SourceRows.
+    turns a row's fields and line into its validated record: a row it accepts is yielded as
+    that record (a plain tuple), the others as SourceRows.
     """
     name = str(path)
     head = sniff(path)
@@ -317,7 +319,7 @@ def _csv_rows(
                     ),
                 )
                 continue
-            if quick is not None and (record := quick(row)) is not None:
+            if quick is not None and (record := quick(row, start)) is not None:
                 yield record
                 continue
             if leading:

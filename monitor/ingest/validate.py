@@ -33,7 +33,8 @@ TIME_HINT = "ISO 8601, e.g. 2025-11-03T09:12:45Z"
 SHOWN = 20
 
 # (worker, item, value_num, value_label, dedup_key, external_id, created_at, duration_s,
-#  payload, annotations) - annotations: ((annotation, count), ...) for multilabel, else None.
+#  payload, annotations, line) - annotations: ((annotation, count), ...) for multilabel, else
+#  None; line: where the row starts in its file.
 JudgmentRecord = tuple[
     str,
     str,
@@ -45,10 +46,11 @@ JudgmentRecord = tuple[
     float | None,
     dict[str, Any] | None,
     tuple[tuple[str, int], ...] | None,
+    int,
 ]
-# (worker, left, right, outcome, dedup_key, external_id, created_at, duration_s, payload)
+# (worker, left, right, outcome, dedup_key, external_id, created_at, duration_s, payload, line)
 PreferenceRecord = tuple[
-    str, str, str, str, str, str | None, datetime | None, float | None, dict[str, Any] | None
+    str, str, str, str, str, str | None, datetime | None, float | None, dict[str, Any] | None, int
 ]
 ItemRecord = tuple[str, str | None, str | None]  # (item, gold, text)
 WorkerRecord = tuple[str, dict[str, Any]]  # (worker, platform)
@@ -59,8 +61,8 @@ _sha256 = hashlib.sha256
 _number_text = NUMBER.fullmatch
 CACHE_SIZE = 10_000  # distinct value or duration strings whose parse the CSV fast path keeps
 
-# A CSV row (the reader's list of fields) -> its record when clean, else None.
-FastCheck = Callable[[list[str]], tuple[Any, ...] | None]
+# A CSV row (the reader's list of fields) and its line -> its record when clean, else None.
+FastCheck = Callable[[list[str], int], tuple[Any, ...] | None]
 
 
 def _clean_time(text: str, keyed: bool) -> tuple[datetime, str] | None:
@@ -88,6 +90,15 @@ def _utc_stamp(text: str) -> str | None:
     ):
         return text[:10] + "T" + text[11:19] + "+00:00"
     return None
+
+
+def dedup_key(external: str | None, judged: tuple[str, ...], created: datetime | None) -> str:
+    """``id:<external>``, else ``sha256:`` of the judgment (``judged``: worker, item(s) and
+    answer as text) and its time in UTC."""
+    if external is not None:
+        return "id:" + external
+    stamp = created.isoformat() if created is not None else ""
+    return "sha256:" + _sha256(SEP.join((*judged, stamp)).encode()).hexdigest()
 
 
 def fmt_number(x: float | None) -> str:
@@ -120,6 +131,29 @@ def raw_text(row: SourceRow) -> str:
         return json.dumps({**row.fields, **row.extra}, ensure_ascii=False, default=str)
     except (ValueError, RecursionError):  # a circular or too deep value (platform exports)
         return repr(sorted({**row.fields, **row.extra}))
+
+
+def record_text(record: tuple[Any, ...], pairwise: bool) -> str:
+    """A validated record as JSON, for the rejected_rows table."""
+    if pairwise:
+        names = ("worker", "left", "right", "preference")
+        fields: dict[str, Any] = dict(zip(names, record[:4], strict=True))
+    else:
+        value = record[3] if record[2] is None else record[2]
+        if record[9] is not None:
+            value = [a for a, n in record[9] for _ in range(n)]
+        fields = {"worker": record[0], "item": record[1], "value": value}
+    fields["judgment_id"] = record[5]
+    if record[6] is not None:
+        fields["created_at"] = record[6].isoformat()
+    if record[7] is not None:
+        fields["duration_s"] = record[7]
+    return json.dumps({**fields, **(record[8] or {})}, ensure_ascii=False, default=str)
+
+
+def id_text(external: str) -> str:
+    """The raw text of a row known only by its judgment id (read in an earlier chunk)."""
+    return json.dumps({"judgment_id": external}, ensure_ascii=False)
 
 
 def _number_of(value: Any) -> float | None:  # noqa: ANN401 - a raw JSON or CSV value
@@ -448,7 +482,7 @@ class Validator:
                 return None  # a new category is added by check(), in file order
             return None, label, label  # not cached: the categories may still grow
 
-        def fast(row: list[str]) -> tuple[Any, ...] | None:
+        def fast(row: list[str], line: int) -> tuple[Any, ...] | None:
             worker, item = row[i_worker].strip(), row[i_item].strip()
             if not worker or not item or len(worker) > MAX_ID or len(item) > MAX_ID:
                 return None
@@ -461,7 +495,7 @@ class Validator:
                 key = "id:" + external
             else:
                 key = "sha256:" + sha(sep.join((worker, item, canon, stamp)).encode()).hexdigest()
-            return (worker, item, num, label, key, external, created, duration, payload, None)
+            return (worker, item, num, label, key, external, created, duration, payload, None, line)
 
         return fast
 
@@ -477,7 +511,7 @@ class Validator:
         i_pref = positions["preference"]
         outcomes = ("left", "right") if self.campaign.strict else ("left", "right", "tie")
 
-        def fast(row: list[str]) -> tuple[Any, ...] | None:
+        def fast(row: list[str], line: int) -> tuple[Any, ...] | None:
             worker, left, right = row[i_worker].strip(), row[i_left].strip(), row[i_right].strip()
             if (
                 not worker
@@ -500,7 +534,7 @@ class Validator:
                     "sha256:"
                     + sha(sep.join((worker, left, right, outcome, stamp)).encode()).hexdigest()
                 )
-            return (worker, left, right, outcome, key, external, created, duration, payload)
+            return (worker, left, right, outcome, key, external, created, duration, payload, line)
 
         return fast
 
@@ -597,7 +631,7 @@ class Validator:
             text = SEP.join((worker, item, repr(num), stamp))
             key = "sha256:" + _sha256(text.encode()).hexdigest()
         extra = row.extra or None
-        return (worker, item, num, None, key, external, created, duration, extra, None)
+        return (worker, item, num, None, key, external, created, duration, extra, None, row.line)
 
     def _careful_judgment(self, row: SourceRow) -> tuple[str, JudgmentRecord] | list[Problem]:
         fields, line, out = row.fields, row.line, []
@@ -634,25 +668,10 @@ class Validator:
         if out:
             return out
         assert worker is not None and item is not None  # noqa: S101 - guaranteed by out == []
-        if external is not None:
-            key = "id:" + external
-        else:
-            stamp = created.isoformat() if created is not None else ""
-            digest = hashlib.sha256(SEP.join((worker, item, canon, stamp)).encode()).hexdigest()
-            key = "sha256:" + digest
+        key = dedup_key(external, (worker, item, canon), created)
         payload = row.extra or None
-        return "judgment", (
-            worker,
-            item,
-            num,
-            label,
-            key,
-            external,
-            created,
-            duration,
-            payload,
-            annotations,
-        )
+        record = (worker, item, num, label, key, external, created, duration, payload)
+        return "judgment", (*record, annotations, line)
 
     def _preference(self, row: SourceRow) -> tuple[str, PreferenceRecord] | list[Problem]:
         fields, line, out = row.fields, row.line, []
@@ -692,24 +711,10 @@ class Validator:
         if out:
             return out
         assert worker and left and right and outcome  # noqa: S101 - guaranteed by out == []
-        if external is not None:
-            key = "id:" + external
-        else:
-            stamp = created.isoformat() if created is not None else ""
-            text = SEP.join((worker, left, right, outcome, stamp))
-            key = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+        key = dedup_key(external, (worker, left, right, outcome), created)
         payload = row.extra or None
-        return "preference", (
-            worker,
-            left,
-            right,
-            outcome,
-            key,
-            external,
-            created,
-            duration,
-            payload,
-        )
+        record = (worker, left, right, outcome, key, external, created, duration, payload)
+        return "preference", (*record, line)
 
     def _item(self, row: SourceRow) -> tuple[str, ItemRecord] | list[Problem]:
         fields, line, out = row.fields, row.line, []
