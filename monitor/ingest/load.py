@@ -48,6 +48,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
+from monitor.ingest.bloom import SeenKeys
 from monitor.ingest.safe import storable_text
 from monitor.ingest.validate import ItemRecord, JudgmentRecord, PreferenceRecord, WorkerRecord
 from monitor.store.campaigns import CampaignInfo
@@ -113,41 +114,6 @@ _COPY_TAIL = ("dedup_key", "external_id", "created_at", "duration_s", "payload")
 _COPY_TAIL_TYPES = ("bytea", "text", "timestamptz", "float8", "jsonb")
 COPY_JUDGMENTS = (("item_id", "value_num", "value_label"), ("int8", "float8", "text"))
 COPY_PREFERENCES = (("left_item_id", "right_item_id", "outcome"), ("int8", "int8", "text"))
-
-
-class SeenKeys:
-    """Which digests this file has stored already, as a Bloom filter of fixed size (constant
-    memory): "no" is certain, "maybe" is checked against the database.
-
-    While the campaign was empty when the file began (and the advisory lock keeps other ingests
-    out), a key the filter has not seen cannot be stored, so only the "maybe" keys are looked
-    up: on a fresh campaign the lookup of a whole chunk is skipped. 2^27 bits (16 MiB) and four
-    probes keep false positives near 1e-6 at a million rows and 0.5% at ten million.
-    """
-
-    BITS = 1 << 27
-    PROBES = 4
-
-    def __init__(self) -> None:
-        self.bits = np.zeros(self.BITS // 8, dtype=np.uint8)
-
-    def _positions(self, digests: list[bytes]) -> np.ndarray:
-        words = np.frombuffer(b"".join(digests), dtype="<u8").reshape(-1, DIGEST_SIZE // 8)
-        h1, h2 = words[:, 0], words[:, 1] | np.uint64(1)
-        steps = np.arange(self.PROBES, dtype=np.uint64)
-        with np.errstate(over="ignore"):
-            return (h1[:, None] + steps[None, :] * h2[:, None]) & np.uint64(self.BITS - 1)
-
-    def add(self, digests: list[bytes]) -> np.ndarray:
-        """Record ``digests``; return a mask of those that may have been recorded before."""
-        if not digests:
-            return np.zeros(0, dtype=bool)
-        pos = self._positions(digests)
-        byte, bit = (pos >> np.uint64(3)).astype(np.int64), (pos & np.uint64(7)).astype(np.uint8)
-        flags = np.left_shift(np.uint8(1), bit)
-        maybe = ((self.bits[byte] & flags) != 0).all(axis=1)
-        np.bitwise_or.at(self.bits, byte.ravel(), flags.ravel())
-        return maybe
 
 
 class Chunk(list):  # type: ignore[type-arg]
