@@ -86,8 +86,9 @@ class FileRun:
                     self.capped = True
                     break
         withdrawn: list[bytes] = []
+        digests: dict[str, bytes] = {}
         if judgments and not self.capped:
-            judgments = self._repeated(judgments, rejected, withdrawn)
+            judgments = self._repeated(judgments, rejected, withdrawn, digests)
         self.n_rows += len(judgments)
         self.n_valid += len(judgments)
         if len(self.problems) >= MAX_PROBLEMS:
@@ -95,7 +96,7 @@ class FileRun:
         if self.problems:
             return None
         loader = self.loader
-        chunk = loader.prepare(judgments)  # here, while the previous chunk is stored
+        chunk = loader.prepare(judgments, digests)  # here, while the previous chunk is stored
 
         def load() -> tuple[int, int, int]:
             n_taken_back = loader.withdraw(withdrawn)
@@ -112,12 +113,15 @@ class FileRun:
         judgments: list[tuple[Any, ...]],
         rejected: list[tuple[int | None, str, list[str]]],
         withdrawn: list[bytes],
+        digests: dict[str, bytes],
     ) -> list[tuple[Any, ...]]:
         """The chunk's judgments without those whose id the file gives to different
         judgments (:mod:`~monitor.ingest.repeats`): each such row is a problem naming the
         others, or with ``skip_invalid`` a rejected row, and so is the first of them when an
-        earlier chunk had it (taken back from the store in ``withdrawn``)."""
-        clashes = self.repeats.clashes(judgments)
+        earlier chunk had it (taken back from the store in ``withdrawn``). ``digests`` gets
+        the digests of the keys with an id, for the loader."""
+        clashes, known = self.repeats.clashes(judgments)
+        digests.update(known)
         if not clashes:
             return judgments
         pairwise = self.validator.kind == "pairwise"

@@ -22,7 +22,7 @@ duplicates. Nothing is committed here: the caller's transaction holds the whole 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -245,7 +245,11 @@ class Loader:
 
     # --- judgments ------------------------------------------------------------------------
 
-    def prepare(self, records: Sequence[JudgmentRecord] | Sequence[PreferenceRecord]) -> Chunk:
+    def prepare(
+        self,
+        records: Sequence[JudgmentRecord] | Sequence[PreferenceRecord],
+        known: Mapping[str, bytes] | None = None,
+    ) -> Chunk:
         """The part of :meth:`load` that needs no database: the first record of each dedup
         key, the keys' digests, the chunk's workers and items, and (PostgreSQL, into a campaign
         that was empty) which digests the Bloom filter may have seen. The ingest calls it in
@@ -256,7 +260,10 @@ class Loader:
             setdefault(record[4], record)
         rows = list(unique.values())
         sha, size = hashlib.sha256, DIGEST_SIZE  # dedup_digest(key), inlined
-        digests = [sha(key.encode()).digest()[:size] for key in unique]
+        if known:  # the digests already made (of the keys with an id)
+            digests = [known.get(k) or sha(k.encode()).digest()[:size] for k in unique]
+        else:
+            digests = [sha(key.encode()).digest()[:size] for key in unique]
         workers = dict.fromkeys([r[0] for r in rows])
         if self.pairwise:
             items = dict.fromkeys([x for r in rows for x in (r[1], r[2])])

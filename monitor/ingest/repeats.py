@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from monitor.store.models import DIGEST_SIZE
 __all__ = ["Clash", "Repeats", "clash_words"]
 
 _HI, _LO = 0, 1
+_KEY, _LINE = itemgetter(4), itemgetter(-1)  # a record's dedup key and line
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,8 @@ class Clash:
 
 @dataclass
 class _Run:
-    """Sorted ids (digest halves) with each row's judgment fingerprint and line."""
+    """Ids (digest halves) sorted by their first half, with each row's judgment fingerprint
+    and line."""
 
     hi: np.ndarray
     lo: np.ndarray
@@ -58,7 +61,7 @@ class _Run:
     @staticmethod
     def merge(a: _Run, b: _Run) -> _Run:
         hi, lo = np.concatenate((a.hi, b.hi)), np.concatenate((a.lo, b.lo))
-        order = np.lexsort((lo, hi))
+        order = np.argsort(hi, kind="stable")  # two sorted runs: a merge
         judged, line = np.concatenate((a.judged, b.judged)), np.concatenate((a.line, b.line))
         return _Run(hi[order], lo[order], judged[order], line[order])
 
@@ -84,67 +87,92 @@ class Repeats:
 
     def __init__(self, pairwise: bool) -> None:
         # What a record judged: worker, item (or left, right), answer (value, label, set).
-        self.judged = (0, 1, 2, 3) if pairwise else (0, 1, 2, 3, 9)
+        self.judged = itemgetter(0, 1, 2, 3) if pairwise else itemgetter(0, 1, 2, 3, 9)
         self.runs: list[_Run] = []
         self.set_aside: dict[bytes, tuple[int, ...]] = {}  # id -> its lines, once clashing
 
-    def clashes(self, records: Sequence[tuple[Any, ...]]) -> list[Clash]:
+    def clashes(self, records: Sequence[tuple[Any, ...]]) -> tuple[list[Clash], dict[str, bytes]]:
         """The ids of this chunk's records (in file order) that the file gives to different
-        judgments, in this chunk or with an earlier one, or that are set aside already; then
-        the chunk's other ids are remembered."""
+        judgments, in this chunk or with an earlier one, or that are set aside already; and
+        the digest of every key with an id (the loader needs them too). The chunk's other ids
+        are remembered. The work per row is vectorised; only ids seen twice reach Python."""
         keyed = [i for i, r in enumerate(records) if r[5] is not None]
         if not keyed:
-            return []
-        size, sha, judged = DIGEST_SIZE, hashlib.sha256, self.judged
-        groups: dict[bytes, list[int]] = {}
-        for i in keyed:
-            groups.setdefault(sha(records[i][4].encode()).digest()[:size], []).append(i)
-        mark = {i: hash(tuple(records[i][k] for k in judged)) for i in keyed}
-        earlier = self._earlier([d for d in groups if d not in self.set_aside])
-        found: list[Clash] = []
-        new: list[tuple[bytes, int]] = []
-        for digest, members in groups.items():
-            lines = tuple(records[i][-1] for i in members)
-            if digest in self.set_aside:
-                self.set_aside[digest] += lines
-                found.append(Clash(digest, self.set_aside[digest], tuple(members), None))
-                continue
-            first = earlier.get(digest)
-            reference = mark[members[0]] if first is None else first[0]
-            if any(mark[i] != reference for i in members):
-                before = () if first is None else (first[1],)
-                self.set_aside[digest] = before + lines
-                line = None if first is None else first[1]
-                found.append(Clash(digest, before + lines, tuple(members), line))
-            elif first is None:
-                new.append((digest, members[0]))
-        self._remember(new, mark, records)
-        return sorted(found, key=lambda c: c.indices[0])
-
-    def _earlier(self, digests: list[bytes]) -> dict[bytes, tuple[int, int]]:
-        """``id -> (judgment fingerprint, line)`` of the ids an earlier chunk had."""
-        if not self.runs or not digests:
-            return {}
+            return [], {}
+        size, sha = DIGEST_SIZE, hashlib.sha256
+        rows = [records[i] for i in keyed]
+        keys = list(map(_KEY, rows))
+        digests = [sha(key.encode()).digest()[:size] for key in keys]
         halves = np.frombuffer(b"".join(digests), dtype="<u8").reshape(-1, 2)
-        out: dict[bytes, tuple[int, int]] = {}
+        hi, lo = halves[:, _HI], halves[:, _LO]
+        n = len(keyed)
+        order = np.lexsort((np.arange(n), lo, hi))  # by id, then file order
+        same = (hi[order][1:] == hi[order][:-1]) & (lo[order][1:] == lo[order][:-1])
+        starts = np.flatnonzero(np.concatenate(([True], ~same)))
+        ends = np.append(starts[1:], n)
+        firsts = order[starts]  # each id's first row in this chunk (positions in keyed)
+        earlier = self._earlier(hi[firsts], lo[firsts])
+        suspects = np.flatnonzero((ends - starts > 1) | (earlier[:, 0] >= 0))
+        if self.set_aside:
+            aside = [g for g, p in enumerate(firsts.tolist()) if digests[p] in self.set_aside]
+            suspects = np.union1d(suspects, np.array(aside, dtype=np.int64))
+        found: list[Clash] = []
+        old = np.zeros(len(firsts), dtype=bool)  # ids not new to the file, or set aside now
+        for g in suspects.tolist():
+            members = sorted(order[starts[g] : ends[g]].tolist())
+            clash = self._group(records, [keyed[p] for p in members], digests[members[0]],
+                                earlier[g])  # fmt: skip
+            old[g] = clash is not None or earlier[g, 0] >= 0
+            if clash is not None:
+                found.append(clash)
+        new = firsts[~old]
+        marks = np.fromiter(map(hash, map(self.judged, rows)), np.int64, n)
+        lines = np.fromiter(map(_LINE, rows), np.int64, n)
+        self._remember(hi[new], lo[new], marks[new], lines[new])
+        found.sort(key=lambda c: c.indices[0])
+        return found, dict(zip(keys, digests, strict=True))
+
+    def _group(
+        self,
+        records: Sequence[tuple[Any, ...]],
+        members: list[int],
+        digest: bytes,
+        earlier: np.ndarray,
+    ) -> Clash | None:
+        """The clash of the rows ``members`` of this chunk with one id, if they make one."""
+        lines = tuple(records[i][-1] for i in members)
+        if digest in self.set_aside:
+            self.set_aside[digest] += lines
+            return Clash(digest, self.set_aside[digest], tuple(members), None)
+        marks = [hash(self.judged(records[i])) for i in members]
+        first = None if earlier[0] < 0 else (int(earlier[1]), int(earlier[2]))
+        reference = marks[0] if first is None else first[0]
+        if all(m == reference for m in marks):
+            return None
+        before = () if first is None else (first[1],)
+        self.set_aside[digest] = before + lines
+        return Clash(digest, before + lines, tuple(members), None if first is None else first[1])
+
+    def _earlier(self, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+        """For each id, ``(found, judgment fingerprint, line)`` in an earlier chunk; found is
+        -1 when the id is new to the file."""
+        out = np.full((len(hi), 3), -1, dtype=np.int64)
         for run in self.runs:
-            at = run.find(halves[:, _HI], halves[:, _LO])
-            for k in np.flatnonzero(at >= 0).tolist():
-                out.setdefault(digests[k], (int(run.judged[at[k]]), int(run.line[at[k]])))
+            at = run.find(hi, lo)
+            hit = (at >= 0) & (out[:, 0] < 0)
+            out[hit, 0] = 1
+            out[hit, 1] = run.judged[at[hit]]
+            out[hit, 2] = run.line[at[hit]]
         return out
 
     def _remember(
-        self, new: list[tuple[bytes, int]], mark: dict[int, int], records: Sequence[tuple[Any, ...]]
+        self, hi: np.ndarray, lo: np.ndarray, marks: np.ndarray, lines: np.ndarray
     ) -> None:
         """Keep the ids new to the file as a sorted run; merge runs of similar sizes."""
-        if not new:
+        if not len(hi):
             return
-        halves = np.frombuffer(b"".join(d for d, _ in new), dtype="<u8").reshape(-1, 2)
-        hi, lo = halves[:, _HI].copy(), halves[:, _LO].copy()
-        order = np.lexsort((lo, hi))
-        judged = np.array([mark[i] for _, i in new], dtype=np.int64)
-        lines = np.array([records[i][-1] for _, i in new], dtype=np.int64)
-        self.runs.append(_Run(hi[order], lo[order], judged[order], lines[order]))
+        order = np.argsort(hi, kind="stable")
+        self.runs.append(_Run(hi[order], lo[order], marks[order], lines[order]))
         while len(self.runs) > 1 and len(self.runs[-2]) <= 2 * len(self.runs[-1]):
             b, a = self.runs.pop(), self.runs.pop()
             self.runs.append(_Run.merge(a, b))

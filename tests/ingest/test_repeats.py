@@ -21,26 +21,26 @@ def test_a_repeated_id_with_another_answer_in_one_chunk() -> None:
     repeats = Repeats(pairwise=False)
     chunk = [record(2, "a", "cat"), record(3, "b", "cat"), record(4, "a", "dog"),
              record(5, "b", "cat"), record(6, None, "x"), record(7, None, "x")]  # fmt: skip
-    [clash] = repeats.clashes(chunk)
+    [clash] = repeats.clashes(chunk)[0]
     assert (clash.lines, clash.indices, clash.earlier) == ((2, 4), (0, 2), None)
 
 
 def test_across_chunks_and_a_third_row() -> None:
     repeats = Repeats(pairwise=False)
-    assert repeats.clashes([record(2, "a", "cat"), record(3, "b", "cat")]) == []
+    assert repeats.clashes([record(2, "a", "cat"), record(3, "b", "cat")])[0] == []
     # line 9 repeats 'b' as it was (a duplicate); line 10 gives 'a' another answer
-    [clash] = repeats.clashes([record(9, "b", "cat"), record(10, "a", "dog")])
+    [clash] = repeats.clashes([record(9, "b", "cat"), record(10, "a", "dog")])[0]
     assert (clash.lines, clash.indices, clash.earlier) == ((2, 10), (1,), 2)
     # a third row of 'a', even with the first answer, is set aside with the others
-    [again] = repeats.clashes([record(11, "a", "cat")])
+    [again] = repeats.clashes([record(11, "a", "cat")])[0]
     assert (again.lines, again.indices, again.earlier) == ((2, 10, 11), (0,), None)
 
 
 def test_another_worker_is_another_judgment() -> None:
     repeats = Repeats(pairwise=True)
     pref = ("w1", "x", "y", "left", "id:1", "1", None, None, None, 2)
-    assert repeats.clashes([pref, pref[:-1] + (3,)]) == []  # the same judgment twice
-    [clash] = repeats.clashes([("w2", *pref[1:-1], 4)])
+    assert repeats.clashes([pref, pref[:-1] + (3,)])[0] == []  # the same judgment twice
+    [clash] = repeats.clashes([("w2", *pref[1:-1], 4)])[0]
     assert clash.lines == (2, 4)
 
 
@@ -115,7 +115,7 @@ def test_online_clashes_match_the_oracle(rows: list[tuple[str, str]], cuts: list
     for size in sizes:
         chunk = [record(n, ident, value) for n, (ident, value) in enumerate(rows, 0)]
         chunk = chunk[start : start + size]
-        for clash in repeats.clashes(chunk):
+        for clash in repeats.clashes(chunk)[0]:
             lines = tuple(start + i for i in clash.indices)
             got.append((lines[0], lines, clash.earlier))
         start += size
