@@ -8,9 +8,10 @@ refuses such rows, naming both lines, or sets all of them aside with ``--skip-in
 
 The ids are told apart by the 16-byte digest of their dedup key (what the store keeps unique).
 Every chunk's ids are looked up against those of the file's earlier chunks, kept as sorted
-NumPy runs merged two by two (32 bytes a row with an id: the first 16 bytes of the digest,
-a 64-bit fingerprint of the judgment and the line); rows without an id are keyed by their
-content, so they cannot disagree with a row of the same key.
+NumPy runs merged two by two (32 bytes a row with an id: the 16-byte digest, a 64-bit
+fingerprint of the judgment and the line; runs stop growing at :data:`MAX_RUN`
+rows); rows without an id are keyed by their content, so they cannot disagree with a row of
+the same key.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from monitor.store.models import DIGEST_SIZE
 __all__ = ["Clash", "Repeats", "clash_words"]
 
 _HI, _LO = 0, 1
+# The longest run two runs are merged into: a merge copies both (a few times their 32 bytes a
+# row), so past this size runs stay apart and a chunk looks in each.
+MAX_RUN = 1 << 21
 _KEY, _LINE = itemgetter(4), itemgetter(-1)  # a record's dedup key and line
 
 
@@ -85,9 +89,10 @@ class _Run:
 class Repeats:
     """The judgment ids of one file seen so far, chunk after chunk, and what each judged."""
 
-    def __init__(self, pairwise: bool) -> None:
+    def __init__(self, pairwise: bool, max_run: int = MAX_RUN) -> None:
         # What a record judged: worker, item (or left, right), answer (value, label, set).
         self.judged = itemgetter(0, 1, 2, 3) if pairwise else itemgetter(0, 1, 2, 3, 9)
+        self.max_run = max_run
         self.runs: list[_Run] = []
         self.set_aside: dict[bytes, tuple[int, ...]] = {}  # id -> its lines, once clashing
 
@@ -173,7 +178,11 @@ class Repeats:
             return
         order = np.argsort(hi, kind="stable")
         self.runs.append(_Run(hi[order], lo[order], marks[order], lines[order]))
-        while len(self.runs) > 1 and len(self.runs[-2]) <= 2 * len(self.runs[-1]):
+        while (
+            len(self.runs) > 1
+            and len(self.runs[-2]) <= 2 * len(self.runs[-1])
+            and len(self.runs[-2]) + len(self.runs[-1]) <= self.max_run
+        ):
             b, a = self.runs.pop(), self.runs.pop()
             self.runs.append(_Run.merge(a, b))
 

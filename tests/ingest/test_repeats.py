@@ -101,15 +101,20 @@ def _oracle(
 @given(
     rows=st.lists(st.tuples(st.sampled_from("abcde"), st.sampled_from("xy")), max_size=40),
     cuts=st.lists(st.integers(1, 7), min_size=1, max_size=12),
+    max_run=st.sampled_from([1, 3, 1 << 21]),
 )
-def test_online_clashes_match_the_oracle(rows: list[tuple[str, str]], cuts: list[int]) -> None:
+def test_online_clashes_match_the_oracle(
+    rows: list[tuple[str, str]], cuts: list[int], max_run: int
+) -> None:
+    """Whatever the chunks and however the ids of earlier chunks are kept (runs merged or
+    kept apart)."""
     sizes = []
     total = 0
     while total < len(rows):
         size = cuts[len(sizes) % len(cuts)]
         sizes.append(size)
         total += size
-    repeats = Repeats(pairwise=False)
+    repeats = Repeats(pairwise=False, max_run=max_run)
     got = []
     start = 0
     for size in sizes:
