@@ -252,7 +252,7 @@ class Export:
             raw, column = self._raw_answer(plan.answer, rec, where)
             if multi and (raw is None or (isinstance(raw, str) and not raw.strip())):
                 if any(rec[c].strip() for c in plan.ids()):
-                    state.blank += 1  # an unanswered question of the task
+                    seen.blank += 1  # an unanswered question of the task
                 continue
             value = self._value(request, raw, where.at(column))
             fields: dict[str, Any] = {"worker": worker}
@@ -397,14 +397,14 @@ def _share(times: dict[str, Any], n: str, answered: int) -> dict[str, Any]:
 
 
 class _Seen:
-    """The items a record gives a gold value or a text to, beside those earlier records gave
-    (added to them once the record turns out good)."""
+    """The items a record gives a gold value or a text to, beside those earlier records gave,
+    and what it counts (added to the file's once the record turns out good)."""
 
     def __init__(self, gold: set[str], text: set[str]) -> None:
         self.gold, self.text = gold, text
         self.new_gold: set[str] = set()
         self.new_text: set[str] = set()
-        self.several_gold = 0
+        self.several_gold = self.blank = 0
 
     def first_gold(self, item: str) -> bool:
         if item in self.gold or item in self.new_gold:
@@ -439,6 +439,7 @@ class _State:
         self.gold |= seen.new_gold
         self.text |= seen.new_text
         self.several_gold += seen.several_gold
+        self.blank += seen.blank
 
     def task_key(self, assignment: str, rec: Mapping[str, str]) -> str:
         """What tells one task of an assignment from the others: the task's id, else a digest
