@@ -55,7 +55,7 @@ class FileRun:
         rejected: list[tuple[int | None, str, list[str]]] = []
         check, append = self.validator.check, judgments.append
         for record in chunk:
-            if type(record) is tuple:  # validated by the reader's fast path
+            if isinstance(record, tuple):  # validated by the reader's fast path
                 append(record)
                 continue
             if isinstance(record, BadRecord):

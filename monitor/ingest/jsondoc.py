@@ -37,7 +37,9 @@ def decode_problem(exc: ValueError | RecursionError) -> tuple[str, str | None, i
 
 
 def _skip(text: str, pos: int) -> int:
-    return _WS.match(text, pos).end()  # type: ignore[union-attr] - \s* always matches
+    """The offset of the first character at or after ``pos`` that is not white space."""
+    match = _WS.match(text, pos)
+    return pos if match is None else match.end()
 
 
 def json_array_elements(name: str, text: str) -> list[tuple[int, Any]]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from psycopg.copy import LibpqWriter
@@ -102,12 +102,12 @@ STAGE_PREFERENCES = _stage_table(
 LOOKUP_BATCH = 10_000
 CACHE_SIZE = 100_000  # ids of workers or items kept between chunks (then the cache restarts)
 
-W = Worker.__table__
-I = Item.__table__  # noqa: E741
-J = Judgment.__table__
-P = Preference.__table__
-A = JudgmentAnnotation.__table__
-R = RejectedRow.__table__
+W = cast(Table, Worker.__table__)
+I = cast(Table, Item.__table__)  # noqa: E741
+J = cast(Table, Judgment.__table__)
+P = cast(Table, Preference.__table__)
+A = cast(Table, JudgmentAnnotation.__table__)
+R = cast(Table, RejectedRow.__table__)
 
 # COPY columns and their binary types, after (campaign_id, batch_id, worker_id).
 _COPY_TAIL = ("dedup_key", "external_id", "created_at", "duration_s", "payload")
@@ -334,10 +334,10 @@ class Loader:
             with self._cursor() as cursor:
                 cursor.execute(query, (self.campaign.id, keys))
                 return cursor.fetchall()
-        query = select(table.c.external_id, table.c.id).where(
+        found = select(table.c.external_id, table.c.id).where(
             table.c.campaign_id == self.campaign.id, table.c.external_id.in_(keys)
         )
-        return [(k, i) for k, i in self.conn.execute(query)]
+        return [(k, i) for k, i in self.conn.execute(found)]
 
     def _create(self, table: Table, keys: list[str]) -> list[tuple[str, int]]:
         """Create the rows named ``keys`` that do not exist; on PostgreSQL, return the new

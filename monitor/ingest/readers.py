@@ -399,9 +399,9 @@ def _jsonl_rows(
             try:
                 record: Any = loads(text)
             except (ValueError, RecursionError) as exc:  # see refusal()
-                why, hint, char = decode_problem(exc)
+                why, tip, char = decode_problem(exc)
                 raw = text.rstrip("\r\n")
-                yield BadRecord(number, raw, Problem(name, number, None, why, hint, char))
+                yield BadRecord(number, raw, Problem(name, number, None, why, tip, char))
                 continue
             if isinstance(record, dict) and suspect(text):
                 found = _unstorable_key(record)
@@ -427,12 +427,13 @@ def _jsonl_rows(
                 continue
             fields: dict[str, Any] = {}
             extra: dict[str, Any] = {}
-            for key, value in record.items():
-                key = back.get(key, key)
-                if key in canonical:
-                    fields[key] = value
+            pairs: dict[str, Any] = record
+            for written, value in pairs.items():
+                canon = back.get(written, written)
+                if canon in canonical:
+                    fields[canon] = value
                 else:
-                    extra[key] = value
+                    extra[canon] = value
             yield SourceRow(number, fields, table, extra, checked=True)
 
 
@@ -460,7 +461,7 @@ def _json_kind(python_type: str) -> str:
 
 def read_items(
     path: Path, *, counter: ByteCounter | None = None
-) -> Iterator[SourceRow | BadRecord]:
+) -> Iterator[SourceRow | BadRecord | tuple[Any, ...]]:
     """The items file (``item``, optional ``gold``, ``text``), CSV or JSON Lines by extension."""
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         return read_jsonl(path, columns=ITEM_COLUMNS, table="item", counter=counter)

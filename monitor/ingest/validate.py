@@ -98,10 +98,11 @@ class Validator:
         self.closed_options = self.kind == "multilabel" and not campaign.open
         self.new_categories: dict[str, None] = {}
         self._floats: dict[str, float] = {}  # strings of numbers, parsed (_fast_rating)
-        if self.kind == "pairwise":
-            self.required = ("worker", "left", "right", "preference")
-        else:
-            self.required = ("worker", "item", "value")
+        self.required: tuple[str, ...] = (
+            ("worker", "left", "right", "preference")
+            if self.kind == "pairwise"
+            else ("worker", "item", "value")
+        )
         self.needs = f"a {self.kind} judgment needs " + ", ".join(self.required)
         lo, hi = campaign.scale_min, campaign.scale_max
         self.lo = lo if lo is not None else -math.inf
@@ -412,7 +413,8 @@ class Validator:
         return (worker, item, num, None, key, external, created, duration, extra, None, row.line)
 
     def _careful_judgment(self, row: SourceRow) -> tuple[str, JudgmentRecord] | list[Problem]:
-        fields, line, out = row.fields, row.line, []
+        fields, line = row.fields, row.line
+        out: list[Problem] = []
         worker = self._id(fields, "worker", line, out, required=True)
         item = self._id(fields, "item", line, out, required=True)
         value = fields.get("value")
@@ -452,7 +454,8 @@ class Validator:
         return "judgment", (*record, annotations, line)
 
     def _preference(self, row: SourceRow) -> tuple[str, PreferenceRecord] | list[Problem]:
-        fields, line, out = row.fields, row.line, []
+        fields, line = row.fields, row.line
+        out: list[Problem] = []
         worker = self._id(fields, "worker", line, out, required=True)
         left = self._id(fields, "left", line, out, required=True)
         right = self._id(fields, "right", line, out, required=True)
@@ -495,7 +498,8 @@ class Validator:
         return "preference", (*record, line)
 
     def _item(self, row: SourceRow) -> tuple[str, ItemRecord] | list[Problem]:
-        fields, line, out = row.fields, row.line, []
+        fields, line = row.fields, row.line
+        out: list[Problem] = []
         item = self._id(fields, "item", line, out, required=False)
         if item is None and not out:
             what = "missing" if "item" not in fields else "empty"

@@ -91,7 +91,7 @@ def _rows(path: Path, request: Request, notes: list[str]) -> Iterator[Record]:
     worker_key = mapping.get("worker", "id")
     tasks = _load(path)
     from_name = mapping.get("value") or _default_from_name(name, tasks)
-    read = _Reading(request, from_name, worker_key, ground_truth)
+    reading = _Reading(request, from_name, worker_key, ground_truth)
     item_spec = mapping.get("item", "")
     if not item_spec:
         all_have_id = all(isinstance(t.get("data"), dict) and "id" in t["data"] for _, t in tasks)
@@ -100,7 +100,7 @@ def _rows(path: Path, request: Request, notes: list[str]) -> Iterator[Record]:
         where = Where(name, line)
         try:
             annotations = _annotations(task, where)
-            fields, text = read.task_fields(task, item_spec, where)
+            fields, text = reading.task_fields(task, item_spec, where)
         except InputError as exc:
             yield BadRecord(line, _raw(task), exc.problems[0])
             continue
@@ -108,12 +108,12 @@ def _rows(path: Path, request: Request, notes: list[str]) -> Iterator[Record]:
             yield text
         for annotation in annotations:
             try:
-                rows = read.annotation(task, annotation, fields, where)
+                rows = reading.annotation(task, annotation, fields, where)
             except InputError as exc:
                 yield BadRecord(line, _raw(annotation), exc.problems[0])
                 continue
             yield from rows
-    mixed = [w for w in read.gold_from if w in read.judges]
+    mixed = [w for w in reading.gold_from if w in reading.judges]
     if mixed and ground_truth == "gold":
         notes.append(
             "warning: gold values come from ground-truth annotations of annotators who also have "

@@ -95,8 +95,8 @@ def _rows(path: Path, request: Request, notes: list[str]) -> Iterator[Record]:
     export = Path(text) if text else None
     id_column = mapping.get("worker")
     participants = _read_export(export or path, alone=export is None, id_column=id_column)
-    for participant in participants.values():
-        yield participant.row
+    for known in participants.values():
+        yield known.row
     if export is None:
         return
     least = RANK["rejected"] if request.flag("keep_rejected") else RANK["kept"]
@@ -166,6 +166,7 @@ def _read_export(path: Path, *, alone: bool, id_column: str | None) -> dict[str,
             missing = next(c for c in PROLIFIC.required if c not in columns)
             where = Where(name, 1, "Participant id" if missing == "participant id" else "Status")
             raise where.error("not in the header", hint=PROLIFIC.expected)
+        assert PROLIFIC.statuses is not None  # noqa: S101 - declared above
         statuses = replace(PROLIFIC.statuses, column=columns["status"])
         for line, rec in records:
             if isinstance(rec, BadRecord):  # the export is the reference: it must be whole
