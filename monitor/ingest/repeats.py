@@ -64,6 +64,7 @@ class _Run:
 
     @staticmethod
     def merge(a: _Run, b: _Run) -> _Run:
+        """One run of the ids of both."""
         hi, lo = np.concatenate((a.hi, b.hi)), np.concatenate((a.lo, b.lo))
         order = np.argsort(hi, kind="stable")  # two sorted runs: a merge
         judged, line = np.concatenate((a.judged, b.judged)), np.concatenate((a.line, b.line))
