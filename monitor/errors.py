@@ -60,18 +60,23 @@ class NotFound(UsageError):
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with one place of an input file."""
+    """One thing wrong with one place of an input file: ``column`` names a field, ``char``
+    the character of the line (from 1) where a JSON text goes wrong."""
 
     path: str
     line: int | None
     column: str | None
     message: str
     hint: str | None = None
+    char: int | None = None
 
     def __str__(self) -> str:
-        """``FILE:LINE: column 'NAME': message (hint)``, one line whatever the file held:
-        non-printable characters escaped (:func:`printable`), message and hint capped."""
+        """``FILE:LINE: column 'NAME': message (hint)`` (``FILE:LINE:CHAR:`` for a place in a
+        JSON text), one line whatever the file held: non-printable characters escaped
+        (:func:`printable`), message and hint capped."""
         where = self.path if self.line is None else f"{self.path}:{self.line}"
+        if self.line is not None and self.char is not None:
+            where += f":{self.char}"
         col = f" column '{capped(self.column, 80)}':" if self.column else ""
         hint = f" ({capped(self.hint)})" if self.hint else ""
         return printable(f"{where}:{col} {capped(self.message)}{hint}")
@@ -98,9 +103,15 @@ class InputError(MonitorError):
 
     @classmethod
     def at(
-        cls, path: str, line: int | None, column: str | None, message: str, hint: str | None = None
+        cls,
+        path: str,
+        line: int | None,
+        column: str | None,
+        message: str,
+        hint: str | None = None,
+        char: int | None = None,
     ) -> InputError:
-        return cls(Problem(str(path), line, column, message, hint))
+        return cls(Problem(str(path), line, column, message, hint, char))
 
 
 class SchemaOutOfDate(MonitorError):

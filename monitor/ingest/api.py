@@ -12,17 +12,17 @@ transaction. A crash or Ctrl-C rolls everything back.
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
 
 from monitor.errors import InputError, NotFound, Problem, UsageError
+from monitor.ingest.chunks import MAX_PROBLEMS, FileRun, chunks
 from monitor.ingest.load import Loader
 from monitor.ingest.platforms import READERS, detect
 from monitor.ingest.readers import BadRecord, ByteCounter, read_csv, read_items, read_jsonl
@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 CHUNK_SIZE = 50_000
-MAX_PROBLEMS = 200
 FORMATS = ("csv", "jsonl", *READERS)
 EXTENSIONS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
@@ -133,7 +132,9 @@ def _open_rows(
 ) -> Iterator[SourceRow | BadRecord | tuple[Any, ...]]:
     """The file's rows; those of a CSV file that are clean come already validated (tuples)."""
     if fmt in READERS:
-        return READERS[fmt](path, kind=campaign.kind, mapping=mapping, options=options)
+        rows = READERS[fmt](path, kind=campaign.kind, mapping=mapping, options=options)
+        rows.strict = False  # a record it cannot read comes as a BadRecord, like a CSV row's
+        return rows
     _check_plain_args(campaign.kind, mapping, options)
     columns = PREFERENCE_COLUMNS if campaign.kind == "pairwise" else JUDGMENT_COLUMNS
     if fmt == "csv":
@@ -157,154 +158,23 @@ def file_checksum(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _chunks(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    iterator = iter(rows)
-    while chunk := list(islice(iterator, size)):
-        yield chunk
-
-
-class _Run:
-    """The state of one file's ingest: counts, problems, and the chunk processing."""
-
-    def __init__(self, loader: Loader, validator: Validator, path: str, skip_invalid: bool) -> None:
-        self.loader = loader
-        self.validator = validator
-        self.path = path
-        self.skip_invalid = skip_invalid
-        self.problems: list[Problem] = []
-        self.n_problems = 0  # every problem found, kept or only counted
-        self.n_rows = self.n_valid = self.n_new = self.n_rejected = 0
-        self.n_items = self.n_workers = self.n_other_rejected = 0
-
-    def process(
-        self, chunk: list[SourceRow | BadRecord | tuple[Any, ...]]
-    ) -> Callable[[], tuple[int, int, int]] | None:
-        """Validate one chunk; the function that loads it (and returns the numbers of items,
-        workers and new judgments stored), or None when a problem has been found (and not
-        skipped)."""
-        judgments: list[tuple[Any, ...]] = []
-        items: list[tuple[Any, ...]] = []
-        workers: list[tuple[Any, ...]] = []
-        rejected: list[tuple[int | None, str, list[str]]] = []
-        check, append = self.validator.check, judgments.append
-        for record in chunk:
-            if type(record) is tuple:  # validated by the reader's fast path
-                append(record)
-                continue
-            if isinstance(record, BadRecord):
-                problems, raw, table = [record.problem], record.raw, "judgment"
-            else:
-                table = record.table
-                out = check(record)
-                if not isinstance(out, list):
-                    kind, data = out
-                    if kind == "item":
-                        items.append(data)
-                    elif kind == "worker":
-                        workers.append(data)
-                    else:
-                        append(data)
-                    continue
-                problems, raw = out, raw_text(record)
-            if table == "judgment":
-                self.n_rows += 1
-                self.n_rejected += 1
-            else:
-                self.n_other_rejected += 1
-            if self.skip_invalid:
-                rejected.append((record.line, raw, [str(p) for p in problems]))
-            else:
-                self.n_problems += len(problems)
-                self.problems.extend(problems[: MAX_PROBLEMS - len(self.problems)])
-        self.n_rows += len(judgments)
-        self.n_valid += len(judgments)
-        if self.problems:  # the rest of the file is only validated, to count its problems
-            return None
-        loader = self.loader
-        chunk = loader.prepare(judgments)  # here, while the previous chunk is stored
-
-        def load() -> tuple[int, int, int]:
-            n_items = loader.upsert_items(items)
-            n_workers = loader.upsert_workers(workers)
-            loader.reject(rejected)
-            n_new = loader.load(chunk)  # last: it may leave the COPY to Loader.finish
-            return n_items, n_workers, n_new
-
-        return load
-
-    def loaded(self, counts: tuple[int, int, int] | None) -> None:
-        """Count what a chunk's load stored."""
-        if counts is not None:
-            self.n_items += counts[0]
-            self.n_workers += counts[1]
-            self.n_new += counts[2]
-
-    def run(
-        self,
-        rows: Iterable[SourceRow | BadRecord | tuple[Any, ...]],
-        bar: Progress,
-        counter: ByteCounter,
-    ) -> None:
-        """Validate and load the chunks. On PostgreSQL the storing of a chunk's judgments
-        (:meth:`Loader.finish`: the lookup of the stored digests, the COPY) runs in a helper
-        thread while the next chunk is read, validated and prepared (the connection is only
-        ever used by one thread at a time: the helper is waited for before the next load and
-        before leaving).
-        """
-        loader = self.loader
-        background = loader.defer = loader.pg
-        pending: _Job | None = None
-        try:
-            for chunk in _chunks(rows, CHUNK_SIZE):
-                load = self.process(chunk)
-                if pending is not None:
-                    job, pending = pending, None
-                    self.n_new += job.wait()
-                if load is not None:
-                    self.loaded(load())
-                    if background:
-                        pending = _Job(loader.finish)
-                bar.update(self.n_rows, counter.n)
-            if pending is not None:
-                job, pending = pending, None
-                self.n_new += job.wait()
-        finally:
-            if pending is not None:  # leaving on an error: let the COPY end before rollback
-                pending.join()
-            loader.abort()  # a chunk not stored (an error came before its helper started)
-            loader.defer = False
-
-
-class _Job:
-    """A function run in a helper thread; :meth:`wait` gives its result or raises its error."""
-
-    def __init__(self, function: Callable[[], Any]) -> None:
-        self.result: Any = None
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(
-            target=self._run, args=(function,), name="monitor-load", daemon=True
-        )
-        self.thread.start()
-
-    def _run(self, function: Callable[[], Any]) -> None:
-        try:
-            self.result = function()
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
-            self.error = exc
-
-    def join(self) -> None:
-        while self.thread.is_alive():
-            try:
-                self.thread.join()
-            except KeyboardInterrupt:  # the connection is busy until the load ends
-                continue
-
-    def wait(self) -> Any:  # noqa: ANN401
-        self.join()
-        if self.error is not None:
-            error, self.error = self.error, None
-            raise error
-        return self.result
+def _batch(
+    session: Session, info: CampaignInfo, path: Path, checksum: str, fmt: str
+) -> tuple[IngestBatch, Loader]:
+    """A new ingest batch of ``path`` (counts set when it ends) and the loader of its rows."""
+    batch = IngestBatch(
+        campaign_id=info.id,
+        path=str(path),
+        checksum=checksum,
+        format=fmt,
+        n_rows=0,
+        n_new=0,
+        n_duplicate=0,
+        n_rejected=0,
+    )
+    session.add(batch)
+    session.flush()
+    return batch, Loader(session.connection(), info, batch.id)
 
 
 def ingest_file(
@@ -348,27 +218,15 @@ def ingest_file(
         ).first()
         if seen is not None:
             notes.append(f"the same file was ingested before (batch {seen})")
-        batch = IngestBatch(
-            campaign_id=info.id,
-            path=str(path),
-            checksum=checksum,
-            format=fmt,
-            n_rows=0,
-            n_new=0,
-            n_duplicate=0,
-            n_rejected=0,
-        )
-        session.add(batch)
-        session.flush()
-        loader = Loader(session.connection(), info, batch.id)
+        batch, loader = _batch(session, info, path, checksum, fmt)
         n_items = 0
         if items is not None:
             n_items = _items_into(loader, info, Path(items), skip_invalid, notes)
-        state = _Run(loader, validator, str(path), skip_invalid)
+        state = FileRun(loader, validator, str(path), skip_invalid)
         with Progress(
             path.name, total=path.stat().st_size if plain else None, enabled=progress
         ) as bar:
-            state.run(rows, bar, counter)
+            state.run(rows, bar, counter, CHUNK_SIZE)
         if state.problems:
             raise InputError(
                 state.problems,
@@ -417,7 +275,7 @@ def _items_into(
     validator = Validator(info, str(path))
     stored = rejected = n_problems = n_bad = 0
     problems: list[Problem] = []
-    for chunk in _chunks(read_items(path), CHUNK_SIZE):
+    for chunk in chunks(read_items(path), CHUNK_SIZE):
         good: list[Any] = []
         bad: list[tuple[int | None, str, list[str]]] = []
         for record in chunk:
@@ -455,19 +313,7 @@ def ingest_items(engine: Engine, path: Path, campaign: str) -> int:
         raise NotFound(f"no such file: {path}")
     with transaction(engine) as session:
         info = store.get_campaign(session, campaign)
-        batch = IngestBatch(
-            campaign_id=info.id,
-            path=str(path),
-            checksum=file_checksum(path),
-            format="items",
-            n_rows=0,
-            n_new=0,
-            n_duplicate=0,
-            n_rejected=0,
-        )
-        session.add(batch)
-        session.flush()
-        loader = Loader(session.connection(), info, batch.id)
+        batch, loader = _batch(session, info, path, file_checksum(path), "items")
         n = _items_into(loader, info, path, False, [])
         loader.close()
         batch.finished_at = datetime.now(UTC)

@@ -22,8 +22,8 @@ duplicates. Nothing is committed here: the caller's transaction holds the whole 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 from psycopg.copy import LibpqWriter
@@ -48,6 +48,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
+from monitor.ingest.bloom import SeenKeys
 from monitor.ingest.safe import storable_text
 from monitor.ingest.validate import ItemRecord, JudgmentRecord, PreferenceRecord, WorkerRecord
 from monitor.store.campaigns import CampaignInfo
@@ -101,53 +102,18 @@ STAGE_PREFERENCES = _stage_table(
 LOOKUP_BATCH = 10_000
 CACHE_SIZE = 100_000  # ids of workers or items kept between chunks (then the cache restarts)
 
-W = Worker.__table__
-I = Item.__table__  # noqa: E741
-J = Judgment.__table__
-P = Preference.__table__
-A = JudgmentAnnotation.__table__
-R = RejectedRow.__table__
+W = cast(Table, Worker.__table__)
+I = cast(Table, Item.__table__)  # noqa: E741
+J = cast(Table, Judgment.__table__)
+P = cast(Table, Preference.__table__)
+A = cast(Table, JudgmentAnnotation.__table__)
+R = cast(Table, RejectedRow.__table__)
 
 # COPY columns and their binary types, after (campaign_id, batch_id, worker_id).
 _COPY_TAIL = ("dedup_key", "external_id", "created_at", "duration_s", "payload")
 _COPY_TAIL_TYPES = ("bytea", "text", "timestamptz", "float8", "jsonb")
 COPY_JUDGMENTS = (("item_id", "value_num", "value_label"), ("int8", "float8", "text"))
 COPY_PREFERENCES = (("left_item_id", "right_item_id", "outcome"), ("int8", "int8", "text"))
-
-
-class SeenKeys:
-    """Which digests this file has stored already, as a Bloom filter of fixed size (constant
-    memory): "no" is certain, "maybe" is checked against the database.
-
-    While the campaign was empty when the file began (and the advisory lock keeps other ingests
-    out), a key the filter has not seen cannot be stored, so only the "maybe" keys are looked
-    up: on a fresh campaign the lookup of a whole chunk is skipped. 2^27 bits (16 MiB) and four
-    probes keep false positives near 1e-6 at a million rows and 0.5% at ten million.
-    """
-
-    BITS = 1 << 27
-    PROBES = 4
-
-    def __init__(self) -> None:
-        self.bits = np.zeros(self.BITS // 8, dtype=np.uint8)
-
-    def _positions(self, digests: list[bytes]) -> np.ndarray:
-        words = np.frombuffer(b"".join(digests), dtype="<u8").reshape(-1, DIGEST_SIZE // 8)
-        h1, h2 = words[:, 0], words[:, 1] | np.uint64(1)
-        steps = np.arange(self.PROBES, dtype=np.uint64)
-        with np.errstate(over="ignore"):
-            return (h1[:, None] + steps[None, :] * h2[:, None]) & np.uint64(self.BITS - 1)
-
-    def add(self, digests: list[bytes]) -> np.ndarray:
-        """Record ``digests``; return a mask of those that may have been recorded before."""
-        if not digests:
-            return np.zeros(0, dtype=bool)
-        pos = self._positions(digests)
-        byte, bit = (pos >> np.uint64(3)).astype(np.int64), (pos & np.uint64(7)).astype(np.uint8)
-        flags = np.left_shift(np.uint8(1), bit)
-        maybe = ((self.bits[byte] & flags) != 0).all(axis=1)
-        np.bitwise_or.at(self.bits, byte.ravel(), flags.ravel())
-        return maybe
 
 
 class Chunk(list):  # type: ignore[type-arg]
@@ -279,7 +245,11 @@ class Loader:
 
     # --- judgments ------------------------------------------------------------------------
 
-    def prepare(self, records: Sequence[JudgmentRecord] | Sequence[PreferenceRecord]) -> Chunk:
+    def prepare(
+        self,
+        records: Sequence[JudgmentRecord] | Sequence[PreferenceRecord],
+        known: Mapping[str, bytes] | None = None,
+    ) -> Chunk:
         """The part of :meth:`load` that needs no database: the first record of each dedup
         key, the keys' digests, the chunk's workers and items, and (PostgreSQL, into a campaign
         that was empty) which digests the Bloom filter may have seen. The ingest calls it in
@@ -290,7 +260,10 @@ class Loader:
             setdefault(record[4], record)
         rows = list(unique.values())
         sha, size = hashlib.sha256, DIGEST_SIZE  # dedup_digest(key), inlined
-        digests = [sha(key.encode()).digest()[:size] for key in unique]
+        if known:  # the digests already made (of the keys with an id)
+            digests = [known.get(k) or sha(k.encode()).digest()[:size] for k in unique]
+        else:
+            digests = [sha(key.encode()).digest()[:size] for key in unique]
         workers = dict.fromkeys([r[0] for r in rows])
         if self.pairwise:
             items = dict.fromkeys([x for r in rows for x in (r[1], r[2])])
@@ -361,10 +334,10 @@ class Loader:
             with self._cursor() as cursor:
                 cursor.execute(query, (self.campaign.id, keys))
                 return cursor.fetchall()
-        query = select(table.c.external_id, table.c.id).where(
+        found = select(table.c.external_id, table.c.id).where(
             table.c.campaign_id == self.campaign.id, table.c.external_id.in_(keys)
         )
-        return [(k, i) for k, i in self.conn.execute(query)]
+        return [(k, i) for k, i in self.conn.execute(found)]
 
     def _create(self, table: Table, keys: list[str]) -> list[tuple[str, int]]:
         """Create the rows named ``keys`` that do not exist; on PostgreSQL, return the new
@@ -531,6 +504,21 @@ class Loader:
         if annotations:
             self.conn.execute(A.insert(), annotations)
         return len(new)
+
+    def withdraw(self, digests: Sequence[bytes]) -> int:
+        """Take back the judgments of this file with these dedup digests (set aside after they
+        were stored); return how many there were."""
+        self._settle()
+        if not digests:
+            return 0
+        table = self.target
+        stmt = (
+            table.delete()
+            .where(table.c.campaign_id == self.campaign.id, table.c.batch_id == self.batch_id)
+            .where(table.c.dedup_key.in_(list(digests)))
+            .execution_options(preserve_rowcount=True)
+        )
+        return int(self.conn.execute(stmt).rowcount)
 
     # --- rejected rows --------------------------------------------------------------------
 

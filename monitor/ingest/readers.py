@@ -23,15 +23,15 @@ import csv
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from monitor.errors import InputError, NotFound, Problem
-from monitor.ingest.rows import ITEM_COLUMNS, SourceRow, Table
-from monitor.ingest.safe import NUL, NUL_HINT, JsonLines, refusal, unstorable
+from monitor.ingest.jsondoc import decode_problem
+from monitor.ingest.rows import ITEM_COLUMNS, BadRecord, SourceRow, Table
+from monitor.ingest.safe import NUL, NUL_HINT, JsonLines, unstorable
 
 __all__ = ["BadRecord", "ByteCounter", "read_csv", "read_jsonl", "sniff"]
 
@@ -40,21 +40,14 @@ NOT_UTF8 = "not UTF-8 text"
 QUOTE_HINT = "a value holding a comma, a quote or a line break must be quoted"
 SHOWN_COLUMNS = 20
 HeaderCheck = Callable[[list[str]], list[Problem]]
-# (column -> index, [(index, payload column)]) -> a function from fields to record, or None.
+# (column -> index, [(index, payload column)]) -> a function from a row's fields and line to
+# its record, or None.
 FastFactory = Callable[
-    [dict[str, int], list[tuple[int, str]]], Callable[[list[str]], tuple[Any, ...] | None] | None
+    [dict[str, int], list[tuple[int, str]]],
+    Callable[[list[str], int], tuple[Any, ...] | None] | None,
 ]
 _HEAD = 8192
 _BLOCK = 1 << 18
-
-
-@dataclass(frozen=True)
-class BadRecord:
-    """A record that could not be read at all: where it starts, its raw text, what is wrong."""
-
-    line: int
-    raw: str
-    problem: Problem
 
 
 class ByteCounter:
@@ -216,8 +209,8 @@ def read_csv(
     and returns problems (a required column missing): they are raised before any row.
     ``fast`` (:meth:`~monitor.ingest.validate.Validator.csv_fast`) gets the index of each
     canonical column and the ``(index, name)`` of the others, and may return a function that
-    turns a row's fields into its validated record: a row it accepts is yielded as that record
-    (a plain tuple), the others as SourceRows.
+    turns a row's fields and line into its validated record: a row it accepts is yielded as
+    that record (a plain tuple), the others as SourceRows.
     """
     name = str(path)
     head = sniff(path)
@@ -326,7 +319,7 @@ def _csv_rows(
                     ),
                 )
                 continue
-            if quick is not None and (record := quick(row)) is not None:
+            if quick is not None and (record := quick(row, start)) is not None:
                 yield record
                 continue
             if leading:
@@ -406,9 +399,9 @@ def _jsonl_rows(
             try:
                 record: Any = loads(text)
             except (ValueError, RecursionError) as exc:  # see refusal()
-                why, hint = refusal(exc)
+                why, tip, char = decode_problem(exc)
                 raw = text.rstrip("\r\n")
-                yield BadRecord(number, raw, Problem(name, number, None, why, hint))
+                yield BadRecord(number, raw, Problem(name, number, None, why, tip, char))
                 continue
             if isinstance(record, dict) and suspect(text):
                 found = _unstorable_key(record)
@@ -434,12 +427,13 @@ def _jsonl_rows(
                 continue
             fields: dict[str, Any] = {}
             extra: dict[str, Any] = {}
-            for key, value in record.items():
-                key = back.get(key, key)
-                if key in canonical:
-                    fields[key] = value
+            pairs: dict[str, Any] = record
+            for written, value in pairs.items():
+                canon = back.get(written, written)
+                if canon in canonical:
+                    fields[canon] = value
                 else:
-                    extra[key] = value
+                    extra[canon] = value
             yield SourceRow(number, fields, table, extra, checked=True)
 
 
@@ -467,7 +461,7 @@ def _json_kind(python_type: str) -> str:
 
 def read_items(
     path: Path, *, counter: ByteCounter | None = None
-) -> Iterator[SourceRow | BadRecord]:
+) -> Iterator[SourceRow | BadRecord | tuple[Any, ...]]:
     """The items file (``item``, optional ``gold``, ``text``), CSV or JSON Lines by extension."""
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         return read_jsonl(path, columns=ITEM_COLUMNS, table="item", counter=counter)

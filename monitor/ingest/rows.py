@@ -1,9 +1,12 @@
-"""The canonical row: what every reader (CSV, JSON Lines, platform exports) yields."""
+"""The canonical row: what every reader (CSV, JSON Lines, platform exports) yields, and the
+record a reader could not turn into one."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from monitor.errors import Problem
 
 Table = Literal["judgment", "item", "worker"]
 
@@ -40,3 +43,14 @@ class SourceRow:
     table: Table = "judgment"
     extra: dict[str, Any] = field(default_factory=dict)
     checked: bool = False
+
+
+@dataclass(frozen=True)
+class BadRecord:
+    """A record that could not be read as a row: where it starts, its raw text, what is wrong.
+    The ingest lists it with the other problems, or keeps it in ``rejected_rows`` with its
+    reason (``--skip-invalid``)."""
+
+    line: int
+    raw: str
+    problem: Problem

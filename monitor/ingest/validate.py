@@ -1,8 +1,9 @@
 """Validation of canonical rows against a campaign: every problem named with file, line, column.
 
 :meth:`Validator.check` turns one :class:`~monitor.ingest.rows.SourceRow` into a record ready to
-load, or into the list of all its problems. Records are plain tuples (see ``JudgmentRecord`` and
-friends) because millions of them pass through here.
+load, or into the list of all its problems. Records are plain tuples (see
+:mod:`monitor.ingest.records`) because millions of them pass through here; a clean CSV row
+takes a shorter way (:mod:`monitor.ingest.fastpath`).
 
 The dedup key of a judgment is ``id:<judgment_id>`` when the row has one, else
 ``sha256:<hex>`` of the canonical row (worker, item or left/right, value or preference,
@@ -16,110 +17,48 @@ import hashlib
 import json
 import math
 from collections import Counter
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from monitor.errors import Problem
+from monitor.ingest.fastpath import CACHE_SIZE, FastCheck, clean_time, csv_fast
 from monitor.ingest.platforms.mapping import parse_iso, seconds
 from monitor.ingest.readers import columns_hint
+from monitor.ingest.records import (
+    MAX_ID,
+    SEP,
+    ItemRecord,
+    JudgmentRecord,
+    PreferenceRecord,
+    WorkerRecord,
+    dedup_key,
+    fmt_number,
+    id_text,
+    listing,
+    raw_text,
+    record_text,
+    shown,
+)
 from monitor.ingest.rows import SourceRow
 from monitor.ingest.safe import NUMBER, unstorable
 from monitor.store.campaigns import CampaignInfo
 
-MAX_ID = 255
-SEP = "\x1f"
+__all__ = [
+    "ItemRecord",
+    "JudgmentRecord",
+    "PreferenceRecord",
+    "Validator",
+    "WorkerRecord",
+    "fmt_number",
+    "id_text",
+    "raw_text",
+    "record_text",
+    "shown",
+]
+
 TIME_HINT = "ISO 8601, e.g. 2025-11-03T09:12:45Z"
-SHOWN = 20
-
-# (worker, item, value_num, value_label, dedup_key, external_id, created_at, duration_s,
-#  payload, annotations) - annotations: ((annotation, count), ...) for multilabel, else None.
-JudgmentRecord = tuple[
-    str,
-    str,
-    float | None,
-    str | None,
-    str,
-    str | None,
-    datetime | None,
-    float | None,
-    dict[str, Any] | None,
-    tuple[tuple[str, int], ...] | None,
-]
-# (worker, left, right, outcome, dedup_key, external_id, created_at, duration_s, payload)
-PreferenceRecord = tuple[
-    str, str, str, str, str, str | None, datetime | None, float | None, dict[str, Any] | None
-]
-ItemRecord = tuple[str, str | None, str | None]  # (item, gold, text)
-WorkerRecord = tuple[str, dict[str, Any]]  # (worker, platform)
-
-
-_fromisoformat = datetime.fromisoformat
-_sha256 = hashlib.sha256
 _number_text = NUMBER.fullmatch
-CACHE_SIZE = 10_000  # distinct value or duration strings whose parse the CSV fast path keeps
-
-# A CSV row (the reader's list of fields) -> its record when clean, else None.
-FastCheck = Callable[[list[str]], tuple[Any, ...] | None]
-
-
-def _clean_time(text: str, keyed: bool) -> tuple[datetime, str] | None:
-    """A timestamp that parses, in UTC, with its text for the content hash of a row without an
-    external id (``keyed`` False; "" otherwise); None when it does not parse."""
-    try:
-        created = _fromisoformat(text)
-        if created.tzinfo is None:
-            created = created.replace(tzinfo=UTC)
-        created = created.astimezone(UTC)
-    except (ValueError, OverflowError):  # OverflowError: past year 9999 or before 1 in UTC
-        return None
-    return created, "" if keyed else (_utc_stamp(text) or created.isoformat())
-
-
-def _utc_stamp(text: str) -> str | None:
-    """``isoformat()`` of the UTC time ``text`` (parsed by ``datetime.fromisoformat``) when it
-    is written ``YYYY-MM-DDTHH:MM:SS`` with ``Z``, ``+00:00`` or no offset, else None."""
-    size = len(text)
-    if (
-        (size == 19 or (size == 20 and text[19] == "Z") or (size == 25 and text[19:] == "+00:00"))
-        and text[4] == text[7] == "-"
-        and text[13] == text[16] == ":"
-        and text.isascii()
-    ):
-        return text[:10] + "T" + text[11:19] + "+00:00"
-    return None
-
-
-def fmt_number(x: float | None) -> str:
-    """1.0 -> '1', 2.5 -> '2.5'."""
-    if x is None:
-        return "?"
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
-
-
-def shown(value: Any) -> str:
-    """A raw value as written in a message: strings quoted, JSON values as JSON."""
-    if isinstance(value, str):
-        text = value if len(value) <= 60 else value[:57] + "..."
-        return f"'{text}'"
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def listing(values: tuple[str, ...] | list[str]) -> str:
-    head = ", ".join(values[:SHOWN])
-    return head + (f", ... ({len(values)} in all)" if len(values) > SHOWN else "")
-
-
-def raw_text(row: SourceRow) -> str:
-    """The row as JSON, for the rejected_rows table (NaN stays NaN: it is evidence)."""
-    try:
-        return json.dumps({**row.fields, **row.extra}, ensure_ascii=False, default=str)
-    except (ValueError, RecursionError):  # a circular or too deep value (platform exports)
-        return repr(sorted({**row.fields, **row.extra}))
+_sha256 = hashlib.sha256
 
 
 def _number_of(value: Any) -> float | None:  # noqa: ANN401 - a raw JSON or CSV value
@@ -159,10 +98,11 @@ class Validator:
         self.closed_options = self.kind == "multilabel" and not campaign.open
         self.new_categories: dict[str, None] = {}
         self._floats: dict[str, float] = {}  # strings of numbers, parsed (_fast_rating)
-        if self.kind == "pairwise":
-            self.required = ("worker", "left", "right", "preference")
-        else:
-            self.required = ("worker", "item", "value")
+        self.required: tuple[str, ...] = (
+            ("worker", "left", "right", "preference")
+            if self.kind == "pairwise"
+            else ("worker", "item", "value")
+        )
         self.needs = f"a {self.kind} judgment needs " + ", ".join(self.required)
         lo, hi = campaign.scale_min, campaign.scale_max
         self.lo = lo if lo is not None else -math.inf
@@ -373,136 +313,9 @@ class Validator:
                 bad = True
         return None if bad else parts
 
-    # --- CSV fast path -----------------------------------------------------------------------
-
     def csv_fast(self, positions: dict[str, int], rest: list[tuple[int, str]]) -> FastCheck | None:
-        """A function that turns a clean CSV row straight into its record, else None.
-
-        ``positions`` gives the index of each canonical column of the header, ``rest`` the
-        ``(index, name)`` of the payload's. The function takes the reader's list of fields and
-        returns exactly the record :meth:`check` gives for the same row, without building the
-        row's dicts; for anything unusual (a problem, a category not seen yet) it returns None,
-        and the row goes through :meth:`check`, which names the problems. None when the
-        campaign's kind has no fast path (multilabel) or a required column is absent.
-        """
-        if self.kind == "multilabel" or any(c not in positions for c in self.required):
-            return None
-        get = positions.get
-        i_ext, i_time, i_dur = get("judgment_id"), get("created_at"), get("duration_s")
-        clean_time, sha, sep, inf = _clean_time, _sha256, SEP, math.inf
-        number_text = _number_text
-        durations: dict[str, float] = {}
-
-        def tail(row: list[str]) -> tuple[Any, ...] | None:
-            """(external, created, duration, stamp, payload), or None when one is bad."""
-            external: str | None = None
-            if i_ext is not None:
-                external = row[i_ext].strip()
-                if len(external) > MAX_ID:
-                    return None
-                external = external or None
-            created: datetime | None = None
-            stamp = ""
-            if i_time is not None and (text := row[i_time].strip()):
-                parsed = clean_time(text, external is not None)
-                if parsed is None:
-                    return None
-                created, stamp = parsed
-            duration: float | None = None
-            if i_dur is not None and (raw := row[i_dur]).strip():
-                duration = durations.get(raw)
-                if duration is None:
-                    if not number_text(raw.strip()):
-                        return None
-                    duration = float(raw)
-                    if not duration >= 0 or duration == inf:
-                        return None
-                    duration += 0.0  # -0.0 -> 0.0, as float(seconds(...)) does
-                    if len(durations) < CACHE_SIZE:
-                        durations[raw] = duration
-            payload = {c: row[i] for i, c in rest} if rest else None
-            return external, created, duration, stamp, payload
-
-        if self.kind == "pairwise":
-            return self._pairwise_fast(positions, tail, sha, sep)
-        i_worker, i_item, i_value = positions["worker"], positions["item"], positions["value"]
-        rating = self.kind == "rating"
-        lo, hi = self.lo, self.hi
-        values: dict[str, tuple[float | None, str | None, str]] = {}
-        known, new = self.known, self.new_categories
-
-        def value_of(value: str) -> tuple[float | None, str | None, str] | None:
-            """(value_num, value_label, canonical text) of a clean value, else None."""
-            if rating:
-                if not number_text(text := value.strip()):
-                    return None
-                num = float(text)
-                if not lo <= num <= hi or num - num != 0.0:  # NaN, inf
-                    return None
-                got: tuple[float | None, str | None, str] = (num, None, repr(num))
-                if len(values) < CACHE_SIZE:
-                    values[value] = got
-                return got
-            label = value.strip()
-            if not label or (label not in known and label not in new):
-                return None  # a new category is added by check(), in file order
-            return None, label, label  # not cached: the categories may still grow
-
-        def fast(row: list[str]) -> tuple[Any, ...] | None:
-            worker, item = row[i_worker].strip(), row[i_item].strip()
-            if not worker or not item or len(worker) > MAX_ID or len(item) > MAX_ID:
-                return None
-            got = values.get(value := row[i_value]) or value_of(value)
-            if got is None or (rest := tail(row)) is None:
-                return None
-            num, label, canon = got
-            external, created, duration, stamp, payload = rest
-            if external is not None:
-                key = "id:" + external
-            else:
-                key = "sha256:" + sha(sep.join((worker, item, canon, stamp)).encode()).hexdigest()
-            return (worker, item, num, label, key, external, created, duration, payload, None)
-
-        return fast
-
-    def _pairwise_fast(
-        self,
-        positions: dict[str, int],
-        tail: Callable[[list[str]], tuple[Any, ...] | None],
-        sha: Callable[..., Any],
-        sep: str,
-    ) -> FastCheck:
-        """:meth:`csv_fast` for a pairwise campaign."""
-        i_worker, i_left, i_right = positions["worker"], positions["left"], positions["right"]
-        i_pref = positions["preference"]
-        outcomes = ("left", "right") if self.campaign.strict else ("left", "right", "tie")
-
-        def fast(row: list[str]) -> tuple[Any, ...] | None:
-            worker, left, right = row[i_worker].strip(), row[i_left].strip(), row[i_right].strip()
-            if (
-                not worker
-                or not left
-                or not right
-                or left == right
-                or len(worker) > MAX_ID
-                or len(left) > MAX_ID
-                or len(right) > MAX_ID
-            ):
-                return None
-            outcome = row[i_pref].strip().lower()
-            if outcome not in outcomes or (rest := tail(row)) is None:
-                return None
-            external, created, duration, stamp, payload = rest
-            if external is not None:
-                key = "id:" + external
-            else:
-                key = (
-                    "sha256:"
-                    + sha(sep.join((worker, left, right, outcome, stamp)).encode()).hexdigest()
-                )
-            return (worker, left, right, outcome, key, external, created, duration, payload)
-
-        return fast
+        """The CSV fast path of this validator (:func:`monitor.ingest.fastpath.csv_fast`)."""
+        return csv_fast(self, positions, rest)
 
     # --- rows -------------------------------------------------------------------------------
 
@@ -577,7 +390,7 @@ class Validator:
             if type(raw) is not str:
                 return None
             if text := raw.strip():
-                parsed = _clean_time(text, external is not None)
+                parsed = clean_time(text, external is not None)
                 if parsed is None:
                     return None
                 created, stamp = parsed
@@ -597,10 +410,11 @@ class Validator:
             text = SEP.join((worker, item, repr(num), stamp))
             key = "sha256:" + _sha256(text.encode()).hexdigest()
         extra = row.extra or None
-        return (worker, item, num, None, key, external, created, duration, extra, None)
+        return (worker, item, num, None, key, external, created, duration, extra, None, row.line)
 
     def _careful_judgment(self, row: SourceRow) -> tuple[str, JudgmentRecord] | list[Problem]:
-        fields, line, out = row.fields, row.line, []
+        fields, line = row.fields, row.line
+        out: list[Problem] = []
         worker = self._id(fields, "worker", line, out, required=True)
         item = self._id(fields, "item", line, out, required=True)
         value = fields.get("value")
@@ -634,28 +448,14 @@ class Validator:
         if out:
             return out
         assert worker is not None and item is not None  # noqa: S101 - guaranteed by out == []
-        if external is not None:
-            key = "id:" + external
-        else:
-            stamp = created.isoformat() if created is not None else ""
-            digest = hashlib.sha256(SEP.join((worker, item, canon, stamp)).encode()).hexdigest()
-            key = "sha256:" + digest
+        key = dedup_key(external, (worker, item, canon), created)
         payload = row.extra or None
-        return "judgment", (
-            worker,
-            item,
-            num,
-            label,
-            key,
-            external,
-            created,
-            duration,
-            payload,
-            annotations,
-        )
+        record = (worker, item, num, label, key, external, created, duration, payload)
+        return "judgment", (*record, annotations, line)
 
     def _preference(self, row: SourceRow) -> tuple[str, PreferenceRecord] | list[Problem]:
-        fields, line, out = row.fields, row.line, []
+        fields, line = row.fields, row.line
+        out: list[Problem] = []
         worker = self._id(fields, "worker", line, out, required=True)
         left = self._id(fields, "left", line, out, required=True)
         right = self._id(fields, "right", line, out, required=True)
@@ -692,27 +492,14 @@ class Validator:
         if out:
             return out
         assert worker and left and right and outcome  # noqa: S101 - guaranteed by out == []
-        if external is not None:
-            key = "id:" + external
-        else:
-            stamp = created.isoformat() if created is not None else ""
-            text = SEP.join((worker, left, right, outcome, stamp))
-            key = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+        key = dedup_key(external, (worker, left, right, outcome), created)
         payload = row.extra or None
-        return "preference", (
-            worker,
-            left,
-            right,
-            outcome,
-            key,
-            external,
-            created,
-            duration,
-            payload,
-        )
+        record = (worker, left, right, outcome, key, external, created, duration, payload)
+        return "preference", (*record, line)
 
     def _item(self, row: SourceRow) -> tuple[str, ItemRecord] | list[Problem]:
-        fields, line, out = row.fields, row.line, []
+        fields, line = row.fields, row.line
+        out: list[Problem] = []
         item = self._id(fields, "item", line, out, required=False)
         if item is None and not out:
             what = "missing" if "item" not in fields else "empty"

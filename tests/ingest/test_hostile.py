@@ -247,7 +247,7 @@ EXPECTED: dict[str, list[str]] = {
         "{f}:2: 2 fields where the header has 7 (a value holding a comma, a quote or a line break must be quoted)"
     ],
     "rating_single_quotes.jsonl": [
-        "{f}:2: not valid JSON: Expecting property name enclosed in double quotes"
+        "{f}:2:2: not valid JSON: Expecting property name enclosed in double quotes"
     ],
     "rating_sql_value.csv": [
         "{f}:2: column 'value': expected a number in 1..5, got '3; DROP TABLE judgments; --'"
@@ -297,12 +297,12 @@ EXPECTED: dict[str, list[str]] = {
     "rating_time_year_10000.csv": [
         "{f}:2: column 'created_at': cannot read '10000-01-01T00:00:00Z' as a time (ISO 8601, e.g. 2025-11-03T09:12:45Z)"
     ],
-    "rating_trailing_garbage.jsonl": ["{f}:2: not valid JSON: Extra data"],
+    "rating_trailing_garbage.jsonl": ["{f}:2:44: not valid JSON: Extra data"],
     "rating_unbalanced_quote.csv": [
         "{f}:2: cannot read the record: unexpected end of data (a value holding a comma, a quote or a line break must be quoted)"
     ],
     "rating_underscore_number.csv": ["{f}:2: column 'value': expected a number in 1..5, got '0_3'"],
-    "rating_unterminated.jsonl": ["{f}:2: not valid JSON: Invalid control character at"],
+    "rating_unterminated.jsonl": ["{f}:2:29: not valid JSON: Invalid control character at"],
     "rating_utf16.jsonl": [
         "{f}: UTF-16 text, not JSON Lines text in UTF-8 (save the file as UTF-8)"
     ],

@@ -76,7 +76,7 @@ def test_multilabel_and_pairwise_copies(engine: Engine, tmp_path: Path) -> None:
     create_campaign(engine, CampaignSpec("p", "pairwise"))
     path = tmp_path / "p.csv"
     path.write_text(
-        "worker,left,right,preference,judgment_id\nw1,x,y,left,1\nw1,y,z,tie,2\nw1,x,y,right,1\n",
+        "worker,left,right,preference,judgment_id\nw1,x,y,left,1\nw1,y,z,tie,2\nw1,x,y,left,1\n",
         encoding="utf-8",
     )
     s = ingest_file(engine, path, "p")

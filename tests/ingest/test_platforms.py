@@ -194,10 +194,10 @@ def test_json_array_elements_lines() -> None:
     assert json_array_elements("x.json", text) == [(2, {"a": 1}), (4, {"b": [1, 2]}), (5, {"c": 3})]
     with pytest.raises(InputError) as info:
         json_array_elements("x.json", '[\n {"a": 1},\n {"b": }\n]')
-    assert str(info.value) == "x.json:3: not valid JSON: Expecting value"
+    assert str(info.value) == "x.json:3:8: not valid JSON: Expecting value"
     with pytest.raises(InputError) as info:
         json_array_elements("x.json", '{"a": 1}')
     assert str(info.value) == "x.json:1: expected a JSON array (a list of tasks)"
     with pytest.raises(InputError) as info:
         json_array_elements("x.json", '[{"a": 1}\n{"b": 2}]')
-    assert str(info.value) == "x.json:2: not valid JSON: expected ',' or ']'"
+    assert str(info.value) == "x.json:2:1: not valid JSON: expected ',' or ']'"

@@ -56,7 +56,7 @@ EXPECTED: dict[str, list[str]] = {
     "rating_not_object.jsonl": [
         '{f}:2: expected a JSON object, got an array (write one object a line: {"worker": ..., ...})'
     ],
-    "rating_bad_json.jsonl": ["{f}:2: not valid JSON: Expecting value"],
+    "rating_bad_json.jsonl": ["{f}:2:1: not valid JSON: Expecting value"],
     "rating_csv_in.jsonl": [
         "{f}:1: does not look like JSON Lines (a CSV file is named .csv, or pass --format csv)"
     ],
@@ -306,7 +306,7 @@ def test_csv_fast_path_gives_what_check_gives(
         source = SourceRow(
             1, {c: row[i] for c, i in positions.items()}, extra={c: row[i] for i, c in rest}
         )
-        got = fast(row)
+        got = fast(row, 1)
         want = slow_v.check(source)
         if got is None:
             fast_v.check(source)  # the reader hands it on to check()

@@ -1,38 +1,27 @@
 """Readers for crowdsourcing platform exports: each maps one platform's file onto canonical rows.
 
-Every reader has the same signature (see :class:`Reader`) and yields
-:class:`~monitor.ingest.rows.SourceRow` objects: judgments (or preferences), item rows for gold
-values and texts found in the export, worker rows for platform statuses. Validation against the
-campaign (scale, categories, ties) happens downstream on these rows; a reader refuses only what
-it cannot map (a missing platform column, an unreadable timestamp, ...) with an ``InputError``.
+Every reader has the same signature (see :class:`~monitor.ingest.platforms.mapping.Reader`) and
+yields :class:`~monitor.ingest.rows.SourceRow` objects: judgments (or preferences), item rows for
+gold values and texts found in the export, worker rows for platform statuses. The tabular
+exports (MTurk, Toloka, Figure Eight, Prolific's submissions) are declarations read by one
+engine (:mod:`~monitor.ingest.platforms.export`). Validation against the campaign (scale,
+categories, ties) happens downstream on these rows; a reader refuses what it cannot map: a
+problem of the file (a missing platform column, a mapping that fits nothing) with an
+``InputError``, a problem of one record (an unreadable timestamp, an empty worker id, ...) as a
+:class:`~monitor.ingest.rows.BadRecord` (see :class:`~monitor.ingest.platforms.mapping.Rows`).
 """
 
 from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol
 
 from monitor.ingest.platforms import figure_eight, labelstudio, mturk, prolific, toloka
-from monitor.ingest.platforms.mapping import Kind
-from monitor.ingest.rows import SourceRow
+from monitor.ingest.platforms.mapping import Reader, Rows
 from monitor.ingest.safe import JsonLines
 
-__all__ = ["READERS", "Reader", "detect"]
-
-
-class Reader(Protocol):
-    def __call__(
-        self,
-        path: Path,
-        *,
-        kind: Kind,
-        mapping: dict[str, str] | None = None,
-        options: dict[str, str] | None = None,
-    ) -> Iterator[SourceRow]: ...
-
+__all__ = ["READERS", "Reader", "Rows", "detect"]
 
 READERS: dict[str, Reader] = {
     "mturk": mturk.read,

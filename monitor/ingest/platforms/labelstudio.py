@@ -17,19 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from monitor.errors import InputError, NotFound, UsageError
+from monitor.ingest.jsondoc import json_array_elements
 from monitor.ingest.platforms.mapping import (
-    Kind,
-    Rows,
+    Record,
+    Request,
     Where,
     canonical_value,
-    check_args,
-    json_array_elements,
-    pairwise_codes,
+    reader,
     seconds,
     utc_iso,
     utc_time,
 )
-from monitor.ingest.rows import SourceRow
+from monitor.ingest.rows import BadRecord, SourceRow
 from monitor.ingest.safe import unstorable
 
 VALUE_KEYS = ("choices", "rating", "number", "selected", "taxonomy")  # selected: Pairwise tag
@@ -37,42 +36,43 @@ MISSING = object()
 OPTIONS = ("ground_truth",)
 GROUND_TRUTH = ("gold", "judgment", "both")
 PATH_SEPARATOR = "/"  # between the levels of a Taxonomy path
+Task = tuple[int, Any]  # the line a task starts on, and the task
 
 
-def read(
-    path: Path,
-    *,
-    kind: Kind,
-    mapping: dict[str, str] | None = None,
-    options: dict[str, str] | None = None,
-) -> Iterator[SourceRow]:
-    """Read a Label Studio JSON export as canonical judgment rows and gold/text item rows."""
-    mapping, options = check_args("Label Studio", kind, mapping, options, option_names=OPTIONS)
-    ground_truth = options.get("ground_truth", "gold").strip().lower() or "gold"
+def _check(request: Request) -> None:
+    ground_truth = request.options.get("ground_truth", "gold").strip().lower() or "gold"
     if ground_truth not in GROUND_TRUTH:
         raise UsageError(
-            f"option ground_truth: expected gold, judgment or both, got '{options['ground_truth']}'",
+            f"option ground_truth: expected gold, judgment or both, got "
+            f"'{request.options['ground_truth']}'",
             hint="gold: the item's gold value only; judgment: an ordinary judgment; both",
         )
-    worker_key = mapping.get("worker", "id")
+    worker_key = request.mapping.get("worker", "id")
     if worker_key not in ("id", "email"):
         raise UsageError(
             f"--map worker={worker_key}: Label Studio names annotators by id or email",
             hint="use --map worker=id or --map worker=email",
         )
-    codes = pairwise_codes(mapping.get("pairwise"))
-    path = Path(path)
-    return Rows(lambda notes: _rows(path, kind, mapping, worker_key, codes, ground_truth, notes))
 
 
-def _load(path: Path) -> list[tuple[int, Any]]:
+def _load(path: Path) -> list[Task]:
+    """The tasks of the export with the line each starts on; text that is not UTF-8 or not a
+    JSON array refuses the file at the line and character where it goes wrong, and so does an
+    element that is not a task (the file is not a Label Studio JSON export)."""
     name = str(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise NotFound(f"no such file: {name}") from None
-    except UnicodeDecodeError:
-        raise Where(name, None).error("not UTF-8 text", hint="export the file as UTF-8") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        char = len(data[start : exc.start].decode("utf-8-sig", "replace")) + 1
+        raise InputError.at(
+            name, line, None, "not UTF-8 text", "export the file as UTF-8", char
+        ) from None
     tasks = json_array_elements(name, text)
     for line, task in tasks:
         if not isinstance(task, dict) or not isinstance(task.get("annotations", []), list):
@@ -83,69 +83,113 @@ def _load(path: Path) -> list[tuple[int, Any]]:
     return tasks
 
 
-def _rows(
-    path: Path,
-    kind: str,
-    mapping: dict[str, str],
-    worker_key: str,
-    codes: dict[str, str],
-    ground_truth: str,
-    notes: list[str],
-) -> Iterator[SourceRow]:
+def _rows(path: Path, request: Request, notes: list[str]) -> Iterator[Record]:
+    """Read a Label Studio JSON export as canonical judgment rows and gold/text item rows."""
     name = str(path)
+    mapping = request.mapping
+    ground_truth = request.options.get("ground_truth", "gold").strip().lower() or "gold"
+    worker_key = mapping.get("worker", "id")
     tasks = _load(path)
     from_name = mapping.get("value") or _default_from_name(name, tasks)
-    left, right = mapping.get("left", "data.left"), mapping.get("right", "data.right")
+    reading = _Reading(request, from_name, worker_key, ground_truth)
     item_spec = mapping.get("item", "")
     if not item_spec:
         all_have_id = all(isinstance(t.get("data"), dict) and "id" in t["data"] for _, t in tasks)
         item_spec = "data.id" if tasks and all_have_id else "id"
-    seen: set[str] = set()
-    judges: set[str] = set()  # annotators with ordinary judgments
-    gold_from: dict[str, None] = {}  # annotators whose ground truth became gold
     for line, task in tasks:
         where = Where(name, line)
-        fields: dict[str, Any] = {}
-        if kind == "pairwise":
-            fields["left"] = _task_field(task, left, "left", where)
-            fields["right"] = _task_field(task, right, "right", where)
-        else:
-            item = fields["item"] = _task_field(task, item_spec, "item", where)
-            if "text" in mapping and item not in seen:
-                seen.add(item)
-                text = _task_field(task, mapping["text"], "text", where)
-                yield SourceRow(line, {"item": item, "text": text}, table="item")
-        for annotation in _annotations(task, where):
-            if _flag(annotation, "was_cancelled", task, where):
+        try:
+            annotations = _annotations(task, where)
+            fields, text = reading.task_fields(task, item_spec, where)
+        except InputError as exc:
+            yield BadRecord(line, _raw(task), exc.problems[0])
+            continue
+        if text is not None:
+            yield text
+        for annotation in annotations:
+            try:
+                rows = reading.annotation(task, annotation, fields, where)
+            except InputError as exc:
+                yield BadRecord(line, _raw(annotation), exc.problems[0])
                 continue
-            raw = _answer(task, annotation, from_name, where.at(from_name))
-            value = canonical_value(kind, raw, codes, where.at(from_name))
-            marked = _flag(annotation, "ground_truth", task, where)
-            if marked and kind == "pairwise":
-                if ground_truth == "gold":
-                    continue  # a pair has no gold value; the mark is not a judgment either
-            elif marked and ground_truth != "judgment":
-                yield SourceRow(line, {"item": fields["item"], "gold": value}, table="item")
-                if ground_truth == "gold":
-                    author = _author(annotation, worker_key)
-                    if author is not None:
-                        gold_from.setdefault(author)
-                    continue
-            worker = _worker(annotation, worker_key, where)
-            judges.add(worker)
-            row = dict(fields)
-            row["worker"] = worker
-            row["preference" if kind == "pairwise" else "value"] = value
-            row.update(_times(annotation, where))
-            extra = {"task_id": task.get("id")}
-            yield SourceRow(line, row, table="judgment", extra=extra)
-    mixed = [w for w in gold_from if w in judges]
+            yield from rows
+    mixed = [w for w in reading.gold_from if w in reading.judges]
     if mixed and ground_truth == "gold":
         notes.append(
             "warning: gold values come from ground-truth annotations of annotators who also have "
             f"ordinary judgments ({', '.join(mixed)}); --option ground_truth=judgment keeps "
             "those annotations as judgments, ground_truth=both as both"
         )
+
+
+read = reader("Label Studio", _rows, options=OPTIONS, check=_check)
+
+
+def _raw(value: Any) -> str:  # noqa: ANN401 - a task or an annotation
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class _Reading:
+    """What the rows of one export are read with, and what the reading found out."""
+
+    def __init__(self, request: Request, from_name: str, worker_key: str, ground_truth: str):
+        self.kind, self.codes, self.mapping = request.kind, request.codes, request.mapping
+        self.from_name, self.worker_key, self.ground_truth = from_name, worker_key, ground_truth
+        self.seen: set[str] = set()  # items whose text is given
+        self.judges: set[str] = set()  # annotators with ordinary judgments
+        self.gold_from: dict[str, None] = {}  # annotators whose ground truth became gold
+
+    def task_fields(
+        self, task: dict[str, Any], item_spec: str, where: Where
+    ) -> tuple[dict[str, Any], SourceRow | None]:
+        """The fields every judgment of the task has (item, or left and right), and the item
+        row of its text when it is the first task of the item."""
+        fields: dict[str, Any] = {}
+        if self.kind == "pairwise":
+            fields["left"] = _task_field(task, self.mapping.get("left", "data.left"), "left", where)
+            fields["right"] = _task_field(
+                task, self.mapping.get("right", "data.right"), "right", where
+            )
+            return fields, None
+        item = fields["item"] = _task_field(task, item_spec, "item", where)
+        if "text" not in self.mapping or item in self.seen:
+            return fields, None
+        text = _task_field(task, self.mapping["text"], "text", where)
+        self.seen.add(item)
+        return fields, SourceRow(where.line or 0, {"item": item, "text": text}, table="item")
+
+    def annotation(
+        self,
+        task: dict[str, Any],
+        annotation: dict[str, Any],
+        fields: dict[str, Any],
+        where: Where,
+    ) -> list[SourceRow]:
+        """The rows of one annotation: a judgment, the item's gold value, both or none."""
+        line = where.line or 0
+        if _flag(annotation, "was_cancelled", task, where):
+            return []
+        raw = _answer(task, annotation, self.from_name, where.at(self.from_name))
+        value = canonical_value(self.kind, raw, self.codes, where.at(self.from_name))
+        marked = _flag(annotation, "ground_truth", task, where)
+        rows = []
+        if marked and self.kind == "pairwise":
+            if self.ground_truth == "gold":
+                return []  # a pair has no gold value; the mark is not a judgment either
+        elif marked and self.ground_truth != "judgment":
+            rows.append(SourceRow(line, {"item": fields["item"], "gold": value}, table="item"))
+            if self.ground_truth == "gold":
+                author = _author(annotation, self.worker_key)
+                if author is not None:
+                    self.gold_from.setdefault(author)
+                return rows
+        worker = _worker(annotation, self.worker_key, where)
+        row = {**fields, "worker": worker}
+        row["preference" if self.kind == "pairwise" else "value"] = value
+        row.update(_times(annotation, where))
+        rows.append(SourceRow(line, row, table="judgment", extra={"task_id": task.get("id")}))
+        self.judges.add(worker)
+        return rows
 
 
 def _annotations(task: dict[str, Any], where: Where) -> list[dict[str, Any]]:
@@ -206,15 +250,20 @@ def _json_type(value: Any) -> str:
     return "a list" if isinstance(value, list) else "an object"
 
 
-def _default_from_name(name: str, tasks: list[tuple[int, Any]]) -> str:
+def _default_from_name(name: str, tasks: list[Task]) -> str:
+    """The only control tag (``from_name``) the results of the export name; an annotation of
+    the wrong shape is passed over here (it is refused when it is read)."""
     found: dict[str, None] = {}
-    for line, task in tasks:
-        where = Where(name, line)
-        for annotation in _annotations(task, where):
-            if not _flag(annotation, "was_cancelled", task, where):
-                for result in _results(annotation, _label(task, annotation), where):
-                    if "from_name" in result:
-                        found.setdefault(str(result["from_name"]))
+    for _, task in tasks:
+        for annotation in task.get("annotations") or ():
+            if not isinstance(annotation, dict) or annotation.get("was_cancelled") is True:
+                continue
+            results = annotation.get("result")
+            if not isinstance(results, list):
+                continue
+            for result in results:
+                if isinstance(result, dict) and "from_name" in result:
+                    found.setdefault(str(result["from_name"]))
     if len(found) == 1:
         return next(iter(found))
     if not found:

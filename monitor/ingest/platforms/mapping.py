@@ -1,28 +1,46 @@
-"""What the platform readers share: mapping keys, answer decoding, times, delimited files.
+"""What the platform readers share: the reader's call, mapping keys, answer decoding, times.
 
 A *mapping* is what the user passes as ``--map KEY=VALUE``: which platform field holds the
 answer (``value``), the item (``item``), the two items of a pair (``left``, ``right``), the item
 text (``text``), the worker (``worker``), and how a pairwise answer is encoded (``pairwise``,
 written ``left=A,right=B,tie=same``; several spellings of one outcome joined by ``|``).
+Every reader is made by :func:`reader`: one signature, the kind, mapping and options checked
+when it is called (a usage error comes at once), the file read lazily as :class:`Rows`.
 """
 
 from __future__ import annotations
 
-import csv
 import json
-import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Protocol
 
-from monitor.errors import InputError, NotFound, UsageError
-from monitor.ingest.safe import JsonLines, refusal
+from monitor.catalog import Kind
+from monitor.errors import InputError, UsageError
+from monitor.ingest.jsondoc import json_array_elements
+from monitor.ingest.rows import BadRecord, SourceRow
 from monitor.ingest.safe import loads as safe_loads
+from monitor.ingest.safe import refusal
 
-Kind = Literal["rating", "label", "multilabel", "pairwise"]
+__all__ = [
+    "Kind",
+    "Reader",
+    "Request",
+    "Rows",
+    "Where",
+    "canonical_value",
+    "json_array_elements",
+    "pairwise_codes",
+    "parse_iso",
+    "parse_mturk_time",
+    "reader",
+    "seconds",
+    "utc_iso",
+    "utc_time",
+]
+
 KINDS: tuple[str, ...] = ("rating", "label", "multilabel", "pairwise")
 PREFERENCES: tuple[str, ...] = ("left", "right", "tie")
 MAPPING_KEYS: tuple[str, ...] = ("value", "item", "left", "right", "pairwise", "text", "worker")
@@ -96,18 +114,97 @@ def flag(options: Mapping[str, str], name: str) -> bool:
     raise UsageError(f"option {name}: expected true or false, got '{options[name]}'")
 
 
-class Rows:
-    """A reader's rows and the notes it has for the ingest summary (complete once read)."""
+Record = SourceRow | BadRecord
 
-    def __init__(self, make: Callable[[list[str]], Iterator[Any]]) -> None:
+
+class Rows:
+    """A reader's rows and the notes it has for the ingest summary (complete once read).
+
+    Iterating gives the rows and raises the first record that could not be read as an
+    InputError, as a caller of one reader expects. The ingest sets ``strict`` to False to get
+    such records as :class:`~monitor.ingest.rows.BadRecord` and go on: it lists them all, or
+    keeps them apart with their reasons (``--skip-invalid``).
+    """
+
+    strict = True
+
+    def __init__(self, make: Callable[[list[str]], Iterator[Record]]) -> None:
         self.notes: list[str] = []
         self._rows = make(self.notes)
 
     def __iter__(self) -> Iterator[Any]:
-        return self._rows
+        return self
 
-    def __next__(self) -> Any:  # noqa: ANN401
-        return next(self._rows)
+    def __next__(self) -> Any:  # noqa: ANN401 - a SourceRow (or BadRecord when not strict)
+        row = next(self._rows)
+        if self.strict and isinstance(row, BadRecord):
+            raise InputError(row.problem)
+        return row
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a reader is asked: the campaign's kind, the mapping and the options (checked),
+    and the pairwise encoding the mapping gives (``--map pairwise=...``)."""
+
+    kind: str
+    mapping: dict[str, str]
+    options: dict[str, str]
+    codes: dict[str, str]
+
+    def flag(self, name: str) -> bool:
+        return flag(self.options, name)
+
+
+class Reader(Protocol):
+    def __call__(
+        self,
+        path: Path,
+        *,
+        kind: Kind,
+        mapping: dict[str, str] | None = None,
+        options: dict[str, str] | None = None,
+    ) -> Rows: ...
+
+
+Body = Callable[[Path, Request, list[str]], Iterator[Record]]
+
+
+def reader(
+    platform: str,
+    body: Body,
+    *,
+    keys: Sequence[str] = MAPPING_KEYS,
+    options: Sequence[str] = (),
+    flags: Sequence[str] = (),
+    check: Callable[[Request], None] | None = None,
+) -> Reader:
+    """The reader of a platform: called with the file and the campaign's kind, it checks the
+    mapping ``keys``, the ``options`` (``flags`` among them are true or false) and anything
+    ``check`` looks at, raising a UsageError at once; then ``body`` reads the file as the
+    :class:`Rows` are iterated, adding its remarks to their notes."""
+
+    def read(
+        path: Path,
+        *,
+        kind: Kind,
+        mapping: dict[str, str] | None = None,
+        options: dict[str, str] | None = None,
+    ) -> Rows:
+        mapping, options = check_args(
+            platform, kind, mapping, options, keys=keys, option_names=names
+        )
+        request = Request(kind, mapping, options, pairwise_codes(mapping.get("pairwise")))
+        for name in flags:
+            request.flag(name)
+        if check is not None:
+            check(request)
+        file = Path(path)
+        return Rows(lambda notes: body(file, request, notes))
+
+    names = tuple(options)
+    read.__doc__ = body.__doc__
+    return read
 
 
 # --- answers -------------------------------------------------------------------------------
@@ -334,136 +431,3 @@ def seconds(text: Any) -> int | float:
     if not value >= 0 or value == float("inf"):
         raise ValueError("not a non-negative finite number")
     return int(value) if value.is_integer() else value
-
-
-# --- delimited files -----------------------------------------------------------------------
-
-
-@contextmanager
-def open_table(
-    path: Path, delimiter: str, *, exact: bool = False
-) -> Iterator[tuple[list[str], Iterator[tuple[int, dict[str, str]]]]]:
-    """Open a CSV/TSV file: the header, then ``(line, record)`` streamed one at a time.
-
-    ``line`` is where the record starts (quoted line breaks make records span lines). Blank
-    lines are skipped; short rows are padded (refused when ``exact``: for files a program
-    writes whole, a short row is a damaged one); a row with extra non-empty cells is refused.
-    """
-    name = str(path)
-    try:
-        handle = open(path, encoding="utf-8-sig", newline="")  # noqa: SIM115 (closed below)
-    except FileNotFoundError:
-        raise NotFound(f"no such file: {name}") from None
-    with handle:
-        reader = csv.reader(handle, delimiter=delimiter)
-        try:
-            header = next(reader, None)
-        except (csv.Error, UnicodeDecodeError) as exc:
-            raise _unreadable(name, 1, exc) from None
-        if not header or not any(h.strip() for h in header):
-            raise InputError.at(name, 1, None, "no header row", hint="export the file with headers")
-        header = [h.strip() for h in header]
-        yield header, _records(name, reader, header, exact)
-
-
-def _unreadable(name: str, line: int | None, exc: Exception) -> InputError:
-    if isinstance(exc, UnicodeDecodeError):
-        return InputError.at(name, None, None, "not UTF-8 text", hint="export the file as UTF-8")
-    return InputError.at(name, line, None, f"cannot read the record: {exc}")
-
-
-def _records(
-    name: str, reader: Any, header: list[str], exact: bool = False
-) -> Iterator[tuple[int, dict[str, str]]]:
-    width = len(header)
-    end = reader.line_num
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except (csv.Error, UnicodeDecodeError) as exc:
-            raise _unreadable(name, end + 1, exc) from None
-        start, end = end + 1, reader.line_num
-        if not any(cell.strip() for cell in row):
-            continue
-        if len(row) > width and any(cell.strip() for cell in row[width:]):
-            raise InputError.at(
-                name,
-                start,
-                None,
-                f"{len(row)} fields where the header has {width}",
-                hint="a value holding the separator or a line break must be quoted",
-            )
-        if len(row) < width:
-            if exact:
-                raise InputError.at(
-                    name,
-                    start,
-                    None,
-                    f"{len(row)} fields where the header has {width}",
-                    hint="the row is damaged (e.g. re-saved by a spreadsheet): export it again",
-                )
-            row = row + [""] * (width - len(row))
-        yield start, dict(zip(header, row, strict=False))
-
-
-def resolve_column(spec: str, header: Sequence[str], prefixes: Sequence[str] = ()) -> str | None:
-    """The header column ``spec`` names, written in full or without one of ``prefixes``."""
-    if spec in header:
-        return spec
-    for prefix in prefixes:
-        if prefix + spec in header:
-            return prefix + spec
-    return None
-
-
-def missing_column(path: str, key: str, spec: str, available: Iterable[str]) -> InputError:
-    """A mapped or required column absent from the header, listing the ones that could fit."""
-    listed = ", ".join(available) or "none"
-    return InputError.at(
-        path,
-        1,
-        spec,
-        "not in the header",
-        hint=f"columns: {listed}; choose one with --map {key}=COLUMN",
-    )
-
-
-_WS = re.compile(r"\s*")
-
-
-def json_array_elements(name: str, text: str) -> list[tuple[int, Any]]:
-    """The elements of a top-level JSON array, each with the line it starts on; decoded as
-    every reader decodes JSON (:class:`~monitor.ingest.safe.JsonLines`): a key written twice,
-    an integer of thousands of digits or nesting past the interpreter's stack refuses the file
-    at the line of the element."""
-    decoder = JsonLines()
-    pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
-    if pos >= len(text) or text[pos] != "[":
-        raise InputError.at(
-            name, 1 + text.count("\n", 0, pos), None, "expected a JSON array (a list of tasks)"
-        )
-    elements: list[tuple[int, Any]] = []
-    line, counted = 1, 0
-    pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-    if text.startswith("]", pos):
-        return elements
-    while True:
-        line += text.count("\n", counted, pos)
-        counted = pos
-        try:
-            element, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            raise InputError.at(name, exc.lineno, None, f"not valid JSON: {exc.msg}") from None
-        except (ValueError, RecursionError) as exc:  # a key twice, a huge integer, deep nesting
-            raise InputError.at(name, line, None, *refusal(exc)) from None
-        elements.append((line, element))
-        pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-        if text.startswith(",", pos):
-            pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-            continue
-        if text.startswith("]", pos) and not text[pos + 1 :].strip():
-            return elements
-        where = 1 + text.count("\n", 0, pos)
-        raise InputError.at(name, where, None, "not valid JSON: expected ',' or ']'")

@@ -13,71 +13,68 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from monitor.errors import NotFound, UsageError
+from monitor.errors import InputError, NotFound, Problem, UsageError
+from monitor.ingest.jsondoc import decode_problem
+from monitor.ingest.platforms.export import Clock, Export, Statuses, status_word
 from monitor.ingest.platforms.mapping import (
-    Kind,
+    Record,
+    Request,
     Where,
     canonical_value,
-    check_args,
     decode_preference,
-    flag,
-    json_value,
-    missing_column,
-    open_table,
-    pairwise_codes,
-    seconds,
+    parse_iso,
+    reader,
     utc_iso,
-    utc_time,
 )
-from monitor.ingest.rows import JUDGMENT_COLUMNS, PREFERENCE_COLUMNS, SourceRow
+from monitor.ingest.platforms.table import missing_column, open_table
+from monitor.ingest.rows import JUDGMENT_COLUMNS, PREFERENCE_COLUMNS, BadRecord, SourceRow
+from monitor.ingest.safe import JsonLines
 
 OPTIONS = ("export", "keep_rejected", "keep_unknown")
 MAPPING_KEYS = (*dict.fromkeys(JUDGMENT_COLUMNS + PREFERENCE_COLUMNS), "pairwise")
-KEPT = frozenset({"APPROVED", "AWAITING REVIEW"})
-DROPPED = frozenset({"RETURNED", "TIMED OUT", "SCREENED OUT", "ACTIVE"})
-# Export column -> worker field; names are compared lower case with spaces for "_". Exports
-# before 2023 wrote session_id, participant_id, status, started_datetime, completed_date_time,
-# time_taken.
+# Column names are compared lower case with spaces for "_" (see _norm). Exports before 2023
+# wrote session_id, participant_id, status, started_datetime, completed_date_time, time_taken.
+PROLIFIC = Export(
+    platform="Prolific",
+    delimiter=",",
+    exact=True,  # Prolific writes every field: a short row is a damaged one
+    worker="participant id",
+    required=("participant id", "status"),
+    expected="expected Prolific's submissions export (Participant id, Status, ...)",
+    judgment="submission id",
+    worked="time taken",
+    clock=Clock(parse_iso, "expected ISO 8601"),
+    statuses=Statuses(
+        "status",
+        rejected=frozenset({"REJECTED"}),
+        skipped=frozenset({"RETURNED", "TIMED OUT", "SCREENED OUT", "ACTIVE"}),
+        kept=frozenset({"APPROVED", "AWAITING REVIEW"}),
+        expected="expected APPROVED, AWAITING REVIEW, REJECTED, RETURNED, TIMED-OUT, "
+        "SCREENED OUT or ACTIVE",
+    ),
+)
+# Other names of the export's columns -> the declared ones; the times go to the worker rows.
+ALIASES = {"session id": "submission id"}
 TIMES = {
     "started at": "started_at", "started datetime": "started_at",
     "completed at": "completed_at", "completed date time": "completed_at",
 }  # fmt: skip
-SUBMISSION = ("submission id", "session id")
-RANK = {"kept": 2, "rejected": 1, "dropped": 0}
+RANK = {"kept": 2, "rejected": 1, "skipped": 0}
 
 
 @dataclass(frozen=True)
 class _Participant:
-    line: int
-    status: str  # upper case, "-" and "_" as spaces: "TIMED OUT"
+    rank: int  # of the status: kept 2, rejected 1, dropped 0
     row: SourceRow
 
 
-def read(
-    path: Path,
-    *,
-    kind: Kind,
-    mapping: dict[str, str] | None = None,
-    options: dict[str, str] | None = None,
-) -> Iterator[SourceRow]:
-    """Worker rows from a Prolific export, then (with ``export=``) the joined answer rows."""
-    mapping, options = check_args(
-        "Prolific", kind, mapping, options, keys=MAPPING_KEYS, option_names=OPTIONS
-    )
-    keep_rejected = flag(options, "keep_rejected")
-    keep_unknown = flag(options, "keep_unknown")
-    codes = pairwise_codes(mapping.get("pairwise")) if "pairwise" in mapping else None
-    export = options.get("export", "").strip()
-    if "export" in options and not export:
+def _check(request: Request) -> None:
+    if "export" in request.options and not request.options["export"].strip():
         raise UsageError("option export: empty path", hint="write export=PATH")
-    return _rows(
-        Path(path), Path(export) if export else None, kind, mapping, codes,
-        keep_rejected, keep_unknown,
-    )  # fmt: skip
 
 
 def is_export(header: list[str]) -> bool:
@@ -90,50 +87,62 @@ def _norm(name: str) -> str:
     return " ".join(name.strip().lower().replace("_", " ").split())
 
 
-def _status_key(text: str) -> str:
-    return " ".join(text.strip().upper().replace("-", " ").replace("_", " ").split())
-
-
-def _rows(
-    path: Path,
-    export: Path | None,
-    kind: str,
-    mapping: dict[str, str],
-    codes: dict[str, str] | None,
-    keep_rejected: bool,
-    keep_unknown: bool,
-) -> Iterator[SourceRow]:
+def _rows(path: Path, request: Request, notes: list[str]) -> Iterator[Record]:
+    """Worker rows from a Prolific export, then (with ``export=``) the joined answer rows."""
+    mapping, kind = request.mapping, request.kind
+    codes = request.codes if "pairwise" in mapping else None
+    text = request.options.get("export", "").strip()
+    export = Path(text) if text else None
     id_column = mapping.get("worker")
-    if export is None:
-        participants = _read_export(path, alone=True, id_column=id_column)
-    else:
-        participants = _read_export(export, alone=False, id_column=id_column)
-    for participant in participants.values():
-        yield participant.row
+    participants = _read_export(export or path, alone=export is None, id_column=id_column)
+    for known in participants.values():
+        yield known.row
     if export is None:
         return
-    kept = KEPT | {"REJECTED"} if keep_rejected else KEPT
+    least = RANK["rejected"] if request.flag("keep_rejected") else RANK["kept"]
+    keep_unknown = request.flag("keep_unknown")
     name = str(path)
     worker_column = mapping.get("worker", "worker")
-    for line, fields, extra in _answers(path, kind, mapping, codes):
-        where = Where(name, line, worker_column)
-        raw = fields.get("worker")
-        if raw is not None and (not isinstance(raw, str | int) or isinstance(raw, bool)):
-            raise where.error(f"expected a participant id, got {json.dumps(raw)}")
-        worker = str(raw or "").strip()
-        if not worker:
-            raise where.error("no participant id")
-        fields["worker"] = worker
-        participant = participants.get(worker)
-        if participant is None:
-            if not keep_unknown:
-                raise where.error(
-                    f"participant '{worker}' is not in the Prolific export {export}",
-                    hint="check the study, or keep such answers with the option keep_unknown",
-                )
-        elif participant.status not in kept:
+    for answer in _answers(path, kind, mapping, codes):
+        if isinstance(answer, BadRecord):
+            yield answer
             continue
-        yield SourceRow(line, fields, table="judgment", extra=extra)
+        line, fields, extra = answer
+        try:
+            fields["worker"] = worker = _participant_id(fields, Where(name, line, worker_column))
+        except InputError as exc:
+            yield BadRecord(line, _raw({**fields, **extra}), exc.problems[0])
+            continue
+        participant = participants.get(worker)
+        if participant is None and not keep_unknown:
+            where = Where(name, line, worker_column)
+            problem = where.error(
+                f"participant '{worker}' is not in the Prolific export {export}",
+                hint="check the study, or keep such answers with the option keep_unknown",
+            ).problems[0]
+            yield BadRecord(line, _raw({**fields, **extra}), problem)
+        elif participant is None or participant.rank >= least:
+            yield SourceRow(line, fields, table="judgment", extra=extra)
+
+
+def _participant_id(fields: dict[str, Any], where: Where) -> str:
+    raw = fields.get("worker")
+    if raw is not None and (not isinstance(raw, str | int) or isinstance(raw, bool)):
+        raise where.error(f"expected a participant id, got {json.dumps(raw)}")
+    worker = str(raw or "").strip()
+    if not worker:
+        raise where.error("no participant id")
+    return worker
+
+
+read = reader(
+    "Prolific",
+    _rows,
+    keys=MAPPING_KEYS,
+    options=OPTIONS,
+    flags=("keep_rejected", "keep_unknown"),
+    check=_check,
+)
 
 
 def _read_export(path: Path, *, alone: bool, id_column: str | None) -> dict[str, _Participant]:
@@ -144,8 +153,8 @@ def _read_export(path: Path, *, alone: bool, id_column: str | None) -> dict[str,
     """
     name = str(path)
     participants: dict[str, _Participant] = {}
-    with open_table(path, ",", exact=True) as (header, records):
-        columns = {_norm(h): h for h in header}
+    with open_table(path, PROLIFIC.delimiter, exact=PROLIFIC.exact) as (header, records):
+        columns = {ALIASES.get(_norm(h), _norm(h)): h for h in header}
         if "participant id" not in columns and id_column in header and "status" in columns:
             columns["participant id"] = id_column
         elif not is_export(header):
@@ -154,68 +163,56 @@ def _read_export(path: Path, *, alone: bool, id_column: str | None) -> dict[str,
                     f"{name} is not a Prolific export (no 'Participant id' and 'Status' columns)",
                     hint="to join answers with the export, pass the option export=PATH",
                 )
-            raise Where(name, 1, "Participant id").error(
-                "not in the header",
-                hint="expected Prolific's submissions export (Participant id, Status, ...)",
-            )
+            missing = next(c for c in PROLIFIC.required if c not in columns)
+            where = Where(name, 1, "Participant id" if missing == "participant id" else "Status")
+            raise where.error("not in the header", hint=PROLIFIC.expected)
+        assert PROLIFIC.statuses is not None  # noqa: S101 - declared above
+        statuses = replace(PROLIFIC.statuses, column=columns["status"])
         for line, rec in records:
-            where = Where(name, line)
-            pid = rec[columns["participant id"]].strip()
-            if not pid:
-                raise where.at(columns["participant id"]).error("empty participant id")
-            raw_status = rec[columns["status"]].strip()
-            status = _status_key(raw_status)
-            if status in KEPT:
-                rank = RANK["kept"]
-            elif status == "REJECTED":
-                rank = RANK["rejected"]
-            elif status in DROPPED:
-                rank = RANK["dropped"]
-            else:
-                raise where.at(columns["status"]).error(
-                    f"unknown status '{raw_status}'",
-                    hint="expected APPROVED, AWAITING REVIEW, REJECTED, RETURNED, TIMED-OUT, "
-                    "SCREENED OUT or ACTIVE",
-                )
-            fields: dict[str, Any] = {"worker": pid, "status": status.lower().replace(" ", "_")}
-            for column, field in TIMES.items():
-                text = rec[columns[column]].strip() if column in columns else ""
-                if text:
-                    at = where.at(columns[column])
-                    fields[field] = utc_iso(utc_time(text, at, "expected ISO 8601"))
-            taken = rec[columns["time taken"]].strip() if "time taken" in columns else ""
-            if taken:
-                try:
-                    fields["duration_s"] = seconds(taken)
-                except ValueError:
-                    raise where.at(columns["time taken"]).error(
-                        f"cannot read '{taken}' as seconds"
-                    ) from None
-            submission = next((columns[c] for c in SUBMISSION if c in columns), "")
-            extra = {"submission_id": rec.get(submission, ""), "file": name}
-            row = SourceRow(line, fields, table="worker", extra=extra)
+            if isinstance(rec, BadRecord):  # the export is the reference: it must be whole
+                raise InputError(rec.problem)
+            participant = _participant(rec, columns, statuses, Where(name, line))
+            pid = participant.row.fields["worker"]
             before = participants.get(pid)
-            if before is None or rank >= _rank(before.status):
-                participants[pid] = _Participant(line, status, row)
+            if before is None or participant.rank >= before.rank:
+                participants[pid] = participant
     return participants
 
 
-def _rank(status: str) -> int:
-    if status in KEPT:
-        return RANK["kept"]
-    return RANK["rejected"] if status == "REJECTED" else RANK["dropped"]
+def _participant(
+    rec: dict[str, str], columns: dict[str, str], statuses: Statuses, where: Where
+) -> _Participant:
+    """One submission of the export as the participant's worker row."""
+    pid = rec[columns["participant id"]].strip()
+    if not pid:
+        raise where.at(columns["participant id"]).error("empty participant id")
+    rank = RANK[statuses.of(rec, where)]
+    status = status_word(rec[statuses.column])
+    fields: dict[str, Any] = {"worker": pid, "status": status.lower().replace(" ", "_")}
+    for column, key in TIMES.items():
+        if column in columns and (moment := PROLIFIC.clock.read(rec, columns[column], where)):
+            fields[key] = utc_iso(moment)
+    taken = columns.get(PROLIFIC.worked)
+    if taken is not None and (text := rec[taken].strip()):
+        fields["duration_s"] = PROLIFIC.seconds(text, where.at(taken))
+    submission = rec.get(columns.get(PROLIFIC.judgment, ""), "")
+    extra = {"submission_id": submission, "file": where.path}
+    return _Participant(rank, SourceRow(where.line or 0, fields, table="worker", extra=extra))
+
+
+Answer = tuple[int, dict[str, Any], dict[str, Any]]
 
 
 def _answers(
     path: Path, kind: str, mapping: dict[str, str], codes: dict[str, str] | None
-) -> Iterator[tuple[int, dict[str, Any], dict[str, Any]]]:
-    """Canonical answer records (CSV or JSON Lines by extension), columns renamed by mapping."""
+) -> Iterator[Answer | BadRecord]:
+    """Canonical answer records (CSV or JSON Lines by extension), columns renamed by mapping;
+    a record that cannot be read is a BadRecord."""
     columns = PREFERENCE_COLUMNS if kind == "pairwise" else JUDGMENT_COLUMNS
     sources = {c: mapping.get(c, c) for c in columns}
     name = str(path)
     if path.suffix.lower() in (".jsonl", ".ndjson"):
-        records: Iterator[tuple[int, dict[str, Any]]] = _jsonl(path)
-        yield from _canonical(name, records, kind, sources, codes)
+        yield from _canonical(name, _jsonl(path), kind, sources, codes)
         return
     with open_table(path, ",") as (header, rows):
         for key in ("worker", *mapping):
@@ -226,38 +223,65 @@ def _answers(
 
 def _canonical(
     name: str,
-    records: Iterator[tuple[int, dict[str, Any]]],
+    records: Iterator[tuple[int, dict[str, Any] | BadRecord]],
     kind: str,
     sources: dict[str, str],
     codes: dict[str, str] | None,
-) -> Iterator[tuple[int, dict[str, Any], dict[str, Any]]]:
+) -> Iterator[Answer | BadRecord]:
     used = set(sources.values())
     for line, rec in records:
+        if isinstance(rec, BadRecord):
+            yield rec
+            continue
         fields = {c: rec[src] for c, src in sources.items() if src in rec}
         where = Where(name, line)
-        if kind == "multilabel" and "value" in fields:
-            fields["value"] = canonical_value(kind, fields["value"], {}, where.at(sources["value"]))
-        if codes is not None and "preference" in fields:
-            column = sources["preference"]
-            fields["preference"] = decode_preference(fields["preference"], codes, where.at(column))
-        extra = {k: v for k, v in rec.items() if k not in used}
-        yield line, fields, extra
+        try:
+            if kind == "multilabel" and "value" in fields:
+                at = where.at(sources["value"])
+                fields["value"] = canonical_value(kind, fields["value"], {}, at)
+            if codes is not None and "preference" in fields:
+                at = where.at(sources["preference"])
+                fields["preference"] = decode_preference(fields["preference"], codes, at)
+        except InputError as exc:
+            yield BadRecord(line, _raw(rec), exc.problems[0])
+            continue
+        yield line, fields, {k: v for k, v in rec.items() if k not in used}
 
 
-def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def _raw(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, default=str)
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | BadRecord]]:
+    """The objects of a JSON Lines file with their lines; a line that is not UTF-8, not JSON
+    (the problem at its line and character) or not an object is a BadRecord."""
     name = str(path)
     try:
-        handle = open(path, encoding="utf-8-sig")  # noqa: SIM115 (closed below)
+        handle = open(path, "rb")  # noqa: SIM115 (closed below)
     except FileNotFoundError:
         raise NotFound(f"no such file: {name}") from None
+    decoder = JsonLines()
     with handle:
-        try:
-            for line, text in enumerate(handle, 1):
-                if not text.strip():
-                    continue
-                record = json_value(text, Where(name, line))
-                if not isinstance(record, dict):
-                    raise Where(name, line).error("expected a JSON object")
-                yield line, record
-        except UnicodeDecodeError:
-            raise Where(name, None).error("not UTF-8 text", hint="save the file as UTF-8") from None
+        for line, data in enumerate(handle, 1):
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raw = data.decode("utf-8", "replace").rstrip("\r\n")
+                problem = Problem(name, line, None, "not UTF-8 text", "save the file as UTF-8")
+                yield line, BadRecord(line, raw, problem)
+                continue
+            text = text.removeprefix("\ufeff") if line == 1 else text
+            if not text.strip():
+                continue
+            try:
+                record = decoder.loads(text)
+            except (ValueError, RecursionError) as exc:
+                why, hint, char = decode_problem(exc)
+                problem = Problem(name, line, None, why, hint, char)
+                yield line, BadRecord(line, text.rstrip("\r\n"), problem)
+                continue
+            if not isinstance(record, dict):
+                problem = Problem(name, line, None, "expected a JSON object")
+                yield line, BadRecord(line, text.rstrip("\r\n"), problem)
+                continue
+            yield line, record
