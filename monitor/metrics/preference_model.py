@@ -86,6 +86,8 @@ MU_TOL = 1e-3
 BIAS_TOL = 0.02
 """The crowd's bias sd is settled when an update moves it by less than 2% of itself."""
 MAX_OUTER = 8
+CROWD_MIN = 1e-3
+"""The crowd's accuracy stays within [CROWD_MIN, 1 - CROWD_MIN] (its logit is a prior mean)."""
 FAST_TOL = 3e-3
 """Single-precision iterations stop at this scaled gradient; double precision takes it on."""
 
@@ -235,13 +237,14 @@ class _Posterior:
             C = 1 - A
             tA = A * C
             tC = tA.copy()
-        P = C + e * (A - C)
+        # floored: a trial step of the line search may push both branches to 0
+        P = np.maximum(C + e * (A - C), dt(1e-30))
         ll = float(np.log(P).sum(dtype=np.float64))
         inv = np.reciprocal(P)
         tA *= e * inv
         tC *= (1 - e) * inv
         gd[:a] = ys * (tA - tC)
-        g_eta = np.bincount(ws, weights=e * (1 - e) * (A - C) * inv, minlength=W)
+        g_eta = np.bincount(ws, weights=e * (1 - e) * (A - C) * inv, minlength=W).astype(float)
         if b is not None:
             grad[lay.b : lay.t] = np.bincount(ws, weights=ys * (tA + tC), minlength=W)
             grad[lay.b : lay.t] -= b / self.bias_sd**2
@@ -358,6 +361,8 @@ def preference_model(
         crowd = float(np.clip(init.crowd_accuracy, 0.01, 0.99))
     fast = _Posterior(D, lay, prior, float(special.logit(crowd)), np.float32)
     post = _Posterior(D, lay, prior, fast.mu, np.float64)
+    if init is not None and init.crowd_bias_sd is not None and lay.bias:
+        post.bias_sd = fast.bias_sd = max(float(init.crowd_bias_sd), BIAS_SD_MIN)
     iterations, history, converged, messages = 0, [], False, None
     # the first fits only approach the mode: the crowd's accuracy will still move
     fit_tol = tol if init is not None else 10 * tol
@@ -442,7 +447,7 @@ def _next_mu(history: list[tuple[float, float]]) -> float:
     if len(history) > 1:
         mu0, new0 = history[-2]
         h0, h1 = new0 - mu0, new - mu
-        if h1 != h0:
+        if h1 != h0 and mu != mu0:
             step = -h1 * (mu - mu0) / (h1 - h0)
             if abs(step) <= 4 * abs(h1) + 1e-12:
                 return mu + step
@@ -482,7 +487,8 @@ def crowd_accuracy(
     A, C = sigmoid((yb + ys * d_cav) * k), sigmoid((yb - ys * d_cav) * k)
     r = e * A / (C + e * (A - C))
     along = (D.y[a : D.b] == D.o[a : D.b]).sum()
-    return float((r.sum() + along) / (a + D.b - D.a)), messages
+    share = (r.sum() + along) / (a + D.b - D.a)
+    return float(np.clip(share, CROWD_MIN, 1 - CROWD_MIN)), messages
 
 
 def _scaled(post: _Posterior, z: NDArray[np.float64], scale: NDArray[np.float64]):

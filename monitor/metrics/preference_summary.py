@@ -57,6 +57,7 @@ class PreferenceStart:
     position_bias: NDArray[np.float64] | None = None
     tie_propensity: NDArray[np.float64] | None = None
     crowd_accuracy: float | None = None
+    crowd_bias_sd: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,7 +67,8 @@ class PreferenceModel:
     Arrays by item code (I,) or annotator code (W,); codes without comparisons hold their prior.
     ``*_low`` / ``*_high`` bound the ``confidence`` intervals. ``n_strict`` counts strict answers,
     ``n_gold`` strict answers on gold pairs that order their items. ``crowd_accuracy`` is the
-    crowd's ``expit(mu)``; ``crowd_tie_propensity`` the tie propensity at the crowd's ``mu_t``
+    crowd's ``expit(mu)``; ``crowd_bias_sd`` the crowd's sd of position bias (None when not
+    modelled); ``crowd_tie_propensity`` the tie propensity at the crowd's ``mu_t``
     (None when ties are not modelled). ``score_se_exact`` says whether the score intervals come
     from the exact inverse Hessian (else belief propagation, :func:`score_variance`).
     """
@@ -94,6 +96,7 @@ class PreferenceModel:
     n_ties: NDArray[np.int64] = field(repr=False)
     n_gold: NDArray[np.int64] = field(repr=False)
     crowd_accuracy: float
+    crowd_bias_sd: float | None
     crowd_tie_propensity: float | None
     ties_modelled: bool
     bias_modelled: bool
@@ -113,6 +116,7 @@ class PreferenceModel:
             self.position_bias if self.bias_modelled else None,
             self.tie_propensity if self.ties_modelled else None,
             self.crowd_accuracy,
+            self.crowd_bias_sd,
         )
 
 
@@ -266,6 +270,7 @@ def summarise(
         n_ties=n_all.astype(np.int64) - n_strict,
         n_gold=np.bincount(D.w[a:bb], minlength=W),
         crowd_accuracy=float(special.expit(mu)),
+        crowd_bias_sd=bias_sd if b is not None else None,
         crowd_tie_propensity=crowd_tie,
         ties_modelled=lay.ties,
         bias_modelled=lay.bias,
