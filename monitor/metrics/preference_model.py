@@ -19,18 +19,23 @@ step is vectorised over comparisons):
 * ``logit eta_k ~ N(m_k, RELIABILITY_SD^2)``: ``m_k = logit`` of the annotator's history accuracy
   when ``prior_accuracy`` gives one, else the crowd's ``mu``: an annotator with few answers is
   shrunk toward the crowd (or their history), one with many is not;
-* ``b_k ~ N(0, BIAS_SD^2)``; ``lambda_k ~ N(mu_t, TIE_SD^2)``, ``mu_t`` free (the crowd's).
+* ``b_k ~ N(0, sigma_b^2)``, ``sigma_b`` the crowd's (below); ``lambda_k ~ N(mu_t, TIE_SD^2)``,
+  ``mu_t`` free (the crowd's mean tie propensity).
 
 **The crowd's accuracy** ``expit(mu)`` is the share of strict answers that go along the
 *leave-one-out* consensus: each answer's posterior probability of following the Bradley-Terry
 outcome, computed with the scores that the other comparisons give (a cavity: the comparison's own
 Fisher weight removed from the two items' precisions, its pull on them undone by one Newton step,
 and the logistic averaged over the remaining uncertainty, ``sig(x / sqrt(1 + pi v / 8))``, MacKay
-1992). The fit alternates a full fit at fixed ``mu`` with this update, extrapolated by the secant
-method, until the crowd's accuracy moves by less than ``MU_TOL``. The plain joint mode of ``mu``
-is no estimate: the scores, fitted to each answer, explain disagreement as closeness of the items
-and ``mu`` runs off to ``+inf`` (every ``eta = 1``) on campaigns where each pair is judged once;
-the Laplace-approximate marginal likelihood of the Beta-binomial does the same.
+1992; the scores' variances by belief propagation). The plain joint mode of ``mu`` is no
+estimate: the scores, fitted to each answer, explain disagreement as closeness of the items and
+``mu`` runs off to ``+inf`` (every ``eta = 1``) where each pair is judged once; an empirical-Bayes
+Beta-binomial on the EM's expected counts does the same. **The crowd's bias spread**
+``sigma_b`` maximises the marginal likelihood of the annotators' unshrunk biases given the
+scores (:func:`_bias_sd`); it falls to its floor ``BIAS_SD_MIN`` when the sides were randomised.
+The fit alternates a fit at fixed ``(mu, sigma_b)`` with their updates (``mu`` by Newton's step
+toward the fixed point) until ``mu`` moves by less than ``MU_TOL`` and ``sigma_b`` by less than
+``BIAS_TOL``; the first fits stop at ``10 tol``.
 
 **Gold** pairs clamp the consensus outcome: a comparison of a pair with gold order ``o`` enters
 the scores as an answer along ``o`` by a perfect annotator (``log sig(o d)``), and the annotator's
@@ -54,6 +59,7 @@ from monitor.metrics.preference_summary import (
     PreferenceModel,
     PreferenceStart,
     annotator_information,
+    directed_edges,
     fisher_terms,
     score_variance,
     sigmoid,
@@ -81,10 +87,10 @@ START_ACCURACY = 0.8
 """Starting eta and crowd accuracy: the crowd is taken to be better than chance (Crowd-BT's
 likelihood is unchanged when every score changes sign and every eta becomes 1 - eta; the start
 picks the side where the crowd is right)."""
-MU_TOL = 1e-3
+MU_TOL = 2e-3
 """The crowd's accuracy is settled when an update moves it by less than this."""
-BIAS_TOL = 0.02
-"""The crowd's bias sd is settled when an update moves it by less than 2% of itself."""
+BIAS_TOL = 0.05
+"""The crowd's bias sd is settled when an update moves it by less than 5% of itself."""
 MAX_OUTER = 8
 CROWD_MIN = 1e-3
 """The crowd's accuracy stays within [CROWD_MIN, 1 - CROWD_MIN] (its logit is a prior mean)."""
@@ -118,6 +124,7 @@ class _Data:
     order: NDArray[np.int64]
     pair: NDArray[np.int64]
     pairs: NDArray[np.int64]
+    edges: tuple[NDArray[np.int64], ...]
     a: int
     b: int
     c: int
@@ -153,7 +160,7 @@ def prepare(
     keys, pair = np.unique(j.lo[idx] * n_i + j.hi[idx], return_inverse=True)
     pairs = np.stack([keys // n_i, keys % n_i], axis=1)
     return _Data(j.workers[idx], lft[idx], rgt[idx], y[idx], o[idx], idx, pair.reshape(-1), pairs,
-                 a, b, c, j.n_items, j.n_workers)  # fmt: skip
+                 directed_edges(pairs), a, b, c, j.n_items, j.n_workers)  # fmt: skip
 
 
 # --------------------------------------------------------------------------- posterior
@@ -361,19 +368,21 @@ def preference_model(
         crowd = float(np.clip(init.crowd_accuracy, 0.01, 0.99))
     fast = _Posterior(D, lay, prior, float(special.logit(crowd)), np.float32)
     post = _Posterior(D, lay, prior, fast.mu, np.float64)
-    if init is not None and init.crowd_bias_sd is not None and lay.bias:
-        post.bias_sd = fast.bias_sd = max(float(init.crowd_bias_sd), BIAS_SD_MIN)
-    iterations, history, converged, messages = 0, [], False, None
+    if lay.bias:
+        known = init is not None and init.crowd_bias_sd is not None
+        start = float(init.crowd_bias_sd) if known else _raw_bias_sd(D, lay.n_workers)
+        post.bias_sd = fast.bias_sd = max(start, BIAS_SD_MIN)
+    iterations, converged, messages = 0, False, None
     # the first fits only approach the mode: the crowd's accuracy will still move
     fit_tol = tol if init is not None else 10 * tol
+    terms = fisher_terms(D, lay, x)
     for _ in range(MAX_OUTER):
-        scale = 1.0 / np.sqrt(_curvature(D, lay, post.bias_sd))
+        scale = 1.0 / np.sqrt(_curvature(D, lay, terms, post.bias_sd))
         x, nit, fitted = _minimise(fast, post, x, scale, fit_tol, max_iter - iterations)
         iterations += nit
         terms = fisher_terms(D, lay, x)
-        new, messages = crowd_accuracy(D, lay, post, x, terms, messages)
+        new, slope, messages = crowd_accuracy(D, lay, post, x, terms, messages)
         move = abs(new - special.expit(post.mu))
-        history.append((post.mu, float(special.logit(new))))
         bias_sd = _bias_sd(D, lay, x, terms, post.bias_sd) if lay.bias else post.bias_sd
         bias_move = abs(np.log(bias_sd / post.bias_sd))
         if move < MU_TOL and bias_move < BIAS_TOL and fit_tol <= tol:
@@ -382,7 +391,9 @@ def preference_model(
         if iterations >= max_iter:
             break
         if move >= MU_TOL:
-            post.mu = fast.mu = _next_mu(history)
+            # Newton's step on logit(new(mu)) - mu, at most 2 logits
+            step = (special.logit(new) - post.mu) / max(1 - slope, 0.1)
+            post.mu = fast.mu = post.mu + float(np.clip(step, -2, 2))
         post.bias_sd = fast.bias_sd = bias_sd
         fit_tol = tol if move < 10 * MU_TOL and bias_move < 10 * BIAS_TOL else 10 * tol
     f, _ = post(x)
@@ -414,6 +425,21 @@ def _minimise(
     return x, nit, ok
 
 
+def _raw_bias_sd(D: _Data, n_workers: int) -> float:
+    """A starting sd of position bias from each annotator's raw share of "left" among strict
+    answers off gold (what it is when the sides are randomised): the spread of their log odds
+    beyond what binomial noise explains, at least ``BIAS_SD_MIN``, at most ``BIAS_SD``."""
+    ws = D.w[: D.a]
+    n = np.bincount(ws, minlength=n_workers)
+    seen = n > 0
+    if not seen.any():
+        return BIAS_SD
+    lefts = np.bincount(ws, D.y[: D.a] > 0, n_workers)[seen]
+    q = (lefts + 0.5) / (n[seen] + 1)
+    spread = np.mean(special.logit(q) ** 2 - 1 / ((n[seen] + 1) * q * (1 - q)))
+    return float(np.clip(np.sqrt(max(spread, 0.0)), BIAS_SD_MIN, BIAS_SD))
+
+
 def _bias_sd(
     D: _Data, lay: Layout, x: NDArray[np.float64], terms: FisherTerms, current: float
 ) -> float:
@@ -441,19 +467,6 @@ def _bias_sd(
     return float(max(np.exp(0.5 * best.x), BIAS_SD_MIN))
 
 
-def _next_mu(history: list[tuple[float, float]]) -> float:
-    """The next crowd logit: the update itself, or the secant root of ``update(mu) - mu``."""
-    mu, new = history[-1]
-    if len(history) > 1:
-        mu0, new0 = history[-2]
-        h0, h1 = new0 - mu0, new - mu
-        if h1 != h0 and mu != mu0:
-            step = -h1 * (mu - mu0) / (h1 - h0)
-            if abs(step) <= 4 * abs(h1) + 1e-12:
-                return mu + step
-    return new
-
-
 def crowd_accuracy(
     D: _Data,
     lay: Layout,
@@ -461,14 +474,17 @@ def crowd_accuracy(
     x: NDArray[np.float64],
     terms: FisherTerms,
     messages: NDArray[np.float64] | None = None,
-) -> tuple[float, NDArray[np.float64] | None]:
+) -> tuple[float, float, NDArray[np.float64] | None]:
     """The share of strict answers along the leave-one-out consensus (module docstring): the
     posterior probability that each answer follows the Bradley-Terry outcome, with the scores
-    of the pair taken from every other comparison; gold answers count as they are. Also returns
-    the belief-propagation messages of the scores' variances, to restart the next call."""
+    of the pair taken from every other comparison; gold answers count as they are.
+
+    Also returns the slope of its logit in ``mu`` with the scores held (each ``eta_k`` moves by
+    ``var(logit eta_k) / RELIABILITY_SD^2`` per unit of ``mu``), for a Newton step toward the
+    fixed point, and the belief-propagation messages of the scores' variances."""
     a = D.a
     if D.b == 0:
-        return float(special.expit(post.mu)), messages
+        return float(special.expit(post.mu)), 0.0, messages
     s, g, b, _, _ = lay.unpack(x)
     ws, ys = D.w[:a], D.y[:a]
     d = s[D.left[:a]] - s[D.right[:a]]
@@ -478,17 +494,23 @@ def crowd_accuracy(
     grad_d = ys * (e * A * (1 - A) - (1 - e) * C * (1 - C)) / (C + e * (A - C))
     weight = terms.weight
     var, _, messages = score_variance(D.pair, D.pairs, weight, lay.n_items, 1 / SCORE_SD**2, 0,
-                                      1e-3, messages)  # fmt: skip
+                                      1e-3, messages, D.edges)  # fmt: skip
     # the comparison's own information removed from the variance of d (var_l + var_r)
     v_d = var[D.left[:a]] + var[D.right[:a]]
     v = v_d / np.maximum(1 - weight[:a] * v_d, 0.05)
     d_cav = d - grad_d * v
     k = 1 / np.sqrt(1 + np.pi * v / 8)
     A, C = sigmoid((yb + ys * d_cav) * k), sigmoid((yb - ys * d_cav) * k)
-    r = e * A / (C + e * (A - C))
+    P = C + e * (A - C)
     along = (D.y[a : D.b] == D.o[a : D.b]).sum()
-    share = (r.sum() + along) / (a + D.b - D.a)
-    return float(np.clip(share, CROWD_MIN, 1 - CROWD_MIN)), messages
+    n = a + D.b - D.a
+    share = float(np.clip(((e * A / P).sum() + along) / n, CROWD_MIN, 1 - CROWD_MIN))
+    i_gg, i_gb, i_bb = annotator_information(D, terms, lay.n_workers, RELIABILITY_SD,
+                                             post.bias_sd if b is not None else None)  # fmt: skip
+    var_g = i_bb / (i_gg * i_bb - i_gb**2) if b is not None else 1 / i_gg
+    moves = np.where(post.has_prior, 0.0, var_g / RELIABILITY_SD**2)
+    slope = float((A * C / P**2 * e * (1 - e) * moves[ws]).sum() / n)
+    return share, slope / (share * (1 - share)), messages
 
 
 def _scaled(post: _Posterior, z: NDArray[np.float64], scale: NDArray[np.float64]):
@@ -496,20 +518,22 @@ def _scaled(post: _Posterior, z: NDArray[np.float64], scale: NDArray[np.float64]
     return f, g * scale
 
 
-def _curvature(D: _Data, lay: Layout, bias_sd: float) -> NDArray[np.float64]:
-    """A rough diagonal of the Hessian, to put every parameter on the scale of its posterior sd
-    (L-BFGS then needs far fewer steps on sparse comparison graphs)."""
+def _curvature(D: _Data, lay: Layout, terms: FisherTerms, bias_sd: float) -> NDArray[np.float64]:
+    """The diagonal of the expected information at ``terms``' point: scaling every parameter by
+    its posterior sd makes the problem nearly isotropic, and L-BFGS needs far fewer steps on
+    sparse comparison graphs."""
     n_i, W = lay.n_items, lay.n_workers
-    n = np.bincount(D.w, minlength=W)
-    strict = np.bincount(D.w[: D.b], minlength=W)
     out = np.empty(lay.size)
-    out[:n_i] = 0.1 * (np.bincount(D.left, minlength=n_i) + np.bincount(D.right, minlength=n_i))
-    out[:n_i] += 1 / SCORE_SD**2
-    out[lay.g : lay.b] = 0.05 * strict + 1 / RELIABILITY_SD**2
+    w = terms.weight
+    out[:n_i] = np.bincount(D.left, w, n_i) + np.bincount(D.right, w, n_i) + 1 / SCORE_SD**2
+    i_gg, _, i_bb = annotator_information(D, terms, W, RELIABILITY_SD,
+                                          bias_sd if lay.bias else None)  # fmt: skip
+    out[lay.g : lay.b] = i_gg
     if lay.bias:
-        out[lay.b : lay.t] = 0.2 * strict + 1 / bias_sd**2
+        out[lay.b : lay.t] = i_bb
     if lay.ties:
-        out[lay.t : -1] = 0.2 * n + 1 / TIE_SD**2
+        p = terms.p_tie
+        out[lay.t : -1] = np.bincount(D.w, p * (1 - p), W) + 1 / TIE_SD**2
         out[-1] = max(W, 1) / TIE_SD**2
     return out
 
@@ -519,6 +543,11 @@ def _start(
 ) -> NDArray[np.float64]:
     n_i, W = lay.n_items, lay.n_workers
     x = np.zeros(lay.size)
+    # scores start at the log odds of each item's share of wins (ties half), shrunk by one
+    # win and one loss: most of the way to the mode on sparse designs, for two bincounts
+    won = np.bincount(D.left, (D.y + 1) / 2, n_i) + np.bincount(D.right, (1 - D.y) / 2, n_i)
+    seen = np.bincount(D.left, minlength=n_i) + np.bincount(D.right, minlength=n_i)
+    x[:n_i] = special.logit((won + 1) / (seen + 2))
     g = np.where(np.isfinite(prior), prior, special.logit(START_ACCURACY))
     lam = np.zeros(W)
     if lay.ties:
@@ -526,7 +555,7 @@ def _start(
         lam[:] = np.log(2 * rate / (1 - rate)) if rate < 1 else 0.0
     if init is not None:
         s0 = _per_code("init.score", init.score, n_i)
-        x[:n_i] = np.where(np.isfinite(s0), s0, 0.0)
+        x[:n_i] = np.where(np.isfinite(s0), s0, x[:n_i])
         a0 = _logit("init.accuracy", _per_code("init.accuracy", init.accuracy, W), W)
         g = np.where(np.isfinite(a0), a0, g)
         if lay.bias and init.position_bias is not None:

@@ -293,6 +293,7 @@ def score_variance(
     exact_max: int = EXACT_SE_MAX_ITEMS,
     rtol: float = 1e-4,
     messages: NDArray[np.float64] | None = None,
+    edges: tuple[NDArray[np.int64], ...] | None = None,
 ) -> tuple[NDArray[np.float64], bool, NDArray[np.float64] | None]:
     """Diagonal of ``H^-1``, ``H = B' diag(weight) B + prior_precision I`` (``B`` the comparison x
     item incidence matrix, +1 left, -1 right), and whether it is exact. ``pair : (n,)`` the code
@@ -306,7 +307,8 @@ def score_variance(
     converges (Malioutov, Johnson & Willsky 2006, *JMLR* 7); its variances are exact on trees and
     low on graphs with short cycles, since they count only backtracking walks (the test on dense
     blocks bounds the error). ``messages`` (returned, shape (2P,)) restart the iteration from a
-    previous call's, a few sweeps instead of many when the weights moved little."""
+    previous call's, a few sweeps instead of many when the weights moved little; ``edges`` is
+    :func:`directed_edges` of ``pairs``, when the caller keeps it."""
     w = np.bincount(pair, weights=weight, minlength=len(pairs))
     i, j = pairs[:, 0], pairs[:, 1]
     if n_items <= exact_max:
@@ -316,8 +318,8 @@ def score_variance(
         H[np.diag_indices(n_items)] += np.bincount(j, w, n_items)
         inv_chol = np.linalg.inv(np.linalg.cholesky(H))
         return (inv_chol**2).sum(axis=0), True, None
-    src, dst, ww = np.r_[i, j], np.r_[j, i], np.r_[w, w]
-    twin = np.r_[np.arange(len(w)) + len(w), np.arange(len(w))]
+    src, dst, twin = directed_edges(pairs) if edges is None else edges
+    ww = np.concatenate([w, w])
     msg = np.zeros(len(ww)) if messages is None or len(messages) != len(ww) else messages
     for _ in range(100):
         rest = prior_precision + np.bincount(dst, msg, n_items)[src] - msg[twin]
@@ -327,3 +329,13 @@ def score_variance(
         if done:
             break
     return 1 / (prior_precision + np.bincount(dst, msg, n_items)), False, msg
+
+
+def directed_edges(pairs: NDArray[np.int64]) -> tuple[NDArray[np.int64], ...]:
+    """Both directions of each pair ``(P, 2)``: source, destination and the position of the
+    reverse direction, each (2P,)."""
+    p = len(pairs)
+    src = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    dst = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    twin = np.concatenate([np.arange(p, 2 * p), np.arange(p)])
+    return src, dst, twin
