@@ -20,7 +20,8 @@ For each, in one run:
   and with crowd-kit's BradleyTerry.
 * **flags**: precision and recall, against the bad workers, of ``low_quality`` = the model's
   accuracy interval entirely below the chance floor 0.5 (and, for comparison, below the floor
-  of the other kinds' rule, ``chance + 0.2 (1 - chance)`` = 0.6).
+  of the other kinds' rule, ``chance + 0.2 (1 - chance)`` = 0.6; and the interval of the model's
+  ``agreement``, ties counting as not along, below the annotator's own ``agreement_floor``).
 * **items**: Spearman correlation of the item scores with the truth, for the model, monitor's
   Davidson fit, choix, crowd-kit's BradleyTerry and NoisyBT.
 * each real set once more with the truth as gold order for a seeded 10% of its distinct pairs
@@ -31,7 +32,8 @@ which it then updates in place, so its stopping test sees no change and it stops
 second iteration whatever ``n_iter`` says; NoisyBT runs its defaults (L-BFGS-B from a seeded
 random start, ``n_iter = 100``). crowd-kit takes no ties: tie answers are left out of its input.
 
-Then a synthetic campaign with planted position-biased annotators (precision and recall of the
+A synthetic dense campaign with many ties (:func:`dense_ties`) shows the scores where CrowdTruth's
+invert. Then a synthetic campaign with planted position-biased annotators (precision and recall of the
 model's ``position_bias`` interval excluding 0, beside the binomial test monitor runs today) and
 the time to fit a synthetic campaign of 1,000,000 comparisons (200,000 with ``--quick``),
 with the machine's load average: the machine is shared, and the time scales with its load.
@@ -180,8 +182,11 @@ def monitor_scores(d: PrefData, out: dict[str, Any]) -> tuple[dict, dict]:
         "iterations": m.iterations, "crowd_accuracy": round(m.crowd_accuracy, 4),
         "crowd_bias_sd": None if m.crowd_bias_sd is None else round(m.crowd_bias_sd, 4),
     }  # fmt: skip
-    out["low_quality"] = {"eta < 0.5": m.accuracy_high < CHANCE,
-                          "eta < 0.6": m.accuracy_high < MARGIN_FLOOR}  # fmt: skip
+    out["low_quality"] = {
+        "eta < 0.5": m.accuracy_high < CHANCE,
+        "eta < 0.6": m.accuracy_high < MARGIN_FLOOR,
+        "agr < floor": m.agreement_high < m.agreement_floor,
+    }
     workers["model accuracy"] = m.accuracy
     workers["model agreement"] = m.agreement
     items["model"] = m.score
@@ -327,6 +332,31 @@ def synthetic(n: int, seed: int, biased_share: float = 0.0) -> dict[str, np.ndar
     return {"workers": w, "left": left, "right": right, "outcome": y, "bias": b, "score": s}
 
 
+def dense_ties(seed: int = 5) -> PrefData:
+    """A dense campaign with many ties (the shape where CrowdTruth's worker scores invert): 120
+    annotators each judge every pair of 8 blocks of 6 items; good (noise sd 0.3, tie below 0.35
+    apart), noisy (sd 1), tie-happy (tie below 1.2 apart), spammers (uniform left / tie / right)
+    and adversaries (reversed); the truth is the latent score rounded to halves, so some pairs
+    are equal and a tie there is not scored."""
+    rng = np.random.default_rng(seed)
+    n_items, n_workers, block = 600, 120, 6
+    s = rng.normal(size=n_items)
+    kinds = rng.choice(5, n_workers, p=[0.5, 0.2, 0.1, 0.15, 0.05])
+    noise = np.array([0.3, 1.0, 0.0, 0.3, 0.4])[kinds]
+    width = np.array([0.35, 0.35, 0.0, 1.2, 0.2])[kinds]
+    iu, ju = np.triu_indices(block, 1)
+    blocks = np.stack([rng.choice(n_items, block, replace=False) for _ in range(8 * n_workers)])
+    w = np.repeat(np.arange(n_workers), 8 * len(iu))
+    a, b = blocks[:, iu].reshape(-1), blocks[:, ju].reshape(-1)
+    swap = rng.random(len(a)) < 0.5
+    a, b = np.where(swap, b, a), np.where(swap, a, b)
+    diff = s[a] - s[b] + rng.normal(size=len(a)) * noise[w]
+    y = np.where(np.abs(diff) < width[w], 0, np.sign(diff))
+    y = np.where(kinds[w] == 4, -y, y)
+    y = np.where(kinds[w] == 2, rng.integers(-1, 2, len(a)), y).astype(np.int8)
+    return PrefData("synthetic-dense-ties", w, a, b, y, np.arange(n_workers), np.round(2 * s) / 2)
+
+
 def position_bias_check(seed: int = 1) -> dict[str, Any]:
     c = synthetic(50_000, seed, biased_share=0.1)
     m = preference_model(c["workers"], c["left"], c["right"], c["outcome"])
@@ -374,7 +404,7 @@ def print_set(r: dict[str, Any]) -> None:
         print(f"   {name:<22}{v['auc']:>7.3f}{v['missing']:>9}{peer}")
     print(f"   {'flag':<22}{'flagged':>8}{'tp':>5}{'precision':>11}{'recall':>8}")
     for name, v in r["flags"].items():
-        print(f"   low_quality {name:<10}{v['flagged']:>8}{v['tp']:>5}{v['precision']:>11.3f}"
+        print(f"   low_quality {name:<11}{v['flagged']:>7}{v['tp']:>5}{v['precision']:>11.3f}"
               f"{v['recall']:>8.3f}")  # fmt: skip
     if "spearman" in r:
         print(f"   {'item scores':<22}{'Spearman':>9}")
@@ -424,6 +454,7 @@ def main() -> None:
         d = load_golden(p)
         if d is not None:
             sets.append(d)
+    sets.append(dense_ties())
     real = sorted(p for p in args.real.iterdir() if (p / "preferences.csv").is_file())
     if args.quick:
         real = [p for p in real if p.name == "passages"]

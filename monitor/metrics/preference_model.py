@@ -35,7 +35,7 @@ Beta-binomial on the EM's expected counts does the same. **The crowd's bias spre
 scores (:func:`_bias_sd`); it falls to its floor ``BIAS_SD_MIN`` when the sides were randomised.
 The fit alternates a fit at fixed ``(mu, sigma_b)`` with their updates (``mu`` by Newton's step
 toward the fixed point) until ``mu`` moves by less than ``MU_TOL`` and ``sigma_b`` by less than
-``BIAS_TOL``; the first fits stop at ``10 tol``.
+``BIAS_TOL``; a cold start's first fit stops early (``FIRST_TOL``).
 
 **Gold** pairs clamp the consensus outcome: a comparison of a pair with gold order ``o`` enters
 the scores as an answer along ``o`` by a perfect annotator (``log sig(o d)``), and the annotator's
@@ -94,6 +94,8 @@ BIAS_TOL = 0.05
 MAX_OUTER = 8
 CROWD_MIN = 1e-3
 """The crowd's accuracy stays within [CROWD_MIN, 1 - CROWD_MIN] (its logit is a prior mean)."""
+FIRST_TOL = 0.1
+"""A cold start's first fit, which only seeds the crowd's accuracy, stops at this gradient."""
 FAST_TOL = 3e-3
 """Single-precision iterations stop at this scaled gradient; double precision takes it on."""
 
@@ -217,6 +219,7 @@ class _Posterior:
         self.n_tie = np.bincount(data.w[data.b :], minlength=lay.n_workers).astype(np.float64)
         self.gold_along = (data.y[data.a : data.b] == data.o[data.a : data.b]).astype(np.float64)
         self.y32 = data.y.astype(dtype)
+        self.tie_row = (data.y == 0).astype(dtype)
 
     def centre(self) -> NDArray[np.float64]:
         return np.where(self.has_prior, self.prior_logit, self.mu)
@@ -267,17 +270,14 @@ class _Posterior:
         ll += float(np.log(pg).sum(dtype=np.float64))
         gd[a:c] += og * (1 - pg)
         if lam is not None:
-            # log(nu + 2 cosh(d/2)) = |d|/2 + log(nu u + 1 + u^2) with u = exp(-|d|/2)
+            # P(tie) = nu / (nu + 2 cosh(d/2)) = nu u / (nu u + 1 + u^2) with u = exp(-|d|/2);
+            # d log P(strict)/dd = tanh(d/2) P(tie) / 2, d log P(tie)/dd = -tanh(d/2) P(strict) / 2
             nu = np.exp(lam).astype(dt)[D.w]
             u = np.exp(dt(-0.5) * np.abs(d))
-            u2 = u * u
-            den = nu * u + 1 + u2
-            p_tie = nu * u / den
-            ll += float(np.log((1 + u2[:bb]) / den[:bb]).sum(dtype=np.float64))
-            ll += float(np.log(p_tie[bb:]).sum(dtype=np.float64))
-            half = dt(0.5) * np.sign(d) * (1 - u2)
-            gd[:bb] += half[:bb] * (1 / (1 + u2[:bb]) - 1 / den[:bb])
-            gd[bb:] -= half[bb:] / den[bb:]
+            nu *= u
+            p_tie = nu / (nu + 1 + u * u)
+            ll += float(np.log(np.where(self.tie_row, p_tie, 1 - p_tie)).sum(dtype=np.float64))
+            gd += dt(0.5) * np.tanh(dt(0.5) * d) * (p_tie - self.tie_row)
             dev = lam - mu_t
             grad[lay.t : -1] = self.n_tie - np.bincount(D.w, p_tie, W) - dev / TIE_SD**2
             grad[-1] = dev.sum() / TIE_SD**2
@@ -373,8 +373,8 @@ def preference_model(
         start = float(init.crowd_bias_sd) if known else _raw_bias_sd(D, lay.n_workers)
         post.bias_sd = fast.bias_sd = max(start, BIAS_SD_MIN)
     iterations, converged, messages = 0, False, None
-    # the first fits only approach the mode: the crowd's accuracy will still move
-    fit_tol = tol if init is not None else 10 * tol
+    # a cold first fit only approaches the mode: the crowd's accuracy will still move
+    fit_tol = tol if init is not None else max(10 * tol, FIRST_TOL)
     terms = fisher_terms(D, lay, x)
     for _ in range(MAX_OUTER):
         scale = 1.0 / np.sqrt(_curvature(D, lay, terms, post.bias_sd))
@@ -395,9 +395,9 @@ def preference_model(
             step = (special.logit(new) - post.mu) / max(1 - slope, 0.1)
             post.mu = fast.mu = post.mu + float(np.clip(step, -2, 2))
         post.bias_sd = fast.bias_sd = bias_sd
-        fit_tol = tol if move < 10 * MU_TOL and bias_move < 10 * BIAS_TOL else 10 * tol
+        fit_tol = tol
     f, _ = post(x)
-    return summarise(D, lay, x, post.centre(), post.mu, -f, converged, iterations, max_iter,
+    return summarise(D, lay, x, terms, post.mu, -f, converged, iterations, max_iter,
                      tol, confidence, (SCORE_SD, RELIABILITY_SD, post.bias_sd, TIE_SD),
                      messages)  # fmt: skip
 

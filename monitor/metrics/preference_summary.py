@@ -152,11 +152,10 @@ def fisher_terms(D: _Data, lay: Layout, x: NDArray[np.float64]) -> FisherTerms:
     gold = np.zeros(len(d), dtype=bool)
     gold[D.a : D.c] = True
     if lam is not None:
-        u = np.exp(-0.5 * np.abs(d))
-        den = np.exp(lam)[D.w] * u + 1 + u * u
-        p_tie = np.exp(lam)[D.w] * u / den
-        dp = -p_tie * 0.5 * np.sign(d) * (1 - u * u) / den
-        tie_info = dp**2 / np.maximum(p_tie * (1 - p_tie), 1e-300)
+        nu_u = np.exp(lam)[D.w] * np.exp(-0.5 * np.abs(d))
+        p_tie = nu_u / (nu_u + 1 + np.exp(-np.abs(d)))
+        # dP(tie)/dd = -tanh(d/2) P(tie) P(strict) / 2, over P(tie) P(strict)
+        tie_info = 0.25 * np.tanh(0.5 * d) ** 2 * p_tie * (1 - p_tie)
     else:
         p_tie = np.zeros(len(d))
         tie_info = 0.0
@@ -195,7 +194,7 @@ def summarise(
     D: _Data,
     lay: Layout,
     x: NDArray[np.float64],
-    centre: NDArray[np.float64],
+    F: FisherTerms,
     mu: float,
     log_post: float,
     converged: bool,
@@ -206,13 +205,12 @@ def summarise(
     sds: tuple[float, float, float, float],
     messages: NDArray[np.float64] | None = None,
 ) -> PreferenceModel:
-    """The :class:`PreferenceModel` at the mode ``x`` (module docstring); ``sds`` are the prior
-    sds of scores, logit eta, bias and log nu."""
+    """The :class:`PreferenceModel` at the mode ``x``, whose :func:`fisher_terms` are ``F``
+    (module docstring); ``sds`` are the prior sds of scores, logit eta, bias and log nu."""
     score_sd, rel_sd, bias_sd, tie_sd = sds
     n_i, W, a, bb = lay.n_items, lay.n_workers, D.a, D.b
     s, g, b, lam, mu_t = lay.unpack(x)
     z = float(special.ndtri(0.5 + confidence / 2))
-    F = fisher_terms(D, lay, x)
     i_gg, i_gb, i_bb = annotator_information(D, F, W, rel_sd, bias_sd if b is not None else None)
     if b is not None:
         det = i_gg * i_bb - i_gb**2
