@@ -276,7 +276,8 @@ class _Posterior:
             u = np.exp(dt(-0.5) * np.abs(d))
             nu *= u
             p_tie = nu / (nu + 1 + u * u)
-            ll += float(np.log(np.where(self.tie_row, p_tie, 1 - p_tie)).sum(dtype=np.float64))
+            chosen = np.maximum(np.where(self.tie_row, p_tie, 1 - p_tie), dt(1e-30))
+            ll += float(np.log(chosen).sum(dtype=np.float64))
             gd += dt(0.5) * np.tanh(dt(0.5) * d) * (p_tie - self.tie_row)
             dev = lam - mu_t
             grad[lay.t : -1] = self.n_tie - np.bincount(D.w, p_tie, W) - dev / TIE_SD**2

@@ -20,7 +20,7 @@ the fitted mode ``x``:
 * ``position_bias`` ``b_k`` in log-odds toward the left slot (0: none) and ``tie_propensity``
   ``nu_k / (2 + nu_k)``, the tie probability between two equal items: Laplace intervals.
 * ``score`` ``s_i`` (log-strength): Laplace interval from the inverse of the scores' Hessian
-  given the annotators' parameters, ``B' diag(w) B + n_i / SCORE_SD^2`` with ``w`` each
+  given the annotators' parameters, ``B' diag(w) B + I / SCORE_SD^2`` with ``w`` each
   comparison's expected information about its ``d`` (:func:`score_variance`).
 """
 
@@ -231,7 +231,7 @@ def summarise(
         c0 = np.bincount(D.w, (1 - F.p_tie) * lo_p, W) / n_all
         c1 = np.bincount(D.w, (1 - F.p_tie) * (hi_p - lo_p), W) / n_all
     var, exact, _ = score_variance(
-        D.pair, D.pairs, F.weight, n_i, 1 / score_sd**2, messages=messages
+        D.pair, D.pairs, F.weight, n_i, 1 / score_sd**2, messages=messages, edges=D.edges
     )
     se = np.sqrt(var)
     if lam is not None:

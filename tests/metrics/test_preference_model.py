@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -76,6 +77,15 @@ def test_perfect_annotators_give_accuracy_near_one() -> None:
     assert np.all(m.accuracy > 0.95)
     assert kendalltau(m.score, s).statistic > 0.98
     assert np.all(m.agreement > 0.9)
+
+
+def test_far_apart_items_and_ties_raise_no_numerical_warning() -> None:
+    rng = np.random.default_rng(12)
+    c = simulate(rng, [0.99] * 4, 300, n_items=30, spread=8.0, tie_rate=0.3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = fit(c)
+    assert m.converged and np.all(np.isfinite(m.score))
 
 
 def test_planted_position_bias_is_found_and_only_there() -> None:
