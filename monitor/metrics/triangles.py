@@ -376,3 +376,23 @@ def _all_triangles(keys: NDArray[np.int64], n_i: int) -> tuple[NDArray[np.int64]
     hit = keys[pos] == close
     p_uv, p_uw = p_uv[hit], p_uw[hit]
     return node[p_uv] // n_i, p_uv, p_uw, pos[hit]
+
+
+def triplets_per_pair(state: TriangleState) -> NDArray[np.int64]:
+    """Per worker, shape (W,): the sum over their judged pairs of the squared number of fully
+    judged triplets through the pair, ``sum_e t_e^2`` (``sum_e t_e = 3 x n_triplets``): how much
+    the triplets share pairs, which sets the effective number of independent triplets
+    (:func:`monitor.metrics.preference_flags.kappa_interval`)."""
+    wk, p_uv, p_uw, p_vw = _all_triangles(state.keys, state.n_items)
+    pos = np.concatenate([p_uv, p_uw, p_vw])
+    if not len(pos):
+        return np.zeros(state.n_workers, dtype=np.int64)
+    n_i = state.n_items
+    node = state.keys[pos] // n_i
+    pos = np.where(node % n_i < state.keys[pos] % n_i, pos, state._twin(pos))
+    through = np.bincount(pos, minlength=len(state.keys))
+    hit = np.flatnonzero(through)
+    worker = state.keys[hit] // n_i // n_i
+    return np.bincount(worker, weights=through[hit] ** 2, minlength=state.n_workers).astype(
+        np.int64
+    )

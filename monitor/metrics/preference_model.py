@@ -1,0 +1,471 @@
+"""Reliability model for preferences: item scores and annotator reliability estimated together.
+
+Crowd-BT (Chen, Bennett, Collins-Thompson & Horvitz, "Pairwise ranking aggregation in a
+crowdsourced setting", WSDM 2013) with Davidson's (1970, *JASA* 65:317) ties and a position bias
+per annotator. Annotator ``k`` compares ``l`` (left) with ``r`` (right), ``d = s_l - s_r``:
+
+* tie: ``P(tie) = nu_k / (nu_k + 2 cosh(d / 2))``, Davidson's tie with the annotator's own
+  ``nu_k = exp(lambda_k)``;
+* strict answers: ``P(left | strict) = eta_k sig(d + b_k) + (1 - eta_k) sig(b_k - d)``: with
+  probability ``eta_k`` the annotator answers along the Bradley-Terry outcome of the pair, else
+  against it (Crowd-BT), and ``b_k`` is a log-odds offset toward the left slot in both branches.
+  At ``eta = 1``, ``b = 0`` this is Davidson's model (``P(left) = (1 - P(tie)) sig(d)``).
+
+Priors (the fit is their joint mode, by L-BFGS on variables scaled by their curvature; every
+step is vectorised over comparisons):
+
+* items ``s_i ~ N(0, SCORE_SD^2)``, weak: an item that only wins, one judged once, or a
+  component of the comparison graph cut off from the rest stays finite;
+* ``logit eta_k ~ N(m_k, RELIABILITY_SD^2)``: ``m_k = logit`` of the annotator's history accuracy
+  when ``prior_accuracy`` gives one, else the crowd's ``mu``: an annotator with few answers is
+  shrunk toward the crowd (or their history), one with many is not;
+* ``b_k ~ N(0, sigma_b^2)``, ``sigma_b`` the crowd's (below); ``lambda_k ~ N(mu_t, TIE_SD^2)``,
+  ``mu_t`` free (the crowd's mean tie propensity).
+
+**The crowd's accuracy** ``expit(mu)`` is the share of strict answers that go along the
+*leave-one-out* consensus: each answer's posterior probability of following the Bradley-Terry
+outcome, computed with the scores that the other comparisons give (a cavity: the comparison's own
+Fisher weight removed from the two items' precisions, its pull on them undone by one Newton step,
+and the logistic averaged over the remaining uncertainty, ``sig(x / sqrt(1 + pi v / 8))``, MacKay
+1992; the scores' variances by belief propagation). The plain joint mode of ``mu`` is no
+estimate: the scores, fitted to each answer, explain disagreement as closeness of the items and
+``mu`` runs off to ``+inf`` (every ``eta = 1``) where each pair is judged once; an empirical-Bayes
+Beta-binomial on the EM's expected counts does the same. **The crowd's bias spread**
+``sigma_b`` maximises the marginal likelihood of the annotators' unshrunk biases given the
+scores (:func:`_bias_sd`); it falls to its floor ``BIAS_SD_MIN`` when the sides were randomised.
+The fit alternates a fit at fixed ``(mu, sigma_b)`` with their updates (``mu`` by Newton's step
+toward the fixed point) until ``mu`` moves by less than ``MU_TOL`` and ``sigma_b`` by less than
+``BIAS_TOL``; a cold start's first fit stops early (``FIRST_TOL``).
+
+**Gold** pairs clamp the consensus outcome: a comparison of a pair with gold order ``o`` enters
+the scores as an answer along ``o`` by a perfect annotator (``log sig(o d)``), and the annotator's
+strict answer enters only their reliability, ``P(answer = o) = eta_k``. A gold pair with equal
+gold orders nothing: it is an ordinary comparison.
+
+Intervals and per-annotator summaries: :mod:`monitor.metrics.preference_summary`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import optimize, special
+
+from monitor.metrics.lbfgs import lbfgs
+from monitor.metrics.preference_data import Layout, _Data, gold_order, prepare
+from monitor.metrics.preference_summary import (
+    FisherTerms,
+    PreferenceModel,
+    PreferenceStart,
+    annotator_information,
+    fisher_terms,
+    score_variance,
+    sigmoid,
+    summarise,
+)
+
+__all__ = ["PreferenceModel", "PreferenceStart", "gold_order", "preference_model", "prepare"]
+
+SCORE_SD = 3.0
+"""Prior sd of an item's log-strength: 95% of the items within +-6 logits (a 0.998 preference),
+wide enough for any spread real preferences show, narrow enough to keep every score finite."""
+RELIABILITY_SD = 1.0
+"""Prior sd of logit eta around the crowd's mean: one sd multiplies an annotator's odds of
+answering along the order by e; at eta = 0.9 the prior weighs as much as about 11 strict answers
+of a perfectly informative kind, far fewer of the usual (the Fisher information of a strict
+answer about logit eta is ``eta (1 - eta) (2 sig(|d|) - 1)^2``)."""
+BIAS_SD = 1.0
+"""Starting sd of the position biases (one logit: a 73% preference for the left of two equal
+items); the fit replaces it by the crowd's (module docstring)."""
+BIAS_SD_MIN = 0.05
+"""Floor of the crowd's bias sd: 0.05 logits is a 51% preference, nothing a user would act on;
+below it the empirical-Bayes update only creeps toward 0."""
+TIE_SD = 1.0
+"""Prior sd of log nu around the crowd's mean: one sd multiplies the tie odds by about e."""
+START_ACCURACY = 0.8
+"""Starting eta and crowd accuracy: the crowd is taken to be better than chance (Crowd-BT's
+likelihood is unchanged when every score changes sign and every eta becomes 1 - eta; the start
+picks the side where the crowd is right)."""
+MU_TOL = 2e-3
+"""The crowd's accuracy is settled when an update moves it by less than this."""
+BIAS_TOL = 0.05
+"""The crowd's bias sd is settled when an update moves it by less than 5% of itself."""
+MAX_OUTER = 8
+CROWD_MIN = 1e-3
+"""The crowd's accuracy stays within [CROWD_MIN, 1 - CROWD_MIN] (its logit is a prior mean)."""
+FIRST_TOL = 0.1
+"""A cold start's first fit, which only seeds the crowd's accuracy, stops at this gradient."""
+FAST_TOL = 3e-3
+"""Single-precision iterations stop at this scaled gradient; double precision takes it on."""
+
+
+class _Posterior:
+    """Negative log posterior and its gradient at a fixed crowd mean ``mu``."""
+
+    def __init__(
+        self,
+        data: _Data,
+        lay: Layout,
+        prior_logit: NDArray[np.float64],
+        mu: float,
+        dtype: type = np.float32,
+    ):
+        self.data, self.lay, self.mu, self.dt = data, lay, mu, dtype
+        self.bias_sd = BIAS_SD
+        self.has_prior = np.isfinite(prior_logit)
+        self.prior_logit = np.where(self.has_prior, prior_logit, 0.0)
+        self.n_tie = np.bincount(data.w[data.b :], minlength=lay.n_workers).astype(np.float64)
+        self.gold_along = (data.y[data.a : data.b] == data.o[data.a : data.b]).astype(np.float64)
+        self.y32 = data.y.astype(dtype)
+        self.tie_row = (data.y == 0).astype(dtype)
+
+    def centre(self) -> NDArray[np.float64]:
+        return np.where(self.has_prior, self.prior_logit, self.mu)
+
+    def __call__(self, x: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+        D, lay, dt = self.data, self.lay, self.dt
+        s, g, b, lam, mu_t = lay.unpack(x)
+        W, n_i, a, bb, c = lay.n_workers, lay.n_items, D.a, D.b, D.c
+        # per-comparison arithmetic in single precision (half the memory traffic, twice the
+        # speed of exp and log); every sum over comparisons is accumulated in double
+        d = s.astype(dt)[D.left] - s.astype(dt)[D.right]
+        eta = sigmoid(g)
+        grad = np.zeros_like(x)
+        gd = np.zeros_like(d)
+        # strict answers off gold pairs: the Crowd-BT mixture with the left offset
+        ws, ys = D.w[:a], self.y32[:a]
+        yd = ys * d[:a]
+        e = eta.astype(dt)[ws]
+        if b is not None:
+            yb = ys * b.astype(dt)[ws]
+            A, C = sigmoid(yb + yd), sigmoid(yb - yd)
+            tA, tC = A * (1 - A), C * (1 - C)
+        else:
+            A = sigmoid(yd)
+            C = 1 - A
+            tA = A * C
+            tC = tA.copy()
+        # floored: a trial step of the line search may push both branches to 0
+        P = np.maximum(C + e * (A - C), dt(1e-30))
+        ll = float(np.log(P).sum(dtype=np.float64))
+        inv = np.reciprocal(P)
+        tA *= e * inv
+        tC *= (1 - e) * inv
+        gd[:a] = ys * (tA - tC)
+        g_eta = np.bincount(ws, weights=e * (1 - e) * (A - C) * inv, minlength=W).astype(float)
+        if b is not None:
+            grad[lay.b : lay.t] = np.bincount(ws, weights=ys * (tA + tC), minlength=W)
+            grad[lay.b : lay.t] -= b / self.bias_sd**2
+            ll -= 0.5 * float((b**2).sum()) / self.bias_sd**2
+        # strict answers on gold pairs: along the gold order with probability eta
+        wg, along = D.w[a:bb], self.gold_along
+        eg = eta[wg]
+        ll += float(np.log(np.where(along > 0, eg, 1 - eg)).sum())
+        g_eta += np.bincount(wg, weights=along - eg, minlength=W)
+        # gold pairs clamp the consensus outcome: an answer along gold by a perfect annotator
+        og = self.y32[:0] if a == c else D.o[a:c].astype(dt)
+        pg = sigmoid(og * d[a:c])
+        ll += float(np.log(pg).sum(dtype=np.float64))
+        gd[a:c] += og * (1 - pg)
+        if lam is not None:
+            # P(tie) = nu / (nu + 2 cosh(d/2)) = nu u / (nu u + 1 + u^2) with u = exp(-|d|/2);
+            # d log P(strict)/dd = tanh(d/2) P(tie) / 2, d log P(tie)/dd = -tanh(d/2) P(strict) / 2
+            nu = np.exp(lam).astype(dt)[D.w]
+            u = np.exp(dt(-0.5) * np.abs(d))
+            nu *= u
+            p_tie = nu / (nu + 1 + u * u)
+            chosen = np.maximum(np.where(self.tie_row, p_tie, 1 - p_tie), dt(1e-30))
+            ll += float(np.log(chosen).sum(dtype=np.float64))
+            gd += dt(0.5) * np.tanh(dt(0.5) * d) * (p_tie - self.tie_row)
+            dev = lam - mu_t
+            grad[lay.t : -1] = self.n_tie - np.bincount(D.w, p_tie, W) - dev / TIE_SD**2
+            grad[-1] = dev.sum() / TIE_SD**2
+            ll -= 0.5 * float((dev**2).sum()) / TIE_SD**2
+        grad[:n_i] = np.bincount(D.left, gd, n_i) - np.bincount(D.right, gd, n_i) - s / SCORE_SD**2
+        dev = g - self.centre()
+        grad[lay.g : lay.b] = g_eta - dev / RELIABILITY_SD**2
+        ll -= 0.5 * float((s**2).sum()) / SCORE_SD**2
+        ll -= 0.5 * float((dev**2).sum()) / RELIABILITY_SD**2
+        return -ll, -grad
+
+
+# --------------------------------------------------------------------------- fit
+
+
+def _per_code(name: str, values: ArrayLike | None, size: int) -> NDArray[np.float64] | None:
+    if values is None:
+        return None
+    arr = np.asarray(values, dtype=np.float64).reshape(-1)
+    if arr.shape != (size,):
+        raise ValueError(f"{name} must have one entry per code ({size}), got shape {arr.shape}.")
+    return arr
+
+
+def _logit(name: str, acc: NDArray[np.float64] | None, size: int) -> NDArray[np.float64]:
+    """logit of probabilities (NaN kept), clipped to [0.001, 0.999]."""
+    if acc is None:
+        return np.full(size, np.nan)
+    bad = np.isfinite(acc) & ((acc < 0) | (acc > 1))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name}[{k}] is {acc[k]}; an accuracy must lie in [0, 1] (NaN: none).")
+    return special.logit(np.clip(acc, 1e-3, 1 - 1e-3))
+
+
+def preference_model(
+    workers: ArrayLike,
+    left: ArrayLike,
+    right: ArrayLike,
+    outcome: ArrayLike,
+    *,
+    n_workers: int | None = None,
+    n_items: int | None = None,
+    ties_allowed: bool = True,
+    position_bias: bool = True,
+    gold: ArrayLike | None = None,
+    prior_accuracy: ArrayLike | None = None,
+    init: PreferenceStart | None = None,
+    max_iter: int = 1000,
+    tol: float = 1e-3,
+    confidence: float = 0.95,
+) -> PreferenceModel:
+    """Fit Crowd-BT with ties and position bias (module docstring) to every comparison.
+
+    ``workers, left, right, outcome : (n,)`` in the convention of
+    :mod:`monitor.metrics.preferences` (repeats are observations). ``gold : (n,)`` the gold order
+    of each comparison's pair: positive when the left item is the better, negative when the right
+    one, 0 for equal gold, NaN for none (:func:`gold_order` builds it from items' gold values).
+    ``prior_accuracy : (W,)`` an annotator's accuracy from history (NaN: none), the centre of
+    their reliability prior instead of the crowd's. ``init`` warm-starts every parameter (NaN
+    entries, new items and new annotators start cold).
+
+    ``tol`` bounds the largest gradient of the log posterior in variables scaled by their
+    curvature, about the distance to the mode in posterior sds; ``max_iter`` caps the L-BFGS
+    iterations over all the fits of the crowd's accuracy. A warm fit stops at the same ``tol``
+    and ``MU_TOL`` as a cold one, so the two agree within a few ``tol`` posterior sds (the
+    tolerance test in tests/metrics checks 0.01 sd). Ties are modelled when ``ties_allowed`` and
+    some answer is a tie (else ``nu = 0``); a tie when ties are not allowed is an error.
+    ``position_bias=False`` fixes every ``b_k`` at 0.
+    """
+    if max_iter < 1 or not tol > 0:
+        raise ValueError("max_iter must be >= 1 and tol > 0.")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence}.")
+    D = prepare(workers, left, right, outcome, gold, n_workers, n_items)
+    n_ties = len(D.y) - D.b
+    if n_ties and not ties_allowed:
+        raise ValueError(
+            f"The campaign allows no ties but {n_ties} answers are ties; "
+            "pass ties_allowed=True or remove them."
+        )
+    lay = Layout(D.n_items, D.n_workers, position_bias, n_ties > 0)
+    prior = _logit("prior_accuracy", _per_code("prior_accuracy", prior_accuracy, lay.n_workers),
+                   lay.n_workers)  # fmt: skip
+    x = _start(D, lay, prior, init)
+    crowd = START_ACCURACY
+    if init is not None and init.crowd_accuracy is not None:
+        crowd = float(np.clip(init.crowd_accuracy, 0.01, 0.99))
+    fast = _Posterior(D, lay, prior, float(special.logit(crowd)), np.float32)
+    post = _Posterior(D, lay, prior, fast.mu, np.float64)
+    if lay.bias:
+        known = init is not None and init.crowd_bias_sd is not None
+        start = float(init.crowd_bias_sd) if known else _raw_bias_sd(D, lay.n_workers)
+        post.bias_sd = fast.bias_sd = max(start, BIAS_SD_MIN)
+    iterations, converged, messages = 0, False, None
+    # a cold first fit only approaches the mode: the crowd's accuracy will still move
+    fit_tol = tol if init is not None else max(10 * tol, FIRST_TOL)
+    terms = fisher_terms(D, lay, x)
+    for _ in range(MAX_OUTER):
+        scale = 1.0 / np.sqrt(_curvature(D, lay, terms, post.bias_sd))
+        x, nit, fitted = _minimise(fast, post, x, scale, fit_tol, max_iter - iterations)
+        iterations += nit
+        terms = fisher_terms(D, lay, x)
+        new, slope, messages = crowd_accuracy(D, lay, post, x, terms, messages)
+        move = abs(new - special.expit(post.mu))
+        bias_sd = _bias_sd(D, lay, x, terms, post.bias_sd) if lay.bias else post.bias_sd
+        bias_move = abs(np.log(bias_sd / post.bias_sd))
+        if move < MU_TOL and bias_move < BIAS_TOL and fit_tol <= tol:
+            converged = fitted
+            break
+        if iterations >= max_iter:
+            break
+        if move >= MU_TOL:
+            # Newton's step on logit(new(mu)) - mu, at most 2 logits
+            step = (special.logit(new) - post.mu) / max(1 - slope, 0.1)
+            post.mu = fast.mu = post.mu + float(np.clip(step, -2, 2))
+        post.bias_sd = fast.bias_sd = bias_sd
+        fit_tol = tol
+    f, _ = post(x)
+    return summarise(D, lay, x, terms, post.mu, -f, converged, iterations, max_iter,
+                     tol, confidence, (SCORE_SD, RELIABILITY_SD, post.bias_sd, TIE_SD),
+                     messages)  # fmt: skip
+
+
+def _minimise(
+    fast: _Posterior,
+    exact: _Posterior,
+    x: NDArray[np.float64],
+    scale: NDArray[np.float64],
+    tol: float,
+    budget: int,
+) -> tuple[NDArray[np.float64], int, bool]:
+    """L-BFGS on the single-precision posterior down to ``FAST_TOL``, then on the double-precision
+    one (near the mode single precision cannot resolve the decrease a line search needs, and
+    L-BFGS wanders); returns the mode, the iterations and whether the largest scaled gradient is
+    within ``tol``."""
+    nit, ok = 0, False
+    for post, target in ((fast, max(tol, FAST_TOL)), (exact, tol)):
+        if budget - nit < 1:
+            break
+        z, k, ok = lbfgs(lambda v, p=post: _scaled(p, v, scale), x / scale, target, budget - nit)
+        x, nit = z * scale, nit + k
+        if ok and target <= tol:
+            break
+    return x, nit, ok
+
+
+def _raw_bias_sd(D: _Data, n_workers: int) -> float:
+    """A starting sd of position bias from each annotator's raw share of "left" among strict
+    answers off gold (what it is when the sides are randomised): the spread of their log odds
+    beyond what binomial noise explains, at least ``BIAS_SD_MIN``, at most ``BIAS_SD``."""
+    ws = D.w[: D.a]
+    n = np.bincount(ws, minlength=n_workers)
+    seen = n > 0
+    if not seen.any():
+        return BIAS_SD
+    lefts = np.bincount(ws, D.y[: D.a] > 0, n_workers)[seen]
+    q = (lefts + 0.5) / (n[seen] + 1)
+    spread = np.mean(special.logit(q) ** 2 - 1 / ((n[seen] + 1) * q * (1 - q)))
+    return float(np.clip(np.sqrt(max(spread, 0.0)), BIAS_SD_MIN, BIAS_SD))
+
+
+def _bias_sd(
+    D: _Data, lay: Layout, x: NDArray[np.float64], terms: FisherTerms, current: float
+) -> float:
+    """The crowd's sd of position bias ``sigma`` by maximum marginal likelihood given the scores
+    and reliabilities: each annotator's unshrunk bias ``b_k (I_k + 1 / current^2) / I_k`` (``I_k``
+    the information of their strict answers about ``b_k``) is taken as ``N(0, sigma^2 + 1 /
+    I_k)``. One step lands at the estimate (an EM step on ``sigma^2`` only creeps toward it when
+    the crowd has little bias); at least ``BIAS_SD_MIN``."""
+    b = lay.unpack(x)[2]
+    i_gg, i_gb, i_bb = annotator_information(D, terms, lay.n_workers, RELIABILITY_SD, current)
+    info = i_bb - 1 / current**2 - i_gb**2 / i_gg
+    seen = info > 1e-9
+    if not seen.any():
+        return current
+    v = 1 / info[seen]
+    raw2 = (b[seen] * (info[seen] + 1 / current**2) * v) ** 2
+
+    def nll(log_var: float) -> float:
+        tot = np.exp(log_var) + v
+        return float(np.sum(np.log(tot) + raw2 / tot))
+
+    best = optimize.minimize_scalar(
+        nll, bounds=(2 * np.log(BIAS_SD_MIN), 2 * np.log(10.0)), method="bounded"
+    )
+    return float(max(np.exp(0.5 * best.x), BIAS_SD_MIN))
+
+
+def crowd_accuracy(
+    D: _Data,
+    lay: Layout,
+    post: _Posterior,
+    x: NDArray[np.float64],
+    terms: FisherTerms,
+    messages: NDArray[np.float64] | None = None,
+) -> tuple[float, float, NDArray[np.float64] | None]:
+    """The share of strict answers along the leave-one-out consensus (module docstring): the
+    posterior probability that each answer follows the Bradley-Terry outcome, with the scores
+    of the pair taken from every other comparison; gold answers count as they are.
+
+    Also returns the slope of its logit in ``mu`` with the scores held (each ``eta_k`` moves by
+    ``var(logit eta_k) / RELIABILITY_SD^2`` per unit of ``mu``), for a Newton step toward the
+    fixed point, and the belief-propagation messages of the scores' variances."""
+    a = D.a
+    if D.b == 0:
+        return float(special.expit(post.mu)), 0.0, messages
+    s, g, b, _, _ = lay.unpack(x)
+    ws, ys = D.w[:a], D.y[:a]
+    d = s[D.left[:a]] - s[D.right[:a]]
+    e = sigmoid(g)[ws]
+    yb = ys * b[ws] if b is not None else 0.0
+    A, C = sigmoid(yb + ys * d), sigmoid(yb - ys * d)
+    grad_d = ys * (e * A * (1 - A) - (1 - e) * C * (1 - C)) / (C + e * (A - C))
+    weight = terms.weight
+    var, _, messages = score_variance(D.pair, D.pairs, weight, lay.n_items, 1 / SCORE_SD**2, 0,
+                                      1e-3, messages, D.edges)  # fmt: skip
+    # the comparison's own information removed from the variance of d (var_l + var_r)
+    v_d = var[D.left[:a]] + var[D.right[:a]]
+    v = v_d / np.maximum(1 - weight[:a] * v_d, 0.05)
+    d_cav = d - grad_d * v
+    k = 1 / np.sqrt(1 + np.pi * v / 8)
+    A, C = sigmoid((yb + ys * d_cav) * k), sigmoid((yb - ys * d_cav) * k)
+    P = C + e * (A - C)
+    along = (D.y[a : D.b] == D.o[a : D.b]).sum()
+    n = a + D.b - D.a
+    share = float(np.clip(((e * A / P).sum() + along) / n, CROWD_MIN, 1 - CROWD_MIN))
+    i_gg, i_gb, i_bb = annotator_information(D, terms, lay.n_workers, RELIABILITY_SD,
+                                             post.bias_sd if b is not None else None)  # fmt: skip
+    var_g = i_bb / (i_gg * i_bb - i_gb**2) if b is not None else 1 / i_gg
+    moves = np.where(post.has_prior, 0.0, var_g / RELIABILITY_SD**2)
+    slope = float((A * C / P**2 * e * (1 - e) * moves[ws]).sum() / n)
+    return share, slope / (share * (1 - share)), messages
+
+
+def _scaled(post: _Posterior, z: NDArray[np.float64], scale: NDArray[np.float64]):
+    f, g = post(z * scale)
+    return f, g * scale
+
+
+def _curvature(D: _Data, lay: Layout, terms: FisherTerms, bias_sd: float) -> NDArray[np.float64]:
+    """The diagonal of the expected information at ``terms``' point: scaling every parameter by
+    its posterior sd makes the problem nearly isotropic, and L-BFGS needs far fewer steps on
+    sparse comparison graphs."""
+    n_i, W = lay.n_items, lay.n_workers
+    out = np.empty(lay.size)
+    w = terms.weight
+    out[:n_i] = np.bincount(D.left, w, n_i) + np.bincount(D.right, w, n_i) + 1 / SCORE_SD**2
+    i_gg, _, i_bb = annotator_information(D, terms, W, RELIABILITY_SD,
+                                          bias_sd if lay.bias else None)  # fmt: skip
+    out[lay.g : lay.b] = i_gg
+    if lay.bias:
+        out[lay.b : lay.t] = i_bb
+    if lay.ties:
+        p = terms.p_tie
+        out[lay.t : -1] = np.bincount(D.w, p * (1 - p), W) + 1 / TIE_SD**2
+        out[-1] = max(W, 1) / TIE_SD**2
+    return out
+
+
+def _start(
+    D: _Data, lay: Layout, prior: NDArray[np.float64], init: PreferenceStart | None
+) -> NDArray[np.float64]:
+    n_i, W = lay.n_items, lay.n_workers
+    x = np.zeros(lay.size)
+    # scores start at the log odds of each item's share of wins (ties half), shrunk by one
+    # win and one loss: most of the way to the mode on sparse designs, for two bincounts
+    won = np.bincount(D.left, (D.y + 1) / 2, n_i) + np.bincount(D.right, (1 - D.y) / 2, n_i)
+    seen = np.bincount(D.left, minlength=n_i) + np.bincount(D.right, minlength=n_i)
+    x[:n_i] = special.logit((won + 1) / (seen + 2))
+    g = np.where(np.isfinite(prior), prior, special.logit(START_ACCURACY))
+    lam = np.zeros(W)
+    if lay.ties:
+        rate = (len(D.y) - D.b) / len(D.y)
+        lam[:] = np.log(2 * rate / (1 - rate)) if rate < 1 else 0.0
+    if init is not None:
+        s0 = _per_code("init.score", init.score, n_i)
+        x[:n_i] = np.where(np.isfinite(s0), s0, x[:n_i])
+        a0 = _logit("init.accuracy", _per_code("init.accuracy", init.accuracy, W), W)
+        g = np.where(np.isfinite(a0), a0, g)
+        if lay.bias and init.position_bias is not None:
+            b0 = _per_code("init.position_bias", init.position_bias, W)
+            x[lay.b : lay.t] = np.where(np.isfinite(b0), b0, 0.0)
+        if lay.ties and init.tie_propensity is not None:
+            p0 = _logit("init.tie_propensity", _per_code("init.tie_propensity",
+                        init.tie_propensity, W), W)  # fmt: skip
+            lam = np.where(np.isfinite(p0), p0 + np.log(2.0), lam)
+    x[lay.g : lay.b] = g
+    if lay.ties:
+        x[lay.t : -1] = lam
+        x[-1] = lam.mean() if W else 0.0
+    return x
