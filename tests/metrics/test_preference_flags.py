@@ -17,7 +17,8 @@ from monitor.metrics.preference_flags import (
     kappa_interval,
 )
 from monitor.metrics.preference_model import preference_model
-from monitor.metrics.transitivity import P_E_STRICT, P_E_WEAK, triangle_state, triplets_per_pair
+from monitor.metrics.transitivity import P_E_STRICT, P_E_WEAK, triangle_state
+from monitor.metrics.triangles import triplets_per_pair
 from tests.metrics.test_preference_model import simulate
 
 
