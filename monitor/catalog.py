@@ -46,8 +46,10 @@ ABSOLUTE = frozenset({Kind.RATING, Kind.LABEL, Kind.MULTILABEL})
 """The kinds whose units are items (not pairs)."""
 SCALAR = frozenset({Kind.RATING, Kind.LABEL})
 """The kinds with one answer per judgment."""
-MODELLED = ABSOLUTE
-"""The kinds with a reliability model."""
+MODELLED = ALL
+"""The kinds with a reliability model (every kind)."""
+GOLD = frozenset({Kind.RATING, Kind.LABEL, Kind.PAIRWISE})
+"""The kinds whose items' gold values give workers a gold accuracy."""
 RATING = frozenset({Kind.RATING})
 LABEL = frozenset({Kind.LABEL})
 PAIRWISE = frozenset({Kind.PAIRWISE})
@@ -174,18 +176,23 @@ MEASURES: tuple[Measure, ...] = (
             detail="`p_e`, `p_a`", title="Transitivity kappa",
             meaning="Self-consistency of the annotators' preferences: 1 no cycles, 0 as random "
             "answers."),
-    Measure("score_model", _C, PAIRWISE, "the Davidson model's tie parameter", n="comparisons",
-            detail="`tie_parameter`, `converged`, `iterations`"),
-    Measure("model_iterations", _C, MODELLED, "EM iterations of the reliability model",
-            detail="`model` (`dawid_skene`, `rating_model`, `multilabel_model`), `converged`, "
-            "`warm_start`, `log_likelihood`"),
+    Measure("preference_design", _C, PAIRWISE,
+            "annotators who closed a triangle (transitivity measurable)", n="annotators",
+            detail="`annotators_with_triplets`, `annotators`, `pairs`, `pairs_judged_again`, "
+            "`transitivity`, `pair_agreement`, `message` (which signals the design supports)"),
+    Measure("model_iterations", _C, MODELLED,
+            "iterations of the reliability model (EM; L-BFGS for preferences)",
+            detail="`model` (`dawid_skene`, `rating_model`, `multilabel_model`, "
+            "`preference_model`), `converged`, `warm_start`, `log_likelihood`; preferences: "
+            "`crowd_accuracy`, `crowd_bias_sd`, `crowd_tie_propensity`"),
     Measure("model_chance", _C, MODELLED,
             "what a random or constant answerer reaches: accuracy (labels: max class prior; "
-            "multi-label: 0.5) or noise sd (ratings)",
+            "multi-label: 0.5; preferences: 0.5, or with ties the median annotator's floor) or "
+            "noise sd (ratings)",
             detail="`measure` (`accuracy` or `noise_sd`), `classes`, `floor`"),
     Measure("model_scale_width", _C, RATING,
             "max - min of the rating scale (for the `biased` rule)"),
-    Measure("gold_chance", _C, SCALAR,
+    Measure("gold_chance", _C, GOLD,
             "what a constant answerer reaches on the gold items: max(1/K, top gold share) or "
             "the credit of always answering the gold median",
             n="gold items judged", detail="`level`, `gold_judgments`"),
@@ -197,8 +204,10 @@ MEASURES: tuple[Measure, ...] = (
     Measure("agreement_loo", _W, ALL, "agreement with the others' aggregate (leave one out)",
             n="items", key="agreement_loo"),
     Measure("weight", _W, SCALAR, "co-determination weight", key="quality_weight"),
-    Measure("transitivity_kappa", _W, PAIRWISE, "intraobserver kappa", n="triplets",
-            detail="`p_a`, `p_e`, `triplets`, `transitive`, `pairs`, `kappa_weak`, "
+    Measure("transitivity_kappa", _W, PAIRWISE, "intraobserver kappa",
+            interval="Wilson 95% on the effective triplets", n="triplets",
+            detail="`effective_triplets`, `p_a`, `p_e`, `triplets`, `transitive`, `pairs`, "
+            "`kappa_weak`, "
             "`kappa_strict`, `has_ties`, `repeated_pairs`, `retest`, `implied_pairs`, "
             "`n_cycles`, `cycles` (first 50), `reason`"),
     Measure("tie_rate", _W, PAIRWISE, "share of ties", n="judgments", key="tie_rate"),
@@ -208,7 +217,8 @@ MEASURES: tuple[Measure, ...] = (
             n="judgments with a duration", key="mean_duration_s"),
     Measure("model_accuracy", _W, MODELLED,
             "expected accuracy under the reliability model (multi-label: mean balanced "
-            "accuracy over options)",
+            "accuracy over options; preferences: the probability of answering along the "
+            "consensus order)",
             interval="95%", n="judgments", history=True, key="model_accuracy",
             shows_interval=True),
     Measure("model_noise_sd", _W, RATING, "the rater's noise sd s_j",
@@ -220,9 +230,16 @@ MEASURES: tuple[Measure, ...] = (
     Measure("model_floor_sd", _W, RATING, "(1 - quality_margin) x `model_chance_sd`"),
     Measure("model_weight", _W, MODELLED, "weight in [0, 1] above chance (docs/exports.md)",
             key="model_weight"),
-    Measure("model_worker_chance", _W, LABEL,
-            "the accuracy of the worker's answers shuffled across items (their own chance)"),
-    Measure("gold_accuracy", _W, SCALAR,
+    Measure("model_worker_chance", _W, frozenset({Kind.LABEL, Kind.PAIRWISE}),
+            "the accuracy of the worker's answers shuffled across items (their own chance; "
+            "preferences: what they reach answering at random with their own tie rate)"),
+    Measure("model_position_bias", _W, PAIRWISE,
+            "the annotator's pull toward the left slot, log-odds (0: none)", interval="95%",
+            n="strict answers", key="model_position_bias", shows_interval=True),
+    Measure("model_tie_propensity", _W, PAIRWISE,
+            "the probability the annotator calls two equal items a tie", interval="95%",
+            n="judgments", key="model_tie_propensity", shows_interval=True),
+    Measure("gold_accuracy", _W, GOLD,
             "share correct on gold (nominal) or mean distance credit 1 - |x - g| / width",
             interval="Wilson 95%", n="gold judgments", history=True, key="gold_accuracy",
             shows_interval=True),
@@ -238,8 +255,9 @@ MEASURES: tuple[Measure, ...] = (
     Measure("percent_agreement", _I, SCALAR, "per-item agreement", key="percent_agreement"),
     Measure("phi_mu", _I, RATING, "posterior mean of the item on the rating scale",
             interval="95% interval", approximate=True, key="phi_mu", shows_interval=True),
-    Measure("score", _I, PAIRWISE, "Bradley-Terry (Davidson) log-strength",
-            interval="+- 1.96 SE", n="comparisons", detail="`se`", warm=True, key="score",
+    Measure("score", _I, PAIRWISE,
+            "log-strength under the reliability model (Crowd-BT with Davidson's ties)",
+            interval="95% (Laplace)", n="comparisons", detail="`se`", warm=True, key="score",
             shows_interval=True),
     Measure("model_label", _I, frozenset({Kind.LABEL, Kind.MULTILABEL}),
             "labels: posterior of the posterior label; multi-label: the smallest "
@@ -264,6 +282,12 @@ MEASURES: tuple[Measure, ...] = (
             detail="`answers` {outcome: count}, `left`, `right`", key="n_judgments"),
     Measure("uqs", _P, PAIRWISE, "CrowdTruth unit quality of the pair", warm=True, key="uqs"),
     Measure("uas", _P, PAIRWISE, "NULL", detail="{outcome: score} in `scores`"),
+    Measure("model_split_p", _P, PAIRWISE,
+            "p-value: neither order explains the split of the pair's strict answers, given "
+            "each annotator's reliability (exact Poisson-binomial test)",
+            n="strict answers",
+            detail="`q_value` (Benjamini-Hochberg), `against`, `expected_against`, `ties`, "
+            "`gold`, `left`, `right`"),
     # --- annotation -----------------------------------------------------------------------
     Measure("aqs", _A, ALL, "CrowdTruth annotation quality (closed tasks)", warm=True,
             key="aqs"),
@@ -275,9 +299,9 @@ RULES: tuple[Rule, ...] = (
     Rule("low_quality", _W, ALL,
          "No better than a random or constant answerer (reliability model)",
          reads=("model_accuracy", "model_worker_chance", "model_noise_sd", "model_chance_sd",
-                "model_chance", "model_iterations", "wqs", "n_judgments"),
-         thresholds=(*_MODEL, "low_wqs_ratio"), acts=True),
-    Rule("gold_accuracy", _W, SCALAR, "Answers the gold questions no better than chance",
+                "model_chance", "model_iterations"),
+         thresholds=_MODEL, acts=True),
+    Rule("gold_accuracy", _W, GOLD, "Answers the gold questions no better than chance",
          reads=("gold_accuracy", "gold_chance"),
          thresholds=("gold_floor", "quality_margin", "min_gold_judgments"), acts=True),
     Rule("biased", _W, RATING, "Reads the rating scale shifted from the other raters",
@@ -293,14 +317,16 @@ RULES: tuple[Rule, ...] = (
          reads=("transitivity_kappa",), thresholds=("min_triplets", "low_transitivity_kappa"),
          acts=True),
     Rule("position_bias", _W, PAIRWISE, "Prefers one side of the screen regardless of content",
-         reads=("position_bias",), thresholds=("position_bias_p", "position_bias_share"),
-         acts=True),
+         reads=("model_position_bias", "model_iterations"),
+         thresholds=("position_bias_p", "position_bias_share", "min_judgments"), acts=True),
     Rule("ambiguous", _I, ABSOLUTE, "Reliable workers disagree on this item beyond their noise",
          reads=("model_label", "majority_disputed", "model_spread", "model_spread_p",
                 "model_expected_spread", "model_chance", "model_iterations"),
          thresholds=("ambiguous_posterior", "ambiguous_p", "min_item_judgments")),
-    Rule("ambiguous", _P, PAIRWISE, "Reliable workers disagree on this item beyond their noise",
-         reads=("uqs", "n_judgments"), thresholds=("ambiguous_uqs", "min_item_judgments")),
+    Rule("ambiguous", _P, PAIRWISE,
+         "Reliable annotators split on this pair beyond what their reliability explains",
+         reads=("model_split_p", "model_iterations"),
+         thresholds=("ambiguous_p", "min_item_judgments")),
     Rule("kappa_paradox", _C, ALL, "High raw agreement but low chance-corrected agreement",
          reads=("percent_agreement", "krippendorff_alpha"),
          thresholds=("paradox_agreement", "paradox_alpha")),
@@ -399,3 +425,26 @@ def rules_table() -> str:
         )  # fmt: skip
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows) + "\n"
+
+
+def write_docs(path: str) -> bool:
+    """Put the current tables between the markers of ``path`` (``docs/store-values.md``);
+    whether the file changed."""
+    from pathlib import Path
+
+    file = Path(path)
+    text = old = file.read_text(encoding="utf-8")
+    for name, table in (("measures", measures_table()), ("rules", rules_table())):
+        start, end = f"<!-- catalog:{name} -->\n", f"<!-- /catalog:{name} -->"
+        head, _, rest = text.partition(start)
+        _, _, tail = rest.partition(end)
+        text = head + start + table + end + tail
+    if text != old:
+        file.write_text(text, encoding="utf-8")
+    return text != old
+
+
+if __name__ == "__main__":
+    import sys
+
+    print("updated" if write_docs(sys.argv[1]) else "up to date")

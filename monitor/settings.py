@@ -236,8 +236,8 @@ class Settings:
     low_wqs_ratio: float = setting(
         0.7,
         UNIT,
-        "Pairwise campaigns only (no reliability model there): flag low_quality when WQS < ratio "
-        "x the campaign's median WQS.",
+        "No longer read: preference campaigns now flag low_quality from their reliability model "
+        "(accepted so that existing settings stay valid).",
     )
     low_agreement_ratio: float = setting(
         0.7,
@@ -257,7 +257,8 @@ class Settings:
     position_bias_p: float = setting(
         0.001,
         UNIT,
-        "Flag position_bias when the binomial test's p-value is below this.",
+        "Flag position_bias when the test of the annotator's position bias (the reliability "
+        "model's, against none) gives a p-value below this.",
     )
     position_bias_share: float = setting(
         0.75,
@@ -267,7 +268,8 @@ class Settings:
     ambiguous_uqs: float = setting(
         0.4,
         UNIT,
-        "Pairwise campaigns only: flag a pair ambiguous when its UQS is below this.",
+        "No longer read: a pair is ambiguous by the reliability model's test (ambiguous_p; "
+        "accepted so that existing settings stay valid).",
     )
     model_max_iter: int = setting(
         100,
@@ -323,7 +325,8 @@ class Settings:
         0.01,
         UNIT,
         "Ratings: ambiguous when a chi-square test says the item's spread exceeds what its "
-        "workers' noise explains at this level.",
+        "workers' noise explains at this level; preference pairs: when the test that neither "
+        "order explains the pair's split gives a (Benjamini-Hochberg) q-value below it.",
     )
     min_item_judgments: int = setting(
         3,

@@ -10,11 +10,14 @@ from monitor.incremental.triangles import MEMORY as TRIANGLES
 from monitor.incremental.triangles import transitivity_run
 from monitor.metrics import agreement as ag
 from monitor.metrics.crowdtruth import label_counts
-from monitor.metrics.preferences import canonical_pairs, davidson, position_bias
-from monitor.metrics.transitivity import P_E_STRICT, P_E_WEAK, implied_pairs
+from monitor.metrics.preference_flags import kappa_interval
+from monitor.metrics.preferences import canonical_pairs, position_bias
+from monitor.metrics.transitivity import P_E_STRICT, P_E_WEAK, Transitivity, implied_pairs
+from monitor.metrics.triangles import TriangleState, triplets_per_pair
 from monitor.pipeline.collect import Values, answers_detail, bootstrap_interval, num
 from monitor.pipeline.crowdtruth import crowdtruth_values
 from monitor.pipeline.params import Coded, Params
+from monitor.pipeline.preference import preference_reliability
 from monitor.results import Value
 
 # Canonical labels "<", "=", ">" are the relation of the first item of a pair to the second;
@@ -32,6 +35,9 @@ def measure(coded: Coded, params: Params) -> Values:
     tr, kept, how = transitivity_run(a, ties_allowed=ties_allowed, warm=params.warm)
     out.memory[TRIANGLES] = kept
     out.parameters["transitivity"] = {"triangles": how}
+    s = kept.state
+    interval = kappa_interval(s.n_triplets, s.n_transitive, triplets_per_pair(s),
+                              P_E_WEAK if ties_allowed else P_E_STRICT)  # fmt: skip
     implied = implied_pairs(a.workers, a.left, a.right, a.outcome, a.order)
     cycles_by_worker: dict[int, list[dict]] = {}
     cyc = tr.cycles
@@ -59,8 +65,11 @@ def measure(coded: Coded, params: Params) -> Values:
                 str(a.worker_ids[t.worker]),
                 "transitivity_kappa",
                 num(t.kappa),
+                num(interval.low[t.worker]),
+                num(interval.high[t.worker]),
                 n=t.n_triplets,
                 detail={
+                    "effective_triplets": num(interval.n_effective[t.worker]),
                     "p_a": num(t.p_a),
                     "p_e": t.p_e,
                     "triplets": t.n_triplets,
@@ -102,8 +111,9 @@ def measure(coded: Coded, params: Params) -> Values:
                 detail={"p_value": num(b.p_value), "n_left": b.n_left},
             )
         )
+    out.add(_design(coded, params, tr, s))
     out.add(_pairs(coded, params))
-    return out.add(_scores(coded, params))
+    return out.add(preference_reliability(coded, params))
 
 
 def _cycle_text(x: str, y: str, z: str, rel: list[int]) -> str:
@@ -181,51 +191,44 @@ def _pairs(coded: Coded, params: Params) -> Values:
     return out
 
 
-def _scores(coded: Coded, params: Params) -> Values:
-    """The items' scores: a Bradley-Terry model with ties (Davidson 1970), warm-started from
-    the last run's."""
+def _design(coded: Coded, params: Params, tr: Transitivity, state: TriangleState) -> Values:
+    """What the campaign's design lets monitor measure of its annotators: transitivity needs
+    closed triangles (an annotator who judged all three pairs of three items), agreement on
+    pairs needs pairs judged more than once; reliability always comes from agreement with the
+    consensus order of the reliability model."""
     a = coded.arrays
     out = params.values(coded.info.name)
-    init = None
-    if params.warm is not None:
-        init = params.warm.aligned("item", "score", a.item_ids, default=0.0)
-    fit = davidson(a.left, a.right, a.outcome, regularization=0.01, init=init)
-    out.parameters["scores"] = {
-        "model": "Davidson (1970) Bradley-Terry with ties",
-        "regularization": 0.01,
-        "iterations": fit.iterations,
-        "converged": bool(fit.converged),
-    }
-    if fit.log_strength is None:
-        out.campaign_value(
-            "score_model", None, reason=fit.undefined.reason if fit.undefined else "undefined"
+    measurable = sum(1 for t in tr.annotators if t.n_triplets)
+    judged = int(np.count_nonzero(state.n_judgments))
+    canonical = a.left < a.right
+    keys = np.where(
+        canonical, a.left * len(a.item_ids) + a.right, a.right * len(a.item_ids) + a.left
+    )
+    _, per_pair = np.unique(keys, return_counts=True)
+    repeated = int(np.count_nonzero(per_pair > 1))
+    signals = ["reliability: agreement with the consensus order (the reliability model)"]
+    if measurable:
+        signals.append(f"transitivity: {measurable} of {judged} annotators closed a triangle")
+    else:
+        signals.append("no closed triangles: transitivity cannot be measured")
+    if repeated:
+        signals.append(
+            f"agreement on pairs: {repeated} of {per_pair.size} pairs judged twice or more"
         )
-        return out
-    n_cmp = np.bincount(np.r_[a.left, a.right], minlength=len(a.item_ids))
-    se = fit.se if fit.se is not None else np.full(fit.items.size, np.nan)
-    for k, i in enumerate(fit.items):
-        s, e = float(fit.log_strength[k]), float(se[k])
-        ok = np.isfinite(e)
-        out.values.append(
-            Value(
-                "item",
-                str(a.item_ids[i]),
-                "score",
-                s,
-                s - 1.96 * e if ok else None,
-                s + 1.96 * e if ok else None,
-                int(n_cmp[i]),
-                {"se": e if ok else None},
-            )
-        )
+    else:
+        signals.append("each pair judged once: no agreement on pairs")
     out.campaign_value(
-        "score_model",
-        num(fit.tie_parameter),
-        n=fit.n_comparisons,
+        "preference_design",
+        measurable,
+        n=judged,
         detail={
-            "tie_parameter": num(fit.tie_parameter),
-            "converged": bool(fit.converged),
-            "iterations": fit.iterations,
+            "annotators_with_triplets": measurable,
+            "annotators": judged,
+            "pairs": int(per_pair.size),
+            "pairs_judged_again": repeated,
+            "transitivity": bool(measurable),
+            "pair_agreement": bool(repeated),
+            "message": "; ".join(signals),
         },
     )
     return out

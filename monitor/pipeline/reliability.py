@@ -78,10 +78,12 @@ def worker_prior(
     """(W,) each worker's quality in the platform's other campaigns, in this campaign's units
     (NaN: none), or None without any history.
 
-    Labels: the accuracy above chance as a share of what is possible above it,
-    ``(acc - chance') / (1 - chance')`` in each other label or multi-label campaign, averaged
-    with the judgments as weights, put back on this campaign's chance. Ratings: the noise sd as a
-    share of the scale's width in other rating campaigns, times this campaign's width.
+    Labels and preferences: the accuracy above chance as a share of what is possible above it,
+    ``(acc - chance') / (1 - chance')`` in each other label, multi-label or preference campaign
+    (labels read label and multi-label campaigns, preferences those and preference campaigns),
+    averaged with the judgments as weights, put back on this campaign's chance. Ratings: the
+    noise sd as a share of the scale's width in other rating campaigns, times this campaign's
+    width.
     """
     if not history:
         return None
@@ -89,7 +91,7 @@ def worker_prior(
     for j, w in enumerate(arrays.worker_ids.tolist()):
         num = den = 0.0
         for e in history.get(str(w), ()):
-            if arrays.kind == Kind.LABEL and e.kind in (Kind.LABEL, Kind.MULTILABEL):
+            if e.kind in ACCURACY_HISTORY.get(arrays.kind, ()):
                 m = e.measures.get("model_accuracy")
                 if m is None or m.value is None or e.chance is None or e.chance >= 1:
                     continue
@@ -107,9 +109,16 @@ def worker_prior(
             out[j] = num / den
     if not np.isfinite(out).any():
         return None
-    if arrays.kind == Kind.LABEL:
+    if arrays.kind in ACCURACY_HISTORY:
         return np.clip(chance + out * (1.0 - chance), 0.01, 0.99)
     return out * width
+
+
+ACCURACY_HISTORY = {
+    Kind.LABEL: (Kind.LABEL, Kind.MULTILABEL),
+    Kind.PAIRWISE: (Kind.PAIRWISE, Kind.LABEL, Kind.MULTILABEL),
+}
+"""The kinds of campaign whose model accuracy is a worker's history in a campaign of a kind."""
 
 
 def answer_chance(codes: NDArray[np.int64], k: int) -> float:

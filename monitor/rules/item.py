@@ -6,7 +6,8 @@
   option.
 - Ratings: the model's chi-square test says the spread of the item's judgments (biases
   removed) exceeds what its workers' noise sd explains (``p < ambiguous_p``).
-- Pairs (pairwise campaigns): the pair's CrowdTruth unit quality is below ``ambiguous_uqs``.
+- Pairs (preference campaigns): the reliability model's test says neither order explains the
+  split of the pair's strict answers (``q < ambiguous_p``).
 
 The model's flags are withheld while it has not converged. Items need at least
 ``min_item_judgments`` judgments.
@@ -20,7 +21,7 @@ import numpy as np
 
 from monitor.results import FlagRecord
 from monitor.rules.thresholds import Thresholds
-from monitor.rules.values import RunValues
+from monitor.rules.values import RunValues, finite
 
 
 def ambiguous_item(run: RunValues, t: Thresholds) -> list[FlagRecord]:
@@ -123,32 +124,40 @@ def _spread(run: RunValues, t: Thresholds) -> list[FlagRecord]:
 
 
 def ambiguous_pair(run: RunValues, t: Thresholds) -> list[FlagRecord]:
-    """Pairs whose unit quality (UQS) says the annotators disagree about them."""
-    uqs = run.table("pair", "uqs")
-    if not len(uqs):
+    """Pairs whose reliable annotators split beyond what their reliability explains: the
+    reliability model's test that neither order explains the split gives a Benjamini-Hochberg
+    q-value below ``ambiguous_p``."""
+    converged, _ = run.model()
+    if not converged:
         return []
-    counts = run.table("pair", "n_judgments")
-    rows = counts.on(uqs.subjects)
-    found = rows >= 0
-    n = np.zeros(len(uqs), dtype=np.int64)
-    n[found] = counts.values[rows[found]].astype(np.int64)
-    with np.errstate(invalid="ignore"):
-        hit = np.isfinite(uqs.values) & (n >= t.min_item_judgments) & (uqs.values < t.ambiguous_uqs)
-    hits = np.flatnonzero(hit).tolist()
-    details = [counts.detail(r) if r >= 0 else None for r in rows[hits].tolist()]
-    return [
-        FlagRecord(
-            "pair",
-            uqs.subjects[i],
-            "ambiguous",
-            float(uqs.values[i]),
-            t.ambiguous_uqs,
-            {
-                "message": f"unit quality (UQS) {uqs.values[i]:.2f} over {int(n[i])} "
-                "judgments: the workers disagree about it",
-                "n": int(n[i]),
-                "answers": (d or {}).get("answers") if d is not None else None,
-            },
+    split = run.table("pair", "model_split_p")
+    flags = []
+    for i, subject in enumerate(split.subjects):
+        v = split.record(i)
+        detail = v.detail or {}
+        q, n = finite(detail.get("q_value")), int(v.n or 0)
+        if q is None or v.value is None or n < t.min_item_judgments or q >= t.ambiguous_p:
+            continue
+        flags.append(
+            FlagRecord(
+                "pair",
+                subject,
+                "ambiguous",
+                q,
+                t.ambiguous_p,
+                {
+                    "message": f"{detail.get('against')} of its {n} strict answers go against "
+                    f"the order they support best, where the annotators' reliability expects "
+                    f"{detail.get('expected_against', 0):.1f}: neither order explains the split "
+                    f"(p = {v.value:.2g}, q = {q:.2g} over the campaign's pairs)",
+                    "n": n,
+                    "p_value": v.value,
+                    "against": detail.get("against"),
+                    "expected_against": detail.get("expected_against"),
+                    "ties": detail.get("ties"),
+                    "floor": t.ambiguous_p,
+                    "metric": "model_split_p",
+                },
+            )
         )
-        for i, d in zip(hits, details, strict=True)
-    ]
+    return flags

@@ -13,13 +13,11 @@ class Thresholds(Section):
     """What the rules compare with (defaults: those of :class:`monitor.settings.Settings`)."""
 
     min_judgments: int = 10
-    low_wqs_ratio: float = 0.7
     low_agreement_ratio: float = 0.7
     min_triplets: int = 5
     low_transitivity_kappa: float = 0.5
     position_bias_p: float = 0.001
     position_bias_share: float = 0.75
-    ambiguous_uqs: float = 0.4
     model_max_iter: int = 100
     quality_margin: float = 0.2
     skewed_prior: float = 0.7

@@ -5,15 +5,21 @@
   chance)``, chance being what a random or constant answerer reaches (on skewed classes, the
   worker's own chance); for ratings, the interval on the noise sd lies entirely above
   ``(1 - quality_margin) x`` the noise sd the same answers would have if they did not depend on
-  the items. Pairwise campaigns (no model): WQS below ``low_wqs_ratio`` x the campaign median.
-  Withheld while the model has not converged.
+  the items. Preferences: the interval on the probability of answering along the consensus
+  order lies entirely below what the annotator reaches answering at random (0.5; with ties, with
+  their own tie rate): the chance itself, no margin, as for a coin. Withheld while the model
+  has not converged.
 - ``biased`` (ratings): the interval on the rater's bias lies beyond ``+- max_bias`` x the
   scale's width.
 - ``gold_accuracy``: with at least ``min_gold_judgments`` gold answers, the upper end of the gold
   interval is below ``gold_floor`` (automatic: the gold chance level + margin).
 - ``low_agreement``, ``speeder``: below ``ratio`` x the median of the judged workers.
-- ``intransitive``, ``position_bias`` (pairwise): the intraobserver kappa below its threshold
-  over enough triplets; a binomial test on the share of "left" answers.
+- ``intransitive`` (pairwise): the whole interval on the intraobserver kappa (Wilson on the
+  effective number of triplets) lies below ``low_transitivity_kappa``, over at least
+  ``min_triplets`` triplets.
+- ``position_bias`` (pairwise): the reliability model's position bias differs from none
+  (p below ``position_bias_p``) and pulls two equal items to one side at least
+  ``position_bias_share`` of the time.
 
 Every flag keeps its evidence: value, floor, interval, n, and a sentence saying why.
 """
@@ -23,6 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from monitor.catalog import Kind
 from monitor.metrics._common import accuracy_floor, noise_sd_floor
@@ -30,8 +37,10 @@ from monitor.results import FlagRecord, Value
 from monitor.rules.thresholds import Thresholds
 from monitor.rules.values import RunValues, Table, finite
 
+Z95 = 1.959963984540054
 MODEL_NAMES = {
     "dawid_skene": "Dawid-Skene model",
+    "preference_model": "preference model (Crowd-BT with ties)",
     "rating_model": "rating model (bias + noise)",
     "multilabel_model": "multi-label model (Dawid-Skene per option)",
 }
@@ -140,16 +149,38 @@ def _model(run: RunValues) -> tuple[str, float, str] | None:
 
 
 def low_quality(run: RunValues, t: Thresholds) -> list[FlagRecord]:
-    if run.kind == Kind.PAIRWISE:  # no reliability model: CrowdTruth's WQS against the campaign
-        return _relative(run, "wqs", "low_quality", t.low_wqs_ratio, t.min_judgments,
-                         "CrowdTruth worker quality (WQS)")  # fmt: skip
     model = _model(run)
     if model is None:
         return []
     name, chance, measure = model
     if measure == "noise_sd":
         return _noisy_raters(run, chance, t, name)
+    if run.kind == Kind.PAIRWISE:
+        return _random_preferences(run, t, name)
     return _inaccurate(run, chance, t, name)
+
+
+def _random_preferences(run: RunValues, t: Thresholds, model: str) -> list[FlagRecord]:
+    """Annotators whose interval on answering along the consensus order lies below what they
+    would reach answering at random (``model_worker_chance``)."""
+    table = run.table("worker", "model_accuracy")
+    chance = run.table("worker", "model_worker_chance").aligned(table.subjects)
+    flags = []
+    for i, subject in enumerate(table.subjects):
+        v = table.record(i)
+        n, floor = int(v.n or 0), finite(chance[i])
+        if v.value is None or v.high is None or floor is None or n < t.min_judgments:
+            continue
+        if v.high >= floor:
+            continue
+        message = (
+            f"answers along the consensus order {v.value:.2f} of the time (95% interval "
+            f"{v.low:.2f} to {v.high:.2f}, {model}) over {n} judgments: below {floor:.2f}, "
+            "what the same annotator reaches answering at random"
+        )
+        flags.append(_beyond(subject, "low_quality", v, floor, message, "model_accuracy",
+                             chance=floor, floor=floor))  # fmt: skip
+    return flags
 
 
 def _inaccurate(
@@ -271,9 +302,10 @@ def intransitive(run: RunValues, t: Thresholds) -> list[FlagRecord]:
     flags = []
     for i, subject in enumerate(table.subjects):
         kappa = table.record(i)
-        triplets = kappa.n
-        k = finite(kappa.value)
-        if k is None or (triplets or 0) < t.min_triplets or k >= t.low_transitivity_kappa:
+        triplets, k, high = kappa.n, finite(kappa.value), finite(kappa.high)
+        if k is None or high is None or (triplets or 0) < t.min_triplets:
+            continue
+        if high >= t.low_transitivity_kappa:
             continue
         detail = kappa.detail or {}
         flags.append(
@@ -284,9 +316,13 @@ def intransitive(run: RunValues, t: Thresholds) -> list[FlagRecord]:
                 k,
                 t.low_transitivity_kappa,
                 {
-                    "message": f"intraobserver kappa {k:.2f}: {detail.get('transitive')} of "
-                    f"{triplets} fully judged triplets are transitive",
+                    "message": f"intraobserver kappa {k:.2f} (95% interval {kappa.low:.2f} to "
+                    f"{high:.2f}): {detail.get('transitive')} of {triplets} fully judged "
+                    "triplets are transitive; the whole interval lies below "
+                    f"{t.low_transitivity_kappa:g}",
                     "n": triplets,
+                    "interval": _interval(kappa),
+                    "effective_triplets": detail.get("effective_triplets"),
                     "p_a": detail.get("p_a"),
                     "p_e": detail.get("p_e"),
                     "cycles": (detail.get("cycles") or [])[:10],
@@ -297,30 +333,28 @@ def intransitive(run: RunValues, t: Thresholds) -> list[FlagRecord]:
 
 
 def position_bias(run: RunValues, t: Thresholds) -> list[FlagRecord]:
-    table = run.table("worker", "position_bias")
+    if _model(run) is None:
+        return []
+    table = run.table("worker", "model_position_bias")
+    share_limit = float(np.log(t.position_bias_share / (1 - t.position_bias_share)))
     flags = []
     for i, subject in enumerate(table.subjects):
-        bias = table.record(i)
-        share = finite(bias.value)
-        if share is None:
+        v = table.record(i)
+        b, low, high = finite(v.value), finite(v.low), finite(v.high)
+        n = int(v.n or 0)
+        if b is None or low is None or high is None or n < t.min_judgments or high <= low:
             continue
-        p = (bias.detail or {}).get("p_value")
-        extreme = max(share, 1 - share) >= t.position_bias_share
-        if p is None or p >= t.position_bias_p or not extreme:
+        se = (high - low) / (2 * Z95)
+        p = float(2 * stats.norm.sf(abs(b) / se))
+        if p >= t.position_bias_p or abs(b) < share_limit:
             continue
-        flags.append(
-            FlagRecord(
-                "worker",
-                subject,
-                "position_bias",
-                share,
-                t.position_bias_share,
-                {
-                    "message": f"chose 'left' in {share:.0%} of {bias.n} strict answers "
-                    f"(binomial test p = {p:.2g})",
-                    "n": bias.n,
-                    "p_value": p,
-                },
-            )
+        side = "left" if b > 0 else "right"
+        share = float(1 / (1 + np.exp(-abs(b))))
+        message = (
+            f"picks the {side} of two equal items {share:.0%} of the time (position bias "
+            f"{b:.2f} log-odds, 95% interval {low:.2f} to {high:.2f}, p = {p:.2g}) over {n} "
+            "strict answers"
         )
+        flags.append(_beyond(subject, "position_bias", v, t.position_bias_share, message,
+                             "model_position_bias", p_value=p, share=share))  # fmt: skip
     return flags
