@@ -257,9 +257,9 @@ def export_weights(session: Session, campaign_name: str, platform: Platform) -> 
 def aggregate_labels(session: Session, campaign: CampaignInfo) -> list[dict[str, Any]]:
     """One aggregated answer per item (per pair for pairwise campaigns), weighted by quality.
 
-    Weighted mean for ratings, weighted majority for labels and pairwise outcomes (each worker's
-    latest judgment of a pair), and for multi-label the annotations held by at least half of the
-    weight. ``confidence`` is the winner's share of the weight (the weighted standard deviation
+    Weighted mean for ratings, weighted majority for labels, and for multi-label the annotations
+    held by at least half of the weight; the reliability model's answers where it converged;
+    preference campaigns: the items' ranking (:func:`ranking`). ``confidence`` is the winner's share of the weight (the weighted standard deviation
     for ratings). Items whose judges all have weight 0 get no value.
     """
     arrays = load_arrays(session, campaign)
@@ -272,37 +272,11 @@ def aggregate_labels(session: Session, campaign: CampaignInfo) -> list[dict[str,
         out_w = np.array([str(w) in blocked for w in arrays.worker_ids], dtype=bool)
         keep = ~out_w[arrays.workers] if arrays.n else np.zeros(0, dtype=bool)
         return _model_labels(campaign, arrays, jw, keep)
-    out: list[dict[str, Any]] = []
     if campaign.kind == "pairwise":
-        latest: dict[tuple[int, int, int], int] = {}
-        for k in np.argsort(arrays.order, kind="stable"):
-            lo, hi = sorted((int(arrays.left[k]), int(arrays.right[k])))  # type: ignore[index]
-            latest[(int(arrays.workers[k]), lo, hi)] = int(k)
-        votes: dict[tuple[int, int], dict[str, float]] = defaultdict(lambda: defaultdict(float))
-        counts: dict[tuple[int, int], int] = defaultdict(int)
-        for (_, lo, hi), k in latest.items():
-            o = int(arrays.outcome[k])  # type: ignore[index]
-            if int(arrays.left[k]) != lo:  # type: ignore[index]
-                o = -o
-            votes[(lo, hi)][{1: "left", -1: "right", 0: "tie"}[o]] += jw[k]
-            counts[(lo, hi)] += 1
-        for lo, hi in sorted(
-            votes, key=lambda p: (str(arrays.item_ids[p[0]]), str(arrays.item_ids[p[1]]))
-        ):
-            v = votes[(lo, hi)]
-            total = sum(v.values())
-            best = max(sorted(v), key=lambda k: v[k]) if total > 0 else None
-            out.append(
-                {
-                    "left": str(arrays.item_ids[lo]),
-                    "right": str(arrays.item_ids[hi]),
-                    "value": best,
-                    "confidence": v[best] / total if best is not None else None,
-                    "n_judgments": counts[(lo, hi)],
-                    "total_weight": total,
-                }
-            )
-        return out
+        blocked = {w.worker for w in weights if w.status == "blocked"}
+        out_w = np.array([str(w) in blocked for w in arrays.worker_ids], dtype=bool)
+        return ranking(campaign, arrays, ~out_w[arrays.workers] if arrays.n else out_w[:0])
+    out: list[dict[str, Any]] = []
     n_items = len(arrays.item_ids)
     n_j = np.bincount(arrays.items, minlength=n_items)
     tot = np.bincount(arrays.items, weights=jw, minlength=n_items)
@@ -351,6 +325,46 @@ def aggregate_labels(session: Session, campaign: CampaignInfo) -> list[dict[str,
                 )
             )
     return out
+
+
+def ranking(campaign: CampaignInfo, arrays: Any, keep: np.ndarray) -> list[dict[str, Any]]:
+    """The items of a preference campaign ranked by their score under the reliability model
+    fitted on the judgments ``keep`` (the blocked workers' left out), with the score's 95%
+    interval and the ranks that interval allows (the items whose intervals overlap it)."""
+    from monitor.metrics.preference_model import gold_order, preference_model
+    from monitor.pipeline.preference import gold_numbers
+
+    k = np.flatnonzero(keep)
+    n_items = len(arrays.item_ids)
+    if not k.size:
+        return []
+    gold = gold_order(arrays.left[k], arrays.right[k], gold_numbers(arrays))
+    fit = preference_model(
+        arrays.workers[k], arrays.left[k], arrays.right[k], arrays.outcome[k],
+        n_workers=len(arrays.worker_ids), n_items=n_items, ties_allowed=not campaign.strict,
+        gold=gold if np.isfinite(gold).any() else None,
+    )  # fmt: skip
+    compared = np.flatnonzero(fit.n_item_comparisons > 0)
+    order = compared[np.argsort(-fit.score[compared], kind="stable")]
+    low, high = fit.score_low[order], fit.score_high[order]
+    # rank r can be as good as 1 + the items surely above it, as bad as those not surely below
+    surely_above = np.searchsorted(np.sort(-low), -high, side="left")
+    not_below = np.searchsorted(np.sort(-high), -low, side="right")
+    method = "model" if fit.converged else "model (not converged)"
+    return [
+        {
+            "rank": r + 1,
+            "item": str(arrays.item_ids[i]),
+            "score": float(fit.score[i]),
+            "low": _finite(float(low[r])),
+            "high": _finite(float(high[r])),
+            "best_rank": int(surely_above[r]) + 1,
+            "worst_rank": int(not_below[r]),
+            "n_comparisons": int(fit.n_item_comparisons[i]),
+            "method": method,
+        }
+        for r, i in enumerate(order.tolist())
+    ]
 
 
 def _label_row(
@@ -416,7 +430,8 @@ def export_labels(session: Session, campaign_name: str, platform: Platform) -> s
     if platform == "json":
         return _json({"campaign": campaign.name, "kind": campaign.kind, "labels": rows})
     header = (
-        ("left", "right", "value", "confidence", "n_judgments", "total_weight")
+        ("rank", "item", "score", "low", "high", "best_rank", "worst_rank", "n_comparisons",
+         "method")  # fmt: skip
         if campaign.kind == "pairwise"
         else ("item", "value", "confidence", "n_judgments", "total_weight", "method")
     )

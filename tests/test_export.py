@@ -212,14 +212,30 @@ def test_labels_multilabel_and_pairwise(engine: Engine) -> None:
     )
     rows = list(csv.DictReader(io.StringIO(_export(engine, "labels", "ml", "csv"), newline="")))
     assert rows[0]["value"] == "cat|dog"  # cat 0.9, dog 0.6 of 1.0
-    _campaign(
-        engine,
-        CampaignSpec("pw", "pairwise"),
-        [("w1", "x", "y", "left"), ("w2", "y", "x", "left"), ("w3", "y", "x", "left")],
-        {"w1": 0.9, "w2": 0.3, "w3": 0.3},
-    )
+
+
+def test_labels_of_a_preference_campaign_are_its_ranking(engine: Engine) -> None:
+    """Items ranked by the reliability model's score with its interval and the ranks the
+    interval allows; a blocked annotator's answers are left out."""
+    order = ["a", "b", "c", "d", "e"]  # a best
+    judgments = [
+        (f"w{k}", x, y, "left" if order.index(x) < order.index(y) else "right")
+        for k in range(6)
+        for i, x in enumerate(order)
+        for y in order[i + 1 :]
+    ]
+    judgments += [("spam", x, y, "right" if order.index(x) < order.index(y) else "left")
+                  for i, x in enumerate(order) for y in order[i + 1 :] for _ in range(3)]  # fmt: skip
+    _campaign(engine, CampaignSpec("pw", "pairwise"), judgments, {})
     rows = list(csv.DictReader(io.StringIO(_export(engine, "labels", "pw", "csv"), newline="")))
-    assert [(r["left"], r["right"], r["value"]) for r in rows] == [("x", "y", "left")]
+    assert [r["item"] for r in rows] == order
+    assert [int(r["rank"]) for r in rows] == [1, 2, 3, 4, 5]
+    for r in rows:
+        assert float(r["low"]) <= float(r["score"]) <= float(r["high"])
+        assert 1 <= int(r["best_rank"]) <= int(r["rank"]) <= int(r["worst_rank"]) <= 5
+        assert r["method"] == "model" and int(r["n_comparisons"]) > 0
+    doc = json.loads(_export(engine, "labels", "pw", "json"))
+    assert [x["item"] for x in doc["labels"]] == order
 
 
 def test_cli_export_writes_a_file(

@@ -41,7 +41,7 @@ def preference_reliability(coded: Coded, params: Params) -> Values:
     assert a.left is not None and a.right is not None and a.outcome is not None
     out = params.values(info.name)
     N, W = len(a.item_ids), len(a.worker_ids)
-    gold = gold_order(a.left, a.right, _gold_numbers(a))
+    gold = gold_order(a.left, a.right, gold_numbers(a))
     prior = worker_prior(a, coded.history, chance=0.5)
     max_iter = 10 * params.model.model_max_iter
     meta = _meta(a, N, W, strict=info.strict)
@@ -106,7 +106,7 @@ def preference_reliability(coded: Coded, params: Params) -> Values:
     return out
 
 
-def _gold_numbers(a: CampaignArrays) -> NDArray[np.float64]:
+def gold_numbers(a: CampaignArrays) -> NDArray[np.float64]:
     """(N,) each item's gold as a number (NaN: none, or not a number)."""
     out = np.full(len(a.item_ids), np.nan)
     for i in np.flatnonzero(np.not_equal(a.item_gold, None)).tolist():
