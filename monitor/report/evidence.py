@@ -30,6 +30,9 @@ from monitor.store.runs import latest_run, run_flags
 
 MAX_PICTURES = 20
 """Flagged workers drawn (the first in the page's order); the others have their numbers."""
+WINDOW = 50_000
+"""The pictures are drawn from the campaign's latest judgments, this many at most: exact
+for most campaigns, and a read of bounded cost for the largest (their latest answers)."""
 MAX_POINTS = 250
 """Points of a rater's scatter: evenly spaced among their answers beyond that."""
 MAX_CATEGORIES = 8
@@ -42,6 +45,8 @@ class Fetched:
 
     run_id: int
     answers: Answers
+    windowed: bool = False
+    """The answers are those among the campaign's latest :data:`WINDOW` judgments only."""
 
 
 def fetch(engine: Engine, campaign: str, limit: int = MAX_PICTURES) -> Fetched | None:
@@ -56,7 +61,8 @@ def fetch(engine: Engine, campaign: str, limit: int = MAX_PICTURES) -> Fetched |
         for f in run_flags(session, run.id, "worker"):
             flags[f.subject].append({"rule": f.rule, "evidence": f.evidence})
         workers = worker_order(flags)[:limit]
-        return Fetched(run.id, worker_answers(session, c, workers, run.watermark))
+        answers = worker_answers(session, c, workers, run.watermark, WINDOW)
+        return Fetched(run.id, answers, min(WINDOW, run.n_judgments) < run.n_judgments)
 
 
 def fetch_in_background(engine: Engine, campaign: str) -> Callable[[], Fetched | None]:

@@ -34,12 +34,31 @@ class Answers:
         return len(self.worker)
 
 
+def window_start(session: Session, campaign: CampaignInfo, watermark: int, window: int) -> int:
+    """The id after which the campaign's latest ``window`` judgments up to ``watermark`` lie
+    (0 when there are no more than that): read from the (campaign, id) index alone."""
+    q = (
+        select(Judgment.id)
+        .where(Judgment.campaign_id == campaign.id, Judgment.id <= int(watermark))
+        .order_by(Judgment.id.desc())
+        .offset(int(window))
+        .limit(1)
+    )
+    return int(session.scalar(q) or 0)
+
+
 def worker_answers(
-    session: Session, campaign: CampaignInfo, workers: Collection[str], watermark: int
+    session: Session,
+    campaign: CampaignInfo,
+    workers: Collection[str],
+    watermark: int,
+    window: int | None = None,
 ) -> Answers:
     """The answers of ``workers`` (external ids) in ``campaign`` with ``id <= watermark``: the
     latest of each worker and item by ``created_at``, then by arrival, as a run counts them.
-    Not for preference campaigns (their evidence is their cycles)."""
+    With ``window``, only among the campaign's latest ``window`` judgments: the read is a range
+    of the (campaign, id) index, whatever the campaign's size (a campaign has no index on its
+    judgments' workers). Not for preference campaigns (their evidence is their cycles)."""
     if campaign.kind == "pairwise":
         raise ValueError("worker_answers reads judgments: preference campaigns have none.")
     wanted = sorted(set(workers))
@@ -63,6 +82,8 @@ def worker_answers(
         .join(Item, Item.id == Judgment.item_id)
         .where(Judgment.campaign_id == campaign.id, Judgment.id <= int(watermark))
     )
+    if window is not None:
+        q = q.where(Judgment.id > window_start(session, campaign, watermark, window))
     db_ids = sorted(ids)
     rows = []
     for lo in range(0, len(db_ids), 500):
@@ -98,4 +119,4 @@ def _annotations(session: Session, judgment_ids: NDArray[np.int64]) -> list[tupl
     return [tuple(sorted(sets[int(j)])) for j in judgment_ids.tolist()]
 
 
-__all__ = ["Answers", "worker_answers"]
+__all__ = ["Answers", "window_start", "worker_answers"]
