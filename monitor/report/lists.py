@@ -158,7 +158,9 @@ def ambiguous_table(
                 _bars(r.get("answers")),
             ]
         )
-    return Table("ambiguous-table", cols, out, total, VISIBLE, "item", [r["item"] for r in rows])
+    return Table(
+        "ambiguous-table", cols, out, total, VISIBLE, "item", [r["item"] for r in rows], "ambiguous"
+    )
 
 
 def pair_table(

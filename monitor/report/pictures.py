@@ -71,15 +71,9 @@ def confusion(categories: Sequence[str], counts: Sequence[Sequence[int]], *, tit
                 ink = "#fff" if share > 0.55 else INK
                 body.append(_text(ml + j * cell + cell / 2 - 1, y + cell / 2 + 3, str(n), fill=ink))
     if total_all:
-        body.append(
-            _text(
-                ml,
-                h - 6,
-                f"agree on {agree} of {total_all} ({100 * agree / total_all:.0f}%)",
-                "start",
-                INK,
-            )
-        )
+        caption = f"agree on {agree:,} of {total_all:,} ({100 * agree / total_all:.0f}%)"
+        body.append(_text(4, h - 6, caption, "start", INK))
+        w = max(w, 12 + 6.2 * len(caption))  # the caption fits inside the picture
     return _svg(round(w), round(h), body, title, fixed=True)
 
 

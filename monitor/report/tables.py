@@ -106,6 +106,8 @@ class Table:
     """What a row is about (``worker``, ``item``, ``pair``): the page marks each row with it
     and its subject, so a reader's tools (and the tests) find a subject's flags."""
     subjects: list[str] = field(default_factory=list)
+    rule: str = ""
+    """The flag every row of the table carries (the ambiguous items), if one does."""
 
     @property
     def more(self) -> int:

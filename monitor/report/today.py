@@ -114,6 +114,7 @@ class Todo:
     reason: str
     also: list[str]
     anchor: str
+    rules: list[str]
 
 
 def worker_todo(
@@ -132,7 +133,8 @@ def worker_todo(
             continue
         action = advice(wflags)
         also = [rule_title(str(f["rule"])).lower() for f in wflags[1:]]
-        out[action].append(Todo(w, action, flag_line(wflags[0]), also, anchors.get(w, "")))
+        rules = sorted({str(f["rule"]) for f in wflags})
+        out[action].append(Todo(w, action, flag_line(wflags[0]), also, anchors.get(w, ""), rules))
     return out
 
 
