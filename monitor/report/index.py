@@ -67,6 +67,17 @@ def summary(doc: Mapping[str, Any], report: str, document: str | None) -> dict[s
     }
 
 
+def _failed(name: str) -> dict[str, Any]:
+    """The summary of a campaign whose report failed: its name, nothing else."""
+    empty = summary(
+        {"campaign": {"name": name, "kind": ""}, "flags": [], "history": [], "warnings": [],
+         "verdict": {"level": "undetermined"}},
+        "",
+        None,
+    )  # fmt: skip
+    return {**empty, "report": None}
+
+
 def _names(ws: Sequence[str], most: int = 3) -> str:
     shown = ", ".join(ws[:most])
     return shown + (f" and {len(ws) - most} more" if len(ws) > most else "")
@@ -197,9 +208,7 @@ def write_all(
             log.exception("report of campaign %s failed", name)
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             out.failed[name] = message
-            stub = {"campaign": name, "kind": "", "report": None, "json": None, "flags": {},
-                    "trend": [], "series": None}  # fmt: skip
-            entries.append(Entry(stub, [], None, [], message))
+            entries.append(Entry(_failed(name), [], None, [], message))
             continue
         out.reports.append(folder / html)
         if on_report is not None:

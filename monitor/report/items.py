@@ -115,16 +115,14 @@ def rank_ranges(
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """The ranks (1 = highest score) each item could take given the 95% intervals of the
     scores: at best 1 + the items whose interval lies wholly above its own, at worst 1 + the
-    other items whose interval reaches above its lower end. An item without an interval counts
-    as its score alone. Shapes (n,); the scores must be finite."""
+    other items whose interval reaches its lower end (a tie could fall either way). An item
+    without an interval counts as its score alone. Shapes (n,); the scores must be finite."""
     lo = np.where(np.isfinite(low), low, score)
     hi = np.where(np.isfinite(high), high, score)
     n = score.size
     above_all = n - np.searchsorted(np.sort(lo), hi, side="right")
-    reaching = n - np.searchsorted(np.sort(hi), lo, side="right")
-    best = 1 + above_all
-    worst = reaching + (hi <= lo)  # an item reaches above its own lower end unless a point
-    return best.astype(np.int64), np.maximum(worst, best).astype(np.int64)
+    reaching = n - np.searchsorted(np.sort(hi), lo, side="left")  # the item itself included
+    return (1 + above_all).astype(np.int64), reaching.astype(np.int64)
 
 
 def rank_notes(

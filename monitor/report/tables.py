@@ -28,7 +28,7 @@ def fmt(x: Any, digits: int = 2) -> str:
     if isinstance(x, float):
         if abs(x) >= 1000:
             return f"{x:,.{digits}f}"
-        if 0 < abs(x) < 0.5 * 10**-digits:  # a small p-value is not 0.00
+        if 0 < abs(x) < 10**-digits:  # a small p-value is not 0.00
             return f"{x:.2g}"
         return f"{x:.{digits}f}"
     return str(x)
