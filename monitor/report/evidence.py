@@ -20,6 +20,7 @@ import numpy as np
 from markupsafe import Markup
 from sqlalchemy import Engine
 
+from monitor.catalog import Kind
 from monitor.report import pictures
 from monitor.report.items import ItemTable
 from monitor.report.today import worker_order
@@ -55,7 +56,7 @@ def fetch(engine: Engine, campaign: str, limit: int = MAX_PICTURES) -> Fetched |
     with session_factory(engine)() as session:
         c = get_campaign(session, campaign)
         run = latest_run(session, c.id)
-        if c.kind == "pairwise" or run is None:
+        if c.kind == Kind.PAIRWISE or run is None:
             return None
         flags: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for f in run_flags(session, run.id, "worker"):
@@ -155,12 +156,12 @@ def answer_pictures(
         m = [model[k] for k in ks]
         if all(x is None for x in m):
             continue
-        if c["kind"] == "label":
+        if c["kind"] == Kind.LABEL:
             out[w] = _confusion(c.get("categories") or [], m, [a.label[k] for k in ks], w)
-        elif c["kind"] == "multilabel":
+        elif c["kind"] == Kind.MULTILABEL:
             theirs = [a.annotations[k] for k in ks]
             out[w] = _options(c.get("categories") or [], m, theirs, w)
-        elif c["kind"] == "rating":
+        elif c["kind"] == Kind.RATING:
             lo, hi = c.get("scale_min"), c.get("scale_max")
             values = a.value[ks]
             lo = float(np.nanmin(values)) if lo is None else lo

@@ -48,7 +48,7 @@ def summary(doc: Mapping[str, Any], report: str, document: str | None) -> dict[s
         "kind": c["kind"],
         "report": report,
         "json": document,
-        "run": run.get("number", run.get("id")),
+        "run": run.get("number"),
         "finished_at": run.get("finished_at"),
         "stale": bool(run.get("stale")),
         "n_workers": c.get("n_workers"),

@@ -291,7 +291,7 @@ class ItemTable:
         """The model's answer on the items at ``positions``: the posterior mean of a rating,
         the most probable label, the set of options above 0.5 (a tuple); None without one.
         From the arrays where the model's column is one column."""
-        if self.kind == "rating":
+        if self.kind == Kind.RATING:
             means = self.floats("model_mean")[positions]
             return [None if np.isnan(m) else m for m in means.tolist()]
         series = self.series.get("model_label", [])
@@ -307,7 +307,7 @@ class ItemTable:
         seg = np.repeat(np.arange(r.size), lengths)
         entry = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(seg.size)
         p, names = c.data[entry], c.indices[entry]
-        if self.kind == "multilabel":
+        if self.kind == Kind.MULTILABEL:
             sets: list[list[str]] = [[] for _ in range(r.size)]
             for s, i in zip(seg[p > 0.5].tolist(), names[p > 0.5].tolist(), strict=True):
                 sets[s].append(c.names[i])
@@ -326,7 +326,7 @@ class ItemTable:
         if v is None:
             return None
         post = (v.detail or {}).get("posterior") or {}
-        if self.kind == "multilabel":
+        if self.kind == Kind.MULTILABEL:
             return tuple(sorted(k for k, q in post.items() if q > 0.5))
         return model_label(post, self.kind)
 

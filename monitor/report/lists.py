@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from monitor.catalog import Kind
 from monitor.report.tables import (
     Cell,
     Column,
@@ -209,7 +210,7 @@ def score_table(
     """Compared items ranked by score, with the ranks their interval allows; an uncertain rank
     (:func:`monitor.report.items.uncertain_ranks`) or fewer than ``few`` comparisons is
     marked."""
-    measures = measure_columns("item", "pairwise", rows, skip=("n_judgments",))
+    measures = measure_columns("item", Kind.PAIRWISE, rows, skip=("n_judgments",))
     cols = [
         Column("rank", "Rank", tip="by score; below it the ranks the 95% interval allows"),
         Column("item", "Item", kind="id"),
@@ -255,7 +256,7 @@ def decision_table(decisions: Sequence[dict[str, Any]], total: int) -> Table:
     out = []
     for d in decisions:
         action = str(d["action"])
-        run = d.get("run_number", d.get("run_id"))
+        run = d.get("run_number")
         by = str(d.get("actor") or "")
         if d.get("automatic"):
             by += f" (automatic{f', run #{run}' if run else ''})"
@@ -286,7 +287,7 @@ def history_table(history: Sequence[dict[str, Any]]) -> Table:
     ]
     out = []
     for h in reversed(history):
-        number = h.get("number", h.get("run"))
+        number = h["number"]
         alpha, pa = h.get("krippendorff_alpha"), h.get("percent_agreement")
         out.append(
             [

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from monitor import catalog
+from monitor.catalog import Kind
 from monitor.report.tables import fmt, fmt_ci
 from monitor.report.titles import rule_title
 
@@ -161,7 +162,7 @@ def item_reason(row: Mapping[str, Any], flag: Mapping[str, Any] | None, kind: st
             else "the plain vote disagrees"
         )
         return f"{vote}; the reliable workers say {model!r}"
-    if ev.get("metric") == "model_label" and posterior and kind == "multilabel":
+    if ev.get("metric") == "model_label" and posterior and kind == Kind.MULTILABEL:
         option, p = min(posterior.items(), key=lambda kv: max(kv[1], 1 - kv[1]))
         return (
             f"the model cannot tell whether {option!r} applies (probability {p:.2f}): "

@@ -16,6 +16,7 @@ from typing import Any
 from markupsafe import Markup
 
 from monitor import catalog
+from monitor.catalog import Kind
 from monitor.report import charts, evidence, lists
 from monitor.report.items import ItemPicks, rank_notes
 from monitor.report.tables import fmt
@@ -262,7 +263,7 @@ def _trend(doc: dict[str, Any]) -> Markup | None:
     return charts.trend(
         [
             (
-                f"#{h.get('number', h['run'])}",
+                f"#{h['number']}",
                 h["krippendorff_alpha"],
                 *(h.get("krippendorff_alpha_ci") or (None, None)),
             )
@@ -344,7 +345,7 @@ def build_view(
     (by default picked from the document's rows); ``pictures``: each worker's evidence
     picture; ``json_href``: where the JSON document lies beside the page, if it does."""
     kind = doc["campaign"]["kind"]
-    pairwise = kind == "pairwise"
+    pairwise = kind == Kind.PAIRWISE
     workers = doc["workers"]
     for w in workers:
         w["history_text"] = history_text(w.get("history") or [])

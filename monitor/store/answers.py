@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from monitor.catalog import Kind
 from monitor.store.arrays import _epochs, _time_order, latest_per_pair
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.models import Item, Judgment, JudgmentAnnotation, Worker
@@ -59,7 +60,7 @@ def worker_answers(
     With ``window``, only among the campaign's latest ``window`` judgments: the read is a range
     of the (campaign, id) index, whatever the campaign's size (a campaign has no index on its
     judgments' workers). Not for preference campaigns (their evidence is their cycles)."""
-    if campaign.kind == "pairwise":
+    if campaign.kind == Kind.PAIRWISE:
         raise ValueError("worker_answers reads judgments: preference campaigns have none.")
     wanted = sorted(set(workers))
     if not wanted:
@@ -95,13 +96,13 @@ def worker_answers(
     order = _time_order(_epochs([r[5] for r in rows]), jid)
     keep = latest_per_pair(wid, item_code.astype(np.int64), order).tolist()
     annotations: list[tuple[str, ...]] = []
-    if campaign.kind == "multilabel":
+    if campaign.kind == Kind.MULTILABEL:
         annotations = _annotations(session, jid[keep])
     return Answers(
         worker=[ids[int(wid[k])] for k in keep],
         item=[items[k] for k in keep],
         value=np.array([np.nan if rows[k][3] is None else rows[k][3] for k in keep], float),
-        label=[rows[k][4] for k in keep] if campaign.kind == "label" else [],
+        label=[rows[k][4] for k in keep] if campaign.kind == Kind.LABEL else [],
         annotations=annotations,
     )
 
