@@ -122,11 +122,12 @@ def item_table(kind: str, rows: Sequence[dict[str, Any]], total: int) -> Table:
             *(measure_cell(r, c) for c in measures),
         ]
         if model:
-            cells.append(
-                Cell(str(r.get("model_label") or "—"), sub=f"p {fmt(r.get('posterior'))}")
-                if r.get("model_label") is not None
-                else Cell("—")
-            )
+            # beside an ambiguous item a posterior of 1.00 would read as certainty: the
+            # ambiguous items' table says why the answer is in doubt
+            sure = "ambiguous" not in (r.get("flags") or [])
+            sub = f"p {fmt(r.get('posterior'))}" if sure else "in doubt: see why above"
+            label = r.get("model_label")
+            cells.append(Cell(str(label), sub=sub) if label is not None else Cell("—"))
         cells.append(_flags(r.get("flags") or []))
         out.append(cells)
     return Table("items-table", cols, out, total, VISIBLE, "item", [r["item"] for r in rows])

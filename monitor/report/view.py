@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 from markupsafe import Markup
 
 from monitor import catalog
@@ -20,7 +21,7 @@ from monitor.catalog import Kind
 from monitor.report import charts, evidence, lists
 from monitor.report.items import ItemPicks, rank_notes
 from monitor.report.tables import fmt
-from monitor.report.titles import NOT_RULES, meaning, rule_title
+from monitor.report.titles import meaning, rule_title
 from monitor.report.today import (
     ACTION_TITLES,
     advice,
@@ -109,8 +110,6 @@ def history_text(history: list[dict[str, Any]]) -> str:
 
 def picks_from_rows(items: list[dict[str, Any]]) -> ItemPicks:
     """What the report shows of a document's item rows (see ``ItemTable.picks``)."""
-    import numpy as np
-
     ambiguous = sorted(
         (i for i in items if "ambiguous" in i["flags"]),
         key=lambda i: i["uqs"] if i["uqs"] is not None else 2.0,
@@ -412,7 +411,6 @@ def build_view(
         "annotations": doc["annotations"],
         "pairwise": pairwise,
         "json_href": json_href,
-        "not_rules": NOT_RULES,
     }
     if pairwise:
         view["pairs_table"] = lists.pair_table(

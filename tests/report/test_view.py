@@ -195,3 +195,21 @@ def test_catalog_titles_replace_nothing_the_rules_read() -> None:
     keyed = [m for m in catalog.MEASURES if m.key and m.scope in ("worker", "item")]
     assert all(m.title for m in keyed)
     assert replace(keyed[0], title="") != keyed[0]
+
+
+def test_an_ambiguous_label_item_is_not_shown_as_certain(engine: Engine) -> None:
+    from monitor.pipeline import recompute
+    from tests.pipeline.cases import store_case
+    from tests.pipeline.test_quality import SETTINGS, label_case
+
+    case, _ = label_case(n_items=80, seed=12)
+    store_case(engine, case)
+    recompute(engine, SETTINGS)
+    doc = document(engine, "golden")
+    ambiguous = {i["item"] for i in doc["items"] if "ambiguous" in i["flags"]}
+    assert ambiguous
+    items = tables(render_html(doc))["items-table"]
+    for cell, attrs in zip(items.column("Model's answer"), items.attrs, strict=True):
+        doubtful = attrs["data-subject"] in ambiguous
+        assert ("in doubt: see why above" in cell) == doubtful
+        assert ("p " in cell) != doubtful
