@@ -130,15 +130,13 @@ def _write(engine: Engine, campaign: str, fmt: Format) -> Callable[[TextIO], Non
     return lambda f: f.write(html)
 
 
-def _html(engine: Engine, campaign: str, json_href: str | None = None) -> str:
+def _html(engine: Engine, campaign: str) -> str:
     answers = evidence.fetch_in_background(engine, campaign)
     with session_factory(engine)() as session:
         data = load(session, campaign, texts=False)
         doc = document_from(data, items=False)
         picks = item_picks(session, data, view.MAX_ITEMS, view.MAX_AMBIGUOUS)
-    return render_html(
-        doc, items=picks, pictures=pictures_of(doc, data.items, answers()), json_href=json_href
-    )
+    return render_html(doc, items=picks, pictures=pictures_of(doc, data.items, answers()))
 
 
 def write_pair(engine: Engine, campaign: str, html: Path, document: Path) -> dict[str, Any]:
