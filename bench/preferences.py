@@ -214,6 +214,53 @@ def monitor_scores(d: PrefData, out: dict[str, Any]) -> tuple[dict, dict]:
     return workers, items
 
 
+def run_monitor(d: PrefData, out: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The campaign through monitor as a user runs it (create, ingest, recompute, in a throwaway
+    SQLite database): the run's ``model_accuracy`` as a worker score and its worker flags, for
+    ``evaluate`` to judge beside the model's own figures."""
+    import tempfile
+
+    from monitor.ingest.api import create_campaign, ingest_file
+    from monitor.pipeline import recompute
+    from monitor.settings import Settings
+    from monitor.store.campaigns import CampaignSpec, get_campaign
+    from monitor.store.engine import make_engine, transaction
+    from monitor.store.migrate import upgrade
+    from monitor.store.runs import latest_run, run_flags, run_values
+
+    names = {1: "left", -1: "right", 0: "tie"}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "preferences.csv"
+        with path.open("w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f)
+            w.writerow(["worker", "left", "right", "preference"])
+            w.writerows(zip(map(str, d.workers.tolist()), map(str, d.left.tolist()),
+                            map(str, d.right.tolist()), (names[int(y)] for y in d.outcome),
+                            strict=True))  # fmt: skip
+        engine = make_engine(f"sqlite:///{Path(tmp) / 'm.db'}")
+        upgrade(engine)
+        create_campaign(
+            engine, CampaignSpec("bench", "pairwise", strict=not (d.outcome == 0).any())
+        )
+        ingest_file(engine, path, "bench")
+        t0 = time.perf_counter()
+        [o] = recompute(engine, Settings(bootstrap_samples=0, cache_dir=""))
+        out["seconds monitor run"] = round(time.perf_counter() - t0, 2)
+        with transaction(engine) as s:
+            run = latest_run(s, get_campaign(s, "bench").id)
+            assert run is not None
+            acc = {v.subject: v.value for v in run_values(s, run.id, "worker", ["model_accuracy"])}
+            flagged: dict[str, set[int]] = {}
+            for f in run_flags(s, run.id, "worker"):
+                flagged.setdefault(f.rule, set()).add(int(f.subject))
+        engine.dispose()
+    score = np.full(d.n_workers, np.nan)
+    for k, v in acc.items():
+        score[int(k)] = np.nan if v is None else v
+    out["run_flags"] = {rule: sorted(ws) for rule, ws in flagged.items()}
+    return score
+
+
 def peer_scores(d: PrefData, quick: bool, out: dict[str, Any]) -> tuple[dict, dict]:
     import choix
     import pandas as pd
@@ -257,6 +304,8 @@ def evaluate(d: PrefData, quick: bool) -> dict[str, Any]:
     out: dict[str, Any] = {"name": d.name, "comparisons": len(d.workers),
                            "workers": d.n_workers, "items": d.n_items}  # fmt: skip
     workers, items = monitor_scores(d, out)
+    if d.gold is None:  # a run's gold is the items' (an items file): +gold10 is the model's alone
+        workers["monitor run model_accuracy"] = run_monitor(d, out)
     w2, i2 = peer_scores(d, quick, out)
     workers.update(w2)
     items.update(i2)
@@ -277,6 +326,8 @@ def evaluate(d: PrefData, quick: bool) -> dict[str, Any]:
         for name, v in workers.items()
     }
     flags = out.pop("low_quality")
+    for rule, ws in out.pop("run_flags", {}).items():
+        flags[f"run: {rule}"] = np.isin(np.arange(d.n_workers), ws)
     out["flags"] = {
         name: rd.pr({ids[k] for k in np.flatnonzero(f)}, bad, evaluated)
         for name, f in flags.items()
@@ -363,6 +414,7 @@ def position_bias_check(seed: int = 1) -> dict[str, Any]:
     biased = set(np.flatnonzero(c["bias"] != 0).tolist())
     everyone = set(range(len(c["bias"])))
     model = set(np.flatnonzero((m.position_bias_low > 0) | (m.position_bias_high < 0)).tolist())
+    rule = _position_rule(m)
     # today's rule (defaults): binomial p < 0.001 and a share of "left" beyond 0.75
     today = set()
     for k in everyone:
@@ -372,8 +424,29 @@ def position_bias_check(seed: int = 1) -> dict[str, Any]:
             today.add(k)
     return {"annotators": len(everyone), "biased": len(biased),
             "model interval excludes 0": rd.pr(model, biased, everyone),
+            "monitor's rule (p < 0.001, share >= 0.75)": rd.pr(rule, biased, everyone),
             "binomial test (today)": rd.pr(today, biased, everyone),
             "crowd_bias_sd": m.crowd_bias_sd}  # fmt: skip
+
+
+def _position_rule(m: Any) -> set[int]:
+    """Who monitor's ``position_bias`` rule flags, with its default thresholds, given the
+    model's biases: the rule itself, run on the values a run would store."""
+    from monitor.results import Value
+    from monitor.rules import Thresholds
+    from monitor.rules.values import RunValues
+    from monitor.rules.worker import position_bias
+
+    values = [
+        Value("campaign", "bench", "model_iterations", 1.0, detail={"converged": True,
+              "model": "preference_model"}),
+        Value("campaign", "bench", "model_chance", 0.5, detail={"measure": "accuracy"}),
+        *(Value("worker", str(k), "model_position_bias", float(m.position_bias[k]),
+                float(m.position_bias_low[k]), float(m.position_bias_high[k]), int(m.n_strict[k]))
+          for k in range(len(m.position_bias))),
+    ]  # fmt: skip
+    flags = position_bias(RunValues("pairwise", values), Thresholds())
+    return {int(f.subject) for f in flags}
 
 
 def speed(n: int, seed: int = 2) -> dict[str, Any]:
@@ -404,7 +477,9 @@ def print_set(r: dict[str, Any]) -> None:
         print(f"   {name:<22}{v['auc']:>7.3f}{v['missing']:>9}{peer}")
     print(f"   {'flag':<22}{'flagged':>8}{'tp':>5}{'precision':>11}{'recall':>8}")
     for name, v in r["flags"].items():
-        print(f"   low_quality {name:<11}{v['flagged']:>7}{v['tp']:>5}{v['precision']:>11.3f}"
+        label = name[5:] if name.startswith("run: ") else f"low_quality {name}"
+        label = f"run {label}" if name.startswith("run: ") else label
+        print(f"   {label:<29}{v['flagged']:>5}{v['tp']:>5}{v['precision']:>11.3f}"
               f"{v['recall']:>8.3f}")  # fmt: skip
     if "spearman" in r:
         print(f"   {'item scores':<22}{'Spearman':>9}")
@@ -432,7 +507,7 @@ def targets(r: dict[str, Any]) -> list[str]:
     ok = auc["model accuracy"] >= need
     lines.append(f"model accuracy AUC {auc['model accuracy']:.3f} >= {need:.3f} (best peer "
                  f"{peer} {auc[peer]:.3f} + 0.03): {'ok' if ok else 'MISSED'}")  # fmt: skip
-    f = r["flags"]["eta < 0.5"]
+    f = r["flags"].get("run: low_quality", r["flags"]["eta < 0.5"])
     if f["flagged"]:
         ok = f["precision"] >= TARGET_PRECISION
         lines.append(f"low_quality precision {f['precision']:.3f} >= 0.7: "
@@ -477,7 +552,8 @@ def main() -> None:
     results["position_bias"] = pb
     print(f"\n== planted position bias ({pb['biased']} of {pb['annotators']} annotators at +-1.5 "
           f"logits; crowd bias sd {pb['crowd_bias_sd']:.3f})")  # fmt: skip
-    for name in ("model interval excludes 0", "binomial test (today)"):
+    for name in ("model interval excludes 0", "monitor's rule (p < 0.001, share >= 0.75)",
+                 "binomial test (today)"):  # fmt: skip
         v = pb[name]
         print(f"   {name:<28} flagged {v['flagged']:>4}, precision {v['precision']:.3f}, "
               f"recall {v['recall']:.3f}")  # fmt: skip

@@ -430,8 +430,17 @@ def export_labels(session: Session, campaign_name: str, platform: Platform) -> s
     if platform == "json":
         return _json({"campaign": campaign.name, "kind": campaign.kind, "labels": rows})
     header = (
-        ("rank", "item", "score", "low", "high", "best_rank", "worst_rank", "n_comparisons",
-         "method")  # fmt: skip
+        (
+            "rank",
+            "item",
+            "score",
+            "low",
+            "high",
+            "best_rank",
+            "worst_rank",
+            "n_comparisons",
+            "method",
+        )  # fmt: skip
         if campaign.kind == "pairwise"
         else ("item", "value", "confidence", "n_judgments", "total_weight", "method")
     )

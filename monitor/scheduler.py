@@ -89,24 +89,16 @@ def _first_line(exc: BaseException) -> str:
 
 
 def write_reports(engine: Engine, settings: Settings) -> list[Path]:
-    """The HTML report of every campaign that has a run, in ``settings.report_dir``."""
-    from monitor.report.render import report_filename, write_report
-    from monitor.store.campaigns import list_campaigns
-    from monitor.store.engine import transaction
+    """Every campaign's HTML report and JSON document in ``settings.report_dir``, and the
+    index of campaigns linking to each (:func:`monitor.report.index.write_all`); a campaign
+    whose report fails is logged and listed in the index, and the others go on."""
+    from monitor.report.index import write_all
 
-    out = Path(settings.report_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    with transaction(engine) as s:
-        names = [c.name for c in list_campaigns(s)]
-    paths = []
-    for name in names:
-        try:
-            paths.append(write_report(engine, name, out / report_filename(name), "html"))
-        except Exception:  # one campaign's failure must not stop the others' reports
-            log.exception("report of campaign %s failed", name)
-    for p in paths:
+    written = write_all(engine, Path(settings.report_dir))
+    for p in written.reports:
         log.info("report %s", p)
-    return paths
+    log.info("index %s", written.index)
+    return written.reports
 
 
 def build_scheduler(engine: Engine, settings: Settings):  # -> BackgroundScheduler

@@ -18,9 +18,15 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         help="write the campaign report (self-contained HTML, or the JSON document)",
         description="Write the report of a campaign's latest run. HTML goes to --out, else to "
         "<report_dir>/<campaign>.html; JSON (--json, or --format json) goes to --out, else to "
-        "standard output.",
+        "standard output. With --all, every campaign's HTML report and JSON document go to the "
+        "folder --out (else report_dir), with index.html linking to each.",
     )
-    p.add_argument("--campaign", required=True, metavar="NAME")
+    p.add_argument("--campaign", metavar="NAME")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="every campaign, and the index of campaigns (index.html) in the folder --out",
+    )
     p.add_argument("--out", metavar="PATH", help="file to write ('-' for standard output)")
     p.add_argument("--format", choices=("html", "json"), help="html (default) or json")
     p.add_argument(
@@ -34,6 +40,12 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.report.render import report_filename, write_report, write_report_to
 
+    if args.all:
+        return _all(args, ctx)
+    if args.campaign is None:
+        raise UsageError(
+            "name a campaign with --campaign NAME", hint="or write them all with --all"
+        )
     if args.json and args.format == "html":
         raise UsageError("--json and --format html ask for two formats", hint="give one")
     args.format = "json" if args.json else args.format or "html"
@@ -50,3 +62,22 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     path = write_report(engine, args.campaign, out, args.format)
     echo(path)
     return 0
+
+
+def _all(args: argparse.Namespace, ctx: Context) -> int:
+    """Every campaign's report and the index; exit 1 when a campaign's report failed."""
+    from monitor.report.index import write_all
+
+    if args.campaign is not None or args.out == "-":
+        raise UsageError(
+            "--all writes every campaign's report to a folder",
+            hint="give --out DIR (no --campaign, not '-')",
+        )
+    folder = Path(args.out) if args.out else Path(ctx.settings.report_dir)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{folder} is a file, not a folder for the reports", hint="name a folder")
+    written = write_all(ctx.engine(), folder)
+    for name, error in written.failed.items():
+        echo(f"monitor: report of campaign {name!r} failed: {error}", err=True)
+    echo(written.index)
+    return 1 if written.failed else 0

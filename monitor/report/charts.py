@@ -27,10 +27,17 @@ def _text(x: float, y: float, s: str, anchor: str = "middle", fill: str = MUTED)
     )
 
 
-def _svg(width: int, height: int, body: list[str], title: str) -> Markup:
+def _svg(width: int, height: int, body: list[str], title: str, *, fixed: bool = False) -> Markup:
+    """The SVG element: as wide as its box up to ``width`` px, or (``fixed``) ``width`` px
+    wide, shrinking only when its box is narrower."""
+    size = (
+        f'width="{width}" height="{height}" style="max-width:100%;height:auto"'
+        if fixed
+        else f'width="100%" style="max-width:{width}px"'
+    )
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
-        f'width="100%" style="max-width:{width}px" role="img" aria-label="{escape(title)}">'
+        f'{size} role="img" aria-label="{escape(title)}">'
         f"<title>{escape(title)}</title>"
     )
     return Markup(head + "".join(body) + "</svg>")
@@ -55,42 +62,60 @@ def histogram(
     *,
     title: str,
     xlabel: str,
+    groups: Sequence[int] | None = None,
+    legend: Sequence[tuple[str, str]] = (("", BLUE),),
     threshold: float | None = None,
     threshold_label: str = "threshold",
     bins: int = 20,
     lo: float | None = None,
     hi: float | None = None,
 ) -> Markup:
-    """Distribution of ``values`` with an optional vertical threshold line."""
-    w, h, ml, mr, mt, mb = 640, 220, 44, 16, 24, 40
-    vals = [v for v in values if v is not None and math.isfinite(v)]
+    """Distribution of ``values``, each bar stacked by ``groups`` (an index into ``legend``'s
+    (label, colour) per value; all the first without), with an optional vertical threshold."""
+    w, h, ml, mr, mt, mb = 640, 236, 44, 16, 40, 40
+    keep = [
+        (v, g)
+        for v, g in zip(values, groups if groups is not None else [0] * len(values), strict=True)
+        if v is not None and math.isfinite(v)
+    ]
+    vals = [v for v, _ in keep]
     lo = min(vals + [0.0]) if lo is None else lo
     hi = max(vals + [1.0]) if hi is None else hi
     if hi <= lo:
         hi = lo + 1.0
-    counts = [0] * bins
-    for v in vals:
-        counts[min(bins - 1, max(0, int((v - lo) / (hi - lo) * bins)))] += 1
-    top = max(counts + [1])
+    counts = [[0] * len(legend) for _ in range(bins)]
+    for v, g in keep:
+        counts[min(bins - 1, max(0, int((v - lo) / (hi - lo) * bins)))][g] += 1
+    top = max([sum(c) for c in counts] + [1])
     pw, ph = w - ml - mr, h - mt - mb
 
     def x(v: float) -> float:
         return ml + (v - lo) / (hi - lo) * pw
 
     body = []
+    lx = float(ml)
+    for label, colour in legend if len(legend) > 1 else ():
+        body.append(f'<rect x="{_f(lx)}" y="8" width="10" height="10" fill="{colour}"/>')
+        body.append(_text(lx + 14, 17, label, "start", INK))
+        lx += 24 + 6.2 * len(label)
     for t in _ticks(0, top, 4):
         y = mt + ph - t / top * ph
         body.append(f'<line x1="{ml}" x2="{w - mr}" y1="{_f(y)}" y2="{_f(y)}" stroke="{GRID}"/>')
         body.append(_text(ml - 6, y + 4, f"{t:g}", "end"))
     bw = pw / bins
-    for i, c in enumerate(counts):
-        if c:
+    for i, parts in enumerate(counts):
+        left = lo + i * (hi - lo) / bins
+        base = mt + ph
+        for (label, colour), c in zip(legend, parts, strict=True):
+            if not c:
+                continue
             bh = c / top * ph
-            left = lo + i * (hi - lo) / bins
-            color = RED if threshold is not None and left + (hi - lo) / bins <= threshold else BLUE
+            base -= bh
+            what = f"{c} {label} in [{left:.2f}, {left + (hi - lo) / bins:.2f})".replace("  ", " ")
             body.append(
-                f'<rect x="{_f(ml + i * bw + 1)}" y="{_f(mt + ph - bh)}" width="{_f(bw - 2)}" '
-                f'height="{_f(bh)}" fill="{color}" opacity="0.8"><title>{escape(f"{c} in [{left:.2f}, {left + (hi - lo) / bins:.2f})")}</title></rect>'
+                f'<rect x="{_f(ml + i * bw + 1)}" y="{_f(base)}" width="{_f(bw - 2)}" '
+                f'height="{_f(bh)}" fill="{colour}" opacity="0.85"><title>{escape(what)}</title>'
+                "</rect>"
             )
     for t in _ticks(lo, hi, 5):
         body.append(_text(x(t), mt + ph + 16, f"{t:g}"))
@@ -99,10 +124,19 @@ def histogram(
     if threshold is not None and lo <= threshold <= hi:
         tx = x(threshold)
         body.append(
-            f'<line x1="{_f(tx)}" x2="{_f(tx)}" y1="{mt - 6}" y2="{mt + ph}" stroke="{RED}" '
-            f'stroke-width="2" stroke-dasharray="5 3"/>'
+            f'<line x1="{_f(tx)}" x2="{_f(tx)}" y1="{mt - 6}" y2="{mt + ph}" stroke="{INK}" '
+            f'stroke-width="1.5" stroke-dasharray="5 3"/>'
         )
-        body.append(_text(tx + 4, mt + 4, f"{threshold_label} {threshold:.2f}", "start", RED))
+        anchor = "start" if tx < ml + pw * 0.7 else "end"
+        body.append(
+            _text(
+                tx + (4 if anchor == "start" else -4),
+                mt + 4,
+                f"{threshold_label} {threshold:.2f}",
+                anchor,
+                INK,
+            )
+        )
     return _svg(w, h, body, title)
 
 

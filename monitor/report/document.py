@@ -40,15 +40,19 @@ def _flag_dict(f: FlagRecord) -> dict[str, Any]:
     }
 
 
-def verdict(alpha: float | None, ci: list[float] | None) -> dict[str, Any]:
-    """Is the data reliable? Krippendorff's conventions: >= 0.8 reliable, >= 0.667 tentative."""
+def verdict(
+    alpha: float | None, ci: list[float] | None, reason: str | None = None
+) -> dict[str, Any]:
+    """Is the data reliable? Krippendorff's conventions: >= 0.8 reliable, >= 0.667 tentative.
+    Undetermined where alpha is undefined, with the run's ``reason`` when it gave one (alpha
+    is not defined for multi-label sets: that is no lack of data)."""
     if alpha is None:
-        return {
-            "level": "undetermined",
-            "alpha": None,
-            "ci": None,
-            "text": "Not enough data to judge reliability (Krippendorff's alpha is undefined).",
-        }
+        text = (
+            f"Krippendorff's alpha is {reason.rstrip('.')}."
+            if reason
+            else "Not enough data to judge reliability (Krippendorff's alpha is undefined)."
+        )
+        return {"level": "undetermined", "alpha": None, "ci": None, "text": text, "reason": reason}
     level = "reliable" if alpha >= RELIABLE else "tentative" if alpha >= TENTATIVE else "unreliable"
     text = {
         "reliable": "The data is reliable: alpha is at least 0.8.",
@@ -342,7 +346,11 @@ def document_from(data: CampaignData, *, items: bool = True) -> dict[str, Any]:
         "workers": _workers(data),
         "items": [],
         "annotations": _annotations(data),
-        "verdict": verdict(agreement["krippendorff_alpha"], agreement["krippendorff_alpha_ci"]),
+        "verdict": verdict(
+            agreement["krippendorff_alpha"],
+            agreement["krippendorff_alpha_ci"],
+            (agreement["measures"].get("krippendorff_alpha") or {}).get("reason"),
+        ),
         "warnings": _warnings(data),
         "flags": [],
         "run": None,

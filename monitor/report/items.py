@@ -105,6 +105,49 @@ class ItemPicks:
     n_ambiguous: int
     scored: list[dict[str, Any]] = field(default_factory=list)
     n_scored: int = 0
+    ranks: list[tuple[int, int, bool]] = field(default_factory=list)
+    """The best and worst rank each of ``scored`` could take (:func:`rank_ranges`), and
+    whether its rank is uncertain (:func:`uncertain_ranks`)."""
+
+
+def rank_ranges(
+    score: NDArray[np.float64], low: NDArray[np.float64], high: NDArray[np.float64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The ranks (1 = highest score) each item could take given the 95% intervals of the
+    scores: at best 1 + the items whose interval lies wholly above its own, at worst 1 + the
+    other items whose interval reaches its lower end (a tie could fall either way). An item
+    without an interval counts as its score alone. Shapes (n,); the scores must be finite."""
+    lo = np.where(np.isfinite(low), low, score)
+    hi = np.where(np.isfinite(high), high, score)
+    n = score.size
+    above_all = n - np.searchsorted(np.sort(lo), hi, side="right")
+    reaching = n - np.searchsorted(np.sort(hi), lo, side="left")  # the item itself included
+    return (1 + above_all).astype(np.int64), reaching.astype(np.int64)
+
+
+def rank_notes(
+    score: NDArray[np.float64], low: NDArray[np.float64], high: NDArray[np.float64]
+) -> list[tuple[int, int, bool]]:
+    """(best rank, worst rank, uncertain) of each item, ``score`` in descending order."""
+    best, worst = rank_ranges(score, low, high)
+    uncertain = uncertain_ranks(low, high, best, worst)
+    return list(zip(best.tolist(), worst.tolist(), uncertain.tolist(), strict=True))
+
+
+def uncertain_ranks(
+    low: NDArray[np.float64],
+    high: NDArray[np.float64],
+    best: NDArray[np.int64],
+    worst: NDArray[np.int64],
+) -> NDArray[np.bool_]:
+    """Ranks a reader should not trust: an interval more than twice as wide as the ranking's
+    median interval (the item rests on too few or too contradictory comparisons), or ranks
+    allowed over more than half of the ranking. Items' intervals overlap anyway; these
+    overlap far more than the others."""
+    width = high - low
+    finite = np.isfinite(width)
+    typical = float(np.median(width[finite])) if finite.any() else np.inf
+    return (finite & (width > 2 * typical)) | (worst - best + 1 > best.size / 2)
 
 
 def _identity(order: NDArray[np.int64]) -> bool:
@@ -244,6 +287,66 @@ class ItemTable:
         out[~np.isfinite(out)] = np.nan
         return out
 
+    def model_answers(self, positions: NDArray[np.int64]) -> list[Any]:
+        """The model's answer on the items at ``positions``: the posterior mean of a rating,
+        the most probable label, the set of options above 0.5 (a tuple); None without one.
+        From the arrays where the model's column is one column."""
+        if self.kind == Kind.RATING:
+            means = self.floats("model_mean")[positions]
+            return [None if np.isnan(m) else m for m in means.tolist()]
+        series = self.series.get("model_label", [])
+        if len(series) != 1 or series[0].column is None:
+            return [self._model_answer(p) for p in positions.tolist()]
+        c, rows = series[0].column, series[0].row[positions]
+        out: list[Any] = [None] * positions.size
+        if c.indptr is None or c.indices is None or c.data is None:
+            return out
+        have = np.flatnonzero(rows >= 0)
+        r = rows[have]
+        starts, lengths = c.indptr[r], c.indptr[r + 1] - c.indptr[r]
+        seg = np.repeat(np.arange(r.size), lengths)
+        entry = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(seg.size)
+        p, names = c.data[entry], c.indices[entry]
+        if self.kind == Kind.MULTILABEL:
+            sets: list[list[str]] = [[] for _ in range(r.size)]
+            for s, i in zip(seg[p > 0.5].tolist(), names[p > 0.5].tolist(), strict=True):
+                sets[s].append(c.names[i])
+            for k, s in zip(have.tolist(), sets, strict=True):
+                out[k] = tuple(sorted(s))
+            return out
+        # the most probable label: the first entry of each row once sorted by descending p
+        order = np.lexsort((-p, seg))
+        first = order[np.r_[True, seg[order][1:] != seg[order][:-1]]] if seg.size else order
+        for s, i in zip(seg[first].tolist(), names[first].tolist(), strict=True):
+            out[int(have[s])] = c.names[i]
+        return out
+
+    def _model_answer(self, p: int) -> Any:
+        v = self.get("model_label", p)
+        if v is None:
+            return None
+        post = (v.detail or {}).get("posterior") or {}
+        if self.kind == Kind.MULTILABEL:
+            return tuple(sorted(k for k, q in post.items() if q > 0.5))
+        return model_label(post, self.kind)
+
+    def bounds(self, metric: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``metric``'s interval of every item (low, high), NaN where there is none."""
+        low, high = np.full(len(self.ids), np.nan), np.full(len(self.ids), np.nan)
+        for s in self.series.get(metric, ()):
+            have = np.flatnonzero(s.row >= 0)
+            if s.column is not None:
+                for out, a in ((low, s.column.low), (high, s.column.high)):
+                    if a is not None:
+                        out[have] = a[s.row[have]]
+                continue
+            assert s.records is not None
+            for p in have.tolist():
+                v = s.records[int(s.row[p])]
+                low[p] = np.nan if (x := num(v.low)) is None else x
+                high[p] = np.nan if (x := num(v.high)) is None else x
+        return low, high
+
     def annotation_names(self) -> set[str]:
         """The annotations that appear in the items' UAS."""
         names: set[str] = set()
@@ -275,10 +378,13 @@ class ItemTable:
         key = np.where(np.isnan(uqs[flagged]), 2.0, uqs[flagged])
         ambiguous = flagged[np.argsort(key, kind="stable")]
         scored = np.empty(0, np.int64)
+        ranks: list[tuple[int, int, bool]] = []
         if self.kind == Kind.PAIRWISE:
             score = self.floats("score")
             have = np.flatnonzero(~np.isnan(score))
             scored = have[np.argsort(-score[have], kind="stable")]
+            low, high = self.bounds("score")
+            ranks = rank_notes(score[scored], low[scored], high[scored])[:max_items]
         shown = [listed, ambiguous[:max_ambiguous], scored[:max_items]]
         if fetch_texts is not None:
             wanted = {self.ids[p] for part in shown for p in part.tolist()}
@@ -290,6 +396,7 @@ class ItemTable:
             int(ambiguous.size),
             self.rows(shown[2].tolist()),
             int(scored.size),
+            ranks,
         )
 
     def row_chunks(self, chunk: int = 4096) -> Iterator[list[dict[str, Any]]]:
@@ -311,4 +418,15 @@ class ItemTable:
         return all(len(ss) == 1 and ss[0].column is not None for ss in self.series.values())
 
 
-__all__ = ["METRICS", "ROW_MEASURES", "ItemPicks", "ItemTable", "ItemText", "Series", "model_label"]
+__all__ = [
+    "METRICS",
+    "ROW_MEASURES",
+    "ItemPicks",
+    "ItemTable",
+    "ItemText",
+    "Series",
+    "model_label",
+    "rank_notes",
+    "rank_ranges",
+    "uncertain_ranks",
+]

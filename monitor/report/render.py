@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -13,13 +14,15 @@ from typing import Any, Literal, TextIO
 
 import orjson
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 from sqlalchemy import Engine
 
 from monitor.output import check_target, write_output
-from monitor.report import view
+from monitor.report import evidence, view
 from monitor.report.data import item_picks, load
 from monitor.report.document import document_from
 from monitor.report.items import ItemPicks, ItemTable
+from monitor.report.tables import fmt, fmt_ci, pct, sort_key, when
 from monitor.report.view import build_view
 from monitor.store.engine import session_factory
 
@@ -37,47 +40,6 @@ def templates_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "templates"
 
 
-def fmt(x: Any, digits: int = 2) -> str:
-    """A number for a table: '—' when undefined."""
-    if x is None:
-        return "—"
-    if isinstance(x, bool):
-        return str(x)
-    if isinstance(x, int):
-        return f"{x:,}"
-    if isinstance(x, float):
-        return f"{x:.{digits}f}"
-    return str(x)
-
-
-def fmt_ci(ci: Any, digits: int = 2) -> str:
-    if not ci or ci[0] is None or ci[1] is None:
-        return "—"
-    return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
-
-
-def pct(x: Any) -> str:
-    return "—" if x is None else f"{100 * x:.0f}%"
-
-
-def when(iso: Any) -> str:
-    """An ISO timestamp as 'YYYY-MM-DD HH:MM UTC'."""
-    if not iso:
-        return "—"
-    try:
-        t = datetime.fromisoformat(str(iso))
-    except ValueError:
-        return str(iso)
-    if t.tzinfo is not None:
-        t = t.astimezone(UTC)
-    return t.strftime("%Y-%m-%d %H:%M UTC")
-
-
-def sort_key(x: Any) -> str:
-    """``data-sort`` attribute: numbers as they are, undefined empty (sorted last)."""
-    return "" if x is None else str(x)
-
-
 def environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(str(templates_dir())),
@@ -91,11 +53,18 @@ def environment() -> Environment:
 
 
 def render_html(
-    doc: dict[str, Any], *, generated_at: datetime | None = None, items: ItemPicks | None = None
+    doc: dict[str, Any],
+    *,
+    generated_at: datetime | None = None,
+    items: ItemPicks | None = None,
+    pictures: Mapping[str, Markup] | None = None,
+    json_href: str | None = None,
 ) -> str:
     """The self-contained HTML report of a JSON document (``items``: what it shows of the
-    items, when the document does not list them)."""
-    context = build_view(doc, items)
+    items, when the document does not list them; ``pictures``: each flagged worker's answers
+    against the model's; ``json_href``: the JSON document's file beside the page, linked for
+    the full lists)."""
+    context = build_view(doc, items, pictures, json_href)
     context["generated_at"] = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     return environment().get_template("report.html").render(**context)
 
@@ -149,16 +118,52 @@ def report_filename(campaign: str, fmt: Format = "html") -> str:
 
 def _write(engine: Engine, campaign: str, fmt: Format) -> Callable[[TextIO], None]:
     """Read what the report needs (in one read-only transaction) and return the function that
-    writes it: the JSON document streamed from the item arrays, or the HTML page."""
-    with session_factory(engine)() as session:
-        data = load(session, campaign, texts=fmt == "json")
-        doc = document_from(data, items=False)
-        if fmt == "json":
-            table = data.items
-            return lambda f: write_json(doc, f, items=table)
-        picks = item_picks(session, data, view.MAX_ITEMS, view.MAX_AMBIGUOUS)
-    html = render_html(doc, items=picks)
+    writes it: the JSON document streamed from the item arrays, or the HTML page (the flagged
+    workers' answers read meanwhile in a thread, :mod:`monitor.report.evidence`)."""
+    if fmt == "json":
+        with session_factory(engine)() as session:
+            data = load(session, campaign, texts=True)
+            doc = document_from(data, items=False)
+        table = data.items
+        return lambda f: write_json(doc, f, items=table)
+    html = _html(engine, campaign)
     return lambda f: f.write(html)
+
+
+def _html(engine: Engine, campaign: str) -> str:
+    answers = evidence.fetch_in_background(engine, campaign)
+    with session_factory(engine)() as session:
+        data = load(session, campaign, texts=False)
+        doc = document_from(data, items=False)
+        picks = item_picks(session, data, view.MAX_ITEMS, view.MAX_AMBIGUOUS)
+    return render_html(doc, items=picks, pictures=pictures_of(doc, data.items, answers()))
+
+
+def write_pair(engine: Engine, campaign: str, html: Path, document: Path) -> dict[str, Any]:
+    """The campaign's HTML report and JSON document, read once: the page links to the
+    document (beside it) for its full lists. Returns the document (without its items)."""
+    answers = evidence.fetch_in_background(engine, campaign)
+    with session_factory(engine)() as session:
+        data = load(session, campaign, texts=True)
+        doc = document_from(data, items=False)
+        picks = data.items.picks(view.MAX_ITEMS, view.MAX_AMBIGUOUS)
+    write_output(document, lambda f: write_json(doc, f, items=data.items), "report")
+    page = render_html(
+        doc,
+        items=picks,
+        pictures=pictures_of(doc, data.items, answers()),
+        json_href=os.path.relpath(document, html.parent),
+    )
+    write_output(html, page, "report")
+    return doc
+
+
+def pictures_of(
+    doc: dict[str, Any], table: ItemTable, fetched: evidence.Fetched | None
+) -> dict[str, Markup]:
+    """Each flagged worker's answers against the model's (a preference campaign's cycles are
+    drawn from the document alone, by the view)."""
+    return evidence.answer_pictures(doc, table, fetched)
 
 
 def report_text(engine: Engine, campaign: str, fmt: Format = "html") -> str:
@@ -185,6 +190,7 @@ __all__ = [
     "render_html",
     "report_filename",
     "write_json",
+    "write_pair",
     "report_text",
     "write_report_to",
     "safe_filename",

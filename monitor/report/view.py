@@ -1,41 +1,62 @@
-"""The HTML view model: the JSON document arranged for a reader (flagged first, evidence,
-charts, truncated lists with counts)."""
+"""The HTML view model: the JSON document arranged for a reader who has a minute.
+
+First what to do today (workers to block, down-weight or look at, each with the one-line
+reason; items to send back for judgment), then the evidence (each flagged worker's flags and a
+picture of their answers against the model's), then the campaign's agreement, and the lists,
+each cut to its first rows with the full list in the JSON document.
+"""
 
 from __future__ import annotations
 
 import statistics
+from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+from markupsafe import Markup
+
 from monitor import catalog
-from monitor.report import charts
-from monitor.report.items import ItemPicks
+from monitor.catalog import Kind
+from monitor.report import charts, evidence, lists
+from monitor.report.items import ItemPicks, rank_notes
+from monitor.report.tables import fmt
+from monitor.report.titles import meaning, rule_title
+from monitor.report.today import (
+    ACTION_TITLES,
+    advice,
+    by_importance,
+    flag_line,
+    item_reason,
+    worker_order,
+    worker_todo,
+)
 from monitor.settings import Settings
 
-MAX_WORKERS = 300
+MAX_WORKERS = 100
+"""Rows of the workers table (flagged first); the JSON document has every worker."""
 MAX_ITEMS = 200
+"""Items of lowest quality read for the items table (and the top scores of a ranking)."""
 MAX_AMBIGUOUS = 50
+MAX_CARDS = 30
+"""Flagged workers with their evidence; the to-do list names every one."""
+MAX_TODO_ITEMS = 10
 MAX_BARS = 40
-MAX_CYCLES = 5
+MAX_CYCLES = 3
 MAX_PAIRS = 50
 MAX_DECISIONS = 100
 
-NOT_RULES = {
-    "stale": "New judgments since the latest run",
-    "no_run": "No metric run yet",
-    "not_converged": "An iterative measure did not converge",
-}
-"""Titles of the report's warnings that are no rule of the catalog."""
 
-
-def meaning(metric: str) -> tuple[str, str]:
-    """(title, meaning) of a campaign measure, from the catalog."""
-    m = catalog.measure("campaign", metric)
-    return m.title, m.meaning
-
-
-def rule_title(rule: str) -> str:
-    """What a flag or warning says, in a few words."""
-    return catalog.rule_title(rule) or NOT_RULES.get(rule) or rule.replace("_", " ")
+def _param(doc: dict[str, Any], key: str) -> float:
+    params = (doc.get("run") or {}).get("parameters") or {}
+    value = params.get(
+        key,
+        params.get("settings", {}).get(key) if isinstance(params.get("settings"), dict) else None,
+    )
+    try:
+        return float(value) if value is not None else float(getattr(Settings(), key))
+    except (TypeError, ValueError):
+        return float(getattr(Settings(), key))
 
 
 SYMBOL = {"left": ">", "right": "<", "tie": "="}
@@ -69,119 +90,6 @@ def cycle_view(c: Any) -> dict[str, Any]:
     return {"triplet": str(c), "text": None, "judgments": []}
 
 
-def _median(values: list[float]) -> float | None:
-    return statistics.median(values) if values else None
-
-
-def _param(doc: dict[str, Any], key: str) -> float:
-    params = (doc.get("run") or {}).get("parameters") or {}
-    value = params.get(
-        key,
-        params.get("settings", {}).get(key) if isinstance(params.get("settings"), dict) else None,
-    )
-    try:
-        return float(value) if value is not None else float(getattr(Settings(), key))
-    except (TypeError, ValueError):
-        return float(getattr(Settings(), key))
-
-
-def _flag_rows(doc: dict[str, Any], scope: str) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
-    for f in doc["flags"]:
-        if f["scope"] != scope:
-            continue
-        ev = f["evidence"] or {}
-        out.setdefault(f["subject"], []).append(
-            {
-                "rule": f["rule"],
-                "title": rule_title(f["rule"]),
-                "message": ev.get("message"),
-                "value": f["value"],
-                "threshold": f["threshold"],
-                "interval": ev.get("interval"),
-                "n": ev.get("n"),
-                "campaign_median": ev.get("campaign_median"),
-                "metric": ev.get("metric"),
-            }
-        )
-    return out
-
-
-def _agreement_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    a = doc["agreement"]
-    rows = []
-    for key, ci_key in (
-        ("krippendorff_alpha", "krippendorff_alpha_ci"),
-        ("percent_agreement", None),
-        ("fleiss_kappa", "fleiss_kappa_ci"),
-        ("cohen_kappa", "cohen_kappa_ci"),
-        ("scott_pi", "scott_pi_ci"),
-        ("transitivity_kappa", None),
-    ):
-        if key not in a:
-            continue
-        if key in ("cohen_kappa", "scott_pi") and a[key] is None:
-            continue  # only defined for two-worker campaigns
-        name, what = meaning(key)
-        rows.append(
-            {
-                "name": name,
-                "value": a[key],
-                "ci": a.get(ci_key) if ci_key else None,
-                "meaning": what,
-            }
-        )
-    if a.get("phi"):
-        name, what = meaning("phi")
-        phi = a["phi"]
-        extra = f" MAP {phi['map']:.3f}, method {phi['method']}." if phi["map"] is not None else ""
-        rows.append({"name": name, "value": phi["mean"], "ci": phi["hpd"], "meaning": what + extra})
-    return rows
-
-
-def _charts(
-    doc: dict[str, Any], workers: list[dict[str, Any]], wqs_threshold: float | None
-) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    wqs = [w["wqs"] for w in workers if w["wqs"] is not None]
-    if wqs:
-        out["wqs"] = charts.histogram(
-            wqs,
-            title="Distribution of worker quality (WQS)",
-            xlabel="worker quality score (WQS); red: below the low-quality threshold",
-            threshold=wqs_threshold,
-            threshold_label="low quality <",
-            lo=0.0,
-            hi=1.0,
-        )
-    hist = [h for h in doc["history"] if h.get("krippendorff_alpha") is not None]
-    if hist:
-        out["trend"] = charts.trend(
-            [
-                (
-                    f"#{h['number']}",
-                    h["krippendorff_alpha"],
-                    *(h.get("krippendorff_alpha_ci") or (None, None)),
-                )
-                for h in hist
-            ],
-            title="Krippendorff's alpha over runs",
-        )
-    if doc["campaign"]["kind"] == "pairwise":
-        ranked = sorted(
-            (w for w in workers if w["transitivity"] and w["transitivity"]["kappa"] is not None),
-            key=lambda w: w["transitivity"]["kappa"],
-        )[:MAX_BARS]
-        if ranked:
-            out["kappa"] = charts.bars(
-                [w["worker"] for w in ranked],
-                [w["transitivity"]["kappa"] for w in ranked],
-                title="Transitivity kappa per annotator (lowest first)",
-                threshold=_param(doc, "low_transitivity_kappa"),
-            )
-    return out
-
-
 def history_text(history: list[dict[str, Any]]) -> str:
     """``0.82 (2 campaigns)``: the worker's model (or gold) accuracy elsewhere on the platform,
     weighted by judgments; or the noise sd for raters."""
@@ -210,6 +118,12 @@ def picks_from_rows(items: list[dict[str, Any]]) -> ItemPicks:
     scored = sorted(
         (i for i in items if i["score"] is not None), key=lambda i: -(i["score"] or 0.0)
     )
+    ci = [i.get("score_interval") or [np.nan, np.nan] for i in scored]
+    ranks = rank_notes(
+        np.array([i["score"] for i in scored], dtype=float),
+        np.array([c[0] for c in ci], dtype=float),
+        np.array([c[1] for c in ci], dtype=float),
+    )
     return ItemPicks(
         listed[:MAX_ITEMS],
         len(items),
@@ -217,99 +131,342 @@ def picks_from_rows(items: list[dict[str, Any]]) -> ItemPicks:
         len(ambiguous),
         scored[:MAX_ITEMS],
         len(scored),
+        ranks[:MAX_ITEMS],
     )
 
 
-def build_view(doc: dict[str, Any], items: ItemPicks | None = None) -> dict[str, Any]:
-    """The template's context from the JSON document; ``items``: what it shows of the items
-    (by default picked from the document's rows)."""
-    worker_flags = _flag_rows(doc, "worker")
-    item_flags = _flag_rows(doc, "item")
-    workers = doc["workers"]
-    by_quality = sorted(
-        workers,
-        key=lambda w: (
-            not (w["flags"] or w["status"] in ("blocked", "down_weighted")),
-            w["wqs"] if w["wqs"] is not None else 2.0,
-        ),
-    )
-    flagged = [
-        {**w, "details": worker_flags.get(w["worker"], [])}
-        for w in by_quality
-        if w["flags"] or w["status"] in ("blocked", "down_weighted")
-    ]
-    median_wqs = _median([w["wqs"] for w in workers if w["wqs"] is not None])
-    thresholds = [
-        d["threshold"]
-        for rows in worker_flags.values()
-        for d in rows
-        if d["rule"] == "low_quality" and d["threshold"] is not None and d["metric"] == "wqs"
-    ]
-    wqs_threshold = (
-        thresholds[0]
-        if thresholds
-        else (_param(doc, "low_wqs_ratio") * median_wqs if median_wqs is not None else None)
-    )
-    picks = items if items is not None else picks_from_rows(doc["items"])
-    for i in picks.ambiguous:
-        i_answers = i["answers"] or {}
-        total = sum(v for v in i_answers.values() if isinstance(v, int | float)) or 1
-        i["distribution"] = sorted(
-            ((str(k), v, v / total) for k, v in i_answers.items()), key=lambda t: -t[1]
+def _flags_of(doc: dict[str, Any], scope: str) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for f in doc["flags"]:
+        if f["scope"] == scope:
+            out[f["subject"]].append(f)
+    return out
+
+
+def _flag_detail(f: dict[str, Any]) -> dict[str, Any]:
+    ev = f["evidence"] or {}
+    return {
+        "rule": f["rule"],
+        "title": rule_title(f["rule"]),
+        "message": ev.get("message"),
+        "value": f["value"],
+        "threshold": f["threshold"],
+        "interval": ev.get("interval"),
+        "n": ev.get("n"),
+        "campaign_median": ev.get("campaign_median"),
+        "line": flag_line(f),
+    }
+
+
+PHI_MAP_NOTE = (
+    " The MAP {map} lies outside the interval: it is the joint mode of the precision and every "
+    "item's mean, which overstates agreement when items have few ratings each "
+    "(docs/measures.md, Phi). Read the mean and its interval."
+)
+
+
+def _agreement_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    a = doc["agreement"]
+    rows = []
+    for key, ci_key in (
+        ("krippendorff_alpha", "krippendorff_alpha_ci"),
+        ("percent_agreement", None),
+        ("fleiss_kappa", "fleiss_kappa_ci"),
+        ("cohen_kappa", "cohen_kappa_ci"),
+        ("scott_pi", "scott_pi_ci"),
+        ("transitivity_kappa", None),
+    ):
+        if key not in a:
+            continue
+        if key in ("cohen_kappa", "scott_pi") and a[key] is None:
+            continue  # only defined for two-worker campaigns
+        name, what = meaning(key)
+        reason = (a.get("measures", {}).get(key) or {}).get("reason") if a[key] is None else None
+        rows.append(
+            {
+                "name": name,
+                "value": a[key],
+                "ci": a.get(ci_key) if ci_key else None,
+                "meaning": what + (f" Undefined here: {reason}." if reason else ""),
+            }
         )
-        i["details"] = item_flags.get(i["item"], [])
-    pairwise = doc["campaign"]["kind"] == "pairwise"
+    phi = a.get("phi")
+    if phi:
+        name, what = meaning("phi")
+        lo, hi = phi["hpd"] or (None, None)
+        m = phi["map"]
+        if m is not None and lo is not None and not lo <= m <= hi:
+            extra = PHI_MAP_NOTE.format(map=f"{m:.3f}")
+        else:
+            extra = f" MAP {m:.3f}." if m is not None else ""
+        method = f" Method: {phi['method']}." if phi.get("method") else ""
+        rows.append(
+            {"name": name, "value": phi["mean"], "ci": phi["hpd"], "meaning": what + extra + method}
+        )
+    return rows
+
+
+QUALITY_GROUPS = (
+    ("not flagged", charts.BLUE),
+    ("flagged low quality", charts.RED),
+    ("other flags", charts.AMBER),
+)
+
+
+def _quality_chart(doc: dict[str, Any], workers: list[dict[str, Any]]) -> Markup | None:
+    """The workers' distribution on the measure their ``low_quality`` flags read (the
+    reliability model's accuracy or noise sd; CrowdTruth's WQS where there is no model), each
+    bar split by the flags actually raised."""
+    low = [f for f in doc["flags"] if f["scope"] == "worker" and f["rule"] == "low_quality"]
+    metric = next(((f["evidence"] or {}).get("metric") for f in low if f["evidence"]), None)
+    if metric is None:
+        measure = (doc.get("model") or {}).get("measure")
+        metric = {"accuracy": "model_accuracy", "noise_sd": "model_noise_sd"}.get(measure, "wqs")
+    try:
+        m = catalog.measure("worker", metric)
+    except KeyError:
+        return None
+    key = m.key or metric
+    values = [w.get(key) for w in workers]
+    if not any(v is not None for v in values):
+        return None
+    groups = [
+        1 if "low_quality" in w["flags"] else 2 if w["flags"] else 0
+        for w, v in zip(workers, values, strict=True)
+        if v is not None
+    ]
+    values = [v for v in values if v is not None]
+    thresholds = {round(f["threshold"], 9) for f in low if f["threshold"] is not None}
+    floor = (doc.get("model") or {}).get("floor")
+    line = thresholds.pop() if len(thresholds) == 1 else None
+    if line is None and not low and floor is not None and metric == "model_accuracy":
+        line = floor
+    hi = max(1.0, max(values)) if metric != "model_noise_sd" else max(values) * 1.05
+    return charts.histogram(
+        values,
+        groups=groups,
+        legend=QUALITY_GROUPS,
+        title=f"Workers by {m.title or metric}",
+        xlabel=m.title or metric,
+        threshold=line,
+        threshold_label="floor" if metric.startswith("model_") else "threshold",
+        lo=0.0,
+        hi=hi,
+    )
+
+
+def _trend(doc: dict[str, Any]) -> Markup | None:
+    hist = [h for h in doc["history"] if h.get("krippendorff_alpha") is not None]
+    if not hist:
+        return None
+    return charts.trend(
+        [
+            (
+                f"#{h['number']}",
+                h["krippendorff_alpha"],
+                *(h.get("krippendorff_alpha_ci") or (None, None)),
+            )
+            for h in hist
+        ],
+        title="Krippendorff's alpha over runs",
+    )
+
+
+def _kappa_bars(doc: dict[str, Any], workers: list[dict[str, Any]]) -> Markup | None:
+    ranked = sorted(
+        (w for w in workers if w["transitivity"] and w["transitivity"]["kappa"] is not None),
+        key=lambda w: w["transitivity"]["kappa"],
+    )[:MAX_BARS]
+    if not ranked:
+        return None
+    return charts.bars(
+        [w["worker"] for w in ranked],
+        [w["transitivity"]["kappa"] for w in ranked],
+        title="Transitivity kappa per annotator (lowest first)",
+        threshold=_param(doc, "low_transitivity_kappa"),
+    )
+
+
+def _model_line(doc: dict[str, Any], n_ambiguous: int) -> str | None:
+    """The reliability model's own verdict in a line: the items it cannot settle and the
+    workers' median quality (what to read where alpha is undefined, as for multi-label sets)."""
+    model = doc.get("model") or {}
+    if not model.get("name"):
+        return None
+    metric = "model_noise_sd" if model.get("measure") == "noise_sd" else "model_accuracy"
+    m = catalog.measure("worker", metric)
+    values = [w[m.key] for w in doc["workers"] if w.get(m.key) is not None]
+    n_items = doc["campaign"].get("n_items") or 0
+    line = f"The reliability model finds {n_ambiguous:,} of {n_items:,} items ambiguous"
+    if values:
+        median = statistics.median(values)
+        line += f"; the workers' median {m.title.lower()} is {median:.2f}"
+    if model.get("converged") is False:
+        line += " (it did not converge: its flags are withheld)"
+    return line + "."
+
+
+def _cards(
+    doc: dict[str, Any],
+    order: list[str],
+    flags: Mapping[str, list[dict[str, Any]]],
+    anchors: Mapping[str, str],
+    pictures: Mapping[str, Markup],
+) -> list[dict[str, Any]]:
+    rows = {w["worker"]: w for w in doc["workers"]}
+    held = [w for w in doc["workers"] if w["status"] in ("blocked", "down_weighted")]
+    shown = order + [w["worker"] for w in held if w["worker"] not in flags]
+    out = []
+    for w in shown[:MAX_CARDS]:
+        row = rows.get(w)
+        if row is None:
+            continue
+        details = [_flag_detail(f) for f in by_importance(flags.get(w, []))]
+        out.append(
+            {
+                **row,
+                "anchor": anchors.get(w, ""),
+                "advice": ACTION_TITLES[advice(flags[w])] if flags.get(w) else "",
+                "details": details,
+                "picture": pictures.get(w),
+            }
+        )
+    return out
+
+
+def build_view(
+    doc: dict[str, Any],
+    items: ItemPicks | None = None,
+    pictures: Mapping[str, Markup] | None = None,
+    json_href: str | None = None,
+) -> dict[str, Any]:
+    """The template's context from the JSON document; ``items``: what it shows of the items
+    (by default picked from the document's rows); ``pictures``: each worker's evidence
+    picture; ``json_href``: where the JSON document lies beside the page, if it does."""
+    kind = doc["campaign"]["kind"]
+    pairwise = kind == Kind.PAIRWISE
+    workers = doc["workers"]
     for w in workers:
         w["history_text"] = history_text(w.get("history") or [])
+    worker_flags = _flags_of(doc, "worker")
+    order = worker_order(worker_flags)
+    anchors = {w: f"w-{k + 1}" for k, w in enumerate(order)}
+    rank = {w: k for k, w in enumerate(order)}
+    by_concern = sorted(
+        workers,
+        key=lambda w: (
+            rank.get(w["worker"], len(rank)),
+            w["status"] not in ("blocked", "down_weighted"),
+        ),
+    )
+    picks = items if items is not None else picks_from_rows(doc["items"])
+    drawn = dict(pictures or {})
+    if pairwise:  # their cycles, from the document alone
+        drawn.update(evidence.cycle_pictures(doc, order[:MAX_CARDS]))
+    status = {w["worker"]: w["status"] for w in workers}
+    todo = worker_todo(order, worker_flags, status, anchors)
+    item_flags = {s: fs[0] for s, fs in _flags_of(doc, "item").items()}
+    pair_flags = _flags_of(doc, "pair")
+    ambiguous_pairs = {tuple(s.split("\t", 1)) for s in pair_flags if "\t" in s}
+    if pairwise:
+        send_back = _pairs_to_send_back(pair_flags)
+        n_send_back = len(pair_flags)
+    else:
+        send_back = [
+            {"subject": str(r["item"]), "reason": item_reason(r, item_flags.get(r["item"]), kind)}
+            for r in picks.ambiguous[:MAX_TODO_ITEMS]
+        ]
+        n_send_back = picks.n_ambiguous
     view: dict[str, Any] = {
         "doc": doc,
         "c": doc["campaign"],
         "model": doc.get("model"),
         "verdict": doc["verdict"],
+        "model_line": None if pairwise else _model_line(doc, picks.n_ambiguous),
         "warnings": [{**w, "title": rule_title(w["rule"])} for w in doc["warnings"]],
         "agreement_rows": _agreement_rows(doc),
-        "flagged": flagged[:MAX_WORKERS],
-        "flagged_more": max(0, len(flagged) - MAX_WORKERS),
-        "workers": by_quality[:MAX_WORKERS],
-        "workers_more": max(0, len(workers) - MAX_WORKERS),
-        "median_wqs": median_wqs,
-        "wqs_threshold": wqs_threshold,
-        "ambiguous": picks.ambiguous,
-        "ambiguous_more": max(0, picks.n_ambiguous - MAX_AMBIGUOUS),
-        "n_ambiguous": picks.n_ambiguous,
-        "items": picks.listed,
-        "items_more": max(0, picks.n_items - MAX_ITEMS),
-        "items_total": picks.n_items,
+        "todo": [(ACTION_TITLES[a], a, todo[a]) for a in todo if todo[a]],
+        "handled": {
+            s: sum(1 for w in workers if w["status"] == s) for s in ("blocked", "down_weighted")
+        },
+        "send_back": send_back[:MAX_TODO_ITEMS],
+        "n_send_back": n_send_back,
+        "cards": _cards(doc, order, worker_flags, anchors, drawn),
+        "n_flagged": len(order),
+        "n_held": sum(1 for w in workers if w["status"] in ("blocked", "down_weighted")),
+        "charts": {
+            k: v
+            for k, v in (
+                ("quality", _quality_chart(doc, workers)),
+                ("trend", _trend(doc)),
+                ("kappa", _kappa_bars(doc, workers) if pairwise else None),
+            )
+            if v is not None
+        },
+        "workers_table": lists.worker_table(kind, by_concern[:MAX_WORKERS], len(workers), anchors),
+        "history_table": lists.history_table(doc["history"]),
+        "decisions_table": lists.decision_table(
+            doc["decisions"][:MAX_DECISIONS], len(doc["decisions"])
+        ),
         "annotations": doc["annotations"],
-        "decisions": doc["decisions"][:MAX_DECISIONS],
-        "decisions_more": max(0, len(doc["decisions"]) - MAX_DECISIONS),
-        "charts": _charts(doc, workers, wqs_threshold),
         "pairwise": pairwise,
-        "history": doc["history"],
+        "json_href": json_href,
     }
     if pairwise:
-        audit = sorted(
-            (w for w in workers if w["transitivity"]),
-            key=lambda w: (
-                w["transitivity"]["kappa"] is None,
-                w["transitivity"]["kappa"] if w["transitivity"]["kappa"] is not None else 0.0,
-            ),
+        view["pairs_table"] = lists.pair_table(
+            doc.get("pairs", []), ambiguous_pairs, "pairs-table", MAX_PAIRS
         )
-        view["audit"] = [
-            {
-                **w,
-                "cycle_views": [cycle_view(c) for c in w.get("cycles", [])[:MAX_CYCLES]],
-                "cycles_more": max(0, len(w.get("cycles", [])) - MAX_CYCLES),
-            }
-            for w in audit[:MAX_WORKERS]
-        ]
-        view["scores"] = picks.scored
-        view["scores_more"] = max(0, picks.n_scored - MAX_ITEMS)
-        pairs = sorted(doc.get("pairs", []), key=lambda p: (p["uqs"] is None, p["uqs"] or 0.0))
-        view["pairs"] = pairs[:MAX_PAIRS]
-        view["pairs_more"] = max(0, len(pairs) - MAX_PAIRS)
-        view["n_pairs"] = len(pairs)
+        view["scores_table"] = lists.score_table(
+            picks.scored, picks.ranks, picks.n_scored, int(_param(doc, "min_item_judgments"))
+        )
+        view["uncertain_top"] = sum(1 for _, _, uncertain in picks.ranks[:10] if uncertain)
+        view["audit"] = _audit(workers)
+    else:
+        view["ambiguous_table"] = lists.ambiguous_table(
+            kind, picks.ambiguous, picks.n_ambiguous, item_flags
+        )
+        view["items_table"] = lists.item_table(kind, picks.listed, picks.n_items)
     return view
 
 
-__all__ = ["build_view", "cycle_view", "meaning", "picks_from_rows", "rule_title"]
+def _pairs_to_send_back(pair_flags: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, str]]:
+    """The ambiguous pairs, the least agreed first, with how the workers split."""
+    out = []
+    for s, fs in sorted(pair_flags.items(), key=lambda kv: kv[1][0]["value"] or 0.0):
+        left, _, right = s.partition("\t")
+        answers = (fs[0]["evidence"] or {}).get("answers") or {}
+        split = ", ".join(f"{k} {v}" for k, v in sorted(answers.items(), key=lambda kv: -kv[1]))
+        reason = f"the workers split: {split}" if split else flag_line(fs[0])
+        out.append({"subject": f"{left} vs {right}", "reason": reason})
+        if len(out) == MAX_TODO_ITEMS:
+            break
+    return out
+
+
+def _audit(workers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    audit = sorted(
+        (w for w in workers if w["transitivity"]),
+        key=lambda w: (
+            w["transitivity"]["kappa"] is None,
+            w["transitivity"]["kappa"] if w["transitivity"]["kappa"] is not None else 0.0,
+        ),
+    )
+    return [
+        {
+            **w,
+            "cycle_views": [cycle_view(c) for c in w.get("cycles", [])[:MAX_CYCLES]],
+            "cycles_more": max(0, len(w.get("cycles", [])) - MAX_CYCLES),
+        }
+        for w in audit[:MAX_WORKERS]
+    ]
+
+
+__all__ = [
+    "build_view",
+    "cycle_view",
+    "fmt",
+    "history_text",
+    "meaning",
+    "picks_from_rows",
+    "rule_title",
+]

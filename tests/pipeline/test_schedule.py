@@ -101,7 +101,8 @@ def test_nightly_job_recomputes_and_writes_every_report(tmp_path: Path) -> None:
     with transaction(engine) as s:
         assert s.query(MetricRun).filter(MetricRun.status == "ok").count() == 4
     reports = sorted(p.name for p in (tmp_path / "reports").iterdir())
-    assert reports == sorted([report_filename("a/b labels"), "prefs.html"])
+    names = [report_filename(n, f) for n in ("a/b labels", "prefs") for f in ("html", "json")]
+    assert reports == sorted([*names, "index.html", "index.json"])
     assert reports[0].startswith("a_b_labels-")
     assert "<html" in (tmp_path / "reports" / "prefs.html").read_text(encoding="utf-8")
     engine.dispose()

@@ -16,6 +16,8 @@ from monitor.store.save import insert_run
 XSS = "<script>alert(1)</script>"
 XSS_ATTR = '"><img src=x onerror=alert(1)>'
 XSS_URL = "javascript:alert(1)"
+LONG_ID = "worker-" + "0123456789abcdef" * 8
+"""An id far longer than a column: it must wrap, never widen the page."""
 
 # worker -> value given to every item (w6 answers at random-ish, the spammer)
 ANSWERS = {
@@ -48,20 +50,24 @@ def _run(session, campaign: CampaignInfo, values, flags, watermark: int) -> RunI
 def rating_campaign(engine: Engine, name: str = "quality", *, evil: bool = False) -> CampaignInfo:
     """Six workers rate eight items on 1..5; w6 is a spammer, i3 ambiguous; two runs.
 
-    With ``evil``, a worker, an item text and an annotation carry HTML/JS payloads.
+    With ``evil``, a worker, an item text and an annotation carry HTML/JS payloads, and the
+    ambiguous item and a worker have ids far longer than a column (:data:`LONG_ID`).
     """
     answers = dict(ANSWERS)
     if evil:
         answers[XSS] = answers.pop("w6")
+        answers[LONG_ID] = answers.pop("w1")
+
+    def iid(k: int) -> str:
+        return LONG_ID.replace("worker", "item") if evil and k == 3 else f"i{k}"
+
     texts = [f"Text of item {k}" for k in range(1, 9)]
     if evil:
         texts[2] = f"{XSS} {XSS_ATTR} {XSS_URL}"
     with transaction(engine) as s:
         c = create_campaign(s, CampaignSpec(name, "rating", scale_min=1, scale_max=5))
         workers = {w: Worker(campaign_id=c.id, external_id=w) for w in answers}
-        items = [
-            Item(campaign_id=c.id, external_id=f"i{k}", text=texts[k - 1]) for k in range(1, 9)
-        ]
+        items = [Item(campaign_id=c.id, external_id=iid(k), text=texts[k - 1]) for k in range(1, 9)]
         s.add_all([*workers.values(), *items])
         s.flush()
         for w, vals in answers.items():
@@ -105,7 +111,8 @@ def rating_campaign(engine: Engine, name: str = "quality", *, evil: bool = False
 
         _run(s, c, campaign_values(0.58, 0.50, 0.66), [], n - 8)
         values = campaign_values(0.62, 0.55, 0.70)
-        wqs = {"w1": 0.81, "w2": 0.78, "w3": 0.7, "w4": 0.66, "w5": 0.74, spammer: 0.12}
+        first = LONG_ID if evil else "w1"
+        wqs = {first: 0.81, "w2": 0.78, "w3": 0.7, "w4": 0.66, "w5": 0.74, spammer: 0.12}
         for w in answers:
             values += [
                 Value("worker", w, "n_judgments", 8.0),
@@ -119,16 +126,16 @@ def rating_campaign(engine: Engine, name: str = "quality", *, evil: bool = False
             for vals in answers.values():
                 counts[str(vals[k - 1])] = counts.get(str(vals[k - 1]), 0) + 1
             values += [
-                Value("item", f"i{k}", "n_judgments", 6.0, detail={"answers": counts}),
-                Value("item", f"i{k}", "uqs", 0.3 if k == 3 else 0.8),
+                Value("item", iid(k), "n_judgments", 6.0, detail={"answers": counts}),
+                Value("item", iid(k), "uqs", 0.3 if k == 3 else 0.8),
                 Value(
                     "item",
-                    f"i{k}",
+                    iid(k),
                     "uas",
                     None,
                     detail={"scores": {a: c / 6 for a, c in counts.items()}},
                 ),
-                Value("item", f"i{k}", "phi_mu", 3.0 + k / 10, 2.5, 3.5),
+                Value("item", iid(k), "phi_mu", 3.0 + k / 10, 2.5, 3.5),
             ]
         annotations = ["1", "2", "3", "4", XSS if evil else "5"]
         values += [Value("annotation", a, "aqs", 0.7) for a in annotations]
@@ -148,7 +155,7 @@ def rating_campaign(engine: Engine, name: str = "quality", *, evil: bool = False
             ),
             FlagRecord(
                 "item",
-                "i3",
+                iid(3),
                 "ambiguous",
                 0.3,
                 0.5,

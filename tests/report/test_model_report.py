@@ -17,6 +17,7 @@ from monitor.store.campaigns import CampaignSpec, create_campaign
 from monitor.store.engine import session_factory, transaction
 from tests.pipeline.cases import store_case
 from tests.pipeline.test_quality import CATS, SETTINGS, label_case, rating_case, set_gold
+from tests.report.pages import tables
 from tests.report.test_html import parse
 
 
@@ -63,16 +64,23 @@ def test_html_worker_table_shows_model_gold_history(engine: Engine) -> None:
     with session_factory(engine)() as s:
         from monitor.report.render import render_html
 
-        page = parse(render_html(build_document(s, "now")))
-    ids = {a.get("id") for _, a in page.tags}
-    assert {"col-model", "col-gold", "col-history"} <= ids
+        html = render_html(build_document(s, "now"))
+    page = parse(html)
+    workers = tables(html)["workers-table"]
+    # the catalog's titles, the quality estimates (with an interval) first
+    assert workers.headers[3:5] == ["Model accuracy", "Gold accuracy"]
+    assert "History (platform)" in workers.headers
+    doc = document(engine, "now")
+    by = {w["worker"]: w for w in doc["workers"]}
+    for row, attrs in zip(workers.rows, workers.attrs, strict=True):
+        w = by[attrs["data-subject"]]
+        lo, hi = w["model_accuracy_interval"]
+        assert row[3] == f"{w['model_accuracy']:.2f} [{lo:.2f}, {hi:.2f}]"
     text = " ".join(" ".join(page.text).split())
-    assert "Model accuracy [95%]" in text and "Gold accuracy [95%] (n)" in text
     assert "accuracy 0.8" in text and "in 1 other campaign" in text  # history of an honest worker
     card = " ".join(" ".join(page.cards["rnd"]).split())
     assert "low_quality" in card and "what a random or constant answerer reaches" in card
-    classes = [a.get("class") for t, a in page.tags if t == "td"]
-    assert classes.count("num model") == len(document(engine, "now")["workers"])
+    assert len(workers.rows) == len(doc["workers"])
 
 
 def test_report_warns_when_the_model_did_not_converge(engine: Engine) -> None:
@@ -100,9 +108,14 @@ def test_ambiguous_ratings_show_spread_against_noise(engine: Engine) -> None:
     assert "ambiguous" in split["flags"]
     assert split["spread"] > split["expected_spread"] and split["spread_p"] < 0.01
     assert split["model_mean_interval"][0] < split["model_mean"] < split["model_mean_interval"][1]
-    page = parse(report_text(engine, "golden"))
-    text = " ".join(" ".join(page.text).split())
-    assert "spread" in text and "vs noise" in text
+    html = report_text(engine, "golden")
+    ambiguous = tables(html)["ambiguous-table"]
+    row = ambiguous.rows[[a["data-subject"] for a in ambiguous.attrs].index("split")]
+    why = row[ambiguous.headers.index("Why it is ambiguous")]
+    assert why.startswith(
+        f"the ratings spread {split['spread']:.2f} where the workers' noise explains "
+        f"{split['expected_spread']:.2f}"
+    )
 
 
 def test_cli_workers_lists_model_gold_and_history(db_url: str, engine: Engine, capsys) -> None:  # noqa: ANN001

@@ -175,7 +175,7 @@ def test_nightly_and_report_default_agree(
         assert code == 0
         assert capsys.readouterr().out.strip() == str(reports / report_filename(name))
         assert (reports / report_filename(name)).stat().st_mtime_ns >= before
-    assert len(list(reports.iterdir())) == 3
+    assert len(list(reports.iterdir())) == 3 * 2 + 2  # each HTML and JSON, the index twice
 
 
 def _config(tmp_path: Path) -> Path:

@@ -1,0 +1,229 @@
+"""The index of campaigns: every campaign's report and JSON document in one folder, and
+``index.html`` linking to each by a relative link, with its verdict, the trend of its
+agreement, its flag counts and what changed since the last index was written.
+
+``index.json`` beside it keeps each campaign's summary (the same numbers, for tools); the next
+index is compared with it. ``monitor report --all --out DIR`` and the nightly job write it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+from sqlalchemy import Engine
+
+from monitor.output import write_output
+from monitor.report import pictures
+from monitor.report.jsonsafe import natural_key
+from monitor.report.titles import rule_title
+
+log = logging.getLogger("monitor.report")
+
+INDEX = "index.html"
+STATE = "index.json"
+SERIES = ("krippendorff_alpha", "phi", "percent_agreement")
+"""The trend drawn: the first of these the campaign's history holds."""
+
+
+def summary(doc: Mapping[str, Any], report: str, document: str | None) -> dict[str, Any]:
+    """What the index shows of a campaign, from its JSON document (``report``, ``document``:
+    the file names of its HTML report and JSON document in the folder)."""
+    c, run = doc["campaign"], doc.get("run") or {}
+    counts: Counter[str] = Counter()
+    for f in doc["flags"]:
+        counts[f"{f['scope']}:{f['rule']}"] += 1
+    series_name = next(
+        (m for m in SERIES if any(h.get(m) is not None for h in doc["history"])), None
+    )
+    return {
+        "campaign": c["name"],
+        "kind": c["kind"],
+        "report": report,
+        "json": document,
+        "run": run.get("number"),
+        "finished_at": run.get("finished_at"),
+        "stale": bool(run.get("stale")),
+        "n_workers": c.get("n_workers"),
+        "n_items": c.get("n_items"),
+        "n_judgments": c.get("n_judgments"),
+        "verdict": doc["verdict"]["level"],
+        "alpha": doc["verdict"].get("alpha"),
+        "series": series_name,
+        "trend": [h.get(series_name) for h in doc["history"]] if series_name else [],
+        "flags": dict(sorted(counts.items())),
+        "n_flagged": sum(counts.values()),
+        "flagged_workers": sorted(
+            {f["subject"] for f in doc["flags"] if f["scope"] == "worker"}, key=natural_key
+        ),
+        "warnings": [w["rule"] for w in doc["warnings"]],
+    }
+
+
+def _failed(name: str) -> dict[str, Any]:
+    """The summary of a campaign whose report failed: its name, nothing else."""
+    empty = summary(
+        {"campaign": {"name": name, "kind": ""}, "flags": [], "history": [], "warnings": [],
+         "verdict": {"level": "undetermined"}},
+        "",
+        None,
+    )  # fmt: skip
+    return {**empty, "report": None}
+
+
+def _names(ws: Sequence[str], most: int = 3) -> str:
+    shown = ", ".join(ws[:most])
+    return shown + (f" and {len(ws) - most} more" if len(ws) > most else "")
+
+
+def changes(now: Mapping[str, Any], before: Mapping[str, Any] | None) -> list[str]:
+    """What changed in a campaign since the last index, in short phrases."""
+    if before is None:
+        return ["first report"]
+    out = []
+    if now.get("run") != before.get("run"):
+        out.append(f"run #{before.get('run')} → #{now.get('run')}")
+    dn = (now.get("n_judgments") or 0) - (before.get("n_judgments") or 0)
+    if dn:
+        out.append(f"{dn:+,} judgments")
+    if now.get("verdict") != before.get("verdict"):
+        out.append(f"verdict {before.get('verdict')} → {now.get('verdict')}")
+    a, b = now.get("alpha"), before.get("alpha")
+    if a is not None and b is not None and abs(a - b) >= 0.005:
+        out.append(f"alpha {b:.2f} → {a:.2f}")
+    new = [
+        w for w in now.get("flagged_workers", []) if w not in set(before.get("flagged_workers", []))
+    ]
+    gone = [
+        w for w in before.get("flagged_workers", []) if w not in set(now.get("flagged_workers", []))
+    ]
+    if new:
+        out.append(f"newly flagged: {_names(new)}")
+    if gone:
+        out.append(f"no longer flagged: {_names(gone)}")
+    for key in sorted(set(now.get("flags", {})) | set(before.get("flags", {}))):
+        if key.startswith("worker:"):
+            continue
+        n, m = now.get("flags", {}).get(key, 0), before.get("flags", {}).get(key, 0)
+        if n != m:
+            scope, rule = key.split(":", 1)
+            out.append(f"{rule.replace('_', ' ')} {scope}s {m} → {n}")
+    return out or ["no change"]
+
+
+@dataclass
+class Entry:
+    """One row of the index."""
+
+    summary: dict[str, Any]
+    changes: list[str]
+    trend: Markup | None
+    flag_counts: list[tuple[str, str]]
+    """(what, in more words) of each kind of flag: the workers flagged, then the others."""
+    error: str | None = None
+
+
+@dataclass
+class Written:
+    """What :func:`write_all` wrote, and the campaigns that failed."""
+
+    reports: list[Path] = field(default_factory=list)
+    index: Path | None = None
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+def read_state(folder: Path) -> dict[str, dict[str, Any]]:
+    """The summaries of the last index written in ``folder``, by campaign (none if absent or
+    unreadable: the next index then says "first report")."""
+    try:
+        data = json.loads((folder / STATE).read_text(encoding="utf-8"))
+        return {str(s["campaign"]): s for s in data.get("campaigns", [])}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}
+
+
+def _entry(s: dict[str, Any], before: Mapping[str, Any] | None) -> Entry:
+    counts: list[tuple[str, str]] = []
+    workers = len(s["flagged_workers"])
+    rules = [
+        f"{key.split(':', 1)[1].replace('_', ' ')} {n}"
+        for key, n in s["flags"].items()
+        if key.startswith("worker:")
+    ]
+    if workers:
+        counts.append(
+            (f"{workers:,} worker{'s' if workers != 1 else ''} flagged", ", ".join(rules))
+        )
+    for key, n in s["flags"].items():
+        scope, rule = key.split(":", 1)
+        if scope != "worker":
+            what = f"{scope}{'s' if n != 1 else ''}"
+            counts.append((f"{n:,} {rule.replace('_', ' ')} {what}", rule_title(rule)))
+    trend = None
+    if len(s["trend"]) > 0:
+        trend = pictures.sparkline(s["trend"], title=f"{s['series']} over runs")
+    return Entry(s, changes(s, before), trend, counts)
+
+
+def render_index(entries: Sequence[Entry], generated_at: datetime | None = None) -> str:
+    from monitor.report.render import environment
+
+    when = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    return environment().get_template("index.html").render(entries=entries, generated_at=when)
+
+
+def write_all(
+    engine: Engine,
+    folder: Path,
+    names: Sequence[str] | None = None,
+    *,
+    on_report: Callable[[Path], None] | None = None,
+) -> Written:
+    """Every campaign's HTML report and JSON document in ``folder`` (file names of
+    :func:`~monitor.report.render.report_filename`), then ``index.html`` and ``index.json``.
+    A campaign that fails is listed in the index with its error, and the others go on."""
+    from monitor.report.render import report_filename, write_pair
+    from monitor.store.campaigns import list_campaigns
+    from monitor.store.engine import session_factory
+
+    if names is None:
+        with session_factory(engine)() as s:
+            names = [c.name for c in list_campaigns(s)]
+    folder.mkdir(parents=True, exist_ok=True)
+    before = read_state(folder)
+    out = Written()
+    entries = []
+    for name in sorted(names, key=natural_key):
+        html, document = report_filename(name, "html"), report_filename(name, "json")
+        try:
+            doc = write_pair(engine, name, folder / html, folder / document)
+        except Exception as exc:  # noqa: BLE001 - one campaign must not stop the others
+            log.exception("report of campaign %s failed", name)
+            message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            out.failed[name] = message
+            entries.append(Entry(_failed(name), [], None, [], message))
+            continue
+        out.reports.append(folder / html)
+        if on_report is not None:
+            on_report(folder / html)
+        s = summary(doc, html, document)
+        entries.append(_entry(s, before.get(name)))
+    kept = [  # a failed campaign keeps its last summary for the next comparison
+        e.summary if e.error is None else before[e.summary["campaign"]]
+        for e in entries
+        if e.error is None or e.summary["campaign"] in before
+    ]
+    state = {"generated_at": datetime.now(UTC).isoformat(), "campaigns": kept}
+    write_output(folder / STATE, json.dumps(state, indent=2) + "\n", "index")
+    out.index = write_output(folder / INDEX, render_index(entries), "index")
+    return out
+
+
+__all__ = ["INDEX", "STATE", "Entry", "Written", "changes", "read_state", "summary", "write_all"]

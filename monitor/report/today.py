@@ -1,0 +1,200 @@
+"""What to do today: the flagged workers to block, down-weight or look at, each with a
+one-line reason, and the items to send back for more judgments.
+
+The advice follows what a flag says. ``low_quality`` and ``gold_accuracy`` flags that compare
+the worker with chance (their evidence has a ``chance``: the reliability model's floor, or the
+gold questions') say the answers are no better than a random or constant answerer's: they carry
+no information, so the advice is to block. The other flags the automatic policy acts on
+(disagreement with the others, speed, cycles, position bias, and a quality below the campaign's
+median where there is no model) say the answers are worth less, not worthless: down-weight. A
+flag the policy does not act on (``biased``: a rater who reads the scale shifted, which a model
+corrects) asks for a look. Workers already blocked or down-weighted are not listed again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from monitor import catalog
+from monitor.catalog import Kind
+from monitor.report.tables import fmt, fmt_ci
+from monitor.report.titles import rule_title
+
+BLOCK_RULES = ("low_quality", "gold_accuracy")
+"""Rules whose flags, when they compare with chance, say the answers carry no information."""
+ACTIONS = ("block", "down_weight", "review")
+ACTION_TITLES = {
+    "block": "Block",
+    "down_weight": "Down-weight",
+    "review": "Look at",
+}
+
+Flag = Mapping[str, Any]
+"""A flag as the JSON document has it (``rule``, ``value``, ``threshold``, ``evidence``)."""
+
+
+def _blocks(flag: Flag) -> bool:
+    return flag["rule"] in BLOCK_RULES and (flag.get("evidence") or {}).get("chance") is not None
+
+
+def advice(flags: Iterable[Flag]) -> str:
+    """``block``, ``down_weight`` or ``review`` for a worker flagged so."""
+    flags = list(flags)
+    if any(_blocks(f) for f in flags):
+        return "block"
+    if any(f["rule"] in catalog.POLICY_RULES for f in flags):
+        return "down_weight"
+    return "review"
+
+
+def _rank(flag: Flag) -> tuple[int, int, str]:
+    """Flags that say "no better than chance" first (the model's before gold's), then those
+    the policy acts on, then the others."""
+    rule = str(flag["rule"])
+    if _blocks(flag):
+        return (0, BLOCK_RULES.index(rule), rule)
+    return (1 if rule in catalog.POLICY_RULES else 2, 0, rule)
+
+
+def by_importance(flags: Iterable[Flag]) -> list[Flag]:
+    """A worker's flags, the one that decides the advice first."""
+    return sorted(flags, key=_rank)
+
+
+def worker_order(flags: Mapping[str, list[Flag]]) -> list[str]:
+    """Flagged workers, the most pressing first: by advice, then by number of flags, then by
+    id. Read from the flags alone, so the pictures can be fetched before the rest is read."""
+    from monitor.report.jsonsafe import natural_key
+
+    def key(w: str) -> tuple:
+        return (ACTIONS.index(advice(flags[w])), -len(flags[w]), natural_key(w))
+
+    return sorted((w for w in flags if flags[w]), key=key)
+
+
+def _metric_title(metric: Any) -> str | None:
+    if not isinstance(metric, str):
+        return None
+    for scope in ("worker", "item"):
+        try:
+            m = catalog.measure(scope, metric)
+        except (KeyError, ValueError):
+            continue
+        return m.title or metric.replace("_", " ")
+    return None
+
+
+def flag_line(flag: Mapping[str, Any]) -> str:
+    """One line for a flag: what the rule says, then its number against the threshold
+    (``Noise sd 2.61 [2.18, 3.23] above 1.53``), or the flag's own short message."""
+    ev = flag.get("evidence") or {}
+    title = rule_title(str(flag["rule"]))
+    value, threshold = flag.get("value"), flag.get("threshold")
+    name = _metric_title(ev.get("metric"))
+    if name is not None and value is not None:
+        text = f"{name} {fmt(value)}"
+        if ev.get("interval"):
+            text += f" {fmt_ci(ev['interval'])}"
+        if threshold is not None:
+            text += f" {'below' if value < threshold else 'above'} {fmt(threshold)}"
+        return f"{title}: {text}"
+    message = str(ev.get("message") or "")
+    if message and len(message) <= 90:
+        return f"{title}: {message}"
+    return title
+
+
+@dataclass
+class Todo:
+    """One line of the to-do list."""
+
+    subject: str
+    action: str
+    reason: str
+    also: list[str]
+    anchor: str
+    rules: list[str]
+
+
+def worker_todo(
+    order: list[str],
+    flags: Mapping[str, list[Flag]],
+    status: Mapping[str, str],
+    anchors: Mapping[str, str],
+) -> dict[str, list[Todo]]:
+    """The workers still to act on, by advice (``block``, ``down_weight``, ``review``)."""
+    out: dict[str, list[Todo]] = {a: [] for a in ACTIONS}
+    for w in order:
+        if status.get(w) in ("blocked", "down_weighted"):
+            continue
+        wflags = by_importance(flags.get(w, []))
+        if not wflags:
+            continue
+        action = advice(wflags)
+        also = [rule_title(str(f["rule"])).lower() for f in wflags[1:]]
+        rules = sorted({str(f["rule"]) for f in wflags})
+        out[action].append(Todo(w, action, flag_line(wflags[0]), also, anchors.get(w, ""), rules))
+    return out
+
+
+def _top(counts: Mapping[str, Any] | None) -> list[tuple[str, float]]:
+    pairs = [(str(k), float(v)) for k, v in (counts or {}).items() if isinstance(v, int | float)]
+    return sorted(pairs, key=lambda kv: -kv[1])
+
+
+def item_reason(row: Mapping[str, Any], flag: Mapping[str, Any] | None, kind: str = "") -> str:
+    """Why an item is ambiguous, in words a reader checks against the answers: the plain vote
+    against the reliable workers' answer (labels), the option the model cannot settle
+    (multi-label), the spread against the noise (ratings), the split of outcomes (pairs)."""
+    ev = (flag or {}).get("evidence") or {}
+    answers = _top(row.get("answers") or ev.get("answers"))
+    posterior = ev.get("posterior") or row.get("posteriors") or {}
+    if ev.get("majority_disputed"):
+        model = row.get("model_label") or (max(posterior, key=posterior.get) if posterior else "")
+        tied = [k for k, v in answers if answers and v == answers[0][1]]
+        vote = (
+            f"the plain vote is tied between {' and '.join(repr(t) for t in tied)}"
+            if len(tied) > 1
+            else f"the plain vote says {tied[0]!r}"
+            if tied
+            else "the plain vote disagrees"
+        )
+        return f"{vote}; the reliable workers say {model!r}"
+    if ev.get("metric") == "model_label" and posterior and kind == Kind.MULTILABEL:
+        option, p = min(posterior.items(), key=lambda kv: max(kv[1], 1 - kv[1]))
+        return (
+            f"the model cannot tell whether {option!r} applies (probability {p:.2f}): "
+            "the reliable workers split on it"
+        )
+    if ev.get("metric") == "model_label" and posterior:
+        top = sorted(posterior.items(), key=lambda kv: -kv[1])
+        second = f", then {top[1][0]!r} {top[1][1]:.2f}" if len(top) > 1 else ""
+        return (
+            f"the reliable workers lean to {top[0][0]!r} with probability {top[0][1]:.2f} "
+            f"only{second}"
+        )
+    if ev.get("spread") is not None and ev.get("expected_spread") is not None:
+        return (
+            f"the ratings spread {fmt(ev['spread'])} where the workers' noise explains "
+            f"{fmt(ev['expected_spread'])} (p = {ev.get('p_value', 0):.2g})"
+        )
+    if answers:
+        split = ", ".join(f"{k} {int(v)}" for k, v in answers)
+        return f"the workers split: {split}"
+    return str(ev.get("message") or "the reliable workers disagree")
+
+
+__all__ = [
+    "ACTIONS",
+    "ACTION_TITLES",
+    "BLOCK_RULES",
+    "Todo",
+    "advice",
+    "by_importance",
+    "flag_line",
+    "item_reason",
+    "worker_order",
+    "worker_todo",
+]
