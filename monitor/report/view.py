@@ -306,6 +306,16 @@ def _model_line(doc: dict[str, Any], n_ambiguous: int) -> str | None:
     return line + "."
 
 
+def _design_line(doc: dict[str, Any]) -> str | None:
+    """For a preference campaign: which signals its design supports (closed triangles for
+    transitivity, pairs judged again for agreement), as the run worked it out."""
+    design = (doc["agreement"].get("measures") or {}).get("preference_design") or {}
+    message = design.get("message")
+    if not message:
+        return None
+    return f"What this design can measure: {message}."
+
+
 def _cards(
     doc: dict[str, Any],
     order: list[str],
@@ -382,7 +392,7 @@ def build_view(
         "c": doc["campaign"],
         "model": doc.get("model"),
         "verdict": doc["verdict"],
-        "model_line": None if pairwise else _model_line(doc, picks.n_ambiguous),
+        "model_line": _design_line(doc) if pairwise else _model_line(doc, picks.n_ambiguous),
         "warnings": [{**w, "title": rule_title(w["rule"])} for w in doc["warnings"]],
         "agreement_rows": _agreement_rows(doc),
         "todo": [(ACTION_TITLES[a], a, todo[a]) for a in todo if todo[a]],
