@@ -467,7 +467,7 @@ class _Hessian:
 
     def solve(self, rhs: NDArray[np.float64], rtol: float) -> NDArray[np.float64]:
         if self.dim <= 1500:
-            return np.linalg.solve(self.dense(), rhs)
+            return np.linalg.solve(self.dense(), rhs).astype(np.float64, copy=False)
         pre_d = np.r_[self.diag, self.d] if self.fit_ties else self.diag
         op = LinearOperator((self.dim, self.dim), matvec=self.matvec)
         pre = LinearOperator((self.dim, self.dim), matvec=lambda v: v / pre_d)

@@ -213,8 +213,7 @@ def write_all(
         out.reports.append(folder / html)
         if on_report is not None:
             on_report(folder / html)
-        s = summary(doc, html, document)
-        entries.append(_entry(s, before.get(name)))
+        entries.append(_entry(summary(doc, html, document), before.get(name)))
     kept = [  # a failed campaign keeps its last summary for the next comparison
         e.summary if e.error is None else before[e.summary["campaign"]]
         for e in entries
