@@ -23,9 +23,13 @@ Each annotator's quota is split into
   variance ``V = sd_i^2 + sd_j^2`` carries Fisher information ``I = (2 eta_k - 1)^2 (p (1-p))^2 /
   (q (1 - q))``, ``p = sig(d / sqrt(1 + pi V / 8))``, ``q = eta_k p + (1 - eta_k)(1 - p)``, and
   gains ``log(1 + V I) / 2`` nats. Largest where the order is least sure (p near 1/2) and the
-  intervals are wide. Candidates are sampled (items in proportion to their variance, partners
-  near them in score, a quarter anywhere), never all O(I^2) pairs, and chosen in rounds that
-  shrink the variances of the items already chosen, so annotators do not all get the same pairs.
+  intervals are wide. Candidates are sampled, never all O(I^2) pairs: items in proportion to
+  their variance, partners near them in a draw of the scores from the posterior (Thompson
+  sampling; the gain is taken at the draw too): greedy choice at the fitted scores alone keeps
+  comparing neighbours, whose chain of comparisons places them poorly in the whole ranking
+  (bench/planning.py). They are chosen in rounds that shrink the variances of the items already
+  chosen, so annotators do not all get the same pairs. Annotators' quotas follow the same
+  gain: an answer carries ``(2 eta_k - 1)^2`` as much information (:func:`quotas`).
 
 Everything is vectorised over annotators; randomness comes from one ``numpy.random.Generator``.
 """
@@ -49,10 +53,20 @@ MIN_COMPARISONS = 30
 """Annotators with this many comparisons (after the plan) are brought to the triplet target."""
 CLOSE_SHARE = 0.25
 """Share of an annotator's pairs spent closing triangles once the target is met."""
+FLOOR_SHARE = 0.25
+CAP_SHARE = 2.0
+"""An annotator's quota lies between these multiples of the even share of the budget."""
 ROUNDS = 3
-"""Rounds of information choices (variances shrink between them)."""
+"""Rounds of information choices at least (variances shrink between them)."""
+MAX_ROUNDS = 30
+ROUND_SHARE = 4.0
+"""A round chooses about one pair per this many items: the annotators of one round do not all
+take the same uncertain items."""
 CANDIDATES = 6
 """Information candidates sampled per pair to choose."""
+NEAR_WINDOW = 0.02
+"""An information candidate's partner lies within this share of the items of it in the order
+of a posterior draw of the scores."""
 
 
 @dataclass(frozen=True)
@@ -81,16 +95,41 @@ def pair_id(campaign: str, worker: str, left: str, right: str, round_: int) -> s
     return "p-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def quotas(n: int, budget: int, per_annotator: int | None) -> NDArray[np.int64]:
-    """Each of ``n`` annotators' number of pairs: ``per_annotator`` each (fewer, evenly, when
-    that exceeds ``budget``), else ``budget`` shared evenly (the first ones one more)."""
+def quotas(
+    n: int, budget: int, per_annotator: int | None, weight: ArrayLike | None = None
+) -> NDArray[np.int64]:
+    """Each of ``n`` annotators' number of pairs, adding up to ``budget``: ``per_annotator``
+    each when that spends at most the budget; else in proportion to ``weight`` (the information
+    an answer of theirs carries; None or all equal: evenly), each between ``FLOOR_SHARE`` and
+    ``CAP_SHARE`` times the even share (``per_annotator`` caps it too), by water-filling."""
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     each = budget // n
     if per_annotator is not None and per_annotator <= each:
         return np.full(n, per_annotator, dtype=np.int64)
-    q = np.full(n, each, dtype=np.int64)
-    q[: budget - each * n] += 1
+    wt = None if weight is None else np.maximum(np.asarray(weight, dtype=np.float64), 0.0)
+    if wt is None or not np.isfinite(wt).all() or np.ptp(wt) == 0 or wt.max() <= 0:
+        q = np.full(n, each, dtype=np.int64)
+        q[: budget - each * n] += 1
+        return q
+    even = budget / n
+    cap = float(max(1, int(np.ceil(CAP_SHARE * even))))
+    if per_annotator is not None:
+        cap = min(cap, float(per_annotator))
+    floor = min(cap, float(np.floor(FLOOR_SHARE * even)))
+    lo, hi = 0.0, cap / max(float(wt[wt > 0].min()), 1e-12)
+    for _ in range(100):  # the scale whose clipped shares add up to the budget
+        mid = (lo + hi) / 2
+        if np.clip(mid * wt, floor, cap).sum() < budget:
+            lo = mid
+        else:
+            hi = mid
+    x = np.clip(hi * wt, floor, cap)
+    q = np.floor(x).astype(np.int64)
+    short = int(budget - q.sum())
+    if short > 0:  # the largest remainders, where the cap leaves room
+        room = np.flatnonzero(q < cap)
+        q[room[np.argsort(-(x - q)[room], kind="stable")[:short]]] += 1
     return q
 
 
@@ -244,7 +283,9 @@ def plan_pairs(
     chosen = _Chosen(np.concatenate([judged, implied, excluded]), n_i, n_w)
 
     quota = np.zeros(n_w, dtype=np.int64)
-    quota[P] = quotas(P.size, budget, per_annotator)
+    # Crowd-BT's active learning chooses the annotator too: more pairs where an answer
+    # carries more information, (2 eta - 1)^2
+    quota[P] = quotas(P.size, budget, per_annotator, np.maximum(2 * eta[P] - 1, 0.0) ** 2)
     in_plan = np.zeros(n_w, dtype=bool)
     in_plan[P] = True
     is_new = in_plan & (n_judged == 0)
@@ -286,12 +327,14 @@ def plan_pairs(
         _known(n_known, chosen, s, var, rng)
 
     # information: the rest, in rounds
-    for r in range(ROUNDS + 1):
+    total = int(np.where(in_plan, quota - chosen.count, 0).sum())
+    rounds = int(np.clip(np.ceil(total / max(n_i / ROUND_SHARE, 1.0)), ROUNDS, MAX_ROUNDS))
+    for r in range(rounds + 2):
         room = np.where(in_plan, quota - chosen.count, 0)
         if not room.any():
             break
-        per = room if r >= ROUNDS - 1 else -(-room // (ROUNDS - r))
-        _information(per, chosen, s, var, eta, rng, wide=r == ROUNDS)
+        per = room if r >= rounds - 1 else -(-room // (rounds - r))
+        _information(per, chosen, s, var, eta, rng, last=r >= rounds)
 
     cw = np.concatenate(chosen.w) if chosen.w else np.zeros(0, np.int64)
     ca = np.concatenate(chosen.a) if chosen.a else np.zeros(0, np.int64)
@@ -383,34 +426,33 @@ def _gain(s, var, eta, w, i, j) -> NDArray[np.float64]:
     return 0.5 * np.log1p(V * info)
 
 
-def _information(room, chosen: _Chosen, s, var, eta, rng, *, wide: bool = False) -> None:
-    """Choose ``room[w]`` pairs for each annotator by expected information gain, then shrink
-    the chosen items' variances (the next round sees them as partly answered)."""
+def _information(room, chosen: _Chosen, s, var, eta, rng, *, last: bool = False) -> None:
+    """Choose ``room[w]`` pairs for each annotator by expected information gain at a draw of
+    the scores from their posterior (Thompson-style: partners near in the draw, so an item with
+    a wide interval meets a wide range of items), then shrink the chosen items' variances (the
+    next round sees them as partly answered)."""
     n_i = s.size
-    n_c = CANDIDATES * (4 if wide else 1)
+    n_c = CANDIDATES * (4 if last else 1)
     cw = np.repeat(np.arange(room.size), n_c * room)
     if not cw.size:
         return
-    p = var / var.sum()
-    ci = rng.choice(n_i, size=cw.size, p=p)
-    order = np.argsort(s, kind="stable")
+    ci = rng.choice(n_i, size=cw.size, p=var / var.sum())
+    draw = s + np.sqrt(var) * rng.standard_normal(n_i)
+    order = np.argsort(draw, kind="stable")
     rank = np.empty(n_i, dtype=np.int64)
     rank[order] = np.arange(n_i)
-    window = max(5, n_i // 50)
+    window = max(2, int(n_i * NEAR_WINDOW))
     step = rng.integers(1, window + 1, cw.size) * rng.choice((-1, 1), cw.size)
     cj = order[np.clip(rank[ci] + step, 0, n_i - 1)]
-    anywhere = rng.random(cw.size) < 0.25
-    cj[anywhere] = rng.integers(0, n_i, int(anywhere.sum()))
     ok = chosen.ok(cw, ci, cj)
     cw, ci, cj = cw[ok], ci[ok], cj[ok]
-    pick = _take(cw, _gain(s, var, eta, cw, ci, cj), room, rng)
+    pick = _take(cw, _gain(draw, var, eta, cw, ci, cj), room, rng)
     cw, ci, cj = cw[pick], ci[pick], cj[pick]
     chosen.add(cw, ci, cj, INFORMATION)
     # what the chosen answers will teach each item, in the same approximation
     V = var[ci] + var[cj]
     gained = np.expm1(2 * _gain(s, var, eta, cw, ci, cj)) / V
-    prec = 1 / var + np.bincount(ci, gained, n_i) + np.bincount(cj, gained, n_i)
-    var[:] = 1 / prec
+    var[:] = 1 / (1 / var + np.bincount(ci, gained, n_i) + np.bincount(cj, gained, n_i))
 
 
 def _known(room, chosen: _Chosen, s, var, rng) -> None:
