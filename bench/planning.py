@@ -13,7 +13,8 @@ different truth.
 
 The budget ``B`` (comparisons per item x items) is spent in ``STEPS`` equal steps by the same
 annotators. **Random**: uniformly random pairs, each annotator an equal share of each step.
-**Planned**: the first step as random (with nothing judged there is nothing to plan from), then
+**Planned**: the first step the same pairs and answers as random (with nothing judged there is
+nothing to plan from), then
 each step's budget planned (and shared among the annotators: more to those whose answers carry
 more information, between a quarter and twice the even share) by :func:`monitor.metrics.planning.plan_pairs` from the preference model
 (:func:`monitor.metrics.preference_model.preference_model`, no position bias: the simulated
@@ -154,11 +155,19 @@ def run_set(name: str, truth, accs, beta, n_w, per_item, steps, seed) -> dict[st
     arms = {"random": [empty] * 4, "planned": [empty] * 4}
     rngs = {"random": np.random.default_rng([seed, 1]), "planned": np.random.default_rng([seed, 2])}
     plan_s = 0.0
+    # the first step is the same for both arms: random pairs, the same answers
+    first = random_pairs(n_i, step, rngs["random"])
+    first = (*first, answer(truth, eta, *first, rngs["random"], beta))
     for k in range(steps):
         row = {"share": (k + 1) / steps}
         for arm, (w, a, b, y) in list(arms.items()):
             rng = rngs[arm]
-            if arm == "random" or k == 0:
+            if k == 0:
+                w, a, b, y = first
+                arms[arm] = [w, a, b, y]
+                row[arm] = spearman(fit(n_i, w, a, b, y, n_w).score, truth)
+                continue
+            if arm == "random":
                 nw, na, nb = random_pairs(n_i, step, rng)
             else:
                 m = fit(n_i, w, a, b, y, n_w)

@@ -319,7 +319,7 @@ def plan_pairs(
     n_close = np.where(in_plan & ~is_new, np.minimum(n_close, rest), 0)
     closing = np.zeros(n_w, dtype=np.int64)
     if n_close.any():
-        closing = _triangles(jw, ja, jb, n_close, chosen, s, rng, n_i)
+        closing = _triangles(jw, ja, jb, n_close, chosen, s, var, rng, n_i)
 
     # new annotators: well-known pairs first (half of what is left)
     n_known = np.where(is_new, (quota - chosen.count + 1) // 2, 0)
@@ -346,7 +346,7 @@ def plan_pairs(
     return Plan(cw[shuffle], ca[shuffle], cb[shuffle], cp[shuffle], quota, n_triplets, closing)
 
 
-def _triangles(jw, ja, jb, n_close, chosen: _Chosen, s, rng, n_i) -> NDArray[np.int64]:
+def _triangles(jw, ja, jb, n_close, chosen: _Chosen, s, var, rng, n_i) -> NDArray[np.int64]:
     """Pairs closing wedges of judged pairs (one pair, the triangles it closes first), then new
     items joined to both ends of a judged pair (two pairs a triangle); the triplets closed."""
     n_w = n_close.size
@@ -389,16 +389,18 @@ def _triangles(jw, ja, jb, n_close, chosen: _Chosen, s, rng, n_i) -> NDArray[np.
     pairs_left = room // 2
     if not pairs_left.any():
         return closing
-    order = np.argsort(s, kind="stable")
+    # the new item near one end in a draw of the scores, as information pairs choose
+    order = np.argsort(s + np.sqrt(var) * rng.standard_normal(n_i), kind="stable")
     rank = np.empty(n_i, dtype=np.int64)
     rank[order] = np.arange(n_i)
+    window = max(2, int(n_i * NEAR_WINDOW))
     tries = 3 * pairs_left[jw]
     e = np.repeat(np.arange(jw.size), np.minimum(tries, 6 * np.maximum(pairs_left[jw], 0)))
     if not e.size:
         return closing
     e = e[rng.permutation(e.size)]
     tw, ta, tb = jw[e], ja[e], jb[e]
-    near = rank[ta] + rng.integers(-20, 21, e.size)
+    near = rank[ta] + rng.integers(1, window + 1, e.size) * rng.choice((-1, 1), e.size)
     tc = order[np.clip(near, 0, n_i - 1)]
     ok = chosen.ok(tw, ta, tc) & chosen.ok(tw, tb, tc) & (tc != ta) & (tc != tb)
     # one new item per judged pair and annotator: no two triangles sharing their new pairs

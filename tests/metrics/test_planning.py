@@ -123,6 +123,22 @@ def test_quotas() -> None:
     assert quotas(3, 10, None).tolist() == [4, 3, 3]
     assert quotas(3, 10, 2).tolist() == [2, 2, 2]
     assert quotas(3, 4, 5).tolist() == [2, 1, 1]
+    # by information: more to the informative, between a quarter and twice the even share
+    q = quotas(4, 400, None, [0.0, 0.1, 0.4, 0.9])
+    assert q.sum() == 400 and q.tolist() == sorted(q.tolist())
+    assert q[0] == 25 and q[3] == 200
+    assert quotas(4, 400, 120, [0.0, 0.1, 0.4, 0.9]).max() <= 120
+    assert quotas(4, 400, None, [0.5] * 4).tolist() == [100] * 4
+
+
+def test_accurate_annotators_get_more_pairs() -> None:
+    truth, w, a, b, y = _campaign(n_items=300, n_workers=10, per_worker=30)
+    plan = plan_pairs(
+        w, a, b, y, n_items=300, score=truth, score_sd=np.full(300, 0.5),
+        accuracy=np.r_[np.full(5, 0.55), np.full(5, 0.95)], plan_for=np.arange(10), budget=400,
+    )  # fmt: skip
+    n = np.bincount(plan.workers, minlength=10)
+    assert n.sum() == 400 and n[:5].max() < n[5:].min()
 
 
 def test_excluded_pairs_are_never_planned() -> None:
