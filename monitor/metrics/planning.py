@@ -50,11 +50,12 @@ TRIANGLE, INFORMATION, KNOWN, GOLD, RETEST = range(5)
 TRIPLET_TARGET = 10
 """Fully judged triplets an annotator needs for a transitivity kappa worth reading."""
 MIN_COMPARISONS = 30
-"""Annotators with this many comparisons (after the plan) are brought to the triplet target."""
+"""Annotators with this many comparisons are to reach the triplet target (from half as many
+on, they work toward it)."""
 CLOSE_SHARE = 0.25
 """Share of an annotator's pairs spent closing triangles once the target is met."""
-FLOOR_SHARE = 0.25
-CAP_SHARE = 2.0
+FLOOR_SHARE = 0.5
+CAP_SHARE = 1.5
 """An annotator's quota lies between these multiples of the even share of the budget."""
 ROUNDS = 3
 """Rounds of information choices at least (variances shrink between them)."""
@@ -311,9 +312,10 @@ def plan_pairs(
         chosen.add(cw[idx], ci[idx], cj[idx], GOLD)
 
     rest = quota - chosen.count
-    # triangles: enough to reach the target for annotators who will have min_comparisons
+    # triangles: enough to reach the target, from half of min_comparisons on, so that an
+    # annotator who gets a few pairs a round has it by the time they reach min_comparisons
     deficit = np.maximum(triplet_target - n_triplets, 0)
-    target_on = (n_judged + quota >= min_comparisons) & ~is_new
+    target_on = (2 * (n_judged + quota) >= min_comparisons) & ~is_new
     share = _round(close_share * rest, rng)
     n_close = np.where(target_on, np.maximum(share, 2 * deficit), share)
     n_close = np.where(in_plan & ~is_new, np.minimum(n_close, rest), 0)

@@ -123,10 +123,10 @@ def test_quotas() -> None:
     assert quotas(3, 10, None).tolist() == [4, 3, 3]
     assert quotas(3, 10, 2).tolist() == [2, 2, 2]
     assert quotas(3, 4, 5).tolist() == [2, 1, 1]
-    # by information: more to the informative, between a quarter and twice the even share
+    # by information: more to the informative, between half and 1.5 times the even share
     q = quotas(4, 400, None, [0.0, 0.1, 0.4, 0.9])
     assert q.sum() == 400 and q.tolist() == sorted(q.tolist())
-    assert q[0] == 25 and q[3] == 200
+    assert q[0] == 50 and q[3] == 150
     assert quotas(4, 400, 120, [0.0, 0.1, 0.4, 0.9]).max() <= 120
     assert quotas(4, 400, None, [0.5] * 4).tolist() == [100] * 4
 
