@@ -178,7 +178,7 @@ def plan_campaign(session: Session, name: str, opts: PlanOptions) -> PlannedTask
         )
     n_judged = np.bincount(arrays.workers, minlength=n_w) if arrays.n else np.zeros(n_w, int)
     after = n_judged + plan.quota
-    target = after >= 30
+    target = (plan.quota > 0) & (after >= 30)
     met = target & (plan.n_triplets + plan.closing >= 10)
     return PlannedTasks(
         campaign_id=campaign.id,
