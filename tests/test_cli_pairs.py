@@ -198,6 +198,7 @@ def test_ingest_maps_pair_ids_back(tmp_path, db_url, capsys, platform) -> None: 
         lines = ["pair_id,worker,left,right,preference"] + [
             f"{r['pair_id']},x{k % 2},{r['left']},{r['right']},left" for k, r in enumerate(answered)
         ]
+        lines.append(f"p-0000000000000000,x9,{rows[0]['left']},{rows[0]['right']},right")
         answers.write_text("\n".join(lines) + "\n")
     elif platform in ("mturk", "toloka"):
         p = "Input." if platform == "mturk" else "INPUT:"
@@ -226,6 +227,8 @@ def test_ingest_maps_pair_ids_back(tmp_path, db_url, capsys, platform) -> None: 
                            "--db", db_url)  # fmt: skip
     assert code == 0, err
     assert "20 planned pairs answered" in text + err
+    if platform == "csv":
+        assert "1 row carries a pair_id that names no planned pair" in text + err
     planned = {p.pair_id: p for p in _planned(db_url)}
     done = {pid for pid, p in planned.items() if p.answered_id is not None}
     assert done == {r["pair_id"] for r in answered}

@@ -275,9 +275,10 @@ def ingest_file(
 def _planned_answers(session: Session, campaign_id: int, before: int) -> list[str]:
     """Map the new preferences back to the pairs ``monitor pairs plan`` planned."""
     n, unknown = mark_answered(session, campaign_id, before)
-    notes = [f"{n} planned pairs answered"] if n else []
+    notes = [f"{n} planned pair{'s' if n > 1 else ''} answered"] if n else []
     if unknown:
-        notes.append(f"{unknown} rows carry a pair_id that names no planned pair")
+        rows = "1 row carries" if unknown == 1 else f"{unknown} rows carry"
+        notes.append(f"{rows} a pair_id that names no planned pair")
     return notes
 
 
