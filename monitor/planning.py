@@ -15,13 +15,17 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+from numpy.typing import NDArray
 from sqlalchemy.orm import Session
 
 from monitor.errors import NotFound, UsageError
 from monitor.export import neutralise
+
+if TYPE_CHECKING:
+    from monitor.store.plans import PlannedRow
 
 Platform = Literal["csv", "mturk", "toloka", "labelstudio"]
 PLATFORMS: tuple[str, ...] = ("csv", "mturk", "toloka", "labelstudio")
@@ -69,7 +73,7 @@ class PlannedTasks:
     campaign_id: int
     round: int
     watermark: int
-    rows: list  # PlannedRow
+    rows: list[PlannedRow]
     text: str
     n_annotators: int
     by_purpose: dict[str, int] = field(default_factory=dict)
@@ -133,17 +137,18 @@ def plan_campaign(session: Session, name: str, opts: PlanOptions) -> PlannedTask
     score = np.zeros(n_items)
     sd = np.full(n_items, 3.0)
     accuracy = np.full(n_w, np.nan)
+    left, right, outcome = arrays.comparisons
     if arrays.n:
-        gold = gold_order(arrays.left, arrays.right, item_gold)
+        gold = gold_order(left, right, item_gold)
         fit = preference_model(
-            arrays.workers, arrays.left, arrays.right, arrays.outcome,
+            arrays.workers, left, right, outcome,
             n_workers=len(known), n_items=n_items, ties_allowed=not campaign.strict,
             gold=gold if np.isfinite(gold).any() else None,
         )  # fmt: skip
         score, sd = fit.score, fit.score_se
         accuracy[: len(known)] = fit.accuracy
     items = {str(i): k for k, i in enumerate(arrays.item_ids.tolist())}
-    exclude = None
+    exclude: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]] | None = None
     n_excluded = 0
     if not opts.repeat_planned:
         rows = [
@@ -153,9 +158,10 @@ def plan_campaign(session: Session, name: str, opts: PlanOptions) -> PlannedTask
         ]
         n_excluded = len(rows)
         if rows:
-            exclude = tuple(np.array(c, dtype=np.int64) for c in zip(*rows, strict=True))
+            ws, ls, rs = (np.array(c, dtype=np.int64) for c in zip(*rows, strict=True))
+            exclude = (ws, ls, rs)
     plan = plan_pairs(
-        arrays.workers, arrays.left, arrays.right, arrays.outcome,
+        arrays.workers, left, right, outcome,
         n_items=n_items, score=score, score_sd=sd, accuracy=accuracy,
         plan_for=np.array([codes[w] for w in chosen], dtype=np.int64), budget=opts.budget,
         per_annotator=opts.per_annotator, gold=item_gold, retest=opts.retest,
@@ -163,16 +169,16 @@ def plan_campaign(session: Session, name: str, opts: PlanOptions) -> PlannedTask
     )  # fmt: skip
     round_ = next_round(session, campaign.id)
     item_names = arrays.item_ids
-    rows = []
+    planned: list[PlannedRow] = []
     for k, a, b, p in zip(plan.workers.tolist(), plan.left.tolist(), plan.right.tolist(),
                           plan.purpose.tolist(), strict=True):  # fmt: skip
-        worker, left, right = names[k], str(item_names[a]), str(item_names[b])
-        rows.append(
+        worker, first, second = names[k], str(item_names[a]), str(item_names[b])
+        planned.append(
             PlannedRow(
-                pair_id(campaign.name, worker, left, right, round_),
+                pair_id(campaign.name, worker, first, second, round_),
                 worker,
-                left,
-                right,
+                first,
+                second,
                 PURPOSES[p],
             )  # fmt: skip
         )
@@ -184,8 +190,8 @@ def plan_campaign(session: Session, name: str, opts: PlanOptions) -> PlannedTask
         campaign_id=campaign.id,
         round=round_,
         watermark=newest_preference_id(session, campaign.id),
-        rows=rows,
-        text=task_file(rows, opts.platform),
+        rows=planned,
+        text=task_file(planned, opts.platform),
         n_annotators=len(chosen),
         by_purpose={p: int((plan.purpose == i).sum()) for i, p in enumerate(PURPOSES)},
         n_target=int(target.sum()),

@@ -134,7 +134,7 @@ def quotas(
     return q
 
 
-def _round(x: NDArray[np.float64], rng: np.random.Generator) -> NDArray[np.int64]:
+def _round(x: NDArray[np.floating], rng: np.random.Generator) -> NDArray[np.int64]:
     """Stochastic rounding: each share's expected count is exact over annotators, however
     small each one's quota."""
     low = np.floor(x)
@@ -316,8 +316,8 @@ def plan_pairs(
     # annotator who gets a few pairs a round has it by the time they reach min_comparisons
     deficit = np.maximum(triplet_target - n_triplets, 0)
     target_on = (2 * (n_judged + quota) >= min_comparisons) & ~is_new
-    share = _round(close_share * rest, rng)
-    n_close = np.where(target_on, np.maximum(share, 2 * deficit), share)
+    closing_share = _round(close_share * rest, rng)
+    n_close = np.where(target_on, np.maximum(closing_share, 2 * deficit), closing_share)
     n_close = np.where(in_plan & ~is_new, np.minimum(n_close, rest), 0)
     closing = np.zeros(n_w, dtype=np.int64)
     if n_close.any():

@@ -42,13 +42,12 @@ def open_pairs(session: Session, campaign_id: int) -> list[tuple[str, str, str]]
 
 def newest_preference_id(session: Session, campaign_id: int) -> int:
     """The campaign's newest preference id (0: none)."""
-    return int(
-        session.scalar(
-            select(func.coalesce(func.max(Preference.id), 0)).where(
-                Preference.campaign_id == campaign_id
-            )
+    newest = session.scalar(
+        select(func.coalesce(func.max(Preference.id), 0)).where(
+            Preference.campaign_id == campaign_id
         )
     )
+    return int(newest or 0)
 
 
 def save_plan(
