@@ -328,6 +328,7 @@ def _ratings(arrays, params, out, items, workers, values, gold, wprior, scale): 
         "model_chance", res.chance_sd, detail={"measure": "noise_sd", "floor": res.floor_sd}
     )
     out.campaign_value("model_scale_width", scale[1] - scale[0])
+    _fallback(out, res, items, workers, values, gold, wprior, scale, params.model, N)
     ids = arrays.worker_ids
     wmask = res.n > 0
     out.per_subject("worker", "model_noise_sd", ids, res.noise_sd, n=res.n, low=res.low,
@@ -352,6 +353,36 @@ def _ratings(arrays, params, out, items, workers, values, gold, wprior, scale): 
     out.per_subject("item", "model_expected_spread", arrays.item_ids, res.expected_spread,
                     mask=imask)  # fmt: skip
     out.per_subject("item", "model_spread_p", arrays.item_ids, res.spread_p, mask=imask)
+
+
+def _fallback(out, res, items, workers, values, gold, wprior, scale, options, N):  # noqa: ANN001, PLR0913
+    """``model_fallback``: whether the rating model predicts held-out judgments no better than
+    the plain mean (:func:`~monitor.metrics.rating_check.holdout_check`, every fold's fit
+    started from this run's model); the exports then give the plain mean."""
+    from monitor.metrics.rating_check import holdout_check
+    from monitor.rules.campaign import FALLBACK_MESSAGE
+
+    check = holdout_check(
+        items, workers, values, n_items=N, n_workers=len(res.bias), scale=scale, fit=res,
+        gold=gold if np.isfinite(gold).any() else None, worker_prior=wprior,
+        max_iter=options.model_max_iter, tol=options.model_tol,
+    )  # fmt: skip
+    if check.n == 0:
+        out.campaign_value("model_fallback", None, reason="no item judged twice to hold out")
+        return
+    if check.fallback:
+        message = (
+            f"{FALLBACK_MESSAGE} (held-out mean squared error {check.model_mse:.4g} against "
+            f"{check.plain_mse:.4g}, {check.n} judgments in {check.folds} folds)"
+        )
+    else:
+        message = (
+            f"the rating model predicts held-out judgments better than the plain mean (mean "
+            f"squared error {check.model_mse:.4g} against {check.plain_mse:.4g})"
+        )
+    detail = {"model_mse": check.model_mse, "plain_mse": check.plain_mse, "n": check.n,
+              "folds": check.folds, "message": message}  # fmt: skip
+    out.campaign_value("model_fallback", float(check.fallback), n=check.n, detail=detail)
 
 
 def multilabel_reliability(coded: Coded, params: Params) -> Values:
