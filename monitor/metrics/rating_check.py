@@ -31,6 +31,8 @@ from numpy.typing import ArrayLike, NDArray
 from monitor.metrics._common import check_same_length
 from monitor.metrics.rating_model import RatingModel, rating_model
 
+RELATIVE_TOL = 1e-6  # better than the plain mean by more than the fits' own tolerance
+
 
 @dataclass(frozen=True)
 class HoldoutCheck:
@@ -46,7 +48,7 @@ class HoldoutCheck:
     @property
     def fallback(self) -> bool:
         """The model predicts the held-out judgments no better than the plain mean."""
-        return not (self.n > 0 and self.model_mse < self.plain_mse)
+        return not (self.n > 0 and self.model_mse < self.plain_mse * (1.0 - RELATIVE_TOL))
 
 
 def deal_folds(

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from monitor.metrics.gold import wilson_interval
 from monitor.metrics.reliability import dawid_skene, multilabel_model, rating_model
+from tests.hypothesis_profiles import examples
 
 
 def _campaign(
@@ -190,8 +191,10 @@ judgments = st.integers(2, 5).flatmap(
 )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(judgments, st.integers(0, 2**31))
+@example(case=(5, [(0, 0, 2), (1, 0, 2), (2, 1, 1), (2, 1, 1), (2, 2, 0), (2, 2, 0)]), seed=0)
+@example(case=(3, [(0, 0, 1), (0, 1, 1), (1, 2, 0), (1, 2, 2), (2, 0, 0), (2, 1, 2)]), seed=0)
 def test_properties(case: tuple[int, list[tuple[int, int, int]]], seed: int) -> None:
     k, rows = case
     items = np.array([r[0] for r in rows])
@@ -306,7 +309,7 @@ def test_rating_not_converged_is_reported() -> None:
         rating_model(items, workers, x, n_items=200, n_workers=12, scale=(1, 1))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     st.lists(
         st.tuples(st.integers(0, 6), st.integers(0, 4), st.floats(0, 10)), min_size=2, max_size=50
@@ -375,7 +378,7 @@ def test_multilabel_recovers_truth_and_flags_spammers() -> None:
     assert not one.converged and one.iterations == 1
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     st.lists(
         st.tuples(st.integers(0, 5), st.integers(0, 3), st.sets(st.integers(0, 3))),

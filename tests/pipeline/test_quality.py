@@ -323,8 +323,8 @@ def test_skewed_classes_judge_workers_on_their_own_chance(engine: Engine) -> Non
 
 
 def test_a_rating_model_no_better_than_the_mean_falls_back_in_the_export(engine: Engine) -> None:
-    """180 interchangeable raters who judged 2 items each: biases and noises fitted on 2 items
-    make the model worse than the plain mean; the run says so and the export gives the mean."""
+    """Every rater judged one item: the model has nothing to learn (its means are the plain
+    means), so it is no better; the run says so and the export gives the plain mean."""
     import json
 
     from monitor.export import FALLBACK_METHOD, export
@@ -332,7 +332,7 @@ def test_a_rating_model_no_better_than_the_mean_falls_back_in_the_export(engine:
     rng = np.random.default_rng(0)
     truth = rng.uniform(20, 80, 60)
     items = np.repeat(np.arange(60), 6)
-    workers = rng.permutation(np.repeat(np.arange(180), 2))
+    workers = np.arange(items.size)
     x = np.clip(truth[items] + rng.normal(0, 15, items.size), 0, 100).round()
     rows = [{"worker": f"w{w}", "item": f"i{i}", "value": float(v)}
             for i, w, v in zip(items, workers, x, strict=True)]  # fmt: skip
@@ -340,7 +340,7 @@ def test_a_rating_model_no_better_than_the_mean_falls_back_in_the_export(engine:
     recompute(engine, SETTINGS)
     values, flags = latest(engine)
     fb = values[("campaign", "golden", "model_fallback")]
-    assert fb.value == 1.0 and fb.detail["model_mse"] >= fb.detail["plain_mse"]
+    assert fb.value == 1.0 and fb.detail["model_mse"] >= fb.detail["plain_mse"] * (1 - 1e-6)
     [flag] = [f for f in flags if f.rule == "model_fallback"]
     assert "no better than the plain mean" in flag.evidence["message"]
     with transaction(engine) as s:
