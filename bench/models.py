@@ -12,7 +12,6 @@ model on small campaigns; ``fallback`` says where the held-out check gave the pl
 from __future__ import annotations
 
 import csv
-import json
 import shutil
 import tempfile
 from collections import Counter, defaultdict

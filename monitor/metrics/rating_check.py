@@ -82,15 +82,25 @@ def holdout_check(
     seed: int = 0,
     max_iter: int = 100,
     tol: float = 1e-6,
+    max_judgments: int | None = None,
 ) -> HoldoutCheck:
     """K-fold comparison of the rating model with the plain mean (module docstring). ``fit``:
-    the model on every judgment, whose means, biases and noise sds start each fold's fit."""
+    the model on every judgment, whose means, biases and noise sds start each fold's fit.
+    ``max_judgments``: above it, the check runs on the judgments of a seeded random subset of
+    the items holding at most that many (each fold costs a fit of the model)."""
     if folds < 2:
         raise ValueError("folds must be at least 2.")
     it = np.asarray(items, dtype=np.int64).reshape(-1)
     wk = np.asarray(workers, dtype=np.int64).reshape(-1)
     x = np.asarray(values, dtype=np.float64).reshape(-1)
     check_same_length(items=it, workers=wk, values=x)
+    if max_judgments is not None and it.size > max_judgments:
+        order = np.random.default_rng(seed).permutation(n_items)
+        held = np.cumsum(np.bincount(it, minlength=n_items)[order]) <= max_judgments
+        keep = np.zeros(n_items, dtype=bool)
+        keep[order[held]] = True
+        sub = keep[it]
+        it, wk, x = it[sub], wk[sub], x[sub]
     g = np.full(n_items, np.nan) if gold is None else np.asarray(gold, dtype=np.float64)
     fold = deal_folds(it, n_items, folds, seed)
     n_i = np.bincount(it, minlength=n_items)

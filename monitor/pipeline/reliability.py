@@ -355,6 +355,9 @@ def _ratings(arrays, params, out, items, workers, values, gold, wprior, scale): 
     out.per_subject("item", "model_spread_p", arrays.item_ids, res.spread_p, mask=imask)
 
 
+CHECK_MAX_JUDGMENTS = 200_000  # the held-out check's sample (5 fits of the model on it)
+
+
 def _fallback(out, res, items, workers, values, gold, wprior, scale, options, N):  # noqa: ANN001, PLR0913
     """``model_fallback``: whether the rating model predicts held-out judgments no better than
     the plain mean (:func:`~monitor.metrics.rating_check.holdout_check`, every fold's fit
@@ -366,6 +369,7 @@ def _fallback(out, res, items, workers, values, gold, wprior, scale, options, N)
         items, workers, values, n_items=N, n_workers=len(res.bias), scale=scale, fit=res,
         gold=gold if np.isfinite(gold).any() else None, worker_prior=wprior,
         max_iter=options.model_max_iter, tol=options.model_tol,
+        max_judgments=CHECK_MAX_JUDGMENTS,
     )  # fmt: skip
     if check.n == 0:
         out.campaign_value("model_fallback", None, reason="no item judged twice to hold out")

@@ -100,3 +100,13 @@ def test_nothing_to_hold_out_falls_back_and_gold_items_are_not_scored() -> None:
     assert check.n == 6 * (N - 10)
     with pytest.raises(ValueError, match="folds"):
         holdout_check(it, wk, x, n_items=N, n_workers=W, scale=SCALE, folds=1)
+
+
+def test_a_capped_check_uses_a_subset_of_the_items() -> None:
+    it, wk, x, _, N, W = _distinct_workers(1)
+    fit = rating_model(it, wk, x, n_items=N, n_workers=W, scale=SCALE)
+    full = holdout_check(it, wk, x, n_items=N, n_workers=W, scale=SCALE, fit=fit)
+    capped = holdout_check(it, wk, x, n_items=N, n_workers=W, scale=SCALE, fit=fit,
+                           max_judgments=150)  # fmt: skip
+    assert capped.n <= 150 < full.n and capped.n % 6 == 0  # whole items, 6 judgments each
+    assert not capped.fallback
