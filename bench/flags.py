@@ -34,6 +34,12 @@ plain mean's).
 
     python bench/flags.py [--set low_wqs_ratio=0.7 ...] [--real-data PATH] [--json PATH]
                           [--only NAME ...] [--no-synthetic] [--no-gold]
+    python bench/flags.py --models [--real-data PATH] [--only NAME ...]
+
+``--models`` (``bench/models.py``) prints only the aggregates: per real rating set (and per item
+group of it, e.g. affect's emotions: small campaigns) the MAE of the plain mean, the median and
+``monitor export labels``; per label set the accuracy of the majority vote, Dawid-Skene and the
+export.
 """
 
 from __future__ import annotations
@@ -410,8 +416,23 @@ def main() -> None:
         help="where crowd-kit's results are kept between runs (default: %(default)s)",
     )
     ap.add_argument("--no-cache", action="store_true", help="always rerun crowd-kit")
+    ap.add_argument(
+        "--models",
+        action="store_true",
+        help="only the aggregates: MAE of the mean, median and export (ratings), accuracy of "
+        "the majority, Dawid-Skene and export (labels) on every real data set",
+    )
     args = ap.parse_args()
     overrides = dict(kv.split("=", 1) for kv in args.set)
+    if args.models:
+        from models import models
+
+        t0 = time.perf_counter()
+        figures = models(args.real_data, {**BASE_SETTINGS, **overrides}, args.only)
+        print(f"\n({time.perf_counter() - t0:.0f} s)")
+        if args.json:
+            args.json.write_text(json.dumps(_clean({"models": figures}), indent=1) + "\n")
+        return
     settings = load_settings(env={}, overrides={**BASE_SETTINGS, **overrides})
     t0 = time.perf_counter()
     syn = [] if args.no_synthetic or args.only else synthetic(settings)

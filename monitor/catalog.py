@@ -190,6 +190,11 @@ MEASURES: tuple[Measure, ...] = (
             "multi-label: 0.5; preferences: 0.5, or with ties the median annotator's floor) or "
             "noise sd (ratings)",
             detail="`measure` (`accuracy` or `noise_sd`), `classes`, `floor`"),
+    Measure("model_fallback", _C, RATING,
+            "1 where the rating model predicts held-out judgments no better than the plain "
+            "mean (5-fold over judgments): the exports then give the plain mean; else 0",
+            detail="`model_mse`, `plain_mse` (mean squared error of the held-out judgments "
+            "against each), `n` (held-out judgments), `folds`, `message`"),
     Measure("model_scale_width", _C, RATING,
             "max - min of the rating scale (for the `biased` rule)"),
     Measure("gold_chance", _C, GOLD,
@@ -350,6 +355,9 @@ RULES: tuple[Rule, ...] = (
          thresholds=("paradox_agreement", "paradox_alpha")),
     Rule("phi_alpha_disagree", _C, RATING, "Phi and alpha tell different stories",
          reads=("phi", "krippendorff_alpha"), thresholds=("phi_alpha_gap",)),
+    Rule("model_fallback", _C, RATING,
+         "The rating model is no better than the plain mean on held-out judgments: exports "
+         "give the plain mean", reads=("model_fallback",), thresholds=()),
     Rule("model_not_converged", _C, MODELLED,
          "The reliability model did not converge: its flags are withheld",
          reads=("model_iterations",), thresholds=("model_max_iter",)),

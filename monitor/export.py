@@ -41,6 +41,7 @@ MTURK_HEADER = (
 )
 TOLOKA_HEADER = ("user_id", "scope", "project_id", "pool_id", "private_comment", "will_expire")
 MTURK_QUALIFICATION = "monitor quality"
+FALLBACK_METHOD = "mean (model fallback)"  # the rating model lost its held-out check
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -267,7 +268,14 @@ def aggregate_labels(session: Session, campaign: CampaignInfo) -> list[dict[str,
     by_worker = {w.worker: w.effective for w in weights}
     wt = np.array([by_worker.get(str(w), 0.0) for w in arrays.worker_ids], dtype=np.float64)
     jw = wt[arrays.workers] if arrays.n else np.zeros(0)
-    if campaign.kind != "pairwise" and _model_converged(session, campaign):
+    fallback = campaign.kind == "rating" and _model_fallback(session, campaign)
+    if fallback:
+        # the model lost the held-out check: the plain mean, each worker at their decision
+        # weight (0 when blocked), not the model's weight
+        plain = {w.worker: 0.0 if w.status == "blocked" else w.weight for w in weights}
+        wt = np.array([plain.get(str(w), 0.0) for w in arrays.worker_ids], dtype=np.float64)
+        jw = wt[arrays.workers] if arrays.n else np.zeros(0)
+    elif campaign.kind != "pairwise" and _model_converged(session, campaign):
         blocked = {w.worker for w in weights if w.status == "blocked"}
         out_w = np.array([str(w) in blocked for w in arrays.worker_ids], dtype=bool)
         keep = ~out_w[arrays.workers] if arrays.n else np.zeros(0, dtype=bool)
@@ -288,7 +296,9 @@ def aggregate_labels(session: Session, campaign: CampaignInfo) -> list[dict[str,
                 continue
             mean = s1[i] / tot[i] if tot[i] > 0 else None
             sd = math.sqrt(max(s2[i] / tot[i] - mean**2, 0.0)) if mean is not None else None
-            out.append(_label_row(arrays.item_ids[i], mean, sd, int(n_j[i]), float(tot[i])))
+            method = FALLBACK_METHOD if fallback else "weighted"
+            row = _label_row(arrays.item_ids[i], mean, sd, int(n_j[i]), float(tot[i]), method)
+            out.append(row)
     elif campaign.kind == "label":
         codes = arrays.values.astype(np.int64)
         K = max(len(arrays.categories), int(codes.max()) + 1 if codes.size else 0)
@@ -396,6 +406,16 @@ def _model_converged(session: Session, campaign: CampaignInfo) -> bool:
         return False
     found = run_values(session, run.id, "campaign", ["model_iterations"], columns=False)
     return any(v.value is not None and (v.detail or {}).get("converged") for v in found)
+
+
+def _model_fallback(session: Session, campaign: CampaignInfo) -> bool:
+    """The latest run found the rating model no better than the plain mean on held-out
+    judgments (``model_fallback``)."""
+    run = latest_run(session, campaign.id)
+    if run is None:
+        return False
+    found = run_values(session, run.id, "campaign", ["model_fallback"], columns=False)
+    return any(v.value for v in found)
 
 
 def _model_labels(

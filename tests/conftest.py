@@ -25,7 +25,14 @@ from monitor.store.models import Base
 # CI runs the same examples every time (a red CI names a property that fails, not a draw);
 # elsewhere each run draws new ones.
 hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
-if os.environ.get("CI"):
+# The slow job (README): new random draws, many of them (tests.hypothesis_profiles.examples
+# multiplies the counts the properties set themselves).
+hypothesis_settings.register_profile(
+    "thorough", derandomize=False, max_examples=500, deadline=None, print_blob=True
+)
+if os.environ.get("MONITOR_HYPOTHESIS") == "thorough":
+    hypothesis_settings.load_profile("thorough")
+elif os.environ.get("CI"):
     hypothesis_settings.load_profile("ci")
 
 

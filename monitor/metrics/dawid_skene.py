@@ -35,6 +35,10 @@ Choices (documented, the paper leaves them open):
   distribution (rows normalised; uniform where the crowd never erred on ``k``).
 - **History** (``worker_prior``, an accuracy ``a_w``): ``prior_weight`` pseudo-judgments, spread
   over classes by ``pi`` and over answers as ``a_w`` on the diagonal and ``(1 - a_w) D`` off it.
+- **Exact ties** (classes the data cannot tell apart): the posteriors are rounded to 1e-10 at
+  every E-step (:func:`_snap`), so a tie split equally at the majority-vote start stays split
+  equally whatever the classes' codes or the judgments' order; labels of a tied item go to the
+  class of highest prior, then the first declared (:func:`tie_break`).
 - **Gold** items have ``T`` clamped to their one-hot class at the start and after every E-step.
 - **Accuracy** ``acc_w = sum_k pi_k e_w[k, k]``; its interval is the Wilson score interval
   (``monitor.metrics.gold.wilson_interval``) on ``acc_w`` as a share of ``m_w`` trials, ``m_w``
@@ -194,6 +198,34 @@ def _m_step(
     return conf
 
 
+SNAP = 1e-10  # posteriors are kept on this grid (exact ties stay exact, see _snap)
+
+
+def _snap(t: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Posteriors rounded to a multiple of ``SNAP`` and renormalised, in place. Classes the
+    data cannot tell apart (an exact tie: relabelling them maps the data onto itself) get equal
+    posteriors at the majority-vote start and at every EM step, up to rounding errors of 1e-16
+    that depend on the order of the sums (the labels' codes, the order of the judgments); the
+    tie is a saddle of the likelihood that EM leaves along those errors, towards one of the
+    mirror-image solutions, so the answer depended on how the classes were numbered. Rounding
+    to ``SNAP`` removes the errors and keeps a tie split equally."""
+    np.round(t / SNAP, out=t)
+    t *= SNAP
+    t /= t.sum(axis=1, keepdims=True)
+    return t
+
+
+def tie_break(t: NDArray[np.float64], prior: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Each row's class of highest posterior; among exactly tied classes the one of highest
+    prior ``pi_k`` (the commoner class in the data), then the first in the declared order."""
+    top = t.max(axis=1, keepdims=True) if t.size else t
+    return (
+        np.argmax(np.where(t == top, prior[None, :], -1.0), axis=1)
+        if t.size
+        else np.zeros(0, np.int64)
+    )
+
+
 def _log(x: NDArray[np.float64]) -> NDArray[np.float64]:
     with np.errstate(divide="ignore"):
         return np.where(x > 0, np.log(np.maximum(x, EPS)), 0.0)
@@ -285,7 +317,7 @@ def dawid_skene(
     iterations = 0
     while iterations < max_iter:
         iterations += 1
-        t = _softmax_rows(d.log_scores(_log(conf)) + np.log(prior))
+        t = _snap(_softmax_rows(d.log_scores(_log(conf)) + np.log(prior)))
         t[clamp] = onehot
         prior = prior_of(t)
         counts = d.counts(t)
@@ -306,7 +338,7 @@ def dawid_skene(
     log_lik = float(np.sum((top + np.log(np.exp(scores - top[:, None]).sum(axis=1)))[judged]))
     t[~judged] = prior / prior.sum()
     t[clamp] = onehot
-    out_labels = np.where(judged, t.argmax(axis=1), -1).astype(np.int64)
+    out_labels = np.where(judged, tie_break(t, prior), -1).astype(np.int64)
     out_labels[clamp] = g[clamp] if g is not None else out_labels[clamp]
 
     prior_n = prior / prior.sum()

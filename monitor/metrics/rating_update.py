@@ -10,10 +10,12 @@ variances ``s^2`` (``w = 1 / s^2``)::
     A_j  = sum_ok (r_ij^2 - v_ij)     C_j  = sum_ok v_ij^2 q_ij
 
 (``r_ij = x_ij - mu_i^(-j)``, ``v_ij`` its variance, ``q_ij = sum_{j' != j} w_j'^2`` on the
-item). The step is then ``b_j = (CB_j b_j + R_j) / (CB_j + mb_j + 1)`` (gauge: minus the
+item). The step is then ``b_j = (CB_j b_j + R_j) / (CB_j + mb_j + k_j)`` (gauge: minus the
 ``mb``-weighted mean), ``ss_j = A_j - 2 b_j R_j + b_j^2 mb_j``, ``s0^2 = sum_j ss_j / sum_j m_j``,
-``s_j^2 = (c_j s_j^2 + (2 s0^2 + ss_j) / (2 + m_j)) / (1 + c_j)`` with ``c_j = C_j / m_j``: the
-full sweep without gold, history priors or tied pairs. An item's part of the sums depends
+``s_j^2 = (c_j s_j^2 + (nu s0^2 + ss_j) / (nu + m_j)) / (1 + c_j)`` with ``c_j = C_j / m_j``,
+the priors' weights ``k_j`` (:func:`~monitor.metrics.rating_model.bias_prior`) and ``nu``
+(:func:`~monitor.metrics.rating_model.noise_prior`) functions of the same sums: the full sweep
+without gold, history priors or tied pairs. An item's part of the sums depends
 only on its own judgments and their judges' ``b, s``: worker ``j``'s part through the other
 judges of the item (``r_ij``, ``v_ij``, ``q_ij`` leave ``j`` out).
 
@@ -54,6 +56,8 @@ from monitor.metrics.rating_model import (
     _squarem,
     _Sweep,
     _tied_pairs,
+    bias_prior,
+    noise_prior,
 )
 
 N_SUMS = 6  # m, mb, R, CB, A, C
@@ -140,8 +144,9 @@ def step(
     """One step of the rating model's iteration from its per-worker sums (module docstring);
     the same step as the full sweep without gold, history priors or tied pairs."""
     m, mb, R, CB, A, C = sums.T
-    new_b = R / (mb + 1.0)
-    cb = CB / (mb + 1.0)
+    kappa = bias_prior(var, mb, R, A, C, m) if bias else np.ones_like(b)
+    new_b = R / (mb + kappa)
+    cb = CB / (mb + kappa)
     new_b = (cb * b + new_b) / (1.0 + cb)
     if not bias:
         new_b = np.zeros_like(b)
@@ -149,7 +154,8 @@ def step(
         new_b = new_b - np.sum(mb * new_b) / max(mb.sum(), 1.0)
     ss = A - 2.0 * new_b * R + new_b * new_b * mb
     pooled = max(float(ss.sum() / m.sum()), floor2) if m.sum() > 0 else floor2
-    new_var = np.maximum((2.0 * pooled + ss) / np.maximum(2.0 + m, 1e-12), floor2)
+    nu = noise_prior(ss, m, C, pooled)
+    new_var = np.maximum((nu * pooled + ss) / np.maximum(nu + m, 1e-12), floor2)
     c = C / np.maximum(m, 1.0)
     return new_b, (c * var + new_var) / (1.0 + c)
 

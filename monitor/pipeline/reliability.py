@@ -24,7 +24,7 @@ from monitor.catalog import Kind
 from monitor.incremental.rating import rating_run
 from monitor.pipeline.collect import Values, _names
 from monitor.pipeline.params import Coded, Params
-from monitor.results import Column
+from monitor.results import Column, State
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.history import HistoryEntry
@@ -328,6 +328,7 @@ def _ratings(arrays, params, out, items, workers, values, gold, wprior, scale): 
         "model_chance", res.chance_sd, detail={"measure": "noise_sd", "floor": res.floor_sd}
     )
     out.campaign_value("model_scale_width", scale[1] - scale[0])
+    _fallback(out, params, res, items, workers, values, gold, wprior, scale, N)
     ids = arrays.worker_ids
     wmask = res.n > 0
     out.per_subject("worker", "model_noise_sd", ids, res.noise_sd, n=res.n, low=res.low,
@@ -352,6 +353,72 @@ def _ratings(arrays, params, out, items, workers, values, gold, wprior, scale): 
     out.per_subject("item", "model_expected_spread", arrays.item_ids, res.expected_spread,
                     mask=imask)  # fmt: skip
     out.per_subject("item", "model_spread_p", arrays.item_ids, res.spread_p, mask=imask)
+
+
+CHECK_MAX_JUDGMENTS = 200_000  # the held-out check's sample (5 fits of the model on it)
+CHECK_STATE = "model_check"
+RECHECK_GROWTH = 1.1
+"""An incremental run keeps the last held-out check until the campaign has grown by 10% since
+it: five fits of the model would cost more than the rest of the run, and a verdict on the whole
+campaign moves little with a few more judgments. A full run always checks afresh."""
+
+
+def _fallback(  # noqa: PLR0913
+    out: Values,
+    params: Params,
+    res: Any,
+    items: NDArray[np.int64],
+    workers: NDArray[np.int64],
+    values: NDArray[np.float64],
+    gold: NDArray[np.float64],
+    wprior: NDArray[np.float64] | None,
+    scale: tuple[float, float],
+    N: int,
+) -> None:
+    """``model_fallback``: whether the rating model predicts held-out judgments no better than
+    the plain mean (:func:`~monitor.metrics.rating_check.holdout_check`, every fold's fit
+    started from this run's model); the exports then give the plain mean."""
+    from monitor.metrics.rating_check import HoldoutCheck, holdout_check
+    from monitor.rules.campaign import FALLBACK_MESSAGE
+
+    options = params.model
+    kept = params.warm.states.get(CHECK_STATE) if params.warm is not None else None
+    meta = {"scale": list(scale), "n_workers": len(res.bias), "n_items": N}
+    if (
+        kept is not None
+        and all(kept.meta.get(k) == v for k, v in meta.items())
+        and values.size <= RECHECK_GROWTH * kept.meta["n_judgments"]
+    ):
+        m = kept.meta
+        check = HoldoutCheck(m["model_mse"], m["plain_mse"], m["n"], m["folds"])
+        out.states[CHECK_STATE] = kept
+    else:
+        check = holdout_check(
+            items, workers, values, n_items=N, n_workers=len(res.bias), scale=scale, fit=res,
+            gold=gold if np.isfinite(gold).any() else None, worker_prior=wprior,
+            max_iter=options.model_max_iter, tol=options.model_tol,
+            max_judgments=CHECK_MAX_JUDGMENTS,
+        )  # fmt: skip
+        if check.n and np.isfinite([check.model_mse, check.plain_mse]).all():
+            checked = {"model_mse": check.model_mse, "plain_mse": check.plain_mse,
+                       "n": check.n, "folds": check.folds, "n_judgments": int(values.size)}  # fmt: skip
+            out.states[CHECK_STATE] = State({**meta, **checked}, np.zeros(0))
+    if check.n == 0:
+        out.campaign_value("model_fallback", None, reason="no item judged twice to hold out")
+        return
+    if check.fallback:
+        message = (
+            f"{FALLBACK_MESSAGE} (held-out mean squared error {check.model_mse:.4g} against "
+            f"{check.plain_mse:.4g}, {check.n} judgments in {check.folds} folds)"
+        )
+    else:
+        message = (
+            f"the rating model predicts held-out judgments better than the plain mean (mean "
+            f"squared error {check.model_mse:.4g} against {check.plain_mse:.4g})"
+        )
+    detail = {"model_mse": check.model_mse, "plain_mse": check.plain_mse, "n": check.n,
+              "folds": check.folds, "message": message}  # fmt: skip
+    out.campaign_value("model_fallback", float(check.fallback), n=check.n, detail=detail)
 
 
 def multilabel_reliability(coded: Coded, params: Params) -> Values:

@@ -197,7 +197,7 @@ def _run(
     values = measure(Coded(info, arrays, history), Params.of(settings, info.kind, warm=warm))
     flags = evaluate(values.values, Thresholds.of(settings), kind=info.kind, columns=values.columns)
     for f in flags:
-        if f.rule == "model_not_converged":
+        if f.rule in ("model_not_converged", "model_fallback"):
             log.warning("%s: %s", info.name, f.evidence.get("message"))
     plan = plan_run(
         NewRun(

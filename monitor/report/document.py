@@ -212,6 +212,7 @@ def _model(data: CampaignData) -> dict[str, Any] | None:
     detail = it.detail or {}
     chance = data.campaign_value("model_chance")
     gold = data.campaign_value("gold_chance")
+    fallback = data.campaign_value("model_fallback")
     return {
         "name": detail.get("model"),
         "converged": detail.get("converged"),
@@ -221,6 +222,7 @@ def _model(data: CampaignData) -> dict[str, Any] | None:
         "floor": num((chance.detail or {}).get("floor")) if chance is not None else None,
         "gold_chance": _v(gold),
         "gold_items": gold.n if gold is not None else None,
+        "fallback": bool(fallback.value) if fallback is not None and fallback.value else False,
     }
 
 

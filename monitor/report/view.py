@@ -302,6 +302,11 @@ def _model_line(doc: dict[str, Any], n_ambiguous: int) -> str | None:
         line += f"; the workers' median {m.title.lower()} is {median:.2f}"
     if model.get("converged") is False:
         line += " (it did not converge: its flags are withheld)"
+    if model.get("fallback"):
+        line += (
+            ". It predicts held-out judgments no better than the plain mean, so the exports "
+            "give the plain mean"
+        )
     return line + "."
 
 

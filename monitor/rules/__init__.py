@@ -32,6 +32,7 @@ CHECKS: dict[tuple[str, str], Check] = {
     ("campaign", "kappa_paradox"): campaign.kappa_paradox,
     ("campaign", "phi_alpha_disagree"): campaign.phi_alpha_disagree,
     ("campaign", "model_not_converged"): campaign.model_not_converged,
+    ("campaign", "model_fallback"): campaign.model_fallback,
 }
 """The function that checks each rule of the catalog, by scope and name."""
 

@@ -7,6 +7,8 @@ the thresholds.
 - ``model_not_converged``: the reliability model stopped at ``model_max_iter`` before
   converging; its ``low_quality`` and ``ambiguous`` flags are withheld (gold flags stay: they do
   not depend on it).
+- ``model_fallback``: the rating model predicts held-out judgments no better than the plain
+  mean (:mod:`monitor.metrics.rating_check`): the label exports give the plain mean.
 """
 
 from __future__ import annotations
@@ -92,3 +94,31 @@ def model_not_converged(run: RunValues, t: Thresholds) -> list[FlagRecord]:
             },
         )
     ]
+
+
+def model_fallback(run: RunValues, t: Thresholds) -> list[FlagRecord]:
+    """The rating model lost the held-out check: said in the run and the report."""
+    v = run.campaign("model_fallback")
+    if run.campaign_name is None or v is None or not v.value:
+        return []
+    detail = dict(v.detail or {})
+    return [
+        FlagRecord(
+            "campaign",
+            run.campaign_name,
+            "model_fallback",
+            v.value,
+            0.0,
+            {
+                "message": str(detail.get("message") or FALLBACK_MESSAGE),
+                "model_mse": detail.get("model_mse"),
+                "plain_mse": detail.get("plain_mse"),
+            },
+        )
+    ]
+
+
+FALLBACK_MESSAGE = (
+    "the rating model predicts held-out judgments no better than the plain mean: "
+    "the label exports give the plain mean"
+)

@@ -143,14 +143,22 @@ def _same(a: Any, b: Any, tolerance: float) -> bool:
     return a == b
 
 
+def _numbers(evidence: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The evidence without its ``message`` (the numbers put in words)."""
+    if not evidence or "message" not in evidence:
+        return evidence
+    return {k: v for k, v in evidence.items() if k != "message"}
+
+
 def flag_delta(
     base: Iterable[FlagRecord], flags: Iterable[FlagRecord], tolerance: float
 ) -> tuple[list[FlagRecord], list[tuple[str, str, str]]]:
     """What a run stores against a base run with item and pair flags ``base``: its worker and
     campaign flags, the item and pair flags that are new or changed (value, threshold or a
-    number of the evidence by more than ``tolerance``, or any other part of the evidence),
-    and the keys of the base's that no longer hold. A reader then sees the base's flag where
-    nothing changed beyond the tolerance."""
+    number of the evidence by more than ``tolerance``, or any other part of the evidence but
+    its ``message``, which says those numbers in words: 1.59 and 1.6 within the tolerance do
+    not make a new flag), and the keys of the base's that no longer hold. A reader then sees the
+    base's flag where nothing changed beyond the tolerance."""
     known = {(f.scope, f.subject, f.rule): f for f in base}
     out: list[FlagRecord] = []
     seen: set[tuple[str, str, str]] = set()
@@ -165,7 +173,7 @@ def flag_delta(
             old is None
             or not _same(old.value, f.value, tolerance)
             or not _same(old.threshold, f.threshold, tolerance)
-            or not _same(old.evidence, f.evidence, tolerance)
+            or not _same(_numbers(old.evidence), _numbers(f.evidence), tolerance)
         ):
             out.append(f)
     return out, [k for k in known if k not in seen]

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from monitor.metrics.crowdtruth import crowdtruth
+from tests.hypothesis_profiles import examples
 
 FLOOR = 1e-8
 
@@ -131,7 +132,7 @@ def arrays(rows, n_ann):
     return workers, units, sp.csr_array(dense)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(campaigns(), st.booleans())
 def test_matches_literal_package_iteration(campaign, closed):
     n_w, n_u, n_ann, rows = campaign
@@ -162,7 +163,7 @@ def test_matches_literal_package_iteration(campaign, closed):
         assert abs(dense[u, a] - value) < 1e-9
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(campaigns(), st.booleans())
 def test_scores_are_bounded_and_masks_consistent(campaign, closed):
     n_w, n_u, n_ann, rows = campaign
@@ -178,7 +179,7 @@ def test_scores_are_bounded_and_masks_consistent(campaign, closed):
     assert r.converged == (r.max_change < 1e-3)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(campaigns(), st.booleans(), st.randoms(use_true_random=False))
 def test_judgment_order_does_not_matter(campaign, closed, rnd):
     n_w, n_u, n_ann, rows = campaign

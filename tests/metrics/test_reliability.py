@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from monitor.metrics.dawid_skene import tie_break
 from monitor.metrics.gold import wilson_interval
 from monitor.metrics.reliability import dawid_skene, multilabel_model, rating_model
+from tests.hypothesis_profiles import examples
 
 
 def _campaign(
@@ -190,8 +192,10 @@ judgments = st.integers(2, 5).flatmap(
 )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(judgments, st.integers(0, 2**31))
+@example(case=(5, [(0, 0, 2), (1, 0, 2), (2, 1, 1), (2, 1, 1), (2, 2, 0), (2, 2, 0)]), seed=0)
+@example(case=(3, [(0, 0, 1), (0, 1, 1), (1, 2, 0), (1, 2, 2), (2, 0, 0), (2, 1, 2)]), seed=0)
 def test_properties(case: tuple[int, list[tuple[int, int, int]]], seed: int) -> None:
     k, rows = case
     items = np.array([r[0] for r in rows])
@@ -306,7 +310,7 @@ def test_rating_not_converged_is_reported() -> None:
         rating_model(items, workers, x, n_items=200, n_workers=12, scale=(1, 1))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     st.lists(
         st.tuples(st.integers(0, 6), st.integers(0, 4), st.floats(0, 10)), min_size=2, max_size=50
@@ -375,7 +379,7 @@ def test_multilabel_recovers_truth_and_flags_spammers() -> None:
     assert not one.converged and one.iterations == 1
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     st.lists(
         st.tuples(st.integers(0, 5), st.integers(0, 3), st.sets(st.integers(0, 3))),
@@ -578,3 +582,22 @@ def test_rating_two_judgments_per_item_converge(n_workers: int) -> None:
     m = rating_model(items, workers, x, n_items=300, n_workers=n_workers, scale=(0, 100))
     assert m.converged and m.iterations < 60 and not m.shared_noise.any()
     assert np.corrcoef(m.noise_sd, noise)[0, 1] > 0.8
+
+
+def test_dawid_skene_keeps_exact_ties_whatever_the_class_codes() -> None:
+    # items 1 and 2 are each split between two classes that nothing else tells apart: the
+    # posterior stays split equally (EM used to roll off the tie along rounding errors, to one
+    # side or the other depending on how the classes were numbered)
+    rows = [(0, 0, 1), (0, 1, 1), (1, 2, 0), (1, 2, 2), (2, 0, 0), (2, 1, 2)]
+    items, workers, labels = (np.array(c) for c in zip(*rows, strict=True))
+    kw = dict(n_items=3, n_workers=3, n_classes=3, min_judgments=3, tol=1e-10, max_iter=300)
+    m = dawid_skene(items, workers, labels, **kw)  # type: ignore[arg-type]
+    assert m.posterior[1, 0] == m.posterior[1, 2] and m.posterior[2, 0] == m.posterior[2, 2]
+    for perm in ([2, 1, 0], [1, 2, 0], [0, 2, 1]):
+        pk = np.array(perm)
+        r = dawid_skene(items, workers, pk[labels], **kw)  # type: ignore[arg-type]
+        assert np.allclose(r.posterior[:, pk], m.posterior, atol=1e-9)
+    # a tied item's label: the class of higher prior, then the first declared
+    t = np.array([[0.5, 0.0, 0.5], [0.2, 0.6, 0.2], [1 / 3, 1 / 3, 1 / 3]])
+    assert tie_break(t, np.array([0.2, 0.3, 0.5])).tolist() == [2, 1, 2]
+    assert tie_break(t, np.array([0.4, 0.2, 0.4])).tolist() == [0, 1, 0]

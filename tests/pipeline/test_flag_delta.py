@@ -47,6 +47,12 @@ def test_flag_delta_keeps_what_moved_within_the_tolerance() -> None:
     assert cleared == [("item", "d", "ambiguous")]
     stored, cleared = flag_delta(base, now, 0.0)
     assert len(stored) == 5
+    # a message that says numbers within the tolerance in other words is not a change
+    said = [FlagRecord("item", "a", "ambiguous", 0.3, 0.4, {"n": 5, "message": "spread 1.59"})]
+    again = [FlagRecord("item", "a", "ambiguous", 0.3, 0.4, {"n": 5, "message": "spread 1.6"})]
+    assert flag_delta(said, again, 0.05) == ([], [])
+    moved = [FlagRecord("item", "a", "ambiguous", 0.3, 0.4, {"n": 6, "message": "spread 1.6"})]
+    assert flag_delta(said, moved, 0.05)[0] == moved
 
 
 def _flags(engine: Engine, run_id: int | None = None) -> dict[tuple, FlagRecord]:

@@ -320,3 +320,41 @@ def test_skewed_classes_judge_workers_on_their_own_chance(engine: Engine) -> Non
     values, flags = latest(engine)
     assert values[("campaign", "golden", "model_chance")].value > 0.8
     assert flagged(flags, "low_quality") == {"const"}
+
+
+def test_a_rating_model_no_better_than_the_mean_falls_back_in_the_export(engine: Engine) -> None:
+    """Every rater judged one item: the model has nothing to learn (its means are the plain
+    means), so it is no better; the run says so and the export gives the plain mean."""
+    import json
+
+    from monitor.export import FALLBACK_METHOD, export
+
+    rng = np.random.default_rng(0)
+    truth = rng.uniform(20, 80, 60)
+    items = np.repeat(np.arange(60), 6)
+    workers = np.arange(items.size)
+    x = np.clip(truth[items] + rng.normal(0, 15, items.size), 0, 100).round()
+    rows = [{"worker": f"w{w}", "item": f"i{i}", "value": float(v)}
+            for i, w, v in zip(items, workers, x, strict=True)]  # fmt: skip
+    store_case(engine, {"kind": "rating", "scale": {"min": 0, "max": 100}, "judgments": rows})
+    recompute(engine, SETTINGS)
+    values, flags = latest(engine)
+    fb = values[("campaign", "golden", "model_fallback")]
+    assert fb.value == 1.0 and fb.detail["model_mse"] >= fb.detail["plain_mse"] * (1 - 1e-6)
+    [flag] = [f for f in flags if f.rule == "model_fallback"]
+    assert "no better than the plain mean" in flag.evidence["message"]
+    with transaction(engine) as s:
+        labels = json.loads(export(s, "labels", "golden", "json"))["labels"]
+    plain = np.bincount(items, weights=x, minlength=60) / 6
+    assert {r["method"] for r in labels} == {FALLBACK_METHOD} and len(labels) == 60
+    for r in labels:
+        assert r["value"] == pytest.approx(plain[int(r["item"][1:])])
+
+
+def test_a_rating_model_better_than_the_mean_keeps_it(engine: Engine) -> None:
+    store_case(engine, rating_case(n_items=60))
+    recompute(engine, SETTINGS)
+    values, flags = latest(engine)
+    fb = values[("campaign", "golden", "model_fallback")]
+    assert fb.value == 0.0 and fb.detail["model_mse"] < fb.detail["plain_mse"]
+    assert not [f for f in flags if f.rule == "model_fallback"]

@@ -132,3 +132,15 @@ def test_cli_workers_lists_model_gold_and_history(db_url: str, engine: Engine, c
     assert main(["workers", "--campaign", "now", "--db", db_url, "--json"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert {"model_accuracy", "gold_accuracy", "history"} <= set(lines[0])
+
+
+def test_the_model_line_says_when_the_exports_fall_back_to_the_mean() -> None:
+    from monitor.report.view import _model_line
+
+    doc = {"model": {"name": "rating_model", "measure": "noise_sd", "converged": True,
+                     "fallback": True},
+           "workers": [{"model_noise_sd": 3.0}], "campaign": {"n_items": 10}}  # fmt: skip
+    line = _model_line(doc, 1)
+    assert line is not None and "no better than the plain mean" in line
+    doc["model"]["fallback"] = False
+    assert "plain mean" not in (_model_line(doc, 1) or "")

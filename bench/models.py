@@ -1,0 +1,122 @@
+"""``bench/flags.py --models``: monitor's aggregates against the plain ones on real data sets.
+
+Ratings: mean absolute error against the expert truth of the plain mean, the median and
+``monitor export labels``; labels (nominal or ordinal): accuracy of the majority vote (ties
+count as wrong), Dawid-Skene (full confusion matrices from the majority-vote start, no
+smoothing, run to convergence: crowd-kit's ``DawidSkene`` without its early stop) and the export.
+Each rating set is also split by its ``prefix:`` item groups where it has them (affect: one
+emotion each, 100 items of 10 judgments: small campaigns of the shape of valence), to show the
+model on small campaigns; ``fallback`` says where the held-out check gave the plain mean.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import realdata as rd
+
+from monitor.metrics.dawid_skene import dawid_skene
+
+
+def _majority(ds: rd.DataSet) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for i, vs in rd.by_item(ds).items():
+        top = Counter(vs).most_common()
+        out[i] = None if len(top) > 1 and top[0][1] == top[1][1] else top[0][0]
+    return out
+
+
+def _dawid_skene(ds: rd.DataSet) -> dict[str, str]:
+    items = sorted({i for _, i, _ in ds.judgments})
+    workers = sorted({w for w, _, _ in ds.judgments})
+    classes = sorted({v for _, _, v in ds.judgments})
+    ii, ww, cc = ({k: n for n, k in enumerate(x)} for x in (items, workers, classes))
+    it = np.array([ii[i] for _, i, _ in ds.judgments])
+    wk = np.array([ww[w] for w, _, _ in ds.judgments])
+    lb = np.array([cc[v] for _, _, v in ds.judgments])
+    m = dawid_skene(it, wk, lb, n_items=len(items), n_workers=len(workers),
+                    n_classes=len(classes), smoothing=0.0, min_judgments=0, max_iter=1000,
+                    tol=1e-9)  # fmt: skip
+    return {i: classes[int(m.labels[n])] for n, i in enumerate(items)}
+
+
+def _subsets(ds: rd.DataSet, tmp: Path) -> list[rd.DataSet]:
+    """The rating set split by item prefix (``emotion:headline``), each a data set folder."""
+    groups: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for w, i, v in ds.judgments:
+        if ":" in i:
+            groups[i.split(":", 1)[0]].append((w, i, v))
+    if len(groups) < 2:
+        return []
+    out = []
+    for g, rows in sorted(groups.items()):
+        path = tmp / f"{ds.name}-{g}"
+        path.mkdir()
+        with (path / "judgments.csv").open("w", newline="", encoding="utf-8") as f:
+            csv.writer(f).writerows([("worker", "item", "value"), *rows])
+        items = sorted({i for _, i, _ in rows})
+        out.append(replace(ds, name=f"{ds.name}/{g}", path=path, judgments=rows,
+                           truth={i: ds.truth[i] for i in items if i in ds.truth},
+                           items=items))  # fmt: skip
+    return out
+
+
+def _figures(ds: rd.DataSet, settings: dict[str, str]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        run = rd.run_monitor(replace(ds, name=ds.name.replace("/", "-")), Path(tmp), settings)
+    items = set(ds.truth)
+    export = run.item_answers["export"]
+    out: dict[str, Any] = {"items": len(items), "judgments": len(ds.judgments)}
+    if ds.kind == "rating":
+        base = rd.rating_baselines(ds)["answers"]
+        out["mean"] = rd.answer_error(ds, base["mean"], items)
+        out["median"] = rd.answer_error(ds, base["median"], items)
+        out["export"] = rd.answer_error(ds, {i: rd._num(a) for i, a in export.items()}, items)
+        out["fallback"] = any("model_fallback" in n for n in run.notes)
+    else:
+        out["majority"] = rd.answer_error(ds, _majority(ds), items)
+        out["dawid_skene"] = rd.answer_error(ds, _dawid_skene(ds), items)
+        out["export"] = rd.answer_error(ds, export, items)
+    return out
+
+
+def models(root: Path, settings: dict[str, str], only: list[str]) -> list[dict[str, Any]]:
+    """The figures of every real data set under ``root`` (and of its item groups), printed."""
+    rd.scrub_environment()
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        sets: list[rd.DataSet] = []
+        for path in rd.find_datasets(root):
+            if only and path.name not in only:
+                continue
+            ds = rd.load_dataset(path)
+            sets.append(ds)
+            if ds.kind == "rating":
+                sets += _subsets(ds, Path(tmp))
+        print("\n== models: monitor's export against the plain aggregates (no gold)")
+        print(f"{'data set':18} {'kind':7} {'items':>6}  figures")
+        for ds in sets:
+            r = {"data_set": ds.name, "kind": ds.kind, **_figures(ds, settings)}
+            results.append(r)
+            if ds.kind == "rating":
+                verdict = "ok" if r["export"] <= r["mean"] + 1e-9 else "WORSE"
+                text = (f"MAE mean {r['mean']:.2f}  median {r['median']:.2f}  export "
+                        f"{r['export']:.2f}{' (fallback: plain mean)' if r['fallback'] else ''}"
+                        f"  [{verdict}]")  # fmt: skip
+            else:
+                verdict = "ok" if r["export"] >= r["dawid_skene"] - 1e-9 else "WORSE"
+                text = (f"accuracy majority {r['majority']:.3f}  Dawid-Skene "
+                        f"{r['dawid_skene']:.3f}  export {r['export']:.3f}  [{verdict}]")  # fmt: skip
+            print(f"{ds.name:18} {ds.kind:7} {r['items']:>6}  {text}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    return results
+
+
+__all__ = ["models"]
