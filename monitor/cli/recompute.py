@@ -22,10 +22,18 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument(
         "--full", action="store_true", help="recompute from scratch, even if nothing is new"
     )
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run each campaign's recompute as a job on the Dask cluster whose scheduler is at "
+        "ADDRESS (tcp://HOST:8786); each line names the worker",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    if args.cluster:
+        return _on_cluster(args, ctx)
     from monitor.pipeline import recompute
 
     logging.getLogger("monitor.pipeline").setLevel(logging.WARNING)
@@ -34,10 +42,30 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         echo("no campaigns yet: create one with 'monitor campaign create'")
     for outcome in outcomes:
         echo(outcome.line())
-    failed = [o.campaign for o in outcomes if o.status == "failed"]
+    return _summary([o.campaign for o in outcomes if o.status == "failed"], len(outcomes))
+
+
+def _on_cluster(args: argparse.Namespace, ctx: Context) -> int:
+    """The due campaigns as jobs on the cluster (connected first: an unreachable cluster
+    leaves everything as it was)."""
+    from monitor.cluster import connect, due_campaigns, recompute_on
+
+    with connect(args.cluster) as client:
+        engine = ctx.engine()
+        due = due_campaigns(engine, args.campaign, full=args.full)
+        if not due:
+            echo("nothing new in any campaign: nothing to do")
+            return 0
+        results = recompute_on(
+            client, ctx.settings, due, full=args.full, on_result=lambda r: echo(r.line())
+        )
+    return _summary([r.campaign for r in results if r.failed], len(results))
+
+
+def _summary(failed: list[str], n: int) -> int:
     if failed:
         echo(
-            f"monitor: error: {len(failed)} of {len(outcomes)} campaigns failed: "
+            f"monitor: error: {len(failed)} of {n} campaigns failed: "
             f"{', '.join(failed)} (the other campaigns were recomputed)",
             err=True,
         )
