@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from monitor.incremental.cache import RunCache
     from monitor.pipeline import RunOutcome
+    from monitor.report.index import CampaignReport, Written
     from monitor.settings import Settings
 
 PLUGIN = "monitor-run-caches"
@@ -97,6 +98,8 @@ class JobResult:
     status: str
     message: str
     outcome: RunOutcome | None = None
+    report: CampaignReport | None = None
+    """A report job's (summary for the index, None) or (None, error)."""
 
     @property
     def failed(self) -> bool:
@@ -153,23 +156,34 @@ def _database(url: str) -> str:
     return redact(url)
 
 
+def _refusal(job: Job, address: str) -> JobResult | None:
+    here = Versions.here()
+    if here == job.versions:
+        return None
+    return JobResult(
+        job.campaign,
+        address,
+        "refused",
+        f"refused: this worker runs {here}, the scheduler {job.versions}; "
+        "install the same monitor on every machine",
+    )
+
+
+def _caches(worker: Any) -> RunCaches:  # noqa: ANN401 - a distributed Worker
+    plugin = worker.plugins.get(PLUGIN)
+    return plugin if isinstance(plugin, RunCaches) else RunCaches()
+
+
 def run_job(job: Job) -> JobResult:
     """Run one campaign's recompute on this worker (a Dask task). Never raises for the
     campaign's own failure (recorded on its run), so no argument of the job reaches a log."""
     worker = get_worker()
-    here = Versions.here()
-    if here != job.versions:
-        return JobResult(
-            job.campaign,
-            worker.address,
-            "refused",
-            f"refused: this worker runs {here}, the scheduler {job.versions}; "
-            "install the same monitor on every machine",
-        )
+    refused = _refusal(job, worker.address)
+    if refused is not None:
+        return refused
     from monitor.pipeline import recompute
 
-    plugin = worker.plugins.get(PLUGIN)
-    caches = plugin if isinstance(plugin, RunCaches) else RunCaches()
+    caches = _caches(worker)
     url = job.settings.database_url
     deadline = time.monotonic() + job.lock_wait
     try:
@@ -196,6 +210,28 @@ def run_job(job: Job) -> JobResult:
         caches.warm[(_database(url), job.campaign)] = time.time()
     message = outcome.line().removeprefix(f"{job.campaign}: ")
     return JobResult(job.campaign, worker.address, outcome.status, message, outcome)
+
+
+def report_job(job: Job) -> JobResult:
+    """Write one campaign's HTML report and JSON document in ``report_dir`` (shared storage)
+    on this worker (a Dask task)."""
+    from pathlib import Path
+
+    from monitor.report.index import write_campaign
+
+    worker = get_worker()
+    refused = _refusal(job, worker.address)
+    if refused is not None:
+        return refused
+    folder = Path(job.settings.report_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    engine = _caches(worker).engine(job.settings.database_url)
+    got, error = write_campaign(engine, folder, job.campaign)
+    if got is None:
+        return JobResult(job.campaign, worker.address, "failed", f"report failed: {error}")
+    return JobResult(
+        job.campaign, worker.address, "ok", f"report {folder / got['report']}", report=(got, None)
+    )
 
 
 def _warm_here(database: str, dask_worker: Any = None) -> dict[str, float]:  # noqa: ANN401
@@ -281,21 +317,56 @@ def recompute_on(
     results in the order they finish, each handed to ``on_result`` as it comes."""
     versions = versions or Versions.here()
     warm = warm_workers(client, settings.database_url) if campaigns else {}
+    jobs = [Job(name, versions, settings, full, full_since, lock_wait) for name in campaigns]
+    return _gather(client, run_job, jobs, warm, on_result)
+
+
+def reports_on(
+    client: Client,
+    engine: Engine,
+    settings: Settings,
+    *,
+    versions: Versions | None = None,
+    on_result: Callable[[JobResult], None] | None = None,
+) -> Written:
+    """Every campaign's report written by a job on the cluster in ``settings.report_dir``
+    (shared by the workers and this process), then the index of campaigns here."""
+    from pathlib import Path
+
+    from monitor.report.index import write_all
+    from monitor.store.campaigns import list_campaigns
+    from monitor.store.engine import transaction
+
+    with transaction(engine) as s:
+        names = [c.name for c in list_campaigns(s)]
+    versions = versions or Versions.here()
+    jobs = [Job(name, versions, settings) for name in names]
+    results = _gather(client, report_job, jobs, {}, on_result)
+    written = {r.campaign: r.report or (None, r.message) for r in results}
+    return write_all(engine, Path(settings.report_dir), names, written=written)
+
+
+def _gather(
+    client: Client,
+    fn: Callable[[Job], JobResult],
+    jobs: Sequence[Job],
+    warm: dict[str, str],
+    on_result: Callable[[JobResult], None] | None,
+) -> list[JobResult]:
     futures = {}
-    for name in campaigns:
-        job = Job(name, versions, settings, full, full_since, lock_wait)
+    for job in jobs:
         where: dict[str, Any] = {}
-        if name in warm:
-            where = {"workers": [warm[name]], "allow_other_workers": True}
+        if job.campaign in warm:
+            where = {"workers": [warm[job.campaign]], "allow_other_workers": True}
         future = client.submit(
-            run_job,
+            fn,
             job,
-            key=f"recompute-{uuid.uuid4().hex[:12]}",
+            key=f"{fn.__name__.replace('_', '-')}-{uuid.uuid4().hex[:12]}",
             pure=False,
             retries=RETRIES,
             **where,
         )
-        futures[future] = name
+        futures[future] = job.campaign
     results = []
     for future in as_completed(futures, loop=client.loop):
         name = futures[future]

@@ -126,10 +126,25 @@ def _first_line(exc: BaseException) -> str:
     return lines[0] if lines else ""
 
 
-def write_reports(engine: Engine, settings: Settings) -> list[Path]:
+def write_reports(engine: Engine, settings: Settings, cluster: Client | None = None) -> list[Path]:
     """Every campaign's HTML report and JSON document in ``settings.report_dir``, and the
     index of campaigns linking to each (:func:`monitor.report.index.write_all`); a campaign
-    whose report fails is logged and listed in the index, and the others go on."""
+    whose report fails is logged and listed in the index, and the others go on. With a
+    ``cluster``, each report is a job on it (``report_dir`` on storage the workers share)."""
+    if cluster is not None:
+        from monitor.cluster import reports_on
+
+        def logged(result) -> None:  # noqa: ANN001 - a monitor.cluster.JobResult
+            level = logging.WARNING if result.failed else logging.INFO
+            log.log(level, "nightly %s", result.line())
+
+        try:
+            written = reports_on(cluster, engine, settings, on_result=logged)
+        except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad run
+            log.error("nightly reports failed: %s: %s", type(exc).__name__, _first_line(exc))
+            return []
+        log.info("index %s", written.index)
+        return written.reports
     from monitor.report.index import write_all
 
     written = write_all(engine, Path(settings.report_dir))

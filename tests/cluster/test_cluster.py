@@ -300,3 +300,47 @@ def test_postgres_a_cluster_address_that_is_none_is_bad_usage(
     assert capsys.readouterr().err.startswith(
         "monitor: error: cluster address 'localhost' is not a scheduler address"
     )
+
+
+def test_postgres_the_nightly_job_on_the_cluster_recomputes_and_writes_every_report(
+    client: distributed.Client,
+    engine: Engine,
+    settings: Settings,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from monitor.report.render import report_filename
+    from monitor.scheduler import nightly_job
+
+    for name, case in (("labels", LABELS), ("pairs", PAIRS), ("broken-labels", LABELS)):
+        store_case(engine, case, name=name)
+    folder = tmp_path / "reports"
+    with caplog.at_level("INFO", logger="monitor.scheduler"):
+        nightly_job(engine, settings.replace(report_dir=str(folder)), None, client)
+    lines = [r.getMessage() for r in caplog.records if r.name == "monitor.scheduler"]
+    workers = tuple(client.scheduler_info()["workers"])
+    for name in ("labels", "pairs"):
+        [line] = [x for x in lines if x.startswith(f"nightly {name} on ") and ": run 1, " in x]
+        assert line.split(" on ", 1)[1].startswith(workers)
+        assert (folder / report_filename(name, "html")).stat().st_size > 0
+        assert (folder / report_filename(name, "json")).stat().st_size > 0
+        [report] = [x for x in lines if x.startswith(f"nightly {name} on ") and ": report " in x]
+    [failed] = [x for x in lines if x.startswith("nightly broken-labels on ") and "failed" in x]
+    assert failed.endswith(": failed: ValueError: a planted failure")
+    assert (folder / "index.html").is_file()
+    index = (folder / "index.html").read_text(encoding="utf-8")
+    assert report_filename("labels", "html") in index and report_filename("pairs", "html") in index
+
+
+def test_postgres_schedule_with_an_unreachable_cluster_is_one_line_and_exit_1(
+    pg_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import monitor.cluster
+
+    monkeypatch.setattr(monitor.cluster, "CONNECT_TIMEOUT", 1.0)
+    code = main(["schedule", "--db", pg_url, "--cluster", "tcp://127.0.0.1:9"])
+    assert code == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "monitor: error: no Dask scheduler answers at tcp://127.0.0.1:9 within 1 s: "
+        "nothing was done"
+    ]
