@@ -45,7 +45,7 @@ def nightly_job(
     already made tonight (since the last ``nightly_at``) is not computed again."""
     since = nightly_since(settings.nightly_at, datetime.now().astimezone())
     _recompute_all(engine, settings, cache, "nightly", full=True, full_since=since, cluster=cluster)
-    write_reports(engine, settings)
+    write_reports(engine, settings, cluster)
 
 
 def nightly_since(nightly_at: str, now: datetime) -> datetime:
