@@ -122,6 +122,13 @@ class RunCaches(WorkerPlugin):
         self.caches: dict[tuple[str, str, float, float], RunCache] = {}
         self.warm: dict[tuple[str, str], float] = {}
 
+    def setup(self, worker: Any) -> None:  # noqa: ANN401 - a distributed Worker
+        """Keep freed memory for the next job, as ``monitor schedule`` does (the nanny's
+        default ``MALLOC_TRIM_THRESHOLD_`` hands it back after every large array)."""
+        from monitor.scheduler import keep_freed_memory
+
+        keep_freed_memory()
+
     def engine(self, url: str) -> Engine:
         if url not in self.engines:
             from monitor.store.engine import make_engine
@@ -208,6 +215,9 @@ def run_job(job: Job) -> JobResult:
         )
     if outcome.status == "ok":
         caches.warm[(_database(url), job.campaign)] = time.time()
+        from monitor.scheduler import collect_between_runs
+
+        collect_between_runs()
     message = outcome.line().removeprefix(f"{job.campaign}: ")
     return JobResult(job.campaign, worker.address, outcome.status, message, outcome)
 
