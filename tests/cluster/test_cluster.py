@@ -344,3 +344,52 @@ def test_postgres_schedule_with_an_unreachable_cluster_is_one_line_and_exit_1(
         "monitor: error: no Dask scheduler answers at tcp://127.0.0.1:9 within 1 s: "
         "nothing was done"
     ]
+
+
+def _latest_values(engine: Engine, name: str) -> dict[tuple[str, str, str], Any]:
+    from monitor.store.campaigns import get_campaign
+    from monitor.store.runs import latest_run, run_values
+
+    with transaction(engine) as s:
+        run = latest_run(s, get_campaign(s, name).id)
+        assert run is not None
+        return {(v.scope, v.subject, v.metric): v for v in run_values(s, run.id)}
+
+
+def test_postgres_a_campaign_moved_to_another_worker_gives_the_same_results(
+    client: distributed.Client, engine: Engine, settings: Settings
+) -> None:
+    """The warm worker's arrays and warm starts are not on the other worker: it starts from
+    the shared snapshot files or the database, and its run agrees with a full one in one
+    process within the tolerances of operations.md."""
+    from monitor.cluster import Job, run_job
+    from monitor.incremental.cache import RunCache
+    from monitor.pipeline import recompute
+    from tests.pipeline.test_incremental_scale import CD_TOL, CODETERMINATION, CROWDTRUTH, CT_TOL
+
+    n = len(RATINGS["judgments"])
+    store_case(engine, RATINGS, name="ratings", upto=n - 8)
+    [first] = recompute_on(client, settings, ["ratings"])
+    assert first.status == "ok"
+    store_case(engine, RATINGS, name="ratings", start=n - 8)
+    [other] = [w for w in client.scheduler_info()["workers"] if w != first.worker]
+    moved = client.submit(
+        run_job, Job("ratings", Versions.here(), settings), workers=[other], pure=False
+    ).result()
+    assert moved.worker == other and moved.status == "ok", moved.line()
+    assert moved.outcome is not None and moved.outcome.n_new == 8
+    there = _latest_values(engine, "ratings")
+    recompute(engine, settings, campaign="ratings", full=True, cache=RunCache.plain())
+    full = _latest_values(engine, "ratings")
+    assert there.keys() == full.keys()
+    for key, want in full.items():
+        if key[2].endswith("_iterations"):
+            continue
+        tol = CT_TOL if key[2] in CROWDTRUTH else CD_TOL if key[2] in CODETERMINATION else 1e-3
+        if key[0] == "item":
+            tol += settings.value_tolerance
+        got = there[key]
+        for a, b in ((got.value, want.value), (got.low, want.low), (got.high, want.high)):
+            assert (a is None) == (b is None), key
+            if a is not None:
+                assert abs(a - b) <= tol, (key, a, b)
