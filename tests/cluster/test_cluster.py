@@ -240,7 +240,7 @@ def test_postgres_a_failing_campaign_is_recorded_and_the_others_run(
 
 
 def test_postgres_two_dispatchers_at_once_run_a_campaign_once(
-    address: str, engine: Engine, settings: Settings
+    address: str, client: distributed.Client, engine: Engine, settings: Settings
 ) -> None:
     store_case(engine, RATINGS, name="slow-ratings")
     results: list[JobResult] = []
@@ -276,8 +276,14 @@ def test_postgres_a_worker_of_another_version_refuses_the_job(
 
 
 def test_postgres_an_unreachable_cluster_is_one_line_and_nothing_is_done(
-    engine: Engine, pg_url: str, capsys: pytest.CaptureFixture[str]
+    engine: Engine,
+    pg_url: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    import monitor.cluster
+
+    monkeypatch.setattr(monitor.cluster, "CONNECT_TIMEOUT", 1.5)
     store_case(engine, LABELS, name="labels")
     started = time.monotonic()
     code = main(["recompute", "--db", pg_url, "--cluster", "tcp://127.0.0.1:9"])
@@ -285,10 +291,10 @@ def test_postgres_an_unreachable_cluster_is_one_line_and_nothing_is_done(
     assert code == 1
     assert out == ""
     assert err.splitlines() == [
-        "monitor: error: no Dask scheduler answers at tcp://127.0.0.1:9 within 5 s: "
+        "monitor: error: no Dask scheduler answers at tcp://127.0.0.1:9 within 1.5 s: "
         "nothing was done"
     ]
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < 15
     assert _runs(engine, "labels") == []
 
 
@@ -393,3 +399,47 @@ def test_postgres_a_campaign_moved_to_another_worker_gives_the_same_results(
             assert (a is None) == (b is None), key
             if a is not None:
                 assert abs(a - b) <= tol, (key, a, b)
+
+
+def test_postgres_schedule_sends_the_jobs_to_the_cluster_and_logs_each(
+    address: str, engine: Engine, pg_url: str, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    store_case(engine, LABELS, name="labels")
+    store_case(engine, PAIRS, name="pairs")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "monitor",
+            "schedule",
+            "--db",
+            pg_url,
+            "--cluster",
+            address,
+            "--every",
+            "60",
+            "--report-dir",
+            str(tmp_path / "reports"),
+        ],  # fmt: skip
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "MONITOR_BOOTSTRAP_SAMPLES": "0", "MONITOR_PHI": "off"},
+    )
+    lines: list[str] = []
+    deadline = time.monotonic() + 60
+    assert proc.stderr is not None
+    while time.monotonic() < deadline and sum(" on tcp://" in x for x in lines) < 2:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        lines.append(line)
+    proc.send_signal(signal.SIGTERM)
+    _, rest = proc.communicate(timeout=60)
+    assert proc.returncode == 0, rest
+    assert f"jobs on the cluster at {address}" in "".join(lines)
+    for name in ("labels", "pairs"):
+        assert any(f"incremental {name} on tcp://" in x and ": run 1, " in x for x in lines), lines
+    assert pg_url not in "".join(lines) + rest
