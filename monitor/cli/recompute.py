@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+from types import ModuleType
 
 from monitor.cli.context import Context
 from monitor.cli.show import echo
+from monitor.errors import MissingDependency
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -45,18 +47,32 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     return _summary([o.campaign for o in outcomes if o.status == "failed"], len(outcomes))
 
 
+def cluster_module() -> ModuleType:
+    """:mod:`monitor.cluster`, or :class:`MissingDependency` when Dask is not installed."""
+    try:
+        import monitor.cluster
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("distributed", "dask"):
+            raise
+        raise MissingDependency(
+            "--cluster needs Dask distributed, which is not installed",
+            'pip install "monitor[cluster]"',
+        ) from None
+    return monitor.cluster
+
+
 def _on_cluster(args: argparse.Namespace, ctx: Context) -> int:
     """The due campaigns as jobs on the cluster (connected first: an unreachable cluster
     leaves everything as it was)."""
-    from monitor.cluster import connect, due_campaigns, recompute_on
-
-    with connect(args.cluster) as client:
+    cluster = cluster_module()
+    with cluster.connect(args.cluster) as client:
         engine = ctx.engine()
-        due = due_campaigns(engine, args.campaign, full=args.full)
+        due = cluster.due_campaigns(engine, args.campaign, full=args.full)
         if not due:
-            echo("nothing new in any campaign: nothing to do")
+            where = args.campaign or "any campaign"
+            echo(f"nothing new in {where}: nothing to do")
             return 0
-        results = recompute_on(
+        results = cluster.recompute_on(
             client, ctx.settings, due, full=args.full, on_result=lambda r: echo(r.line())
         )
     return _summary([r.campaign for r in results if r.failed], len(results))

@@ -50,9 +50,10 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     cluster = None
     if args.cluster:
-        from monitor.cluster import connect
+        from monitor.cli.recompute import cluster_module
 
-        cluster = connect(args.cluster)  # first: an unreachable cluster leaves all as it was
+        # first: an unreachable cluster leaves everything as it was
+        cluster = cluster_module().connect(args.cluster)
     try:
         _run(ctx, settings, cluster)
     finally:

@@ -443,3 +443,18 @@ def test_postgres_schedule_sends_the_jobs_to_the_cluster_and_logs_each(
     for name in ("labels", "pairs"):
         assert any(f"incremental {name} on tcp://" in x and ": run 1, " in x for x in lines), lines
     assert pg_url not in "".join(lines) + rest
+
+
+def test_postgres_cluster_without_dask_installed_says_how_to_install_it(
+    pg_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.delitem(sys.modules, "monitor.cluster")
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    code = main(["recompute", "--db", pg_url, "--cluster", "tcp://127.0.0.1:9"])
+    assert code == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "monitor: error: --cluster needs Dask distributed, which is not installed",
+        'hint: pip install "monitor[cluster]"',
+    ]
