@@ -19,7 +19,7 @@ import time
 import numpy as np
 from scipy.stats import kendalltau
 
-from monitor.metrics.preferences import davidson
+from monitor.metrics.davidson import davidson
 from monitor.metrics.transitivity import summarize, triangle_state
 
 BLOCK = 8  # items per block: 28 pairs, 56 triplets

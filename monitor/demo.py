@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine
 
+from monitor.catalog import Kind
 from monitor.settings import Settings
 from monitor.store.campaigns import CampaignSpec
 
@@ -181,11 +182,11 @@ def _absolute(
     _write(jpath, ("worker", "item", "value", "judgment_id", "created_at", "duration_s"), rows)
     _write(ipath, ("item", "gold", "text"), item_rows)
     if kind == "rating":
-        spec = CampaignSpec(name, "rating", scale_min=1, scale_max=5)
+        spec = CampaignSpec(name, Kind.RATING, scale_min=1, scale_max=5)
     elif kind == "label":
-        spec = CampaignSpec(name, "label", categories=LABELS)
+        spec = CampaignSpec(name, Kind.LABEL, categories=LABELS)
     else:
-        spec = CampaignSpec(name, "multilabel", categories=OPTIONS)
+        spec = CampaignSpec(name, Kind.MULTILABEL, categories=OPTIONS)
     planted = _planted(crowd, [items[i] for i in sorted(ambiguous)])
     return DemoCampaign(name, spec, jpath, ipath, planted, len(rows))
 
@@ -245,7 +246,13 @@ def _pairwise(
     _write(ipath, ("item", "text"), [(t, f"Photo {t[-3:]} of the shortlist") for t in things])
     planted = _planted(crowd, [])
     return DemoCampaign(
-        name, CampaignSpec(name, "pairwise"), jpath, ipath, planted, len(rows), {"biased": biased}
+        name,
+        CampaignSpec(name, Kind.PAIRWISE),
+        jpath,
+        ipath,
+        planted,
+        len(rows),
+        {"biased": biased},
     )
 
 

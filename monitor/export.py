@@ -304,7 +304,11 @@ def aggregate_labels(session: Session, campaign: CampaignInfo) -> list[dict[str,
     else:  # multilabel: weighted share of each annotation
         names = arrays.annotation_names
         mat = np.zeros((n_items, max(len(names), 1)))
-        if arrays.ann_judgment is not None and arrays.ann_judgment.size:
+        if (
+            arrays.ann_judgment is not None
+            and arrays.ann_code is not None
+            and arrays.ann_judgment.size
+        ):
             np.add.at(
                 mat,
                 (arrays.items[arrays.ann_judgment], arrays.ann_code),

@@ -20,7 +20,7 @@ from typing import TextIO
 
 from monitor.errors import OutputError, UsageError
 
-Content = str | Callable[[TextIO], None]
+Content = str | Callable[[TextIO], object]
 
 
 def check_target(out: Path, what: str, example: str) -> None:

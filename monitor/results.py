@@ -9,12 +9,15 @@ database row per number in the store. :meth:`Column.expand` gives the same numbe
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+Names = Sequence[str] | NDArray[np.object_]
+"""Subject names (worker, item or pair ids) by code: a list, or the arrays' object array."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +147,7 @@ class Column:
             if a is None:
                 return [None] * len(self.subjects)
             x = np.asarray(a, dtype=np.float64)
-            return np.where(np.isfinite(x), x, None).tolist()
+            return np.where(np.isfinite(x), x, np.array(None)).tolist()
 
         counts = [None] * len(self.subjects) if self.n is None else self.n.tolist()
         for subject, v, lo, hi, k, d in zip(
@@ -164,11 +167,13 @@ class Column:
         """What the arrays do not hold (stored as JSON beside them)."""
         return {"detail_key": self.detail_key, "names": list(self.names), "integral": self.integral}
 
-    def to_bytes(self, **extra: NDArray) -> bytes:
+    def to_bytes(self, **extra: Any) -> bytes:
         """The arrays (and ``extra`` ones) as an uncompressed ``.npz`` (read back without
         pickle)."""
         buffer = io.BytesIO()
-        arrays = {k: getattr(self, k) for k in _ARRAYS if getattr(self, k) is not None}
+        arrays: dict[str, Any] = {
+            k: getattr(self, k) for k in _ARRAYS if getattr(self, k) is not None
+        }
         np.savez(buffer, **arrays, **extra)
         return buffer.getvalue()
 

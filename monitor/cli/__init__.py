@@ -19,6 +19,7 @@ from monitor.cli import (
     demo,
     export,
     ingest,
+    pairs,
     recompute,
     report,
     schedule,
@@ -29,7 +30,7 @@ from monitor.cli.parsing import Parser
 from monitor.cli.show import echo
 from monitor.errors import InputError, MonitorError
 
-MODULES = (db, campaign, ingest, recompute, report, schedule, analyze, demo, workers, export)
+MODULES = (db, campaign, ingest, recompute, report, schedule, analyze, demo, workers, export, pairs)
 MAX_PROBLEMS = 50
 
 

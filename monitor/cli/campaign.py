@@ -125,7 +125,7 @@ def describe(info: CampaignInfo) -> str:
         cats = ", ".join(info.categories) if info.categories else "categories from the data"
         return f"label {cats} ({info.level})"
     if info.kind == "multilabel":
-        return "multilabel, open" if info.open else f"multilabel {', '.join(info.categories)}"
+        return "multilabel, open" if info.open else f"multilabel {', '.join(info.categories or ())}"
     return "pairwise (strict)" if info.strict else "pairwise (ties allowed)"
 
 

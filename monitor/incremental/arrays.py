@@ -199,7 +199,9 @@ class ArrayCache:
         blobs.update({k: getattr(arrays, k) for k in _OPTIONAL if getattr(arrays, k) is not None})
         if arrays.kind in (Kind.RATING, Kind.LABEL):
             _ = arrays.latest  # every run of these campaigns asks for it; it keeps the pairs
-            blobs.update(zip(_PAIRS, kept_pairs(arrays), strict=True))
+            kept = kept_pairs(arrays)
+            if kept is not None:
+                blobs.update(zip(_PAIRS, kept, strict=True))
         blobs["meta"] = np.frombuffer(json.dumps(stored).encode(), dtype=np.uint8)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ instead (and resets it). docs/operations.md states the tolerance.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,7 +28,7 @@ from monitor.metrics.crowdtruth import (
     crowdtruth,
     crowdtruth_local,
 )
-from monitor.results import Column, State
+from monitor.results import Column, Names, State
 from monitor.store.arrays import CampaignArrays
 
 STATE = "crowdtruth"
@@ -48,12 +48,12 @@ class CrowdTruthTask:
     workers: NDArray[np.int64]
     units: NDArray[np.int64]
     annotations: sparse.csr_array
-    worker_ids: Sequence[str]
-    unit_ids: Sequence[str]
+    worker_ids: Names
+    unit_ids: Names
     unit_scope: str
     names: list[str]
     closed: bool
-    name: Callable[[Sequence[str], NDArray[np.int64]], list[str]]
+    name: Callable[[Names, NDArray[np.int64]], list[str]]
     columnar: bool = False
     arrays: CampaignArrays | None = None
 

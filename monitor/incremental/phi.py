@@ -28,9 +28,10 @@ def phi_run(
 ) -> tuple[Any, State | None]:
     """Phi of the ratings ``values`` of ``items`` (``options``:
     :class:`~monitor.pipeline.params.PhiOptions`), and the grid the next run may reuse."""
-    from monitor.metrics.phi import PhiGrid, phi
+    from monitor.metrics.phi import Engine, PhiGrid, phi
 
-    engine = {"map": "map", "full": "exact", "nuts": "nuts"}[options.phi]
+    engines: dict[str, Engine] = {"map": "map", "full": "exact", "nuts": "nuts"}
+    engine = engines[options.phi]
     meta = {"scale": list(scale), "mapping": options.phi_mapping, "prior": options.phi_prior}
     kept = warm.states.get(STATE) if warm is not None else None
     grid = PhiGrid.from_array(kept.array) if kept is not None and kept.meta == meta else None

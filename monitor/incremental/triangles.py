@@ -51,7 +51,7 @@ def transitivity_run(
     state, how = _updated(a, warm), "updated"
     if state is None:
         state, how = triangle_state(
-            a.workers, a.left, a.right, a.outcome, a.order, a.ids, n_workers=W, n_items=N
+            a.workers, *a.comparisons, a.order, a.ids, n_workers=W, n_items=N
         ), "counted"  # fmt: skip
     kept = KeptTriangles(state, _meta(a, state.n_workers, state.n_items))
     return summarize(state, ties_allowed=ties_allowed), kept, how
@@ -74,7 +74,7 @@ def _updated(arrays: CampaignArrays, warm: WarmStart | None) -> TriangleState | 
     arrived = warm.arrived(arrays)
     if arrived is None:
         return None
-    assert arrays.left is not None and arrays.right is not None and arrays.outcome is not None
+    left, right, outcome = arrays.comparisons
     position = np.searchsorted(arrays.ids, old.ids)
     inside = position < arrays.ids.size
     if not np.all(inside) or not np.array_equal(arrays.ids[position], old.ids):
@@ -84,6 +84,6 @@ def _updated(arrays: CampaignArrays, warm: WarmStart | None) -> TriangleState | 
     if not new.size:
         return state
     return state.update(
-        arrays.workers[new], arrays.left[new], arrays.right[new], arrays.outcome[new],
+        arrays.workers[new], left[new], right[new], outcome[new],
         arrays.order[new], arrays.ids[new],
     )  # fmt: skip

@@ -8,7 +8,7 @@ state is computed anew. An incremental run gets one from its :class:`~monitor.in
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from monitor import catalog
-from monitor.results import Column, State, Value
+from monitor.results import Column, Names, State, Value
 from monitor.store.arrays import CampaignArrays
 
 
@@ -51,7 +51,7 @@ class WarmStart:
     columns: dict[tuple[str, str], Column] = field(default_factory=dict)
     memory: dict[str, Any] = field(default_factory=dict)
     _arrived: dict[int, Arrived | None] = field(default_factory=dict, repr=False, compare=False)
-    _index: dict[int, tuple[Sequence[str], dict[str, int]]] = field(
+    _index: dict[int, tuple[Names, dict[str, int]]] = field(
         default_factory=dict, repr=False, compare=False
     )
 
@@ -89,7 +89,7 @@ class WarmStart:
         return cls(scores, watermark, n_judgments, dict(states or {}), kept, dict(memory or {}))
 
     def aligned(
-        self, scope: str, metric: str, subjects: Sequence[str], default: float = 1.0
+        self, scope: str, metric: str, subjects: Names, default: float = 1.0
     ) -> NDArray[np.float64] | None:
         """The scores in the order of ``subjects`` (``default`` for new ones and undefined
         values), or None."""
@@ -105,7 +105,7 @@ class WarmStart:
             return None
         return np.array([known.get(s, default) for s in subjects], dtype=np.float64)
 
-    def _rows(self, column: Column, subjects: Sequence[str]) -> NDArray[np.int64]:
+    def _rows(self, column: Column, subjects: Names) -> NDArray[np.int64]:
         """Where each of ``column``'s subjects is in ``subjects`` (-1: gone). Item codes are
         stable and new items come last, so a column of every item is a prefix of the items
         now; otherwise (items without a value) the names are looked up."""

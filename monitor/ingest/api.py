@@ -33,6 +33,7 @@ from monitor.store import campaigns as store
 from monitor.store.campaigns import CampaignInfo, CampaignSpec
 from monitor.store.engine import transaction
 from monitor.store.models import IngestBatch
+from monitor.store.plans import mark_answered, newest_preference_id
 
 __all__ = [
     "CHUNK_SIZE",
@@ -219,6 +220,7 @@ def ingest_file(
         if seen is not None:
             notes.append(f"the same file was ingested before (batch {seen})")
         batch, loader = _batch(session, info, path, checksum, fmt)
+        before = newest_preference_id(session, info.id) if info.kind == "pairwise" else None
         n_items = 0
         if items is not None:
             n_items = _items_into(loader, info, Path(items), skip_invalid, notes)
@@ -239,6 +241,8 @@ def ingest_file(
             if validator.new_categories:
                 notes.append(f"categories taken from the data: {', '.join(cats)}")
         loader.close()
+        if before is not None:
+            notes.extend(_planned_answers(session, info.id, before))
         if fmt in READERS and store.set_platform_if_unknown(session, info.id, fmt):
             notes.append(f"campaign platform set to {fmt} (workers' history is per platform)")
         n_items += state.n_items
@@ -266,6 +270,16 @@ def ingest_file(
         detected_platform=detected,
         notes=notes,
     )
+
+
+def _planned_answers(session: Session, campaign_id: int, before: int) -> list[str]:
+    """Map the new preferences back to the pairs ``monitor pairs plan`` planned."""
+    n, unknown = mark_answered(session, campaign_id, before)
+    notes = [f"{n} planned pair{'s' if n > 1 else ''} answered"] if n else []
+    if unknown:
+        rows = "1 row carries" if unknown == 1 else f"{unknown} rows carry"
+        notes.append(f"{rows} a pair_id that names no planned pair")
+    return notes
 
 
 def _items_into(

@@ -116,7 +116,7 @@ COPY_JUDGMENTS = (("item_id", "value_num", "value_label"), ("int8", "float8", "t
 COPY_PREFERENCES = (("left_item_id", "right_item_id", "outcome"), ("int8", "int8", "text"))
 
 
-class Chunk(list):  # type: ignore[type-arg]
+class Chunk(list[Any]):
     """The records of one chunk (a list of them) with what :meth:`Loader.prepare` found."""
 
     def __init__(

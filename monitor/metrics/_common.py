@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
+
+Chance = TypeVar("Chance", float, NDArray[np.float64])
 
 
 @dataclass(frozen=True)
@@ -25,13 +28,13 @@ class Interval:
     level: float = 0.95
 
 
-def accuracy_floor(chance: float, margin: float) -> float:
+def accuracy_floor(chance: Chance, margin: float) -> Chance:
     """The accuracy a worker must be able to exceed to be told from a random or constant
     answerer: ``chance + margin x (1 - chance)`` (the flags' floor of every model)."""
     return chance + margin * (1.0 - chance)
 
 
-def noise_sd_floor(chance_sd: float, margin: float) -> float:
+def noise_sd_floor(chance_sd: Chance, margin: float) -> Chance:
     """The noise sd a rater must be able to stay under to be told from a random or constant
     answerer: ``(1 - margin) x chance_sd``."""
     return (1.0 - margin) * chance_sd

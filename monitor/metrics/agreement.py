@@ -211,6 +211,7 @@ def bootstrap_alpha(
         if level == "interval":
             t1, t2 = mult @ sub.s1, mult @ sub.s2
             exp = 2.0 * n * (t2 - t1 * t1 / n)
+            assert g is not None
             obs = mult @ g
         else:
             n_v = _times(mult, cm)  # (b, V)
@@ -222,6 +223,7 @@ def bootstrap_alpha(
                 within = 2.0 * m[:, None] * (s2 - s1 * s1 / m[:, None]) / (m[:, None] - 1.0)
                 obs = np.einsum("bk,kb->b", mult, within)
             else:
+                assert g is not None
                 obs = mult @ g
         out = np.full(mult.shape[0], np.nan)
         ok = varied(mult) & (exp > 0)
@@ -286,7 +288,7 @@ def bootstrap_fleiss(
     _check(n_boot, confidence)
     rng = _rng(seed)
     est = fleiss_kappa(vc)
-    if est.kappa is None:
+    if est.kappa is None or est.raters_per_item is None:
         return _summarise(None, np.empty(0), n_boot, confidence, est.reason)
     keep = np.flatnonzero(vc.n > 0)
     cm = vc.counts[keep].astype(np.float64)

@@ -110,7 +110,7 @@ class _Sum:
     n: int
 
     def __matmul__(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.bincount(self.keys, weights=v, minlength=self.n)
+        return np.bincount(self.keys, weights=v, minlength=self.n).astype(np.float64, copy=False)
 
 
 @dataclass(frozen=True)

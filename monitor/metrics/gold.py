@@ -47,7 +47,7 @@ class GoldAccuracy:
 
 
 def wilson_interval(
-    p: NDArray[np.float64], n: NDArray[np.float64], confidence: float = 0.95
+    p: NDArray[np.float64], n: NDArray[np.float64] | NDArray[np.int64], confidence: float = 0.95
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Wilson score interval on proportions ``p`` out of ``n`` trials (NaN where ``n == 0``)."""
     p = np.asarray(p, dtype=np.float64)

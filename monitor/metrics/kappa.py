@@ -420,8 +420,11 @@ def pairwise_agreement(
         out[ok] = 1.0 - obs[ok] / exp[ok]
         return out
 
-    for name, wt in (("cohen_kappa", None), ("cohen_kappa_linear", "linear"),
-                     ("cohen_kappa_quadratic", "quadratic")):  # fmt: skip
+    variants: tuple[tuple[str, Weights], ...] = (
+        ("cohen_kappa", None), ("cohen_kappa_linear", "linear"),
+        ("cohen_kappa_quadratic", "quadratic"),
+    )  # fmt: skip
+    for name, wt in variants:
         obs = np.bincount(inv, weights=disagreement_weight(ca, cb, v, wt), minlength=p) / n
         measures[name] = ratio(obs, expected_disagreement(pa, pb, wt))
         if wt is None:

@@ -385,7 +385,7 @@ def pairable_marginals(vc: ValueCounts) -> NDArray[np.float64]:
     keep = vc.n[rows] >= 2
     return np.bincount(
         mat.indices[keep], weights=mat.data[keep].astype(np.float64), minlength=vc.n_values
-    )
+    ).astype(np.float64, copy=False)
 
 
 def alpha_from_totals(

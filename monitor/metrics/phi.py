@@ -33,7 +33,7 @@ posterior of p from the other items. Items without ratings get NaN item means.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -462,7 +462,7 @@ def phi(
         raise ValueError(f"wide_hpd must be positive, got {wide_hpd}.")
     d = _prepare(items, values, scale_min, scale_max, n_items, mapping, gold, gold_sd)
     n_all = d.n.size
-    base = dict(
+    base: dict[str, Any] = dict(
         method=engine,
         prior=prior,
         mapping=mapping,
@@ -470,7 +470,9 @@ def phi(
         n_informative=int(np.count_nonzero(d.n >= 2)),
         n_judgments=d.n_judgments,
     )
-    nan_items = dict(item_mean=np.full(n_all, np.nan), item_hpd=np.full((n_all, 2), np.nan))
+    nan_items: dict[str, Any] = dict(
+        item_mean=np.full(n_all, np.nan), item_hpd=np.full((n_all, 2), np.nan)
+    )
     if base["n_informative"] == 0:
         return PhiResult(
             mean=None, median=None, hpd=None, map=None, map_precision=None, precision_mean=None,

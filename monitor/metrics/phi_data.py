@@ -82,8 +82,8 @@ def _prepare(
         l_item = np.maximum(n, 2).astype(float)  # back-transform; l = 1 items have y = 0.5 only
         b = width * l_item / (l_item - 1.0)
         a = scale_min - 0.5 * width / (l_item - 1.0)
-    s1 = np.bincount(items, weights=np.log(y), minlength=n_items)
-    s2 = np.bincount(items, weights=np.log1p(-y), minlength=n_items)
+    s1 = np.bincount(items, weights=np.log(y), minlength=n_items).astype(np.float64, copy=False)
+    s2 = np.bincount(items, weights=np.log1p(-y), minlength=n_items).astype(np.float64, copy=False)
     gold01 = np.full(n_items, np.nan)
     sd01 = np.full(n_items, DEFAULT_GOLD_SD01 if gold_sd is None else 0.0)
     if gold is not None:
@@ -122,7 +122,7 @@ def _unique_rows(d: _Data, rows: NDArray[np.int64]) -> tuple[NDArray, NDArray, N
     # np.unique(key, axis=0) by one stable lexsort (several times faster on float rows): the
     # same distinct rows in the same order, each represented by its first occurrence. A column
     # equal throughout (no gold, one gold sd) changes neither and is left out of the sort.
-    varied = np.flatnonzero(np.any(key != key[:1], axis=0)) if rows.size else []
+    varied = np.flatnonzero(np.any(key != key[:1], axis=0)) if rows.size else np.empty(0, int)
     key = key[:, varied] if len(varied) else key[:, :1]
     order = np.lexsort(key.T[::-1])
     ordered = key[order]

@@ -211,7 +211,7 @@ def ambiguous_pairs(
     first = np.bincount(pair[strict], weights=j.rel[strict] > 0, minlength=P).astype(np.int64)
     n = np.bincount(pair[strict], minlength=P).astype(np.int64)
     err = 1.0 - eta[j.workers[strict]]
-    expected = np.bincount(pair[strict], weights=err, minlength=P)
+    expected = np.bincount(pair[strict], weights=err, minlength=P).astype(np.float64, copy=False)
     var = np.bincount(pair[strict], weights=err * (1 - err), minlength=P)
     # against "first item better" = answers preferring the second; and the reverse
     p_first = _poisson_binomial_sf(pair[strict], err, n - first, P)

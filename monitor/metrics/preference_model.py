@@ -47,6 +47,9 @@ Intervals and per-annotator summaries: :mod:`monitor.metrics.preference_summary`
 
 from __future__ import annotations
 
+from functools import partial
+from typing import overload
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
@@ -116,8 +119,8 @@ class _Posterior:
         self.prior_logit = np.where(self.has_prior, prior_logit, 0.0)
         self.n_tie = np.bincount(data.w[data.b :], minlength=lay.n_workers).astype(np.float64)
         self.gold_along = (data.y[data.a : data.b] == data.o[data.a : data.b]).astype(np.float64)
-        self.y32 = data.y.astype(dtype)
-        self.tie_row = (data.y == 0).astype(dtype)
+        self.y32: NDArray = data.y.astype(dtype)
+        self.tie_row: NDArray = (data.y == 0).astype(dtype)
 
     def centre(self) -> NDArray[np.float64]:
         return np.where(self.has_prior, self.prior_logit, self.mu)
@@ -135,7 +138,7 @@ class _Posterior:
         # strict answers off gold pairs: the Crowd-BT mixture with the left offset
         ws, ys = D.w[:a], self.y32[:a]
         yd = ys * d[:a]
-        e = eta.astype(dt)[ws]
+        e: NDArray = eta.astype(dt)[ws]
         if b is not None:
             yb = ys * b.astype(dt)[ws]
             A, C = sigmoid(yb + yd), sigmoid(yb - yd)
@@ -192,6 +195,10 @@ class _Posterior:
 # --------------------------------------------------------------------------- fit
 
 
+@overload
+def _per_code(name: str, values: None, size: int) -> None: ...
+@overload
+def _per_code(name: str, values: ArrayLike, size: int) -> NDArray[np.float64]: ...
 def _per_code(name: str, values: ArrayLike | None, size: int) -> NDArray[np.float64] | None:
     if values is None:
         return None
@@ -268,8 +275,8 @@ def preference_model(
     fast = _Posterior(D, lay, prior, float(special.logit(crowd)), np.float32)
     post = _Posterior(D, lay, prior, fast.mu, np.float64)
     if lay.bias:
-        known = init is not None and init.crowd_bias_sd is not None
-        start = float(init.crowd_bias_sd) if known else _raw_bias_sd(D, lay.n_workers)
+        known = init.crowd_bias_sd if init is not None else None
+        start = float(known) if known is not None else _raw_bias_sd(D, lay.n_workers)
         post.bias_sd = fast.bias_sd = max(start, BIAS_SD_MIN)
     iterations, converged, messages = 0, False, None
     # a cold first fit only approaches the mode: the crowd's accuracy will still move
@@ -317,7 +324,7 @@ def _minimise(
     for post, target in ((fast, max(tol, FAST_TOL)), (exact, tol)):
         if budget - nit < 1:
             break
-        z, k, ok = lbfgs(lambda v, p=post: _scaled(p, v, scale), x / scale, target, budget - nit)
+        z, k, ok = lbfgs(partial(_scaled, post, scale=scale), x / scale, target, budget - nit)
         x, nit = z * scale, nit + k
         if ok and target <= tol:
             break
@@ -412,7 +419,9 @@ def crowd_accuracy(
     return share, slope / (share * (1 - share)), messages
 
 
-def _scaled(post: _Posterior, z: NDArray[np.float64], scale: NDArray[np.float64]):
+def _scaled(
+    post: _Posterior, z: NDArray[np.float64], scale: NDArray[np.float64]
+) -> tuple[float, NDArray[np.float64]]:
     f, g = post(z * scale)
     return f, g * scale
 

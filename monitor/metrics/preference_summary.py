@@ -168,7 +168,7 @@ def fisher_terms(D: _Data, lay: Layout, x: NDArray[np.float64]) -> FisherTerms:
 
 def annotator_information(
     D: _Data, F: FisherTerms, n_workers: int, rel_sd: float, bias_sd: float | None
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+) -> tuple[NDArray, NDArray, NDArray]:
     """Per annotator, the expected information about (logit eta, b) of their own strict answers
     given the scores, plus the prior precisions: ``(i_gg, i_gb, i_bb)``, each (W,) (zeros for the
     bias terms when ``bias_sd`` is None: no bias modelled)."""

@@ -127,7 +127,7 @@ def worker_sums(
     v2q = np.where(ok, loo_v * loo_v * q, 0.0)
     cols = (okf, free, free * r, free * v2q, np.where(ok, r * r - loo_v, 0.0), v2q)
     sums = np.column_stack([np.bincount(wk, weights=c, minlength=n_workers) for c in cols])
-    return mu, ok, loo_v, sums
+    return mu, ok, loo_v, sums.astype(np.float64, copy=False)
 
 
 def step(

@@ -116,6 +116,10 @@ def summarize(state: TriangleState, *, ties_allowed: bool = True) -> Transitivit
     out = []
     for w in np.flatnonzero(state.n_judgments):
         t, ok = int(state.n_triplets[w]), int(state.n_transitive[w])
+        p_a: float | None
+        k: float | None
+        kw: float | None
+        ks: float | None
         if t:
             p_a = ok / t
             kw, ks, k, why = _kappa(p_a, P_E_WEAK), None, _kappa(p_a, p_e), None

@@ -33,7 +33,7 @@ def _weak_order_table() -> NDArray[np.bool_]:
 _TRANSITIVE = _weak_order_table()  # 13 of the 27 patterns; 6 of the 8 strict ones
 
 
-def _expand(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.int64]:
+def _expand(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> tuple[NDArray, NDArray]:
     """Concatenated ranges starts[i] .. starts[i] + counts[i] - 1, and their owner index."""
     total = int(counts.sum())
     owner = np.repeat(np.arange(len(counts)), counts)

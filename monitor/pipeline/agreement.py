@@ -5,6 +5,7 @@ leave-one-out agreement, and the co-determination of truths and worker weights."
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Literal, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -13,7 +14,8 @@ from monitor.catalog import Kind
 from monitor.incremental.bootstrap import Request, Resampler
 from monitor.metrics import agreement as ag
 from monitor.metrics import poisson
-from monitor.metrics.krippendorff import MAX_RATIO_VALUES
+from monitor.metrics.kappa import Weights
+from monitor.metrics.krippendorff import MAX_RATIO_VALUES, AlphaResult, Level
 from monitor.pipeline.collect import Values, bootstrap_interval, num
 from monitor.pipeline.params import Coded, Params
 from monitor.store.arrays import latest_per_pair
@@ -28,7 +30,7 @@ class Latest:
     items: NDArray[np.int64]
     workers: NDArray[np.int64]
     codes: NDArray[np.int64]
-    answers: NDArray[np.float64]
+    answers: NDArray[Any]
     domain: NDArray[np.float64]
 
 
@@ -47,7 +49,7 @@ def agreement(coded: Coded, params: Params, latest: Latest, codes: NDArray[np.in
     )
     items, workers, codes, domain = latest.items, latest.workers, latest.codes, latest.domain
     N, W = len(arrays.item_ids), len(arrays.worker_ids)
-    kind = "label" if arrays.kind == Kind.LABEL else "rating"
+    kind: Literal["label", "rating"] = "label" if arrays.kind == Kind.LABEL else "rating"
     vc = ag.ValueCounts.from_judgments(items, codes, n_items=N, value_domain=domain)
     pa = ag.percent_agreement(vc)
     out.campaign_value(
@@ -58,12 +60,14 @@ def agreement(coded: Coded, params: Params, latest: Latest, codes: NDArray[np.in
         reason=pa.reason,
     )
     out.per_subject("item", "percent_agreement", arrays.item_ids, pa.per_item, mask=pa.pairable)
-    levels = ["nominal"] if arrays.kind == Kind.LABEL else ["nominal", "ordinal", "interval"]
+    levels: list[Level] = (
+        ["nominal"] if arrays.kind == Kind.LABEL else ["nominal", "ordinal", "interval"]
+    )
     if arrays.kind == Kind.LABEL and info.level == "ordinal":
         levels.append("ordinal")
     if arrays.kind == Kind.RATING and domain[0] >= 0 and domain.size <= MAX_RATIO_VALUES:
         levels.append("ratio")
-    at_level = None
+    at_level: tuple[Level, AlphaResult, dict[str, Any]] | None = None
     for level, res in ag.krippendorff_alphas(vc, levels).items():
         detail = {
             "level": level,
@@ -83,13 +87,13 @@ def agreement(coded: Coded, params: Params, latest: Latest, codes: NDArray[np.in
         Request("fleiss_kappa", fk.kappa, vc, poisson.fleiss_features,
                 lambda sums: poisson.fleiss_replicates(sums, m or 0)),
     ]  # fmt: skip
-    level = at_level[0] if at_level is not None else None
-    if level in poisson.LEVELS:
+    if at_level is not None and at_level[0] in poisson.LEVELS:
+        resampled = cast(poisson.PoissonLevel, at_level[0])
         requests.append(
             Request("krippendorff_alpha", at_level[1].alpha, vc,
-                    lambda v: poisson.alpha_features(v, level),
-                    lambda sums: poisson.alpha_replicates(sums, level, domain),
-                    {"level": level})
+                    lambda v: poisson.alpha_features(v, resampled),
+                    lambda sums: poisson.alpha_replicates(sums, resampled, domain),
+                    {"level": resampled})
         )  # fmt: skip
     cis = boot.intervals(requests)
     if at_level is not None:
@@ -112,20 +116,22 @@ def agreement(coded: Coded, params: Params, latest: Latest, codes: NDArray[np.in
     active = np.flatnonzero(judged)
     if active.size == 2:
         _, a, b = ag.align_pair(items, workers, codes, int(active[0]), int(active[1]))
-        for metric, fn, weights in (
+        variants: tuple[tuple[str, Any, Weights], ...] = (
             ("cohen_kappa", ag.cohen_kappa, None),
             ("cohen_kappa_linear", ag.cohen_kappa, "linear"),
             ("cohen_kappa_quadratic", ag.cohen_kappa, "quadratic"),
             ("scott_pi", ag.scott_pi, None),
-        ):
+        )
+        for metric, fn, weights in variants:
             r = fn(a, b, domain.size, weights=weights)
             ci = None
             if metric in ("cohen_kappa", "scott_pi"):
                 pooled = metric == "scott_pi"
-                ci = bootstrap_interval(
-                    params.bootstrap, r.kappa,
-                    lambda n, s, p=pooled: ag.bootstrap_kappa(a, b, domain.size, pooled=p, n_boot=n, seed=s),
-                )  # fmt: skip
+
+                def draw(n: int, s: int, p: bool = pooled) -> ag.BootstrapCI:
+                    return ag.bootstrap_kappa(a, b, domain.size, pooled=p, n_boot=n, seed=s)
+
+                ci = bootstrap_interval(params.bootstrap, r.kappa, draw)
             detail = {"p_o": num(r.p_o), "p_e": num(r.p_e)}
             out.campaign_value(metric, r.kappa, ci, r.n_items, detail, r.reason)
     else:
@@ -155,7 +161,7 @@ def codetermination(coded: Coded, params: Params, latest: Latest) -> Values:
     reach the one a full run reaches (docs/measures.md)."""
     arrays = coded.arrays
     out = params.values(coded.info.name)
-    kind = "label" if arrays.kind == Kind.LABEL else "rating"
+    kind: Literal["label", "rating"] = "label" if arrays.kind == Kind.LABEL else "rating"
     co = ag.codetermination(
         latest.items, latest.workers, latest.codes, kind=kind, value_domain=latest.domain,
         n_workers=len(arrays.worker_ids), n_items=len(arrays.item_ids),

@@ -8,7 +8,7 @@ Each measure fills a :class:`Values` of its own and returns it; the per-kind mod
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from monitor.catalog import Kind
 from monitor.metrics._common import Interval, count_matrix
 from monitor.metrics.agreement import BootstrapCI
-from monitor.results import Column, State, Value
+from monitor.results import Column, Names, State, Value
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
 
@@ -31,7 +31,7 @@ def num(x: Any) -> float | None:
     return x if np.isfinite(x) else None
 
 
-def _names(subjects: Sequence[str], idx: NDArray[np.int64]) -> list[str]:
+def _names(subjects: Names, idx: NDArray[np.int64]) -> list[str]:
     """The subjects at positions ``idx`` as strings (external ids and answer names are; a
     sequence of numbers, codes named by themselves, is converted)."""
     out = np.asarray(subjects, dtype=object)[idx].tolist()
@@ -45,9 +45,9 @@ class NameCache:
     one mask: every judged item), computed once."""
 
     def __init__(self) -> None:
-        self._kept: dict[tuple[int, int, bytes], tuple[Sequence[str], list[str]]] = {}
+        self._kept: dict[tuple[int, int, bytes], tuple[Names, list[str]]] = {}
 
-    def __call__(self, subjects: Sequence[str], idx: NDArray[np.int64]) -> list[str]:
+    def __call__(self, subjects: Names, idx: NDArray[np.int64]) -> list[str]:
         key = (id(subjects), idx.size, hashlib.blake2b(idx.tobytes(), digest_size=16).digest())
         kept = self._kept.get(key)
         if kept is not None and kept[0] is subjects:
@@ -104,7 +104,7 @@ class Values:
         self,
         scope: str,
         metric: str,
-        subjects: Sequence[str],
+        subjects: Names,
         values: NDArray,
         n: NDArray | None = None,
         low: NDArray | None = None,
@@ -136,7 +136,7 @@ class Values:
             if a is None:
                 return [None] * idx.size
             x = np.asarray(a, dtype=np.float64)[idx]
-            return np.where(np.isfinite(x), x, None).tolist()  # NaN and inf become None
+            return np.where(np.isfinite(x), x, np.array(None)).tolist()  # NaN, inf: None
 
         counts = [None] * idx.size if n is None else np.asarray(n)[idx].astype(np.int64).tolist()
         self.values.extend(
@@ -160,10 +160,10 @@ def bootstrap_interval(
 def answers_detail(
     out: Values,
     scope: str,
-    subjects: Sequence[str],
+    subjects: Names,
     units: NDArray[np.int64],
     codes: NDArray[np.int64],
-    names: Sequence[str],
+    names: Names,
     judgment_units: NDArray[np.int64] | None = None,
 ) -> None:
     """Per unit: the number of judgments (of ``judgment_units``, default ``units``) and the
@@ -189,7 +189,7 @@ def answers_detail(
             )
         )
         return
-    for u in np.flatnonzero(per_unit):
+    for u in np.flatnonzero(per_unit).tolist():
         lo, hi = counts.indptr[u], counts.indptr[u + 1]
         answers = {
             str(names[c]): int(x)
@@ -223,10 +223,14 @@ def scale_codes(
         return arrays.values.astype(np.int64), domain, arrays.categories
     x = arrays.values
     lo, hi = info.scale_min, info.scale_max
-    integral = (
-        lo is not None and hi is not None and float(lo).is_integer() and float(hi).is_integer()
-    )
-    if integral and hi - lo + 1 <= MAX_SCALE_POINTS and np.all(np.mod(x, 1) == 0):
+    if (
+        lo is not None
+        and hi is not None
+        and float(lo).is_integer()
+        and float(hi).is_integer()
+        and hi - lo + 1 <= MAX_SCALE_POINTS
+        and np.all(np.mod(x, 1) == 0)
+    ):
         domain = np.arange(lo, hi + 1, dtype=np.float64)
         codes = (x - lo).astype(np.int64)
     else:

@@ -55,7 +55,7 @@ def _store(out: Values, result: CrowdTruthResult, task: CrowdTruthTask) -> None:
             )
         )
     else:
-        for u in np.flatnonzero(result.unit_kept):
+        for u in np.flatnonzero(result.unit_kept).tolist():
             lo, hi = uas.indptr[u], uas.indptr[u + 1]
             scores = {
                 names[a]: round(float(s), 12)

@@ -24,8 +24,8 @@ def apply_policy(
 ) -> list[Decision]:
     """Decide and record: each decision is appended to the audit trail and put in force."""
     history: dict[str, list[DecisionRecord]] = defaultdict(list)
-    for d in decisions(session, campaign_id):
-        history[d.worker].append(d)
+    for past in decisions(session, campaign_id):
+        history[past.worker].append(past)
     taken = decide(
         flags,
         worker_states(session, campaign_id),

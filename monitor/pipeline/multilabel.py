@@ -22,8 +22,9 @@ def measure(coded: Coded, params: Params) -> Values:
     info, arrays = coded.info, coded.arrays
     out = params.values(info.name)
     names = arrays.annotation_names
-    jud = np.repeat(arrays.ann_judgment, arrays.ann_count)
-    ann = np.repeat(arrays.ann_code, arrays.ann_count)
+    ann_judgment, ann_code, ann_count = arrays.annotations
+    jud = np.repeat(ann_judgment, ann_count)
+    ann = np.repeat(ann_code, ann_count)
     counts = multilabel_counts(jud, ann, arrays.n, len(names))
     answers_detail(out, "item", arrays.item_ids, arrays.items[jud], ann, names, arrays.items)
     reason = "not defined for multi-label sets: see the CrowdTruth unit and annotation scores"

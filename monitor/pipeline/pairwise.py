@@ -38,7 +38,7 @@ def measure(coded: Coded, params: Params) -> Values:
     s = kept.state
     interval = kappa_interval(s.n_triplets, s.n_transitive, triplets_per_pair(s),
                               P_E_WEAK if ties_allowed else P_E_STRICT)  # fmt: skip
-    implied = implied_pairs(a.workers, a.left, a.right, a.outcome, a.order)
+    implied = implied_pairs(a.workers, *a.comparisons, a.order)
     cycles_by_worker: dict[int, list[dict]] = {}
     cyc = tr.cycles
     for k in range(cyc.workers.size):
@@ -98,7 +98,7 @@ def measure(coded: Coded, params: Params) -> Values:
         detail={"p_e": p_e, "p_a": p_a},
         reason=None if total_trip else "no annotator has a fully judged triplet",
     )
-    for b in position_bias(a.workers, a.outcome):
+    for b in position_bias(a.workers, a.comparisons[2]):
         wid = str(a.worker_ids[b.worker])
         out.values.append(Value("worker", wid, "tie_rate", num(b.tie_rate), n=b.n_judgments))
         out.values.append(
@@ -127,7 +127,7 @@ def _pairs(coded: Coded, params: Params) -> Values:
     a = coded.arrays
     W = len(a.worker_ids)
     out = params.values(coded.info.name)
-    cp = canonical_pairs(a.workers, a.left, a.right, a.outcome, a.order, latest_only=True)
+    cp = canonical_pairs(a.workers, *a.comparisons, a.order, latest_only=True)
     subjects = [f"{a.item_ids[lo]}\t{a.item_ids[hi]}" for lo, hi in cp.pairs]
     answers_detail(out, "pair", subjects, cp.pair, cp.label, OUTCOME_NAMES)
     P = len(subjects)
@@ -185,7 +185,7 @@ def _pairs(coded: Coded, params: Params) -> Values:
     )  # fmt: skip
     out.add(crowdtruth_values(coded.info.name, task, params))
     for v in out.values:
-        if v.scope == "pair" and v.metric == "n_judgments":
+        if v.scope == "pair" and v.metric == "n_judgments" and v.detail is not None:
             left, _, right = v.subject.partition("\t")
             v.detail.update({"left": left, "right": right})
     return out
@@ -200,10 +200,9 @@ def _design(coded: Coded, params: Params, tr: Transitivity, state: TriangleState
     out = params.values(coded.info.name)
     measurable = sum(1 for t in tr.annotators if t.n_triplets)
     judged = int(np.count_nonzero(state.n_judgments))
-    canonical = a.left < a.right
-    keys = np.where(
-        canonical, a.left * len(a.item_ids) + a.right, a.right * len(a.item_ids) + a.left
-    )
+    left, right, _ = a.comparisons
+    canonical = left < right
+    keys = np.where(canonical, left * len(a.item_ids) + right, right * len(a.item_ids) + left)
     _, per_pair = np.unique(keys, return_counts=True)
     repeated = int(np.count_nonzero(per_pair > 1))
     signals = ["reliability: agreement with the consensus order (the reliability model)"]

@@ -38,15 +38,15 @@ MIN_SPLIT = 2
 def preference_reliability(coded: Coded, params: Params) -> Values:
     """The model's values of a pairwise campaign (module docstring)."""
     info, a = coded.info, coded.arrays
-    assert a.left is not None and a.right is not None and a.outcome is not None
+    left, right, outcome = a.comparisons
     out = params.values(info.name)
     N, W = len(a.item_ids), len(a.worker_ids)
-    gold = gold_order(a.left, a.right, gold_numbers(a))
+    gold = gold_order(left, right, gold_numbers(a))
     prior = worker_prior(a, coded.history, chance=0.5)
     max_iter = 10 * params.model.model_max_iter
     meta = _meta(a, N, W, strict=info.strict)
     fit = preference_model(
-        a.workers, a.left, a.right, a.outcome, n_workers=W, n_items=N,
+        a.workers, left, right, outcome, n_workers=W, n_items=N,
         ties_allowed=not info.strict, gold=gold if np.isfinite(gold).any() else None,
         prior_accuracy=prior, init=_start(params.warm, a, info.strict), max_iter=max_iter,
     )  # fmt: skip
@@ -109,7 +109,7 @@ def preference_reliability(coded: Coded, params: Params) -> Values:
 def gold_numbers(a: CampaignArrays) -> NDArray[np.float64]:
     """(N,) each item's gold as a number (NaN: none, or not a number)."""
     out = np.full(len(a.item_ids), np.nan)
-    for i in np.flatnonzero(np.not_equal(a.item_gold, None)).tolist():
+    for i in np.flatnonzero(np.not_equal(a.item_gold, np.array(None))).tolist():
         try:
             out[i] = float(a.item_gold[i])
         except (TypeError, ValueError):
@@ -202,7 +202,8 @@ def _gold(coded: Coded, params: Params, gold: NDArray[np.float64]) -> Values:
     out = params.values(coded.info.name)
     if not np.isfinite(gold).any():
         return out
-    g = gold_pair_accuracy(a.workers, a.outcome, gold, n_workers=len(a.worker_ids))
+    left, right, outcome = a.comparisons
+    g = gold_pair_accuracy(a.workers, outcome, gold, n_workers=len(a.worker_ids))
     mask = g.n > 0
     if not mask.any():
         return out
@@ -211,7 +212,7 @@ def _gold(coded: Coded, params: Params, gold: NDArray[np.float64]) -> Values:
     ordered = np.isfinite(gold) & (gold != 0)
     pairs = {
         (min(x, y), max(x, y))
-        for x, y in zip(a.left[ordered].tolist(), a.right[ordered].tolist(), strict=True)
+        for x, y in zip(left[ordered].tolist(), right[ordered].tolist(), strict=True)
     }
     out.campaign_value("gold_chance", 0.5, n=len(pairs),
                        detail={"level": "nominal", "gold_judgments": int(ordered.sum())})  # fmt: skip
@@ -226,7 +227,7 @@ def _ambiguous(
     a = coded.arrays
     out = params.values(coded.info.name)
     eta = np.clip(np.nan_to_num(accuracy, nan=0.5), 0.0, 1.0)
-    amb = ambiguous_pairs(eta, a.workers, a.left, a.right, a.outcome,
+    amb = ambiguous_pairs(eta, a.workers, *a.comparisons,
                           gold=gold if np.isfinite(gold).any() else None)  # fmt: skip
     ids = a.item_ids
     for k in np.flatnonzero(amb.n >= MIN_SPLIT).tolist():

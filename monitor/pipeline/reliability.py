@@ -36,7 +36,7 @@ def gold_values(info: CampaignInfo, arrays: CampaignArrays) -> NDArray[np.float6
     """(N,) the gold of each item as a number: the category code (labels) or the rating;
     NaN where there is none (or it is not a known category / not a number)."""
     out = np.full(len(arrays.item_ids), np.nan)
-    given = np.flatnonzero(np.not_equal(arrays.item_gold, None))
+    given = np.flatnonzero(np.not_equal(arrays.item_gold, np.array(None)))
     if not given.size:
         return out
     if arrays.kind == Kind.LABEL:
@@ -134,7 +134,7 @@ def reliability(
     params: Params,
     items: NDArray[np.int64],
     workers: NDArray[np.int64],
-    answers: NDArray[np.float64],
+    answers: NDArray[Any],
 ) -> Values:
     """Gold accuracy and the model of a rating or label campaign, on the latest judgment of
     each worker and item (``items``, ``workers``, ``answers``: category codes or ratings);

@@ -50,7 +50,8 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     start = math.ceil(lo / step) * step
-    out, t = [], start
+    out: list[float] = []
+    t = start
     while t <= hi + 1e-9 and len(out) < 20:
         out.append(round(t, 10))
         t += step
@@ -105,7 +106,7 @@ def histogram(
     bw = pw / bins
     for i, parts in enumerate(counts):
         left = lo + i * (hi - lo) / bins
-        base = mt + ph
+        base = float(mt + ph)
         for (label, colour), c in zip(legend, parts, strict=True):
             if not c:
                 continue

@@ -258,7 +258,7 @@ def _pairs(data: CampaignData) -> list[dict[str, Any]]:
 
 
 def _warnings(data: CampaignData) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     if data.run is None:
         out.append(
             {

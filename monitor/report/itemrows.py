@@ -73,10 +73,10 @@ def column_rows(table: ItemTable, positions: NDArray[np.int64]) -> list[dict[str
     ids = [table.ids[p] for p in positions.tolist()]
     counts = _values(table, "n_judgments", positions)
     if "score" in table.series:  # pairwise items: their comparisons
-        c, rows = _column(table, "score", positions)
+        c, where = _column(table, "score", positions)
         if c.n is not None:
-            for k in np.flatnonzero(~np.isfinite(counts) & (rows >= 0)).tolist():
-                counts[k] = c.n[rows[k]]
+            for k in np.flatnonzero(~np.isfinite(counts) & (where >= 0)).tolist():
+                counts[k] = c.n[where[k]]
     keys: list[str] = ["item", "n_judgments"]
     columns: list[list[Any]] = [ids, [int(x) if math.isfinite(x) else None for x in counts]]
     for metric, key, interval in row_measures(table.kind):
@@ -98,10 +98,10 @@ def column_rows(table: ItemTable, positions: NDArray[np.int64]) -> list[dict[str
     rows = [dict(zip(keys, values, strict=True)) for values in zip(*columns, strict=True)]
     if "model_label" in table.series:
         posteriors = _details(table, "model_label", "posterior", positions)
-        values = _values(table, "model_label", positions)
+        chosen = _values(table, "model_label", positions)
         _, where = _column(table, "model_label", positions)
         for k in np.flatnonzero(where >= 0).tolist():
             post = posteriors[k] or {}
-            rows[k].update(model_label=model_label(post, table.kind), posterior=values[k],
+            rows[k].update(model_label=model_label(post, table.kind), posterior=chosen[k],
                            posteriors=post)  # fmt: skip
     return rows

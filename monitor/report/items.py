@@ -189,10 +189,10 @@ class ItemTable:
         by_metric: dict[str, list[Value]] = {}
         for v in records:
             by_metric.setdefault(v.metric, []).append(v)
-        for metric, values in by_metric.items():
-            pos = place([v.subject for v in values])
+        for metric, records_of in by_metric.items():
+            pos = place([v.subject for v in records_of])
             if metric in METRICS:
-                placed.append((metric, pos, None, values))
+                placed.append((metric, pos, None, records_of))
         for c in columns:
             pos = place(c.subjects)
             if c.metric in METRICS:
@@ -358,7 +358,8 @@ class ItemTable:
                 continue
             for p in np.flatnonzero(s.row >= 0).tolist():
                 v = self.get("uas", p)
-                names.update(str(k) for k in ((v.detail or {}).get("scores") or {}) if v)
+                if v is not None:
+                    names.update(str(k) for k in ((v.detail or {}).get("scores") or {}))
         return names
 
     def picks(

@@ -116,7 +116,7 @@ def report_filename(campaign: str, fmt: Format = "html") -> str:
     return f"{safe_filename(campaign)}.{fmt}"
 
 
-def _write(engine: Engine, campaign: str, fmt: Format) -> Callable[[TextIO], None]:
+def _write(engine: Engine, campaign: str, fmt: Format) -> Callable[[TextIO], object]:
     """Read what the report needs (in one read-only transaction) and return the function that
     writes it: the JSON document streamed from the item arrays, or the HTML page (the flagged
     workers' answers read meanwhile in a thread, :mod:`monitor.report.evidence`)."""

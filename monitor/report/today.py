@@ -13,7 +13,7 @@ corrects) asks for a look. Workers already blocked or down-weighted are not list
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +63,7 @@ def by_importance(flags: Iterable[Flag]) -> list[Flag]:
     return sorted(flags, key=_rank)
 
 
-def worker_order(flags: Mapping[str, list[Flag]]) -> list[str]:
+def worker_order(flags: Mapping[str, Sequence[Flag]]) -> list[str]:
     """Flagged workers, the most pressing first: by advice, then by number of flags, then by
     id. Read from the flags alone, so the pictures can be fetched before the rest is read."""
     from monitor.report.jsonsafe import natural_key
@@ -120,7 +120,7 @@ class Todo:
 
 def worker_todo(
     order: list[str],
-    flags: Mapping[str, list[Flag]],
+    flags: Mapping[str, Sequence[Flag]],
     status: Mapping[str, str],
     anchors: Mapping[str, str],
 ) -> dict[str, list[Todo]]:
@@ -152,7 +152,9 @@ def item_reason(row: Mapping[str, Any], flag: Mapping[str, Any] | None, kind: st
     answers = _top(row.get("answers") or ev.get("answers"))
     posterior = ev.get("posterior") or row.get("posteriors") or {}
     if ev.get("majority_disputed"):
-        model = row.get("model_label") or (max(posterior, key=posterior.get) if posterior else "")
+        model = row.get("model_label") or (
+            max(posterior, key=lambda k: posterior[k]) if posterior else ""
+        )
         tied = [k for k, v in answers if answers and v == answers[0][1]]
         vote = (
             f"the plain vote is tied between {' and '.join(repr(t) for t in tied)}"

@@ -93,7 +93,8 @@ def cycle_view(c: Any) -> dict[str, Any]:
 def history_text(history: list[dict[str, Any]]) -> str:
     """``0.82 (2 campaigns)``: the worker's model (or gold) accuracy elsewhere on the platform,
     weighted by judgments; or the noise sd for raters."""
-    acc, sd = [], []
+    acc: list[tuple[float, float]] = []
+    sd: list[tuple[float, float]] = []
     for h in history:
         n = h.get("n_judgments") or 1
         for key, into in (("model_accuracy", acc), ("model_noise_sd", sd)):
@@ -143,7 +144,7 @@ def _flags_of(doc: dict[str, Any], scope: str) -> dict[str, list[dict[str, Any]]
     return out
 
 
-def _flag_detail(f: dict[str, Any]) -> dict[str, Any]:
+def _flag_detail(f: Mapping[str, Any]) -> dict[str, Any]:
     ev = f["evidence"] or {}
     return {
         "rule": f["rule"],
@@ -221,21 +222,19 @@ def _quality_chart(doc: dict[str, Any], workers: list[dict[str, Any]]) -> Markup
     metric = next(((f["evidence"] or {}).get("metric") for f in low if f["evidence"]), None)
     if metric is None:
         measure = (doc.get("model") or {}).get("measure")
-        metric = {"accuracy": "model_accuracy", "noise_sd": "model_noise_sd"}.get(measure, "wqs")
+        metric = {"accuracy": "model_accuracy", "noise_sd": "model_noise_sd"}.get(
+            str(measure), "wqs"
+        )
     try:
         m = catalog.measure("worker", metric)
     except KeyError:
         return None
     key = m.key or metric
-    values = [w.get(key) for w in workers]
-    if not any(v is not None for v in values):
+    shown = [w for w in workers if w.get(key) is not None]
+    if not shown:
         return None
-    groups = [
-        1 if "low_quality" in w["flags"] else 2 if w["flags"] else 0
-        for w, v in zip(workers, values, strict=True)
-        if v is not None
-    ]
-    values = [v for v in values if v is not None]
+    groups = [1 if "low_quality" in w["flags"] else 2 if w["flags"] else 0 for w in shown]
+    values: list[float] = [w[key] for w in shown]
     thresholds = {round(f["threshold"], 9) for f in low if f["threshold"] is not None}
     floor = (doc.get("model") or {}).get("floor")
     line = thresholds.pop() if len(thresholds) == 1 else None
@@ -306,6 +305,16 @@ def _model_line(doc: dict[str, Any], n_ambiguous: int) -> str | None:
     return line + "."
 
 
+def _design_line(doc: dict[str, Any]) -> str | None:
+    """For a preference campaign: which signals its design supports (closed triangles for
+    transitivity, pairs judged again for agreement), as the run worked it out."""
+    design = (doc["agreement"].get("measures") or {}).get("preference_design") or {}
+    message = design.get("message")
+    if not message:
+        return None
+    return f"What this design can measure: {message}."
+
+
 def _cards(
     doc: dict[str, Any],
     order: list[str],
@@ -367,7 +376,9 @@ def build_view(
     todo = worker_todo(order, worker_flags, status, anchors)
     item_flags = {s: fs[0] for s, fs in _flags_of(doc, "item").items()}
     pair_flags = _flags_of(doc, "pair")
-    ambiguous_pairs = {tuple(s.split("\t", 1)) for s in pair_flags if "\t" in s}
+    ambiguous_pairs = {
+        (s.partition("\t")[0], s.partition("\t")[2]) for s in pair_flags if "\t" in s
+    }
     if pairwise:
         send_back = _pairs_to_send_back(pair_flags)
         n_send_back = len(pair_flags)
@@ -382,7 +393,7 @@ def build_view(
         "c": doc["campaign"],
         "model": doc.get("model"),
         "verdict": doc["verdict"],
-        "model_line": None if pairwise else _model_line(doc, picks.n_ambiguous),
+        "model_line": _design_line(doc) if pairwise else _model_line(doc, picks.n_ambiguous),
         "warnings": [{**w, "title": rule_title(w["rule"])} for w in doc["warnings"]],
         "agreement_rows": _agreement_rows(doc),
         "todo": [(ACTION_TITLES[a], a, todo[a]) for a in todo if todo[a]],

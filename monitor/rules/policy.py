@@ -104,7 +104,11 @@ def decide(
                 continue
             last = next((d for d in past if d.action == "suggest"), None)
             newer = last is not None and (effective is None or last.id > effective.id)
-            if newer and tuple((last.evidence or {}).get("rules", ())) == rules:
+            if (
+                last is not None
+                and newer
+                and tuple((last.evidence or {}).get("rules", ())) == rules
+            ):
                 continue
             action, weight = "suggest", None
         elif policy == "block":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -67,10 +68,10 @@ def worker_answers(
         return Answers([], [], np.empty(0), [], [])
     ids: dict[int, str] = {}
     for lo in range(0, len(wanted), 500):  # bounded IN lists (SQLite's parameter limit)
-        q = select(Worker.id, Worker.external_id).where(
+        named = select(Worker.id, Worker.external_id).where(
             Worker.campaign_id == campaign.id, Worker.external_id.in_(wanted[lo : lo + 500])
         )
-        ids.update((int(i), e) for i, e in session.execute(q))
+        ids.update((int(i), e) for i, e in session.execute(named))
     q = (
         select(
             Judgment.id,
@@ -86,7 +87,7 @@ def worker_answers(
     if window is not None:
         q = q.where(Judgment.id > window_start(session, campaign, watermark, window))
     db_ids = sorted(ids)
-    rows = []
+    rows: list[Any] = []
     for lo in range(0, len(db_ids), 500):
         rows += session.execute(q.where(Judgment.worker_id.in_(db_ids[lo : lo + 500]))).all()
     jid = np.array([r[0] for r in rows], dtype=np.int64)
@@ -101,7 +102,7 @@ def worker_answers(
     return Answers(
         worker=[ids[int(wid[k])] for k in keep],
         item=[items[k] for k in keep],
-        value=np.array([np.nan if rows[k][3] is None else rows[k][3] for k in keep], float),
+        value=np.array([np.nan if rows[k][3] is None else rows[k][3] for k in keep], np.float64),
         label=[rows[k][4] for k in keep] if campaign.kind == Kind.LABEL else [],
         annotations=annotations,
     )

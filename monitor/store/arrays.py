@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,6 +26,7 @@ from monitor.store.coded import (
     kept_pairs,
     latest_per_pair,
 )
+from monitor.store.engine import psycopg_connection
 from monitor.store.models import Item, Judgment, JudgmentAnnotation, Preference, Worker
 
 OUTCOME_CODES = {"left": 1, "right": -1, "tie": 0}
@@ -115,15 +117,14 @@ def _items(
     PostgreSQL sends the external ids as one JSON array (no Python object per row but the
     strings themselves)."""
     if session.get_bind().dialect.name == "postgresql":
-        raw = session.connection().connection.driver_connection
-        with raw.cursor(binary=True) as cursor:
+        with psycopg_connection(session).cursor(binary=True) as cursor:
             cursor.execute(
                 "SELECT string_agg(int8send(id), ''::bytea ORDER BY id), "
                 "json_agg(external_id ORDER BY id)::text FROM items "
                 "WHERE campaign_id = %s AND id > %s",
                 (int(cid), int(after)),
             )
-            packed, names = cursor.fetchone()  # type: ignore[misc]
+            packed, names = cursor.fetchone()
         if packed is None:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=object)
         ids = np.frombuffer(packed, dtype=">i8").astype(np.int64)
@@ -142,7 +143,7 @@ def _items(
 
 def _judgment_numbers(
     session: Session, cid: int, watermark: int | None, after: int = 0
-) -> dict[str, NDArray[np.int64] | NDArray[np.float64]]:
+) -> dict[str, NDArray[Any]]:
     """id, worker, item, value, duration and created_at (epoch seconds; NaN where missing) of
     the campaign's judgments with ``after < id <= watermark``, in id order, by name.
 
@@ -151,17 +152,16 @@ def _judgment_numbers(
     """
     upto = 2**63 - 1 if watermark is None else int(watermark)
     if session.get_bind().dialect.name == "postgresql":
-        raw = session.connection().connection.driver_connection
-        with raw.cursor(binary=True) as cursor:
+        with psycopg_connection(session).cursor(binary=True) as cursor:
             cursor.execute(_PG_NUMBERS, (int(cid), int(after), upto))
-            groups = [list(g) for g in cursor.fetchall()]
+            groups: list[list[Any]] = [list(g) for g in cursor.fetchall()]
         kinds = (">i8",) * 3 + (">f8",) * 3
         columns = {}
         for k, (name, kind) in enumerate(zip(_NUMBERS, kinds, strict=True)):
             parts = [np.frombuffer(g[k], dtype=kind) for g in groups] or [np.empty(0, kind)]
             columns[name] = np.concatenate(parts).astype(kind[1:])
             for g in groups:  # the bytes are copied: let them go as we go
-                g[k] = None  # type: ignore[index]
+                g[k] = None
         ids = columns["id"]
         if not np.all(ids[1:] > ids[:-1]):
             order = np.argsort(ids, kind="stable")
@@ -176,7 +176,7 @@ def _judgment_numbers(
         Judgment.created_at,
     ).where(Judgment.campaign_id == cid, Judgment.id > after, Judgment.id <= upto)
     rows = session.execute(q.order_by(Judgment.id)).all()
-    cols = list(zip(*rows, strict=True)) if rows else [[]] * 6
+    cols: list[Any] = list(zip(*rows, strict=True)) if rows else [[]] * 6
     nan = np.nan
     return {
         "id": np.array(cols[0], dtype=np.int64),
@@ -195,7 +195,7 @@ def load_arrays(
     cid = campaign.id
     worker_db, worker_ids = _workers(session, cid)
     item_db, item_ids = _items(session, cid)
-    common = {
+    common: dict[str, Any] = {
         "worker_ids": worker_ids,
         "worker_db_ids": worker_db,
         "item_ids": item_ids,
@@ -270,7 +270,7 @@ def _judgments(
             .order_by(JudgmentAnnotation.judgment_id, JudgmentAnnotation.annotation)
         )
         arows = session.execute(aq).all()
-        acols = list(zip(*arows, strict=True)) if arows else [[]] * 3
+        acols: list[Any] = list(zip(*arows, strict=True)) if arows else [[]] * 3
         raw = np.empty(len(arows), dtype=object)
         raw[:] = list(acols[1])
         out["ann_judgment"] = np.searchsorted(ids, np.array(acols[0], dtype=np.int64)).astype(
@@ -399,12 +399,12 @@ def _load_preferences(
     if watermark is not None:
         q = q.where(Preference.id <= watermark)
     rows = session.execute(q.order_by(Preference.id)).all()
-    cols = list(zip(*rows, strict=True)) if rows else [[]] * 7
+    cols: list[Any] = list(zip(*rows, strict=True)) if rows else [[]] * 7
     ids = np.array(cols[0], dtype=np.int64)
     left = _code(np.array(cols[2], dtype=np.int64), item_db)
     outcome = np.array([OUTCOME_CODES[o] for o in cols[4]], dtype=np.int8)
     return CampaignArrays(
-        kind="pairwise",
+        kind=Kind.PAIRWISE,
         ids=ids,
         workers=_code(np.array(cols[1], dtype=np.int64), worker_db),
         items=left,

@@ -119,7 +119,7 @@ def _info(c: Campaign) -> CampaignInfo:
         Kind(c.kind),
         c.level,
         c.scale_min,
-        c.scale_max,  # type: ignore[arg-type]
+        c.scale_max,
         tuple(c.categories) if c.categories is not None else None,
         c.open,
         c.strict,
@@ -201,10 +201,13 @@ def campaign_counts(session: Session, campaign: CampaignInfo) -> CampaignCounts:
             ).where(MemberTally.campaign_id == campaign.id)
         ).one()
     else:
-        n_workers = session.scalar(
-            select(func.count(Worker.id)).where(Worker.campaign_id == campaign.id)
+        n_workers = (
+            session.scalar(select(func.count(Worker.id)).where(Worker.campaign_id == campaign.id))
+            or 0
         )
-        n_items = session.scalar(select(func.count(Item.id)).where(Item.campaign_id == campaign.id))
+        n_items = (
+            session.scalar(select(func.count(Item.id)).where(Item.campaign_id == campaign.id)) or 0
+        )
     if table is Judgment and session.get_bind().dialect.name == "postgresql":
         n, total = session.execute(
             select(

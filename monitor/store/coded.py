@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from monitor.catalog import Kind
+
 
 @dataclass
 class LatestPairs:
@@ -44,7 +46,7 @@ class CampaignArrays:
     which ``order`` is ranked.
     """
 
-    kind: str
+    kind: Kind
     ids: NDArray[np.int64]
     workers: NDArray[np.int64]
     items: NDArray[np.int64]
@@ -70,6 +72,20 @@ class CampaignArrays:
     @property
     def n(self) -> int:
         return int(self.ids.size)
+
+    @property
+    def comparisons(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int8]]:
+        """``(left, right, outcome)`` of a pairwise campaign."""
+        if self.left is None or self.right is None or self.outcome is None:
+            raise ValueError(f"a {self.kind} campaign has no comparisons")
+        return self.left, self.right, self.outcome
+
+    @property
+    def annotations(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+        """``(ann_judgment, ann_code, ann_count)`` of a multi-label campaign."""
+        if self.ann_judgment is None or self.ann_code is None or self.ann_count is None:
+            raise ValueError(f"a {self.kind} campaign has no annotations")
+        return self.ann_judgment, self.ann_code, self.ann_count
 
     @property
     def watermark(self) -> int:

@@ -216,7 +216,10 @@ def encode(column: Column, positions: NDArray[np.int64] | None) -> tuple[dict, b
     if positions.size * 64 > rows:
         mask = np.zeros(rows, dtype=bool)
         mask[positions] = True
-        extra = {"moved": np.packbits(mask), "rows": np.array(rows, dtype=np.int64)}
+        extra: dict[str, NDArray] = {
+            "moved": np.packbits(mask),
+            "rows": np.array(rows, dtype=np.int64),
+        }
     else:
         extra = {"positions": positions.astype(np.int64)}
     return {**meta, DELTA_KEY: True}, column.to_bytes(**extra)

@@ -69,6 +69,15 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     return engine
 
 
+def psycopg_connection(session: Session) -> Any:
+    """The psycopg connection under a PostgreSQL session's transaction (for COPY and binary
+    cursors, which SQLAlchemy does not offer)."""
+    raw = session.connection().connection.driver_connection
+    if raw is None:
+        raise RuntimeError("the session's connection has no driver connection")
+    return raw
+
+
 def session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
 

@@ -12,8 +12,9 @@ import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from typing import cast
 
-from sqlalchemy import Engine, delete, select, text
+from sqlalchemy import Engine, Table, delete, select, text
 from sqlalchemy.exc import IntegrityError
 
 from monitor.errors import Busy
@@ -80,9 +81,9 @@ def campaign_lock(
             conn.execute(delete(CampaignLock).where(CampaignLock.campaign_id == campaign_id))
         try:
             conn.execute(
-                CampaignLock.__table__.insert().values(
-                    campaign_id=campaign_id, holder=me, acquired_at=utcnow()
-                )
+                cast(Table, CampaignLock.__table__)
+                .insert()
+                .values(campaign_id=campaign_id, holder=me, acquired_at=utcnow())
             )
         except IntegrityError:
             raise Busy(f"campaign {campaign_id} is being recomputed by another process") from None

@@ -340,6 +340,35 @@ class Preference(_Provenance, Base):
     outcome: Mapped[str] = mapped_column(String(5))
 
 
+PLAN_PURPOSES = ("triangle", "information", "known", "gold", "retest")
+
+
+class PlannedPair(Base):
+    """A pair planned for an annotator (``monitor pairs plan``): its stable id (carried in the
+    task file), the round of the plan, the items as shown, why it was chosen, and the
+    preference that answered it (None while it is planned and not answered). ``watermark``:
+    the campaign's newest preference id when it was planned (an answer comes after it)."""
+
+    __tablename__ = "planned_pairs"
+    __table_args__ = (
+        UniqueConstraint("campaign_id", "pair_id"),
+        CheckConstraint(_in("purpose", PLAN_PURPOSES), name="purpose"),
+        Index("ix_planned_pairs_campaign_id_answered_id", "campaign_id", "answered_id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    pair_id: Mapped[str] = mapped_column(String(40))
+    round: Mapped[int] = mapped_column(Integer)
+    worker: Mapped[str] = mapped_column(String(255))
+    left_item: Mapped[str] = mapped_column(String(255))
+    right_item: Mapped[str] = mapped_column(String(255))
+    purpose: Mapped[str] = mapped_column(String(16))
+    watermark: Mapped[int] = mapped_column(BigInteger)
+    answered_id: Mapped[int | None] = mapped_column(BigId)
+    planned_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
+
+
 def _next_run_number(context: Any) -> int:  # noqa: ANN401 - SQLAlchemy's execution context
     """A new run's number in its campaign: one more than the campaign's last (1 for its first).
     Runs of one campaign are written under its recompute lock, one at a time; the unique

@@ -242,15 +242,20 @@ def run_flags(session: Session, run_id: int, scope: str | None = None) -> list[F
         q = q.where((Flag.run_id == run_id) | Flag.scope.in_(DELTA_SCOPES))
     rows = session.execute(q.order_by(Flag.run_id, Flag.id)).all()
     if len(chain) == 1:
-        return [FlagRecord(*r[1:6], dict(r[6] or {})) for r in rows]
+        return [_flag_record(r) for r in rows]
     flags: dict[tuple[str, str, str], FlagRecord] = {}
     for r in rows:  # oldest run first: later runs change or clear what earlier ones raised
         key = (r[1], r[2], r[3])
         if r[7]:
             flags.pop(key, None)
         else:
-            flags[key] = FlagRecord(*r[1:6], dict(r[6] or {}))
+            flags[key] = _flag_record(r)
     return list(flags.values())
+
+
+def _flag_record(r: Sequence[Any]) -> FlagRecord:
+    """A stored flag (the columns after its run id: scope .. evidence) as a record."""
+    return FlagRecord(r[1], r[2], r[3], r[4], r[5], dict(r[6] or {}))
 
 
 def campaign_value_history(

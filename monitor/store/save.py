@@ -13,12 +13,14 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
+from sqlalchemy import Table
 from sqlalchemy.orm import Session
 
 from monitor.results import Column, FlagRecord, State, Value
 from monitor.store import column_deltas, runs
+from monitor.store.engine import psycopg_connection
 from monitor.store.models import Base as Tables
 from monitor.store.models import MetricColumn, MetricRun, RunState, utcnow
 from monitor.store.runs import (
@@ -103,13 +105,13 @@ def insert_run(
             }
         )
     if column_rows:
-        session.execute(MetricColumn.__table__.insert(), column_rows)
+        session.execute(cast(Table, MetricColumn.__table__).insert(), column_rows)
     state_rows = [
         {"run_id": run_id, "name": name, "meta": state.meta, "data": state.to_bytes()}
         for name, state in (states or {}).items()
     ]
     if state_rows:
-        session.execute(RunState.__table__.insert(), state_rows)
+        session.execute(cast(Table, RunState.__table__).insert(), state_rows)
     return _info(run)
 
 
@@ -190,8 +192,7 @@ def _bulk_insert(
         copy_sql = sql.SQL("COPY {} ({}) FROM STDIN").format(
             sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))
         )
-        raw = connection.connection.driver_connection
-        with raw.cursor() as cursor, cursor.copy(copy_sql) as copy:
+        with psycopg_connection(session).cursor() as cursor, cursor.copy(copy_sql) as copy:
             for row in rows:
                 copy.write_row(row)
         return
@@ -299,7 +300,8 @@ def plan_run(
     flags that are new or moved beyond ``flag_tolerance``, columns as changes where they
     extend the base's (:mod:`monitor.store.column_deltas`; ``approximate``: the measures whose
     changes may be float32 numbers)."""
-    stored, cleared = list(new.flags), []
+    stored = list(new.flags)
+    cleared: list[tuple[str, str, str]] = []
     if base is not None:
         stored, cleared = flag_delta(base.flags, new.flags, flag_tolerance)
     columns, positions, seen = _column_deltas(

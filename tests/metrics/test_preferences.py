@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest, kendalltau
 
+from monitor.metrics.davidson import davidson
 from monitor.metrics.preferences import (
     CANONICAL_LABELS,
     canonical_pairs,
     counting_scores,
-    davidson,
     parse_outcomes,
     position_bias,
 )

@@ -210,6 +210,17 @@ def pairwise_campaign(engine: Engine, name: str = "prefs") -> CampaignInfo:
             Value("campaign", name, "percent_agreement", 0.6, n=6),
             Value("campaign", name, "krippendorff_alpha", 0.35, 0.1, 0.6, n, {"level": "nominal"}),
             Value("campaign", name, "transitivity_kappa", 0.6, n=12, detail={"p_e": 13 / 27}),
+            Value(
+                "campaign",
+                name,
+                "preference_design",
+                3.0,
+                n=3,
+                detail={
+                    "message": "reliability: agreement with the consensus order; "
+                    "transitivity: 3 of 3 annotators closed a triangle"
+                },
+            ),
         ]
         for w, kappa in (("p1", 1.0), ("p2", 1.0), ("p3", -0.2)):
             cycles = (

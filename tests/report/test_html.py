@@ -103,6 +103,9 @@ def test_pairwise_report_has_the_audit(sqlite_engine: Engine) -> None:
     text = " ".join(" ".join(page.text).split())
     assert "a · b · c a < b, b < c, a > c (judgments #7, #9, #8)" in text
     assert list(page.cards) == ["p3"]
+    # which signals the design supports, as the run worked it out
+    assert "What this design can measure: reliability: agreement with the consensus order" in text
+    assert "annotators closed a triangle" in text
 
 
 def test_payloads_render_inert(sqlite_engine: Engine) -> None:

@@ -187,7 +187,11 @@ class _Reading:
         row = {**fields, "worker": worker}
         row["preference" if self.kind == "pairwise" else "value"] = value
         row.update(_times(annotation, where))
-        rows.append(SourceRow(line, row, table="judgment", extra={"task_id": task.get("id")}))
+        extra: dict[str, Any] = {"task_id": task.get("id")}
+        data = task.get("data")
+        if isinstance(data, dict) and isinstance(data.get("pair_id"), str):
+            extra["pair_id"] = data["pair_id"]  # a task of ``monitor pairs plan``
+        rows.append(SourceRow(line, row, table="judgment", extra=extra))
         self.judges.add(worker)
         return rows
 

@@ -30,7 +30,11 @@ MTURK = Export(
     worked_hint="expected a number like 93",
     clock=Clock(parse_mturk_time, "expected MTurk's format like 'Mon Nov 03 09:12:45 PST 2025'"),
     statuses=Statuses("AssignmentStatus", rejected=frozenset({"REJECTED"})),
-    payload={"HITId": "hit_id", "AssignmentStatus": "assignment_status"},
+    payload={
+        "HITId": "hit_id",
+        "AssignmentStatus": "assignment_status",
+        "Input.pair_id": "pair_id",
+    },
     no_answer=("no answer column (Answer.*)", "is this an MTurk batch results file?"),
 )
 

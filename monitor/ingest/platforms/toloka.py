@@ -41,7 +41,11 @@ TOLOKA = Export(
         kept=frozenset({"SUBMITTED", "ACCEPTED", "APPROVED", ""}),
         expected="expected SUBMITTED, ACCEPTED, APPROVED, REJECTED, SKIPPED, EXPIRED or ACTIVE",
     ),
-    payload={"ASSIGNMENT:task_id": "task_id", "ASSIGNMENT:status": "status"},
+    payload={
+        "ASSIGNMENT:task_id": "task_id",
+        "ASSIGNMENT:status": "status",
+        "INPUT:pair_id": "pair_id",
+    },
     empty_worker="export assignments, not tasks",
     answer_word="output",
     no_answer=("no OUTPUT column", "choose one with --map value=COLUMN"),
