@@ -160,5 +160,13 @@ class ConfigError(MonitorError):
         self.hint = hint
 
 
+class MissingDependency(MonitorError):
+    """An optional dependency the command needs is not installed; the hint says how."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
 class Busy(MonitorError):
     """Another process holds the campaign's recompute lock."""

@@ -19,21 +19,33 @@ from sqlalchemy import Engine
 from monitor.settings import Settings
 
 if TYPE_CHECKING:
+    from distributed import Client
+
     from monitor.incremental.cache import RunCache
 
 log = logging.getLogger("monitor.scheduler")
 
 
-def incremental_job(engine: Engine, settings: Settings, cache: RunCache | None = None) -> None:
-    _recompute_all(engine, settings, cache, "incremental", full=False)
+def incremental_job(
+    engine: Engine,
+    settings: Settings,
+    cache: RunCache | None = None,
+    cluster: Client | None = None,
+) -> None:
+    _recompute_all(engine, settings, cache, "incremental", full=False, cluster=cluster)
 
 
-def nightly_job(engine: Engine, settings: Settings, cache: RunCache | None = None) -> None:
+def nightly_job(
+    engine: Engine,
+    settings: Settings,
+    cache: RunCache | None = None,
+    cluster: Client | None = None,
+) -> None:
     """The nightly full recompute and reports; a campaign whose full run another scheduler
     already made tonight (since the last ``nightly_at``) is not computed again."""
     since = nightly_since(settings.nightly_at, datetime.now().astimezone())
-    _recompute_all(engine, settings, cache, "nightly", full=True, full_since=since)
-    write_reports(engine, settings)
+    _recompute_all(engine, settings, cache, "nightly", full=True, full_since=since, cluster=cluster)
+    write_reports(engine, settings, cluster)
 
 
 def nightly_since(nightly_at: str, now: datetime) -> datetime:
@@ -52,12 +64,17 @@ def _recompute_all(
     *,
     full: bool,
     full_since: datetime | None = None,
+    cluster: Client | None = None,
 ) -> None:
     """Recompute every campaign; a campaign that fails is logged (its run records the error)
     and the others go on. A failure of the whole job (the database unreachable) is logged in
-    one line, and the next run of the job tries again."""
+    one line, and the next run of the job tries again. With a ``cluster``, each due campaign
+    is a job on it (:mod:`monitor.cluster`), logged with the worker that ran it."""
     from monitor.pipeline import recompute
 
+    if cluster is not None:
+        _dispatch(engine, settings, cluster, job, full=full, full_since=full_since)
+        return
     try:
         outcomes = recompute(engine, settings, full=full, cache=cache, full_since=full_since)
     except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad run
@@ -68,6 +85,27 @@ def _recompute_all(
     for outcome in outcomes:
         level = logging.WARNING if outcome.status == "failed" else logging.INFO
         log.log(level, "%s %s", job, outcome.line())
+
+
+def _dispatch(
+    engine: Engine,
+    settings: Settings,
+    cluster: Client,
+    job: str,
+    *,
+    full: bool,
+    full_since: datetime | None,
+) -> None:
+    from monitor.cluster import due_campaigns, recompute_on
+
+    def logged(result) -> None:  # noqa: ANN001 - a monitor.cluster.JobResult
+        log.log(logging.WARNING if result.failed else logging.INFO, "%s %s", job, result.line())
+
+    try:
+        due = due_campaigns(engine, full=full)
+        recompute_on(cluster, settings, due, full=full, full_since=full_since, on_result=logged)
+    except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad run
+        log.error("%s recompute failed: %s: %s", job, type(exc).__name__, _first_line(exc))
 
 
 def collect_between_runs() -> None:
@@ -88,10 +126,25 @@ def _first_line(exc: BaseException) -> str:
     return lines[0] if lines else ""
 
 
-def write_reports(engine: Engine, settings: Settings) -> list[Path]:
+def write_reports(engine: Engine, settings: Settings, cluster: Client | None = None) -> list[Path]:
     """Every campaign's HTML report and JSON document in ``settings.report_dir``, and the
     index of campaigns linking to each (:func:`monitor.report.index.write_all`); a campaign
-    whose report fails is logged and listed in the index, and the others go on."""
+    whose report fails is logged and listed in the index, and the others go on. With a
+    ``cluster``, each report is a job on it (``report_dir`` on storage the workers share)."""
+    if cluster is not None:
+        from monitor.cluster import reports_on
+
+        def logged(result) -> None:  # noqa: ANN001 - a monitor.cluster.JobResult
+            level = logging.WARNING if result.failed else logging.INFO
+            log.log(level, "nightly %s", result.line())
+
+        try:
+            written = reports_on(cluster, engine, settings, on_result=logged)
+        except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad run
+            log.error("nightly reports failed: %s: %s", type(exc).__name__, _first_line(exc))
+            return []
+        log.info("index %s", written.index)
+        return written.reports
     from monitor.report.index import write_all
 
     written = write_all(engine, Path(settings.report_dir))
@@ -101,9 +154,12 @@ def write_reports(engine: Engine, settings: Settings) -> list[Path]:
     return written.reports
 
 
-def build_scheduler(engine: Engine, settings: Settings):  # -> BackgroundScheduler
+def build_scheduler(
+    engine: Engine, settings: Settings, cluster: Client | None = None
+):  # -> BlockingScheduler
     """A BlockingScheduler with the two jobs, sharing one run cache for the process's life
-    (its runs after the first read and compute only what arrived); not started."""
+    (its runs after the first read and compute only what arrived), or sending the campaigns'
+    recomputes to ``cluster``; not started."""
     from apscheduler.schedulers.blocking import BlockingScheduler
     from apscheduler.triggers.cron import CronTrigger
     from apscheduler.triggers.interval import IntervalTrigger
@@ -119,7 +175,7 @@ def build_scheduler(engine: Engine, settings: Settings):  # -> BackgroundSchedul
     scheduler.add_job(
         incremental_job,
         IntervalTrigger(minutes=settings.recompute_every_minutes),
-        args=(engine, settings, cache),
+        args=(engine, settings, cache, cluster),
         id="incremental",
         name="incremental recompute",
         next_run_time=_now(),
@@ -128,7 +184,7 @@ def build_scheduler(engine: Engine, settings: Settings):  # -> BackgroundSchedul
     scheduler.add_job(
         nightly_job,
         CronTrigger(hour=hour, minute=minute),
-        args=(engine, settings, cache),
+        args=(engine, settings, cache, cluster),
         id="nightly",
         name="nightly full recompute and reports",
         **once,
@@ -170,12 +226,16 @@ def keep_freed_memory() -> bool:
 
 
 def run_forever(
-    engine: Engine, settings: Settings, *, on_start: Callable[[], None] | None = None
+    engine: Engine,
+    settings: Settings,
+    *,
+    on_start: Callable[[], None] | None = None,
+    cluster: Client | None = None,
 ) -> None:
     """Run until SIGTERM or SIGINT; a job under way finishes before the process exits."""
     if not keep_freed_memory():
         log.debug("mallopt unavailable: freed memory goes back to the system")
-    scheduler = build_scheduler(engine, settings)
+    scheduler = build_scheduler(engine, settings, cluster)
     stopping = threading.Event()
 
     def stop(signum: int, _frame: object) -> None:

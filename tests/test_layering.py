@@ -18,6 +18,8 @@ FORBIDDEN = {
         "monitor.store",
         "monitor.report",
         "monitor.cli",
+        "monitor.cluster",
+        "distributed",
         "monitor.scheduler",
         "monitor.ingest",
         "monitor.pipeline",
@@ -28,6 +30,8 @@ FORBIDDEN = {
         "monitor.metrics",
         "monitor.report",
         "monitor.cli",
+        "monitor.cluster",
+        "distributed",
         "monitor.pipeline",
         "monitor.incremental",
         "monitor.rules",
@@ -43,6 +47,8 @@ FORBIDDEN = {
         "monitor.store",
         "monitor.report",
         "monitor.cli",
+        "monitor.cluster",
+        "distributed",
         "monitor.scheduler",
         "monitor.ingest",
         "monitor.pipeline",
@@ -53,6 +59,8 @@ FORBIDDEN = {
     "incremental": (
         "monitor.report",
         "monitor.cli",
+        "monitor.cluster",
+        "distributed",
         "monitor.scheduler",
         "monitor.ingest",
         "monitor.pipeline",
@@ -65,6 +73,8 @@ FORBIDDEN = {
         "monitor.incremental",
         "monitor.rules",
         "monitor.cli",
+        "monitor.cluster",
+        "distributed",
         "monitor.scheduler",
         "monitor.ingest",
         "monitor.metrics",
@@ -110,7 +120,7 @@ def test_help_is_instant() -> None:
     import subprocess
     import sys
 
-    code = "import sys, monitor.cli; print(sorted(m for m in ('pymc','scipy','alembic','jinja2','pandas') if m in sys.modules))"
+    code = "import sys, monitor.cli; print(sorted(m for m in ('pymc','scipy','alembic','jinja2','pandas','distributed') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

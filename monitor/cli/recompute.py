@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+from types import ModuleType
 
 from monitor.cli.context import Context
 from monitor.cli.show import echo
+from monitor.errors import MissingDependency
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -22,10 +24,18 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument(
         "--full", action="store_true", help="recompute from scratch, even if nothing is new"
     )
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run each campaign's recompute as a job on the Dask cluster whose scheduler is at "
+        "ADDRESS (tcp://HOST:8786); each line names the worker",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    if args.cluster:
+        return _on_cluster(args, ctx)
     from monitor.pipeline import recompute
 
     logging.getLogger("monitor.pipeline").setLevel(logging.WARNING)
@@ -34,10 +44,44 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         echo("no campaigns yet: create one with 'monitor campaign create'")
     for outcome in outcomes:
         echo(outcome.line())
-    failed = [o.campaign for o in outcomes if o.status == "failed"]
+    return _summary([o.campaign for o in outcomes if o.status == "failed"], len(outcomes))
+
+
+def cluster_module() -> ModuleType:
+    """:mod:`monitor.cluster`, or :class:`MissingDependency` when Dask is not installed."""
+    try:
+        import monitor.cluster
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("distributed", "dask"):
+            raise
+        raise MissingDependency(
+            "--cluster needs Dask distributed, which is not installed",
+            'pip install "monitor[cluster]"',
+        ) from None
+    return monitor.cluster
+
+
+def _on_cluster(args: argparse.Namespace, ctx: Context) -> int:
+    """The due campaigns as jobs on the cluster (connected first: an unreachable cluster
+    leaves everything as it was)."""
+    cluster = cluster_module()
+    with cluster.connect(args.cluster) as client:
+        engine = ctx.engine()
+        due = cluster.due_campaigns(engine, args.campaign, full=args.full)
+        if not due:
+            where = args.campaign or "any campaign"
+            echo(f"nothing new in {where}: nothing to do")
+            return 0
+        results = cluster.recompute_on(
+            client, ctx.settings, due, full=args.full, on_result=lambda r: echo(r.line())
+        )
+    return _summary([r.campaign for r in results if r.failed], len(results))
+
+
+def _summary(failed: list[str], n: int) -> int:
     if failed:
         echo(
-            f"monitor: error: {len(failed)} of {len(outcomes)} campaigns failed: "
+            f"monitor: error: {len(failed)} of {n} campaigns failed: "
             f"{', '.join(failed)} (the other campaigns were recomputed)",
             err=True,
         )

@@ -5,8 +5,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 from monitor.cli.context import Context
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+    from monitor.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -22,12 +28,16 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--every", type=int, metavar="MINUTES", help="incremental interval")
     p.add_argument("--nightly-at", metavar="HH:MM", help="time of the nightly full run")
     p.add_argument("--report-dir", metavar="DIR", help="where the nightly reports go")
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="send each due campaign's recompute to the Dask cluster whose scheduler is at "
+        "ADDRESS (tcp://HOST:8786), one log line per job naming the worker",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from monitor.scheduler import run_forever
-
     settings = ctx.settings.replace(
         recompute_every_minutes=args.every, nightly_at=args.nightly_at, report_dir=args.report_dir
     )
@@ -36,16 +46,35 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(PrintableFormatter("%(asctime)s %(name)s %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler])
-    for noisy in ("apscheduler", "alembic"):
+    for noisy in ("apscheduler", "alembic", "distributed"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    cluster = None
+    if args.cluster:
+        from monitor.cli.recompute import cluster_module
+
+        # first: an unreachable cluster leaves everything as it was
+        cluster = cluster_module().connect(args.cluster)
+    try:
+        _run(ctx, settings, cluster)
+    finally:
+        if cluster is not None:
+            cluster.close()
+    return 0
+
+
+def _run(ctx: Context, settings: Settings, cluster: Client | None) -> None:
+    from monitor.scheduler import run_forever
+
+    where = f", jobs on the cluster at {cluster.scheduler.address}" if cluster else ""
     engine = ctx.engine()
     run_forever(
         engine,
         settings,
+        cluster=cluster,
         on_start=lambda: logging.getLogger("monitor.scheduler").info(
-            "scheduler started: incremental every %d min, nightly at %s",
+            "scheduler started: incremental every %d min, nightly at %s%s",
             settings.recompute_every_minutes,
             settings.nightly_at,
+            where,
         ),
     )
-    return 0

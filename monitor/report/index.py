@@ -179,41 +179,65 @@ def render_index(entries: Sequence[Entry], generated_at: datetime | None = None)
     return environment().get_template("index.html").render(entries=entries, generated_at=when)
 
 
+CampaignReport = tuple[dict[str, Any] | None, str | None]
+"""One campaign's report as the index takes it: (its summary, None), or (None, the error)."""
+
+
+def write_campaign(engine: Engine, folder: Path, name: str) -> CampaignReport:
+    """One campaign's HTML report and JSON document in ``folder``; a failure is logged and
+    returned as its one-line message (the index lists it)."""
+    from monitor.report.render import report_filename, write_pair
+
+    html, document = report_filename(name, "html"), report_filename(name, "json")
+    try:
+        doc = write_pair(engine, name, folder / html, folder / document)
+    except Exception as exc:  # noqa: BLE001 - one campaign must not stop the others
+        log.exception("report of campaign %s failed", name)
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return None, message
+    return summary(doc, html, document), None
+
+
 def write_all(
     engine: Engine,
     folder: Path,
     names: Sequence[str] | None = None,
     *,
     on_report: Callable[[Path], None] | None = None,
+    written: Mapping[str, CampaignReport] | None = None,
 ) -> Written:
     """Every campaign's HTML report and JSON document in ``folder`` (file names of
     :func:`~monitor.report.render.report_filename`), then ``index.html`` and ``index.json``.
-    A campaign that fails is listed in the index with its error, and the others go on."""
-    from monitor.report.render import report_filename, write_pair
+    A campaign that fails is listed in the index with its error, and the others go on.
+    ``written``: the campaigns' reports already written in ``folder`` by other processes (jobs
+    on a cluster), by name; only the index is written here then."""
     from monitor.store.campaigns import list_campaigns
     from monitor.store.engine import session_factory
 
     if names is None:
-        with session_factory(engine)() as s:
-            names = [c.name for c in list_campaigns(s)]
+        if written is not None:
+            names = list(written)
+        else:
+            with session_factory(engine)() as s:
+                names = [c.name for c in list_campaigns(s)]
     folder.mkdir(parents=True, exist_ok=True)
     before = read_state(folder)
     out = Written()
     entries = []
     for name in sorted(names, key=natural_key):
-        html, document = report_filename(name, "html"), report_filename(name, "json")
-        try:
-            doc = write_pair(engine, name, folder / html, folder / document)
-        except Exception as exc:  # noqa: BLE001 - one campaign must not stop the others
-            log.exception("report of campaign %s failed", name)
-            message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if written is not None:
+            got, error = written[name]
+        else:
+            got, error = write_campaign(engine, folder, name)
+        if got is None:
+            message = error or "no report"
             out.failed[name] = message
             entries.append(Entry(_failed(name), [], None, [], message))
             continue
-        out.reports.append(folder / html)
+        out.reports.append(folder / got["report"])
         if on_report is not None:
-            on_report(folder / html)
-        entries.append(_entry(summary(doc, html, document), before.get(name)))
+            on_report(folder / got["report"])
+        entries.append(_entry(got, before.get(name)))
     kept = [  # a failed campaign keeps its last summary for the next comparison
         e.summary if e.error is None else before[e.summary["campaign"]]
         for e in entries
@@ -225,4 +249,14 @@ def write_all(
     return out
 
 
-__all__ = ["INDEX", "STATE", "Entry", "Written", "changes", "read_state", "summary", "write_all"]
+__all__ = [
+    "INDEX",
+    "STATE",
+    "Entry",
+    "Written",
+    "changes",
+    "read_state",
+    "summary",
+    "write_all",
+    "write_campaign",
+]
