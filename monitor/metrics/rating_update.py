@@ -13,8 +13,8 @@ variances ``s^2`` (``w = 1 / s^2``)::
 item). The step is then ``b_j = (CB_j b_j + R_j) / (CB_j + mb_j + k_j)`` (gauge: minus the
 ``mb``-weighted mean), ``ss_j = A_j - 2 b_j R_j + b_j^2 mb_j``, ``s0^2 = sum_j ss_j / sum_j m_j``,
 ``s_j^2 = (c_j s_j^2 + (nu s0^2 + ss_j) / (nu + m_j)) / (1 + c_j)`` with ``c_j = C_j / m_j``,
-the priors' weights ``k_j`` (:func:`~monitor.metrics.rating_model.bias_prior`) and ``nu``
-(:func:`~monitor.metrics.rating_model.noise_prior`) functions of the same sums: the full sweep
+the priors' weights ``k_j`` (:func:`~monitor.metrics.rating_priors.bias_prior`) and ``nu``
+(:func:`~monitor.metrics.rating_priors.noise_prior`) functions of the same sums: the full sweep
 without gold, history priors or tied pairs. An item's part of the sums depends
 only on its own judgments and their judges' ``b, s``: worker ``j``'s part through the other
 judges of the item (``r_ij``, ``v_ij``, ``q_ij`` leave ``j`` out).
@@ -56,9 +56,8 @@ from monitor.metrics.rating_model import (
     _squarem,
     _Sweep,
     _tied_pairs,
-    bias_prior,
-    noise_prior,
 )
+from monitor.metrics.rating_priors import bias_prior, noise_prior
 
 N_SUMS = 6  # m, mb, R, CB, A, C
 N_BLOCKS = 4  # dR/db, dA/db, dR/dw, dA/dw
