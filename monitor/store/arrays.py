@@ -87,10 +87,18 @@ def _workers(
     session: Session, cid: int, after: int = 0
 ) -> tuple[NDArray[np.int64], NDArray[np.object_]]:
     """Database ids (ascending) and external ids of a campaign's workers with ``id > after``."""
+    return _ids_and_names(session, Worker, cid, after)
+
+
+def _ids_and_names(
+    session: Session, table: type[Worker] | type[Item], cid: int, after: int
+) -> tuple[NDArray[np.int64], NDArray[np.object_]]:
+    """Database ids (ascending) and external ids of a campaign's rows of ``table`` with
+    ``id > after``, row by row."""
     rows = session.execute(
-        select(Worker.id, Worker.external_id)
-        .where(Worker.campaign_id == cid, Worker.id > after)
-        .order_by(Worker.id)
+        select(table.id, table.external_id)
+        .where(table.campaign_id == cid, table.id > after)
+        .order_by(table.id)
     ).all()
     external = np.empty(len(rows), dtype=object)
     external[:] = [r[1] for r in rows]
@@ -131,14 +139,7 @@ def _items(
         external = np.empty(ids.size, dtype=object)
         external[:] = json.loads(names)
         return ids, external
-    rows = session.execute(
-        select(Item.id, Item.external_id)
-        .where(Item.campaign_id == cid, Item.id > after)
-        .order_by(Item.id)
-    ).all()
-    external = np.empty(len(rows), dtype=object)
-    external[:] = [r[1] for r in rows]
-    return np.array([r[0] for r in rows], dtype=np.int64), external
+    return _ids_and_names(session, Item, cid, after)
 
 
 def _judgment_numbers(

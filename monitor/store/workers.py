@@ -95,8 +95,8 @@ def worker_states(session: Session, campaign_id: int) -> dict[str, WorkerState]:
     }
 
 
-def get_worker(session: Session, campaign_id: int, external_id: str) -> WorkerState:
-    """One worker by external id, or NotFound."""
+def _worker(session: Session, campaign_id: int, external_id: str) -> Worker:
+    """The worker row by external id, or NotFound."""
     w = session.scalars(
         select(Worker).where(Worker.campaign_id == campaign_id, Worker.external_id == external_id)
     ).one_or_none()
@@ -105,6 +105,12 @@ def get_worker(session: Session, campaign_id: int, external_id: str) -> WorkerSt
             f"no worker {external_id!r} in this campaign",
             hint="list them with: monitor workers --campaign NAME",
         )
+    return w
+
+
+def get_worker(session: Session, campaign_id: int, external_id: str) -> WorkerState:
+    """One worker by external id, or NotFound."""
+    w = _worker(session, campaign_id, external_id)
     return WorkerState(w.id, w.external_id, w.status, float(w.weight))
 
 
@@ -129,14 +135,7 @@ def append_decision(
             f"a {action.replace('_', '-')} needs a reason in words, got {reason!r}",
             hint='for example reason="random answers on gold questions"',
         )
-    w = session.scalars(
-        select(Worker).where(Worker.campaign_id == campaign_id, Worker.external_id == external_id)
-    ).one_or_none()
-    if w is None:
-        raise NotFound(
-            f"no worker {external_id!r} in this campaign",
-            hint="list them with: monitor workers --campaign NAME",
-        )
+    w = _worker(session, campaign_id, external_id)
     if action == "block":
         w.status = "blocked"
     elif action == "down_weight":
