@@ -109,9 +109,18 @@ class Column:
         )
 
     def details(self) -> list[dict[str, Any] | None]:
-        """The per-subject detail dictionaries (None without a detail matrix)."""
-        if self.detail_key is None or self.indptr is None:
+        """The per-subject detail dictionaries, ``{detail_key: {name: number}}`` (None without
+        a detail matrix)."""
+        inner, key = self.detail_maps(), self.detail_key
+        if inner is None or key is None:
             return [None] * len(self.subjects)
+        return [{key: d} for d in inner]
+
+    def detail_maps(self) -> list[dict[str, Any]] | None:
+        """Each subject's ``{name: number}`` of the detail matrix (None without one): the
+        inside of :meth:`details`, built without the wrapper (the JSON writer's hot path)."""
+        if self.detail_key is None or self.indptr is None:
+            return None
         assert self.indices is not None and self.data is not None
         names = [self.names[i] for i in self.indices.tolist()]
         data = (
@@ -119,12 +128,9 @@ class Column:
             if self.integral
             else np.round(self.data, 12).tolist()
         )
+        pairs = list(zip(names, data))  # noqa: B905 - one length by construction
         bounds = self.indptr.tolist()
-        key = self.detail_key
-        return [
-            {key: dict(zip(names[lo:hi], data[lo:hi], strict=True))}
-            for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)
-        ]
+        return [dict(pairs[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]  # noqa: B905
 
     def row_detail(self, i: int) -> dict[str, Any] | None:
         """The detail of subject ``i`` alone."""

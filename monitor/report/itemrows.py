@@ -49,8 +49,8 @@ def _intervals(table: ItemTable, metric: str, positions: NDArray[np.int64]) -> l
     c, rows = _column(table, metric, positions)
     lo, hi = _take(c.low, rows), _take(c.high, rows)
     ok = np.flatnonzero(np.isfinite(lo) & np.isfinite(hi))
-    for k, a, b in zip(ok.tolist(), lo[ok].tolist(), hi[ok].tolist(), strict=True):
-        out[k] = [a, b]
+    for k, pair in zip(ok.tolist(), np.column_stack([lo[ok], hi[ok]]).tolist(), strict=True):
+        out[k] = pair
     return out
 
 
@@ -63,8 +63,9 @@ def _details(table: ItemTable, metric: str, key: str, positions: NDArray[np.int6
     if c.detail_key != key or c.indptr is None:
         return out
     have = np.flatnonzero(rows >= 0)
-    for k, d in zip(have.tolist(), c.take(rows[have], []).details(), strict=True):
-        out[k] = d[key] if d is not None else None
+    maps = c.take(rows[have], []).detail_maps() or []
+    for k, d in zip(have.tolist(), maps, strict=True):
+        out[k] = d
     return out
 
 
