@@ -75,20 +75,23 @@ def _on_cluster(args: argparse.Namespace, ctx: Context) -> int:
         results = cluster.recompute_on(
             client, ctx.settings, due, full=args.full, on_result=lambda r: echo(r.line())
         )
-    return _summary([r.campaign for r in results if r.failed], len(results))
+    unrecorded = sum(1 for r in results if r.status in ("refused", "lost"))
+    return _summary([r.campaign for r in results if r.failed], len(results), unrecorded)
 
 
-def _summary(failed: list[str], n: int) -> int:
+def _summary(failed: list[str], n: int, unrecorded: int = 0) -> int:
     if failed:
         echo(
             f"monitor: error: {len(failed)} of {n} campaigns failed: "
             f"{', '.join(failed)} (the other campaigns were recomputed)",
             err=True,
         )
-        echo(
-            "hint: each failure is recorded on the campaign's run; fix the cause and run "
-            "monitor recompute again",
-            err=True,
+        where = (
+            "a run that failed is recorded on its campaign; a job refused or lost is only in "
+            "the lines above"
+            if unrecorded
+            else "each failure is recorded on the campaign's run"
         )
+        echo(f"hint: {where}; fix the cause and run monitor recompute again", err=True)
         return 1
     return 0

@@ -212,3 +212,15 @@ def test_an_error_in_the_second_thread_fails_the_run(
     assert _runs(engine)[-1] == ("r", "failed", f"FloatingPointError: {part} broke")
     with transaction(engine) as s:
         assert run_module.latest_run(s, get_campaign(s, "r").id).n_judgments == len(rows)
+
+
+def test_the_hint_says_where_a_failure_is_kept(capsys: pytest.CaptureFixture[str]) -> None:
+    from monitor.cli.recompute import _summary
+
+    assert _summary([], 3) == 0
+    assert _summary(["a"], 3) == 1
+    assert "each failure is recorded on the campaign's run" in capsys.readouterr().err
+    assert _summary(["a", "b"], 3, unrecorded=1) == 1
+    err = capsys.readouterr().err
+    assert "2 of 3 campaigns failed: a, b" in err
+    assert "a job refused or lost is only in the lines above" in err
