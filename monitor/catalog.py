@@ -423,34 +423,45 @@ WARNINGS = tuple(r.name for r in rules(Scope.CAMPAIGN))
 """The campaign flags: warnings about the campaign as a whole."""
 
 
+def _markdown(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    """A Markdown table, ``|`` in a cell escaped."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _kinds(kinds: frozenset[Kind]) -> str:
+    return "all" if kinds == ALL else ", ".join(k.value for k in Kind if k in kinds)
+
+
 def measures_table() -> str:
     """The stored measures as a Markdown table (``docs/store-values.md`` holds it)."""
-    rows = [
-        "| scope | metric | kinds | value | low/high | n | detail |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for m in MEASURES:
-        kinds = "all" if m.kinds == ALL else ", ".join(k.value for k in Kind if k in m.kinds)
-        cells = (m.scope.value, f"`{m.name}`", kinds, m.value, m.interval, m.n, m.detail)
-        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return "\n".join(rows) + "\n"
+    return _markdown(
+        ("scope", "metric", "kinds", "value", "low/high", "n", "detail"),
+        [
+            (m.scope.value, f"`{m.name}`", _kinds(m.kinds), m.value, m.interval, m.n, m.detail)
+            for m in MEASURES
+        ],
+    )
 
 
 def rules_table() -> str:
     """The rules as a Markdown table (``docs/store-values.md`` holds it)."""
-    rows = [
-        "| scope | rule | kinds | says | reads | thresholds | policy |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in RULES:
-        kinds = "all" if r.kinds == ALL else ", ".join(k.value for k in Kind if k in r.kinds)
-        cells = (
-            r.scope.value, f"`{r.name}`", kinds, r.title,
-            ", ".join(f"`{x}`" for x in r.reads), ", ".join(f"`{x}`" for x in r.thresholds),
-            "acts" if r.acts else "",
-        )  # fmt: skip
-        rows.append("| " + " | ".join(cells) + " |")
-    return "\n".join(rows) + "\n"
+    return _markdown(
+        ("scope", "rule", "kinds", "says", "reads", "thresholds", "policy"),
+        [
+            (
+                r.scope.value,
+                f"`{r.name}`",
+                _kinds(r.kinds),
+                r.title,
+                ", ".join(f"`{x}`" for x in r.reads),
+                ", ".join(f"`{x}`" for x in r.thresholds),
+                "acts" if r.acts else "",
+            )  # fmt: skip
+            for r in RULES
+        ],
+    )
 
 
 def write_docs(path: str) -> bool:
