@@ -7,6 +7,17 @@ smoothing, run to convergence: crowd-kit's ``DawidSkene`` without its early stop
 Each rating set is also split by its ``prefix:`` item groups where it has them (affect: one
 emotion each, 100 items of 10 judgments: small campaigns of the shape of valence), to show the
 model on small campaigns; ``fallback`` says where the held-out check gave the plain mean.
+
+Beside the MAE, each rating aggregate's ``level`` (its mean signed error: how far the crowd's
+level, as that aggregate weighs it, sits from the experts') and its ``centred`` MAE (the MAE once
+that level is taken out: what the aggregate gets right about the items relative to each other).
+No crowd-only aggregate can know the experts' level; the model moves it by whom it weighs.
+
+A simulated ordinal label set (``ordinal-sim``, :func:`ordinal_sim`) is added beside the real
+ones, shaped like a large real ordinal campaign (adult-content ratings G < P < R < X: 825
+workers of very unequal activity, 11,040 items, about 8 judgments each): each worker answers
+the true class plus a shift and Gaussian noise of their own, rounded and clipped to the scale;
+15% answer at random. ``--only`` names it like the others.
 """
 
 from __future__ import annotations
@@ -68,6 +79,41 @@ def _subsets(ds: rd.DataSet, tmp: Path) -> list[rd.DataSet]:
     return out
 
 
+def ordinal_sim(tmp: Path, seed: int = 7) -> rd.DataSet:
+    """The simulated ordinal set of the module docstring, written as a data set folder."""
+    rng = np.random.default_rng(seed)
+    n_items, n_workers, n_draws, cats = 11040, 825, 89799, ("G", "P", "R", "X")
+    truth = rng.choice(len(cats), n_items, p=[0.55, 0.2, 0.15, 0.1])
+    activity = rng.pareto(1.0, n_workers) + 1.0
+    items = rng.integers(0, n_items, n_draws)
+    workers = rng.choice(n_workers, n_draws, p=activity / activity.sum())
+    sd, shift = rng.uniform(0.5, 2.5, n_workers), rng.normal(0.0, 0.7, n_workers)
+    latent = truth[items] + shift[workers] + rng.normal(0.0, 1.0, n_draws) * sd[workers]
+    answer = np.clip(np.rint(latent), 0, len(cats) - 1).astype(int)
+    spam = rng.random(n_workers) < 0.15
+    answer = np.where(spam[workers], rng.integers(0, len(cats), n_draws), answer)
+    _, first = np.unique(items * n_workers + workers, return_index=True)  # one per worker, item
+    rows = [(f"w{workers[k]}", f"i{items[k]}", cats[answer[k]]) for k in np.sort(first)]
+    judged = sorted({i for _, i, _ in rows})
+    path = tmp / "ordinal-sim"
+    path.mkdir()
+    with (path / "judgments.csv").open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([("worker", "item", "value"), *rows])
+    args = ["--kind", "label", "--level", "ordinal", "--categories", ",".join(cats)]
+    return rd.DataSet("ordinal-sim", path, "label", args, rows,
+                      {i: cats[truth[int(i[1:])]] for i in judged}, judged)  # fmt: skip
+
+
+def _level(ds: rd.DataSet, answers: dict[str, Any], items: set[str]) -> tuple[float, float]:
+    """(mean signed error, MAE after removing it) of a rating aggregate (module docstring)."""
+    plain = {i: np.mean([float(v) for v in vs]) for i, vs in rd.by_item(ds).items()}
+    keys = sorted(items)
+    a = np.array([plain[i] if rd._num(answers.get(i)) is None else float(answers[i])
+                  for i in keys])  # fmt: skip
+    e = a - np.array([float(ds.truth[i]) for i in keys])
+    return float(e.mean()), float(np.mean(np.abs(e - e.mean())))
+
+
 def _figures(ds: rd.DataSet, settings: dict[str, str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         run = rd.run_monitor(replace(ds, name=ds.name.replace("/", "-")), Path(tmp), settings)
@@ -78,8 +124,11 @@ def _figures(ds: rd.DataSet, settings: dict[str, str]) -> dict[str, Any]:
         base = rd.rating_baselines(ds)["answers"]
         out["mean"] = rd.answer_error(ds, base["mean"], items)
         out["median"] = rd.answer_error(ds, base["median"], items)
-        out["export"] = rd.answer_error(ds, {i: rd._num(a) for i, a in export.items()}, items)
+        answers = {i: rd._num(a) for i, a in export.items()}
+        out["export"] = rd.answer_error(ds, answers, items)
         out["fallback"] = any("model_fallback" in n for n in run.notes)
+        for name, a in (("mean", base["mean"]), ("export", answers)):
+            out[f"{name}_level"], out[f"{name}_centred"] = _level(ds, a, items)
     else:
         out["majority"] = rd.answer_error(ds, _majority(ds), items)
         out["dawid_skene"] = rd.answer_error(ds, _dawid_skene(ds), items)
@@ -100,6 +149,8 @@ def models(root: Path, settings: dict[str, str], only: list[str]) -> list[dict[s
             sets.append(ds)
             if ds.kind == "rating":
                 sets += _subsets(ds, Path(tmp))
+        if not only or "ordinal-sim" in only:
+            sets.append(ordinal_sim(Path(tmp)))
         print("\n== models: monitor's export against the plain aggregates (no gold)")
         print(f"{'data set':18} {'kind':7} {'items':>6}  figures")
         for ds in sets:
@@ -109,7 +160,9 @@ def models(root: Path, settings: dict[str, str], only: list[str]) -> list[dict[s
                 verdict = "ok" if r["export"] <= r["mean"] + 1e-9 else "WORSE"
                 text = (f"MAE mean {r['mean']:.2f}  median {r['median']:.2f}  export "
                         f"{r['export']:.2f}{' (fallback: plain mean)' if r['fallback'] else ''}"
-                        f"  [{verdict}]")  # fmt: skip
+                        f"  [{verdict}]  level mean {r['mean_level']:+.2f} export "
+                        f"{r['export_level']:+.2f}  centred mean {r['mean_centred']:.2f} export "
+                        f"{r['export_centred']:.2f}")  # fmt: skip
             else:
                 verdict = "ok" if r["export"] >= r["dawid_skene"] - 1e-9 else "WORSE"
                 text = (f"accuracy majority {r['majority']:.3f}  Dawid-Skene "

@@ -165,6 +165,26 @@ def test_gold_mae_for_ratings(engine: Engine) -> None:
     assert values[("worker", "const", "gold_accuracy")].value == pytest.approx(0.85)
 
 
+def test_export_keeps_a_model_that_stopped_before_converging(engine: Engine) -> None:
+    """A model stopped at model_max_iter still gives the export's answers (EM climbs from the
+    majority vote), and the method says it did not converge."""
+    import csv
+    import io
+
+    from monitor.export import export
+
+    case, truth = label_case(n_items=90, seed=9)
+    store_case(engine, case)
+    recompute(engine, SETTINGS.replace(model_max_iter=1))
+    values, _ = latest(engine)
+    assert values[("campaign", "golden", "model_iterations")].detail["converged"] is False
+    with transaction(engine) as s:
+        rows = list(csv.DictReader(io.StringIO(export(s, "labels", "golden", "csv"))))
+    assert {r["method"] for r in rows} == {"model (not converged)"} and len(rows) == 90
+    right = sum(r["value"] == truth[int(r["item"][1:])] for r in rows)
+    assert right / len(rows) > 0.95
+
+
 def test_a_model_that_does_not_converge_withholds_its_flags(engine: Engine) -> None:
     case, _ = label_case()
     store_case(engine, case)
