@@ -275,7 +275,7 @@ class Settings:
         300,
         at_least(1),
         "Most EM iterations of the reliability model (Dawid-Skene, rating model) per run "
-        "(a simulated ordinal campaign of 11,000 items by 825 workers converges in 114).",
+        "(a simulated ordinal campaign of 11,039 items by 825 workers converges in 114).",
     )
     model_tol: float = setting(
         1e-06,
