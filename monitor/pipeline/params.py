@@ -52,7 +52,7 @@ class CrowdTruthOptions(Section):
 class ModelOptions(Section):
     """The reliability models' EM and where their flag floor lies."""
 
-    model_max_iter: int = 300
+    model_max_iter: int = 500
     model_tol: float = 1e-6
     model_min_judgments: int = 20
     quality_margin: float = 0.2
