@@ -43,7 +43,7 @@ def preference_reliability(coded: Coded, params: Params) -> Values:
     N, W = len(a.item_ids), len(a.worker_ids)
     gold = gold_order(left, right, gold_numbers(a))
     prior = worker_prior(a, coded.history, chance=0.5)
-    max_iter = 10 * params.model.model_max_iter
+    max_iter = 2 * params.model.model_max_iter  # L-BFGS iterations: 1,000 at the default
     meta = _meta(a, N, W, strict=info.strict)
     fit = preference_model(
         a.workers, left, right, outcome, n_workers=W, n_items=N,
