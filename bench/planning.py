@@ -29,7 +29,9 @@ comparison); and the time to plan for 10,000 items and 1,000 annotators with 30 
 
     python bench/planning.py [--quick] [--json PATH] [--seed N] [--repeats N]
 
-Each set is simulated ``--repeats`` times (3) and the Spearman correlations averaged per step.
+Each set is simulated ``--repeats`` times (6) and the Spearman correlations averaged per step;
+the spread between repeats is reported as the mean and sd over the repeats of planned minus
+random (the same seed, annotators and first step for both arms) at 60% and 100%.
 ``--quick``: face-age cut to its first 2,000 items (and half the annotators); 5 steps, 2
 repeats.
 """
@@ -204,10 +206,17 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     ]
     full = steps[-1]["random"]
     reach = [s["share"] for s in steps if s["planned"] >= full]
+    spread = {}
+    for k in (round(0.6 * len(steps)) - 1, len(steps) - 1):
+        d = [r["steps"][k]["planned"] - r["steps"][k]["random"] for r in runs]
+        spread[f"{steps[k]['share']:.0%}"] = [
+            float(np.mean(d)),
+            float(np.std(d, ddof=1)) if len(d) > 1 else 0.0,
+        ]
     out = {k: runs[0][k] for k in ("items", "annotators", "budget", "beta")}
     out.update(steps=steps, random_full_spearman=full,
                planned_reaches_it_at=reach[0] if reach else None,
-               repeats=len(runs), per_repeat=[{k: r[k] for k in (
+               repeats=len(runs), planned_minus_random=spread, per_repeat=[{k: r[k] for k in (
                    "eta_mean", "random_triplets", "planned_triplets")} | {
                    "random_full": r["steps"][-1]["random"],
                    "planned_full": r["steps"][-1]["planned"]} for r in runs])  # fmt: skip
@@ -242,11 +251,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", metavar="PATH")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--repeats", type=int, help="simulated campaigns per set (3; --quick 2)")
+    ap.add_argument("--repeats", type=int, help="simulated campaigns per set (6; --quick 2)")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     steps = 5 if args.quick else 10
-    repeats = args.repeats or (2 if args.quick else 3)
+    repeats = args.repeats or (2 if args.quick else 6)
     report: dict[str, Any] = {"quick": args.quick, "sets": {}}
     for name, (n_w, per_item) in SETTINGS.items():
         path = DATA / name
@@ -267,6 +276,8 @@ def main() -> None:
         report["sets"][name] = summarise(runs)
         for s in report["sets"][name]["steps"]:
             print(f"  {s['share']:.0%}: random {s['random']:.3f}  planned {s['planned']:.3f}")
+        for at, (mean, sd) in report["sets"][name]["planned_minus_random"].items():
+            print(f"  planned - random at {at}: {mean:+.3f} (sd {sd:.3f} over {repeats} repeats)")
     report["timing"] = timing(rng)
     print()
     print("| set | items | annotators | budget | random Spearman at 100% | planned reaches it at |"

@@ -14,22 +14,25 @@ Each annotator's quota is split into
 * **gold**: pairs of two items with different gold values;
 * **triangle**: a pair ``(a, c)`` closing a wedge ``(a, b), (b, c)`` they judged (never one their
   judgments imply: with strict answers, only wedges whose middle item won or lost both), and,
-  where wedges run out, two pairs ``(a, c), (b, c)`` with a new item ``c`` for a judged pair
-  ``(a, b)`` (neither is implied when planned; the answers may still be intransitive);
+  where wedges run out, two pairs ``(a, c), (b, c)`` with a new item ``c`` (at random, as
+  information partners are) for a judged pair ``(a, b)`` (neither is implied when planned; the answers may still be intransitive);
 * **known**: for a new annotator (no judgments yet), pairs whose order the model is sure of;
-* **information**: the rest, the pairs with the largest expected information gain under the
-  preference model (Chen et al., WSDM 2013, Crowd-BT's active learning), in a Gaussian
-  approximation: the answer of annotator ``k`` (accuracy ``eta_k``) about ``d = s_i - s_j`` with
-  variance ``V = sd_i^2 + sd_j^2`` carries Fisher information ``I = (2 eta_k - 1)^2 (p (1-p))^2 /
-  (q (1 - q))``, ``p = sig(d / sqrt(1 + pi V / 8))``, ``q = eta_k p + (1 - eta_k)(1 - p)``, and
-  gains ``log(1 + V I) / 2`` nats. Largest where the order is least sure (p near 1/2) and the
-  intervals are wide. Candidates are sampled, never all O(I^2) pairs: items in proportion to
-  their variance, partners near them in a draw of the scores from the posterior (Thompson
-  sampling; the gain is taken at the draw too): greedy choice at the fitted scores alone keeps
-  comparing neighbours, whose chain of comparisons places them poorly in the whole ranking
-  (bench/planning.py). They are chosen in rounds that shrink the variances of the items already
-  chosen, so annotators do not all get the same pairs. Annotators' quotas follow the same
-  gain: an answer carries ``(2 eta_k - 1)^2`` as much information (:func:`quotas`).
+* **information**: the rest, chosen for the item scores as a whole (Spearman is a global
+  measure): A-optimal design, the fall of the trace of the scores' posterior covariance under
+  the rank-one update of an answer, ``I ||Sigma a||^2 / (1 + I a' Sigma a)``, ``a = e_i - e_j``,
+  ``Sigma`` taken diagonal: ``I (v_i^2 + v_j^2) / (1 + I (v_i + v_j))``. ``I`` is the Fisher
+  information of annotator ``k``'s answer (accuracy ``eta_k``) about ``d = s_i - s_j``
+  (Crowd-BT, Chen et al., WSDM 2013), ``I = (2 eta_k - 1)^2 (p (1-p))^2 / (q (1 - q))``, ``p =
+  sig(d / sqrt(1 + pi V / 8))`` averaged over ``V = v_i + v_j``, ``q = eta_k p + (1 - eta_k)(1 -
+  p)``. Candidates are sampled, never all O(I^2) pairs: items in proportion to their variance
+  (the least known first, so that degrees rise evenly, where random pairs leave some items with
+  0-2 comparisons), each with uniformly random partners (the comparison graph stays the
+  expander random pairs make; partners near in score give a chain that places items poorly in
+  the whole ranking, and near pairs are the ones real annotators answer near 1/2: in
+  bench/planning.py, pairs near in the true order did worse than random ones). They are chosen
+  in rounds that apply the update to the chosen items' variances, so annotators do not all get
+  the same pairs. Annotators' quotas follow the information of an answer, ``(2 eta_k - 1)^2``
+  (:func:`quotas`).
 
 Everything is vectorised over annotators; randomness comes from one ``numpy.random.Generator``.
 """
@@ -63,11 +66,9 @@ MAX_ROUNDS = 30
 ROUND_SHARE = 4.0
 """A round chooses about one pair per this many items: the annotators of one round do not all
 take the same uncertain items."""
-CANDIDATES = 6
-"""Information candidates sampled per pair to choose."""
-NEAR_WINDOW = 0.02
-"""An information candidate's partner lies within this share of the items of it in the order
-of a posterior draw of the scores."""
+CANDIDATES = 3
+"""Information candidates sampled per pair to choose (more tilts the pairs further from
+random ones: bench/planning.py measured 3 best of 3 and 6)."""
 
 
 @dataclass(frozen=True)
@@ -321,7 +322,7 @@ def plan_pairs(
     n_close = np.where(in_plan & ~is_new, np.minimum(n_close, rest), 0)
     closing = np.zeros(n_w, dtype=np.int64)
     if n_close.any():
-        closing = _triangles(jw, ja, jb, n_close, chosen, s, var, rng, n_i)
+        closing = _triangles(jw, ja, jb, n_close, chosen, rng, n_i)
 
     # new annotators: well-known pairs first (half of what is left)
     n_known = np.where(is_new, (quota - chosen.count + 1) // 2, 0)
@@ -348,7 +349,7 @@ def plan_pairs(
     return Plan(cw[shuffle], ca[shuffle], cb[shuffle], cp[shuffle], quota, n_triplets, closing)
 
 
-def _triangles(jw, ja, jb, n_close, chosen: _Chosen, s, var, rng, n_i) -> NDArray[np.int64]:
+def _triangles(jw, ja, jb, n_close, chosen: _Chosen, rng, n_i) -> NDArray[np.int64]:
     """Pairs closing wedges of judged pairs (one pair, the triangles it closes first), then new
     items joined to both ends of a judged pair (two pairs a triangle); the triplets closed."""
     n_w = n_close.size
@@ -391,19 +392,15 @@ def _triangles(jw, ja, jb, n_close, chosen: _Chosen, s, var, rng, n_i) -> NDArra
     pairs_left = room // 2
     if not pairs_left.any():
         return closing
-    # the new item near one end in a draw of the scores, as information pairs choose
-    order = np.argsort(s + np.sqrt(var) * rng.standard_normal(n_i), kind="stable")
-    rank = np.empty(n_i, dtype=np.int64)
-    rank[order] = np.arange(n_i)
-    window = max(2, int(n_i * NEAR_WINDOW))
+    # the new item uniformly random, as information partners are: a new item near one end
+    # makes a local, hard pair (bench/planning.py)
     tries = 3 * pairs_left[jw]
     e = np.repeat(np.arange(jw.size), np.minimum(tries, 6 * np.maximum(pairs_left[jw], 0)))
     if not e.size:
         return closing
     e = e[rng.permutation(e.size)]
     tw, ta, tb = jw[e], ja[e], jb[e]
-    near = rank[ta] + rng.integers(1, window + 1, e.size) * rng.choice((-1, 1), e.size)
-    tc = order[np.clip(near, 0, n_i - 1)]
+    tc = rng.integers(0, n_i, e.size)
     ok = chosen.ok(tw, ta, tc) & chosen.ok(tw, tb, tc) & (tc != ta) & (tc != tb)
     # one new item per judged pair and annotator: no two triangles sharing their new pairs
     k1 = _keys(tw, ta, tc, n_i)
@@ -420,42 +417,44 @@ def _triangles(jw, ja, jb, n_close, chosen: _Chosen, s, var, rng, n_i) -> NDArra
     return closing
 
 
-def _gain(s, var, eta, w, i, j) -> NDArray[np.float64]:
-    """Expected information gain (nats) of annotator ``w``'s answer on ``(i, j)`` (module)."""
+def _information_per_answer(s, var, eta, w, i, j) -> NDArray[np.float64]:
+    """Expected Fisher information of annotator ``w``'s answer on ``(i, j)`` about
+    ``d = s_i - s_j`` (Crowd-BT; ``p`` averaged over the posterior of ``d``, MacKay 1992)."""
     V = var[i] + var[j]
     p = 1.0 / (1.0 + np.exp(-(s[i] - s[j]) / np.sqrt(1.0 + np.pi * V / 8.0)))
     e = eta[w]
     q = e * p + (1 - e) * (1 - p)
-    info = (2 * e - 1) ** 2 * (p * (1 - p)) ** 2 / np.maximum(q * (1 - q), 1e-12)
-    return 0.5 * np.log1p(V * info)
+    return (2 * e - 1) ** 2 * (p * (1 - p)) ** 2 / np.maximum(q * (1 - q), 1e-12)
+
+
+def _reduction(s, var, eta, w, i, j) -> NDArray[np.float64]:
+    """A-optimal value of an answer: the fall of the trace of the scores' covariance under the
+    rank-one update of ``a = e_i - e_j`` with information ``I``, ``I ||Sigma a||^2 / (1 + I a'
+    Sigma a)``, ``Sigma`` taken diagonal: ``I (v_i^2 + v_j^2) / (1 + I (v_i + v_j))``."""
+    info = _information_per_answer(s, var, eta, w, i, j)
+    return info * (var[i] ** 2 + var[j] ** 2) / (1 + info * (var[i] + var[j]))
 
 
 def _information(room, chosen: _Chosen, s, var, eta, rng, *, last: bool = False) -> None:
-    """Choose ``room[w]`` pairs for each annotator by expected information gain at a draw of
-    the scores from their posterior (Thompson-style: partners near in the draw, so an item with
-    a wide interval meets a wide range of items), then shrink the chosen items' variances (the
-    next round sees them as partly answered)."""
+    """Choose ``room[w]`` pairs for each annotator: items drawn in proportion to their
+    variance (balanced coverage), each with uniformly random partners (the comparison graph of
+    random pairs, an expander), the candidate with the largest A-optimal value
+    (:func:`_reduction`) kept; then shrink the chosen items' variances by the same rank-one
+    update (the next round sees them as partly answered)."""
     n_i = s.size
     n_c = CANDIDATES * (4 if last else 1)
     cw = np.repeat(np.arange(room.size), n_c * room)
     if not cw.size:
         return
     ci = rng.choice(n_i, size=cw.size, p=var / var.sum())
-    draw = s + np.sqrt(var) * rng.standard_normal(n_i)
-    order = np.argsort(draw, kind="stable")
-    rank = np.empty(n_i, dtype=np.int64)
-    rank[order] = np.arange(n_i)
-    window = max(2, int(n_i * NEAR_WINDOW))
-    step = rng.integers(1, window + 1, cw.size) * rng.choice((-1, 1), cw.size)
-    cj = order[np.clip(rank[ci] + step, 0, n_i - 1)]
+    cj = rng.integers(0, n_i, cw.size)
     ok = chosen.ok(cw, ci, cj)
     cw, ci, cj = cw[ok], ci[ok], cj[ok]
-    pick = _take(cw, _gain(draw, var, eta, cw, ci, cj), room, rng)
+    pick = _take(cw, _reduction(s, var, eta, cw, ci, cj), room, rng)
     cw, ci, cj = cw[pick], ci[pick], cj[pick]
     chosen.add(cw, ci, cj, INFORMATION)
-    # what the chosen answers will teach each item, in the same approximation
-    V = var[ci] + var[cj]
-    gained = np.expm1(2 * _gain(s, var, eta, cw, ci, cj)) / V
+    info = _information_per_answer(s, var, eta, cw, ci, cj)
+    gained = info / (1 + info * (var[ci] + var[cj]))
     var[:] = 1 / (1 / var + np.bincount(ci, gained, n_i) + np.bincount(cj, gained, n_i))
 
 

@@ -178,11 +178,54 @@ def test_information_pairs_are_the_uncertain_ones() -> None:
     )  # fmt: skip
     wide = (plan.left < 40) | (plan.right < 40)
     assert wide.mean() > 0.8
-    # near in score relative to their sds: p(i > j) far from certain
-    gap = np.abs(truth[plan.left] - truth[plan.right]) / np.sqrt(
-        sd[plan.left] ** 2 + sd[plan.right] ** 2
-    )
-    assert np.median(gap) < 1.0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_information_partners_come_from_across_the_scale(seed: int) -> None:
+    # not a chain of near neighbours: with intervals as wide as the spread of the scores (a
+    # campaign of a few comparisons per item), partners come from across the scale (the
+    # A-optimal choice among random candidates tilts toward uncertain orders, not neighbours)
+    truth, w, a, b, y = _campaign(n_items=300, n_workers=10, per_worker=30, seed=seed)
+    plan = plan_pairs(
+        w, a, b, y, n_items=300, score=truth, score_sd=np.full(300, 1.0),
+        accuracy=np.full(10, 0.85), plan_for=np.arange(10), budget=300, close_share=0.0,
+        triplet_target=0, seed=seed,
+    )  # fmt: skip
+    rank = np.argsort(np.argsort(truth))
+    gap = np.abs(rank[plan.left] - rank[plan.right])
+    assert np.median(gap) > 300 / 20  # neighbours within 2% of the items: 3
+    assert np.quantile(gap, 0.9) > 300 / 5
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_information_pairs_balance_the_degrees(seed: int) -> None:
+    # items compared unevenly so far (sds from their degrees): the plan raises the least
+    # known most, so degrees end more even than after as many random pairs
+    rng = np.random.default_rng(seed)
+    n_i, n_w = 300, 10
+    truth = rng.normal(0, 1, n_i)
+    heavy = rng.random(n_i) < 0.3
+    p = np.where(heavy, 5.0, 1.0)
+    a = rng.choice(n_i, 600, p=p / p.sum())
+    b = rng.choice(n_i, 600, p=p / p.sum())
+    a, b = a[a != b], b[a != b]
+    w = rng.integers(0, n_w, a.size)
+    y = np.where(truth[a] > truth[b], 1, -1)
+    deg = np.bincount(a, minlength=n_i) + np.bincount(b, minlength=n_i)
+    sd = 1 / np.sqrt(0.1 + 0.25 * deg)
+    plan = plan_pairs(
+        w, a, b, y, n_items=n_i, score=truth, score_sd=sd, accuracy=np.full(n_w, 0.85),
+        plan_for=np.arange(n_w), budget=600, close_share=0.0, triplet_target=0, seed=seed,
+    )  # fmt: skip
+    planned = deg + np.bincount(plan.left, minlength=n_i) + np.bincount(plan.right, minlength=n_i)
+    ra, rb = rng.integers(0, n_i, len(plan)), rng.integers(0, n_i, len(plan))
+    randomly = deg + np.bincount(ra, minlength=n_i) + np.bincount(rb, minlength=n_i)
+    assert planned.std() < 0.8 * randomly.std()
+    assert (planned == 0).sum() <= (randomly == 0).sum()
+    # and never an implied or judged pair
+    imp = implied_pairs(w, a, b, y)
+    banned = _keys(imp.workers, imp.items[:, 0], imp.items[:, 1], n_i) | _keys(w, a, b, n_i)
+    assert not banned & _keys(plan.workers, plan.left, plan.right, n_i)
 
 
 def test_same_seed_same_plan() -> None:
