@@ -15,7 +15,8 @@ Each annotator's quota is split into
 * **triangle**: a pair ``(a, c)`` closing a wedge ``(a, b), (b, c)`` they judged (never one their
   judgments imply: with strict answers, only wedges whose middle item won or lost both), and,
   where wedges run out, two pairs ``(a, c), (b, c)`` with a new item ``c`` (at random, as
-  information partners are) for a judged pair ``(a, b)`` (neither is implied when planned; the answers may still be intransitive);
+  information partners are) for a judged pair ``(a, b)`` (neither is implied when planned; the
+  answers may still be intransitive);
 * **known**: for a new annotator (no judgments yet), pairs whose order the model is sure of;
 * **information**: the rest, chosen for the item scores as a whole (Spearman is a global
   measure): A-optimal design, the fall of the trace of the scores' posterior covariance under
