@@ -18,7 +18,7 @@ class Thresholds(Section):
     low_transitivity_kappa: float = 0.5
     position_bias_p: float = 0.001
     position_bias_share: float = 0.75
-    model_max_iter: int = 100
+    model_max_iter: int = 500
     quality_margin: float = 0.2
     skewed_prior: float = 0.7
     max_bias: float = 0.15
