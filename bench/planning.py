@@ -27,13 +27,18 @@ comparisons who have 10+ fully judged triplets at the end (target: at least 90%;
 comparison); and the time to plan for 10,000 items and 1,000 annotators with 30 comparisons each
 (target: under 5 s), with the machine's load average (the machine is shared).
 
-    python bench/planning.py [--quick] [--json PATH] [--seed N] [--repeats N]
+    python bench/planning.py [--quick] [--json PATH] [--seed N] [--repeats N] [--ceiling]
 
 Each set is simulated ``--repeats`` times (6) and the Spearman correlations averaged per step;
 the spread between repeats is reported as the mean and sd over the repeats of planned minus
 random (the same seed, annotators and first step for both arms) at 60% and 100%.
 ``--quick``: face-age cut to its first 2,000 items (and half the annotators); 5 steps, 2
 repeats.
+
+``--ceiling`` adds a third arm that is not monitor's behaviour but a bound on what choosing
+annotators can give: the planner is told every simulated annotator's **true** accuracy (monitor
+only has the model's estimate) and its quotas are free (0 to 10 times the even share, instead
+of 0.5 to 1.5: the worst annotators may get nothing, so they are never audited).
 """
 
 from __future__ import annotations
@@ -144,9 +149,11 @@ def spearman(score, truth) -> float:
     return float(spearmanr(score, truth).statistic)
 
 
-def run_set(name: str, truth, accs, beta, n_w, per_item, steps, seed) -> dict[str, Any]:
-    """One simulated campaign, both arms on the same annotators (each arm its own random
-    stream, so one arm's draws do not move the other's)."""
+def run_set(name: str, truth, accs, beta, n_w, per_item, steps, seed,
+            ceiling: bool = False) -> dict[str, Any]:  # fmt: skip
+    """One simulated campaign, every arm on the same annotators (each arm its own random
+    stream, so one arm's draws do not move the other's); ``ceiling``: the third arm of the
+    module docstring."""
     n_i = truth.size
     eta = np.random.default_rng([seed, 0]).choice(accs, n_w)
     budget = int(per_item * n_i)
@@ -154,8 +161,9 @@ def run_set(name: str, truth, accs, beta, n_w, per_item, steps, seed) -> dict[st
     out: dict[str, Any] = {"items": n_i, "annotators": n_w, "budget": int(step.sum() * steps),
                            "eta_mean": float(eta.mean()), "beta": beta, "steps": []}  # fmt: skip
     empty = np.zeros(0, np.int64)
-    arms = {"random": [empty] * 4, "planned": [empty] * 4}
-    rngs = {"random": np.random.default_rng([seed, 1]), "planned": np.random.default_rng([seed, 2])}
+    names = ("random", "planned", "ceiling") if ceiling else ("random", "planned")
+    arms = {arm: [empty] * 4 for arm in names}
+    rngs = {arm: np.random.default_rng([seed, n + 1]) for n, arm in enumerate(names)}
     plan_s = 0.0
     # the first step is the same for both arms: random pairs, the same answers
     first = random_pairs(n_i, step, rngs["random"])
@@ -173,11 +181,14 @@ def run_set(name: str, truth, accs, beta, n_w, per_item, steps, seed) -> dict[st
                 nw, na, nb = random_pairs(n_i, step, rng)
             else:
                 m = fit(n_i, w, a, b, y, n_w)
+                told = {"accuracy": eta, "shares": (0.0, 10.0)} if arm == "ceiling" else {
+                    "accuracy": m.accuracy}  # fmt: skip
                 t0 = time.perf_counter()
                 p = plan_pairs(w, a, b, y, n_items=n_i, score=m.score, score_sd=m.score_se,
-                               accuracy=m.accuracy, plan_for=np.arange(n_w),
-                               budget=int(step.sum()), seed=rng)  # fmt: skip
-                plan_s += time.perf_counter() - t0
+                               plan_for=np.arange(n_w), budget=int(step.sum()), seed=rng,
+                               **told)  # fmt: skip
+                if arm == "planned":
+                    plan_s += time.perf_counter() - t0
                 nw, na, nb = p.workers, p.left, p.right
             ny = answer(truth, eta, nw, na, nb, rng, beta)
             w, a, b, y = np.r_[w, nw], np.r_[a, na], np.r_[b, nb], np.r_[y, ny]
@@ -196,31 +207,33 @@ def run_set(name: str, truth, accs, beta, n_w, per_item, steps, seed) -> dict[st
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Mean Spearman per step over the repeats; where planned first reaches random's mean at
     the full budget; the triplet shares pooled over the repeats."""
+    arms = [a for a in ("random", "planned", "ceiling") if a in runs[0]["steps"][0]]
     steps = [
-        {
-            "share": s["share"],
-            "random": float(np.mean([r["steps"][k]["random"] for r in runs])),
-            "planned": float(np.mean([r["steps"][k]["planned"] for r in runs])),
-        }
+        {"share": s["share"]} | {a: float(np.mean([r["steps"][k][a] for r in runs])) for a in arms}
         for k, s in enumerate(runs[0]["steps"])
     ]
     full = steps[-1]["random"]
     reach = [s["share"] for s in steps if s["planned"] >= full]
-    spread = {}
-    for k in (round(0.6 * len(steps)) - 1, len(steps) - 1):
-        d = [r["steps"][k]["planned"] - r["steps"][k]["random"] for r in runs]
-        spread[f"{steps[k]['share']:.0%}"] = [
-            float(np.mean(d)),
-            float(np.std(d, ddof=1)) if len(d) > 1 else 0.0,
-        ]
+    spread: dict[str, dict[str, list[float]]] = {}
+    for arm in arms[1:]:
+        spread[arm] = {}
+        for k in (round(0.6 * len(steps)) - 1, len(steps) - 1):
+            d = [r["steps"][k][arm] - r["steps"][k]["random"] for r in runs]
+            spread[arm][f"{steps[k]['share']:.0%}"] = [
+                float(np.mean(d)),
+                float(np.std(d, ddof=1)) if len(d) > 1 else 0.0,
+            ]
+    if "ceiling" in arms:
+        at = [s["share"] for s in steps if s["ceiling"] >= full]
+        spread["ceiling_reaches_it_at"] = at[0] if at else None  # type: ignore[assignment]
     out = {k: runs[0][k] for k in ("items", "annotators", "budget", "beta")}
     out.update(steps=steps, random_full_spearman=full,
                planned_reaches_it_at=reach[0] if reach else None,
-               repeats=len(runs), planned_minus_random=spread, per_repeat=[{k: r[k] for k in (
+               repeats=len(runs), minus_random=spread, per_repeat=[{k: r[k] for k in (
                    "eta_mean", "random_triplets", "planned_triplets")} | {
                    "random_full": r["steps"][-1]["random"],
                    "planned_full": r["steps"][-1]["planned"]} for r in runs])  # fmt: skip
-    for arm in ("random", "planned"):
+    for arm in arms:
         met = sum(r[f"{arm}_triplets"][0] for r in runs)
         n = sum(r[f"{arm}_triplets"][1] for r in runs)
         out[f"{arm}_triplet_share"] = met / n if n else None
@@ -252,6 +265,8 @@ def main() -> None:
     ap.add_argument("--json", metavar="PATH")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeats", type=int, help="simulated campaigns per set (6; --quick 2)")
+    ap.add_argument("--ceiling", action="store_true",
+                    help="a third arm told the true accuracies, with free quotas (docstring)")  # fmt: skip
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     steps = 5 if args.quick else 10
@@ -269,15 +284,23 @@ def main() -> None:
               f"{np.median(accs):.2f}), beta {beta:.2f}", flush=True)  # fmt: skip
         runs = []
         for rep in range(repeats):
-            runs.append(run_set(name, truth, accs, beta, n_w, per_item, steps, args.seed + rep))
+            runs.append(run_set(name, truth, accs, beta, n_w, per_item, steps, args.seed + rep,
+                                args.ceiling))  # fmt: skip
             last = runs[-1]["steps"][-1]
             print(f"  repeat {rep + 1}: at 100% random {last['random']:.3f}, planned "
                   f"{last['planned']:.3f}", flush=True)  # fmt: skip
         report["sets"][name] = summarise(runs)
         for s in report["sets"][name]["steps"]:
-            print(f"  {s['share']:.0%}: random {s['random']:.3f}  planned {s['planned']:.3f}")
-        for at, (mean, sd) in report["sets"][name]["planned_minus_random"].items():
-            print(f"  planned - random at {at}: {mean:+.3f} (sd {sd:.3f} over {repeats} repeats)")
+            print(f"  {s['share']:.0%}: " + "  ".join(f"{a} {v:.3f}" for a, v in s.items()
+                                                     if a != "share"))  # fmt: skip
+        for arm, by in report["sets"][name]["minus_random"].items():
+            if isinstance(by, dict):
+                for at, (mean, sd) in by.items():
+                    print(f"  {arm} - random at {at}: {mean:+.3f} (sd {sd:.3f} over {repeats} "
+                          "repeats)")  # fmt: skip
+        if args.ceiling:
+            at = report["sets"][name]["minus_random"]["ceiling_reaches_it_at"]
+            print(f"  ceiling reaches random's 100% at {'never' if at is None else f'{at:.0%}'}")
     report["timing"] = timing(rng)
     print()
     print("| set | items | annotators | budget | random Spearman at 100% | planned reaches it at |"

@@ -99,12 +99,17 @@ def pair_id(campaign: str, worker: str, left: str, right: str, round_: int) -> s
 
 
 def quotas(
-    n: int, budget: int, per_annotator: int | None, weight: ArrayLike | None = None
+    n: int,
+    budget: int,
+    per_annotator: int | None,
+    weight: ArrayLike | None = None,
+    shares: tuple[float, float] = (FLOOR_SHARE, CAP_SHARE),
 ) -> NDArray[np.int64]:
     """Each of ``n`` annotators' number of pairs, adding up to ``budget``: ``per_annotator``
     each when that spends at most the budget; else in proportion to ``weight`` (the information
-    an answer of theirs carries; None or all equal: evenly), each between ``FLOOR_SHARE`` and
-    ``CAP_SHARE`` times the even share (``per_annotator`` caps it too), by water-filling."""
+    an answer of theirs carries; None or all equal: evenly), each between ``shares`` (floor,
+    cap; default ``FLOOR_SHARE`` and ``CAP_SHARE``) times the even share (``per_annotator`` caps
+    it too), by water-filling."""
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     each = budget // n
@@ -116,10 +121,11 @@ def quotas(
         q[: budget - each * n] += 1
         return q
     even = budget / n
-    cap = float(max(1, int(np.ceil(CAP_SHARE * even))))
+    floor_share, cap_share = shares
+    cap = float(max(1, int(np.ceil(cap_share * even))))
     if per_annotator is not None:
         cap = min(cap, float(per_annotator))
-    floor = min(cap, float(np.floor(FLOOR_SHARE * even)))
+    floor = min(cap, float(np.floor(floor_share * even)))
     lo, hi = 0.0, cap / max(float(wt[wt > 0].min()), 1e-12)
     for _ in range(100):  # the scale whose clipped shares add up to the budget
         mid = (lo + hi) / 2
@@ -218,6 +224,7 @@ def plan_pairs(
     exclude: tuple[ArrayLike, ArrayLike, ArrayLike] | None = None,
     order: ArrayLike | None = None,
     seed: int | np.random.Generator | None = 0,
+    shares: tuple[float, float] = (FLOOR_SHARE, CAP_SHARE),
 ) -> Plan:
     """Plan ``budget`` pairs for the annotators ``plan_for`` (codes; a code without judgments is
     a new annotator) from the judgments so far (module docstring).
@@ -229,7 +236,8 @@ def plan_pairs(
     ``gold : (n_items,)`` gold values (NaN: none); ``exclude`` (annotator, item, item) pairs
     never to plan (planned and not answered yet). ``retest`` and ``gold_share`` are shares of each
     quota; a share that cannot be filled (no earlier pairs, fewer than two gold values) goes to
-    information pairs, as does anything else left unfilled.
+    information pairs, as does anything else left unfilled. ``shares``: the quotas' floor and cap
+    as multiples of the even share (:func:`quotas`).
     """
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     for name, share in (("retest", retest), ("gold_share", gold_share),
@@ -288,7 +296,8 @@ def plan_pairs(
     quota = np.zeros(n_w, dtype=np.int64)
     # Crowd-BT's active learning chooses the annotator too: more pairs where an answer
     # carries more information, (2 eta - 1)^2
-    quota[P] = quotas(P.size, budget, per_annotator, np.maximum(2 * eta[P] - 1, 0.0) ** 2)
+    info = np.maximum(2 * eta[P] - 1, 0.0) ** 2
+    quota[P] = quotas(P.size, budget, per_annotator, info, shares)
     in_plan = np.zeros(n_w, dtype=bool)
     in_plan[P] = True
     is_new = in_plan & (n_judged == 0)

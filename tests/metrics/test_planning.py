@@ -129,6 +129,10 @@ def test_quotas() -> None:
     assert q[0] == 50 and q[3] == 150
     assert quotas(4, 400, 120, [0.0, 0.1, 0.4, 0.9]).max() <= 120
     assert quotas(4, 400, None, [0.5] * 4).tolist() == [100] * 4
+    # other bounds: nothing for an annotator whose answers teach nothing, no cap short of 10x
+    free = quotas(4, 400, None, [0.0, 0.1, 0.4, 0.9], shares=(0.0, 10.0))
+    assert free.sum() == 400 and free[0] == 0 and free[3] > 150
+    assert free.tolist() == [0, 29, 114, 257]  # in proportion to the information
 
 
 def test_accurate_annotators_get_more_pairs() -> None:
