@@ -27,7 +27,8 @@ comparisons who have 10+ fully judged triplets at the end (target: at least 90%;
 comparison); and the time to plan for 10,000 items and 1,000 annotators with 30 comparisons each
 (target: under 5 s), with the machine's load average (the machine is shared).
 
-    python bench/planning.py [--quick] [--json PATH] [--seed N] [--repeats N] [--ceiling]
+    python bench/planning.py [--quick] [--json PATH] [--seed N] [--repeats N]
+                             [--ceiling [--ceiling-shares FLOOR,CAP]]
 
 Each set is simulated ``--repeats`` times (6) and the Spearman correlations averaged per step;
 the spread between repeats is reported as the mean and sd over the repeats of planned minus
@@ -38,7 +39,8 @@ repeats.
 ``--ceiling`` adds a third arm that is not monitor's behaviour but a bound on what choosing
 annotators can give: the planner is told every simulated annotator's **true** accuracy (monitor
 only has the model's estimate) and its quotas are free (0 to 10 times the even share, instead
-of 0.5 to 1.5: the worst annotators may get nothing, so they are never audited).
+of 0.5 to 1.5: the worst annotators may get nothing, so they are never audited);
+``--ceiling-shares 0.5,1.5`` keeps monitor's bounds and tells only the accuracies.
 """
 
 from __future__ import annotations
@@ -150,10 +152,10 @@ def spearman(score, truth) -> float:
 
 
 def run_set(name: str, truth, accs, beta, n_w, per_item, steps, seed,
-            ceiling: bool = False) -> dict[str, Any]:  # fmt: skip
+            ceiling: tuple[float, float] | None = None) -> dict[str, Any]:  # fmt: skip
     """One simulated campaign, every arm on the same annotators (each arm its own random
     stream, so one arm's draws do not move the other's); ``ceiling``: the third arm of the
-    module docstring."""
+    module docstring, with these quota bounds."""
     n_i = truth.size
     eta = np.random.default_rng([seed, 0]).choice(accs, n_w)
     budget = int(per_item * n_i)
@@ -161,7 +163,7 @@ def run_set(name: str, truth, accs, beta, n_w, per_item, steps, seed,
     out: dict[str, Any] = {"items": n_i, "annotators": n_w, "budget": int(step.sum() * steps),
                            "eta_mean": float(eta.mean()), "beta": beta, "steps": []}  # fmt: skip
     empty = np.zeros(0, np.int64)
-    names = ("random", "planned", "ceiling") if ceiling else ("random", "planned")
+    names = ("random", "planned", "ceiling") if ceiling is not None else ("random", "planned")
     arms = {arm: [empty] * 4 for arm in names}
     rngs = {arm: np.random.default_rng([seed, n + 1]) for n, arm in enumerate(names)}
     plan_s = 0.0
@@ -181,7 +183,7 @@ def run_set(name: str, truth, accs, beta, n_w, per_item, steps, seed,
                 nw, na, nb = random_pairs(n_i, step, rng)
             else:
                 m = fit(n_i, w, a, b, y, n_w)
-                told = {"accuracy": eta, "shares": (0.0, 10.0)} if arm == "ceiling" else {
+                told = {"accuracy": eta, "shares": ceiling} if arm == "ceiling" else {
                     "accuracy": m.accuracy}  # fmt: skip
                 t0 = time.perf_counter()
                 p = plan_pairs(w, a, b, y, n_items=n_i, score=m.score, score_sd=m.score_se,
@@ -265,9 +267,16 @@ def main() -> None:
     ap.add_argument("--json", metavar="PATH")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeats", type=int, help="simulated campaigns per set (6; --quick 2)")
-    ap.add_argument("--ceiling", action="store_true",
-                    help="a third arm told the true accuracies, with free quotas (docstring)")  # fmt: skip
+    ap.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="a third arm told the true accuracies, with free quotas (docstring)",
+    )
+    ap.add_argument("--ceiling-shares", default="0,10", metavar="FLOOR,CAP",
+                    help="the ceiling arm's quota bounds, times the even share (0,10)")  # fmt: skip
     args = ap.parse_args()
+    floor, cap = (float(x) for x in args.ceiling_shares.split(","))
+    ceiling = (floor, cap) if args.ceiling else None
     rng = np.random.default_rng(args.seed)
     steps = 5 if args.quick else 10
     repeats = args.repeats or (2 if args.quick else 6)
@@ -285,7 +294,7 @@ def main() -> None:
         runs = []
         for rep in range(repeats):
             runs.append(run_set(name, truth, accs, beta, n_w, per_item, steps, args.seed + rep,
-                                args.ceiling))  # fmt: skip
+                                ceiling))  # fmt: skip
             last = runs[-1]["steps"][-1]
             print(f"  repeat {rep + 1}: at 100% random {last['random']:.3f}, planned "
                   f"{last['planned']:.3f}", flush=True)  # fmt: skip
