@@ -262,8 +262,9 @@ def aggregate_labels(session: Session, campaign: CampaignInfo) -> list[dict[str,
     held by at least half of the weight; the reliability model's answers where the latest run
     fitted one (method ``model``, or ``model (not converged)`` where it stopped at
     ``model_max_iter``: EM climbs from the majority vote, so where it stops is still the better
-    answer: on the simulated ordinal campaign of ``bench/flags.py --models``, stopped at 100
-    iterations, 0.644 right against the weighted majority's 0.612);
+    answer: on the simulated ordinal campaign of ``bench/flags.py --models``, Dawid-Skene is
+    right on 0.658 of the items stopped at 100 iterations, 0.644 converged (293), the weighted
+    majority on 0.612);
     preference campaigns: the items' ranking (:func:`ranking`). ``confidence`` is the winner's share of the weight (the weighted standard deviation
     for ratings). Items whose judges all have weight 0 get no value.
     """
