@@ -21,7 +21,9 @@ more information, between half and 1.5 times the even share) by :func:`monitor.m
 annotators have none) fitted on the answers so far, as ``monitor pairs plan`` does. After each
 step both are fitted and the Spearman correlation of the item scores with the truth is taken.
 
-Reported: Spearman per step for both; the share of the budget at which planned pairs first
+Reported: Spearman per step for both (and ``accuracy_rho``: the Spearman correlation with the
+true accuracies of the annotators' accuracies that the planner was told for that step, fitted on
+the steps before it); the share of the budget at which planned pairs first
 reach random's full-budget Spearman (target: at most 60%); the share of the annotators with 30+
 comparisons who have 10+ fully judged triplets at the end (target: at least 90%; random's for
 comparison); and the time to plan for 10,000 items and 1,000 annotators with 30 comparisons each
@@ -191,6 +193,8 @@ def run_set(name: str, truth, accs, beta, n_w, per_item, steps, seed,
                                **told)  # fmt: skip
                 if arm == "planned":
                     plan_s += time.perf_counter() - t0
+                    # how well the accuracies the planner is told rank the true ones
+                    row["accuracy_rho"] = spearman(m.accuracy, eta)
                 nw, na, nb = p.workers, p.left, p.right
             ny = answer(truth, eta, nw, na, nb, rng, beta)
             w, a, b, y = np.r_[w, nw], np.r_[a, na], np.r_[b, nb], np.r_[y, ny]
@@ -214,6 +218,10 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
         {"share": s["share"]} | {a: float(np.mean([r["steps"][k][a] for r in runs])) for a in arms}
         for k, s in enumerate(runs[0]["steps"])
     ]
+    for k, s in enumerate(steps):  # the accuracies the planner was told for this step
+        rho = [r["steps"][k].get("accuracy_rho", np.nan) for r in runs]
+        if np.isfinite(rho).any():
+            s["accuracy_rho"] = float(np.nanmean(rho))
     full = steps[-1]["random"]
     reach = [s["share"] for s in steps if s["planned"] >= full]
     spread: dict[str, dict[str, list[float]]] = {}
