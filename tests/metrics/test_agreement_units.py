@@ -190,16 +190,13 @@ def test_continuous_interval_alpha_matches_reference() -> None:
         assert krippendorff_alpha(vc, level).alpha == pytest.approx(ref, abs=1e-9)
 
 
-def test_interval_alpha_large_continuous_is_fast() -> None:
-    import time
-
+def test_interval_alpha_large_continuous() -> None:
+    # 200,000 distinct values (its speed is bench/agreement.py's to measure, not a test's)
     rng = np.random.default_rng(0)
     n_items = 50_000
     items = np.repeat(np.arange(n_items), 4)
     values = rng.normal(size=n_items)[items] + rng.normal(scale=0.5, size=items.size) + 1e3
-    t = time.perf_counter()
     r = krippendorff_alpha(ValueCounts.from_values(items, values), "interval")
-    assert time.perf_counter() - t < 5.0
     assert r.alpha == pytest.approx(0.8, abs=0.02)  # var 1 between, 0.25 within
 
 

@@ -261,11 +261,12 @@ def test_bad_options_raise(kw) -> None:  # noqa: ANN001
         _plan(truth, w, a, b, y, 2, **kw)
 
 
-def test_a_plan_for_ten_thousand_items_and_a_thousand_annotators_is_quick() -> None:
-    import time
-
+def test_a_plan_for_ten_thousand_items_and_a_thousand_annotators() -> None:
+    # at the bench's size (its timing is bench/planning.py's, not a test's): the whole budget,
+    # every annotator served, no pair twice for one annotator
     truth, w, a, b, y = _campaign(n_items=10_000, n_workers=1000, per_worker=30)
-    t = time.perf_counter()
     plan = _plan(truth, w, a, b, y, 1000, budget=30_000, retest=0.1)
     assert len(plan) == 30_000
-    assert time.perf_counter() - t < 10  # the bench's target is 5 s on an idle machine
+    assert np.bincount(plan.workers, minlength=1000).min() > 0
+    lo, hi = np.minimum(plan.left, plan.right), np.maximum(plan.left, plan.right)
+    assert np.unique((plan.workers * 10_000 + lo) * 10_000 + hi).size == len(plan)
