@@ -233,10 +233,10 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
                 float(np.mean(d)),
                 float(np.std(d, ddof=1)) if len(d) > 1 else 0.0,
             ]
+    out = {k: runs[0][k] for k in ("items", "annotators", "budget", "beta")}
     if "ceiling" in arms:
         at = [s["share"] for s in steps if s["ceiling"] >= full]
-        spread["ceiling_reaches_it_at"] = at[0] if at else None  # type: ignore[assignment]
-    out = {k: runs[0][k] for k in ("items", "annotators", "budget", "beta")}
+        out["ceiling_reaches_it_at"] = at[0] if at else None
     out.update(steps=steps, random_full_spearman=full,
                planned_reaches_it_at=reach[0] if reach else None,
                repeats=len(runs), minus_random=spread, per_repeat=[{k: r[k] for k in (
@@ -311,12 +311,11 @@ def main() -> None:
             print(f"  {s['share']:.0%}: " + "  ".join(f"{a} {v:.3f}" for a, v in s.items()
                                                      if a != "share"))  # fmt: skip
         for arm, by in report["sets"][name]["minus_random"].items():
-            if isinstance(by, dict):
-                for at, (mean, sd) in by.items():
-                    print(f"  {arm} - random at {at}: {mean:+.3f} (sd {sd:.3f} over {repeats} "
-                          "repeats)")  # fmt: skip
+            for at, (mean, sd) in by.items():
+                print(f"  {arm} - random at {at}: {mean:+.3f} (sd {sd:.3f} over {repeats} "
+                      "repeats)")  # fmt: skip
         if args.ceiling:
-            at = report["sets"][name]["minus_random"]["ceiling_reaches_it_at"]
+            at = report["sets"][name]["ceiling_reaches_it_at"]
             print(f"  ceiling reaches random's 100% at {'never' if at is None else f'{at:.0%}'}")
     report["timing"] = timing(rng)
     print()

@@ -437,11 +437,10 @@ def _information_per_answer(s, var, eta, w, i, j) -> NDArray[np.float64]:
     return (2 * e - 1) ** 2 * (p * (1 - p)) ** 2 / np.maximum(q * (1 - q), 1e-12)
 
 
-def _reduction(s, var, eta, w, i, j) -> NDArray[np.float64]:
+def _reduction(info, var, i, j) -> NDArray[np.float64]:
     """A-optimal value of an answer: the fall of the trace of the scores' covariance under the
-    rank-one update of ``a = e_i - e_j`` with information ``I``, ``I ||Sigma a||^2 / (1 + I a'
-    Sigma a)``, ``Sigma`` taken diagonal: ``I (v_i^2 + v_j^2) / (1 + I (v_i + v_j))``."""
-    info = _information_per_answer(s, var, eta, w, i, j)
+    rank-one update of ``a = e_i - e_j`` with information ``I`` (``info``), ``I ||Sigma a||^2 /
+    (1 + I a' Sigma a)``, ``Sigma`` taken diagonal: ``I (v_i^2 + v_j^2) / (1 + I (v_i + v_j))``."""
     return info * (var[i] ** 2 + var[j] ** 2) / (1 + info * (var[i] + var[j]))
 
 
@@ -460,10 +459,10 @@ def _information(room, chosen: _Chosen, s, var, eta, rng, *, last: bool = False)
     cj = rng.integers(0, n_i, cw.size)
     ok = chosen.ok(cw, ci, cj)
     cw, ci, cj = cw[ok], ci[ok], cj[ok]
-    pick = _take(cw, _reduction(s, var, eta, cw, ci, cj), room, rng)
-    cw, ci, cj = cw[pick], ci[pick], cj[pick]
-    chosen.add(cw, ci, cj, INFORMATION)
     info = _information_per_answer(s, var, eta, cw, ci, cj)
+    pick = _take(cw, _reduction(info, var, ci, cj), room, rng)
+    cw, ci, cj, info = cw[pick], ci[pick], cj[pick], info[pick]
+    chosen.add(cw, ci, cj, INFORMATION)
     gained = info / (1 + info * (var[ci] + var[cj]))
     var[:] = 1 / (1 / var + np.bincount(ci, gained, n_i) + np.bincount(cj, gained, n_i))
 
