@@ -106,11 +106,7 @@ def ordinal_sim(tmp: Path, seed: int = 7) -> rd.DataSet:
 
 def _level(ds: rd.DataSet, answers: dict[str, Any], items: set[str]) -> tuple[float, float]:
     """(mean signed error, MAE after removing it) of a rating aggregate (module docstring)."""
-    plain = {i: np.mean([float(v) for v in vs]) for i, vs in rd.by_item(ds).items()}
-    keys = sorted(items)
-    a = np.array([plain[i] if rd._num(answers.get(i)) is None else float(answers[i])
-                  for i in keys])  # fmt: skip
-    e = a - np.array([float(ds.truth[i]) for i in keys])
+    e = rd.rating_errors(ds, answers, items)
     return float(e.mean()), float(np.mean(np.abs(e - e.mean())))
 
 

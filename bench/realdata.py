@@ -205,16 +205,22 @@ def crowd_wrong(ds: DataSet, answers: Mapping[str, list[str]]) -> tuple[set[str]
     return wrong, None
 
 
+def rating_errors(ds: DataSet, answers: Mapping[str, Any], items: set[str]) -> np.ndarray:
+    """Signed error of a rating aggregate on each of ``items`` (sorted), the plain mean where
+    it gives no finite answer."""
+    plain = {i: np.mean([float(v) for v in vs]) for i, vs in by_item(ds).items()}
+    errs = []
+    for i in sorted(items):
+        a = answers.get(i)
+        a = plain[i] if a is None or not math.isfinite(float(a)) else float(a)
+        errs.append(a - float(ds.truth[i]))
+    return np.array(errs)
+
+
 def answer_error(ds: DataSet, answers: Mapping[str, Any], items: set[str]) -> float:
     """Accuracy (labels) or MAE (ratings) of one aggregate on ``items``."""
     if ds.kind == "rating":
-        plain = {i: np.mean([float(v) for v in vs]) for i, vs in by_item(ds).items()}
-        errs = []
-        for i in items:
-            a = answers.get(i)
-            a = plain[i] if a is None or not math.isfinite(float(a)) else float(a)
-            errs.append(abs(a - float(ds.truth[i])))
-        return float(np.mean(errs))
+        return float(np.mean(np.abs(rating_errors(ds, answers, items))))
     return float(np.mean([str(answers.get(i)) == ds.truth[i] for i in items]))
 
 
