@@ -11,6 +11,8 @@ model on small campaigns; ``fallback`` says where the held-out check gave the pl
 Beside the MAE, each rating aggregate's ``level`` (its mean signed error: how far the crowd's
 level, as that aggregate weighs it, sits from the experts') and its ``centred`` MAE (the MAE once
 that level is taken out: what the aggregate gets right about the items relative to each other).
+``[ok: -0.48 se 0.13]``: the export's MAE minus the plain mean's, with its standard error paired
+over the items (how far the verdict stands from the luck of 100 headlines).
 No crowd-only aggregate can know the experts' level; the model moves it by whom it weighs.
 
 A simulated ordinal label set (``ordinal-sim``, :func:`ordinal_sim`) is added beside the real
@@ -23,6 +25,7 @@ the true class plus a shift and Gaussian noise of their own, rounded and clipped
 from __future__ import annotations
 
 import csv
+import math
 import shutil
 import tempfile
 from collections import Counter, defaultdict
@@ -110,6 +113,15 @@ def _level(ds: rd.DataSet, answers: dict[str, Any], items: set[str]) -> tuple[fl
     return float(e.mean()), float(np.mean(np.abs(e - e.mean())))
 
 
+def _paired(
+    ds: rd.DataSet, a: dict[str, Any], b: dict[str, Any], items: set[str]
+) -> tuple[float, float]:
+    """MAE of ``a`` minus MAE of ``b`` on the same items, and its standard error (paired over
+    the items: the sd of the per-item differences of absolute error over sqrt(n))."""
+    d = np.abs(rd.rating_errors(ds, a, items)) - np.abs(rd.rating_errors(ds, b, items))
+    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else math.nan
+
+
 def _figures(ds: rd.DataSet, settings: dict[str, str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         run = rd.run_monitor(replace(ds, name=ds.name.replace("/", "-")), Path(tmp), settings)
@@ -125,6 +137,7 @@ def _figures(ds: rd.DataSet, settings: dict[str, str]) -> dict[str, Any]:
         out["fallback"] = any("model_fallback" in n for n in run.notes)
         for name, a in (("mean", base["mean"]), ("export", answers)):
             out[f"{name}_level"], out[f"{name}_centred"] = _level(ds, a, items)
+        out["diff"], out["diff_se"] = _paired(ds, answers, base["mean"], items)
     else:
         out["majority"] = rd.answer_error(ds, _majority(ds), items)
         out["dawid_skene"] = rd.answer_error(ds, _dawid_skene(ds), items)
@@ -156,7 +169,7 @@ def models(root: Path, settings: dict[str, str], only: list[str]) -> list[dict[s
                 verdict = "ok" if r["export"] <= r["mean"] + 1e-9 else "WORSE"
                 text = (f"MAE mean {r['mean']:.2f}  median {r['median']:.2f}  export "
                         f"{r['export']:.2f}{' (fallback: plain mean)' if r['fallback'] else ''}"
-                        f"  [{verdict}]  level mean {r['mean_level']:+.2f} export "
+                        f"  [{verdict}: {r['diff']:+.2f} se {r['diff_se']:.2f}]  level mean {r['mean_level']:+.2f} export "
                         f"{r['export_level']:+.2f}  centred mean {r['mean_centred']:.2f} export "
                         f"{r['export_centred']:.2f}")  # fmt: skip
             else:

@@ -194,7 +194,8 @@ MEASURES: tuple[Measure, ...] = (
             "1 where the rating model predicts held-out judgments no better than the plain "
             "mean (5-fold over judgments): the exports then give the plain mean; else 0",
             detail="`model_mse`, `plain_mse` (mean squared error of the held-out judgments "
-            "against each), `n` (held-out judgments), `folds`, `message`"),
+            "against each), `diff_se` (standard error of their difference, clustered by "
+            "item), `n` (held-out judgments), `folds`, `message`"),
     Measure("model_scale_width", _C, RATING,
             "max - min of the rating scale (for the `biased` rule)"),
     Measure("gold_chance", _C, GOLD,

@@ -18,7 +18,10 @@ predict each held-out judgment ``x_ij`` of a non-gold item judged at least twice
 and the difference of the two mean squared errors estimates the difference of the two
 estimates' mean squared errors against the crowd's truth ``mu_i``, whatever the workers' bias
 and noise. The model is kept where its held-out error is lower; else the exports give the plain
-mean (``model_fallback``).
+mean (``model_fallback``). ``diff_se`` is the standard error of that difference, clustered by
+item (the judgments of one item share its estimates): ``sqrt(G / (G - 1) sum_i (D_i - n_i d)^2)
+/ n`` over the ``G`` items held out, ``D_i`` the sum of the item's differences, ``d`` their
+mean (Liang & Zeger 1986, *Biometrika* 73:13). It is reported beside the verdict, not used in it.
 """
 
 from __future__ import annotations
@@ -39,12 +42,14 @@ RELATIVE_TOL = 1e-6  # better than the plain mean by more than the fits' own tol
 class HoldoutCheck:
     """Mean squared error of the held-out judgments against the model's item means
     (``model_mse``) and against the plain means (``plain_mse``), over ``n`` held-out
-    judgments; ``fallback``: the model is no better (or nothing could be held out)."""
+    judgments, and the standard error of their difference (``diff_se``, NaN where unknown);
+    ``fallback``: the model is no better (or nothing could be held out)."""
 
     model_mse: float
     plain_mse: float
     n: int
     folds: int
+    diff_se: float = float("nan")
 
     @property
     def fallback(self) -> bool:
@@ -111,6 +116,7 @@ def holdout_check(
         start = {"init": fit.mean, "init_bias": fit.bias, "init_noise": fit.noise_sd}
     se_model = se_plain = 0.0
     n = 0
+    per_item = np.zeros(n_items)  # each item's sum of (model - plain) squared errors
     for k in range(folds):
         test = (fold == k) & scored
         if not test.any():
@@ -124,12 +130,29 @@ def holdout_check(
         c = np.bincount(t_it, minlength=n_items)
         plain = np.bincount(t_it, weights=x[train], minlength=n_items) / np.maximum(c, 1)
         target, at = x[test], it[test]
-        se_model += float(np.sum((target - m.mean[at]) ** 2))
-        se_plain += float(np.sum((target - plain[at]) ** 2))
+        e_model, e_plain = (target - m.mean[at]) ** 2, (target - plain[at]) ** 2
+        se_model += float(np.sum(e_model))
+        se_plain += float(np.sum(e_plain))
+        per_item += np.bincount(at, weights=e_model - e_plain, minlength=n_items)
         n += int(test.sum())
     if n == 0:
         return HoldoutCheck(float("nan"), float("nan"), 0, folds)
-    return HoldoutCheck(se_model / n, se_plain / n, n, folds)
+    return HoldoutCheck(
+        se_model / n, se_plain / n, n, folds, _clustered_se(per_item, it, scored, n)
+    )
+
+
+def _clustered_se(
+    per_item: NDArray[np.float64], it: NDArray[np.int64], scored: NDArray[np.bool_], n: int
+) -> float:
+    """Standard error of the mean difference, clustered by item (module docstring)."""
+    n_i = np.bincount(it[scored], minlength=per_item.size)
+    held = n_i > 0
+    G = int(held.sum())
+    if G < 2:
+        return float("nan")
+    d = per_item.sum() / n
+    return float(np.sqrt(G / (G - 1) * np.sum((per_item[held] - n_i[held] * d) ** 2)) / n)
 
 
 __all__ = ["HoldoutCheck", "deal_folds", "holdout_check"]

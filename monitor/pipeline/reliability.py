@@ -390,7 +390,8 @@ def _fallback(  # noqa: PLR0913
         and values.size <= RECHECK_GROWTH * kept.meta["n_judgments"]
     ):
         m = kept.meta
-        check = HoldoutCheck(m["model_mse"], m["plain_mse"], m["n"], m["folds"])
+        check = HoldoutCheck(m["model_mse"], m["plain_mse"], m["n"], m["folds"],
+                             m.get("diff_se", float("nan")))  # fmt: skip
         out.states[CHECK_STATE] = kept
     else:
         check = holdout_check(
@@ -401,23 +402,27 @@ def _fallback(  # noqa: PLR0913
         )  # fmt: skip
         if check.n and np.isfinite([check.model_mse, check.plain_mse]).all():
             checked = {"model_mse": check.model_mse, "plain_mse": check.plain_mse,
-                       "n": check.n, "folds": check.folds, "n_judgments": int(values.size)}  # fmt: skip
+                       "diff_se": check.diff_se, "n": check.n, "folds": check.folds,
+                       "n_judgments": int(values.size)}  # fmt: skip
             out.states[CHECK_STATE] = State({**meta, **checked}, np.zeros(0))
     if check.n == 0:
         out.campaign_value("model_fallback", None, reason="no item judged twice to hold out")
         return
+    se = f", standard error of the difference {check.diff_se:.3g}" if check.diff_se >= 0 else ""
     if check.fallback:
         message = (
             f"{FALLBACK_MESSAGE} (held-out mean squared error {check.model_mse:.4g} against "
-            f"{check.plain_mse:.4g}, {check.n} judgments in {check.folds} folds)"
+            f"{check.plain_mse:.4g}{se}, {check.n} judgments in {check.folds} folds)"
         )
     else:
         message = (
             f"the rating model predicts held-out judgments better than the plain mean (mean "
-            f"squared error {check.model_mse:.4g} against {check.plain_mse:.4g})"
+            f"squared error {check.model_mse:.4g} against {check.plain_mse:.4g}{se})"
         )
     detail = {"model_mse": check.model_mse, "plain_mse": check.plain_mse, "n": check.n,
               "folds": check.folds, "message": message}  # fmt: skip
+    if np.isfinite(check.diff_se):
+        detail["diff_se"] = check.diff_se
     out.campaign_value("model_fallback", float(check.fallback), n=check.n, detail=detail)
 
 

@@ -113,6 +113,7 @@ def model_fallback(run: RunValues, t: Thresholds) -> list[FlagRecord]:
                 "message": str(detail.get("message") or FALLBACK_MESSAGE),
                 "model_mse": detail.get("model_mse"),
                 "plain_mse": detail.get("plain_mse"),
+                "diff_se": detail.get("diff_se"),
             },
         )
     ]

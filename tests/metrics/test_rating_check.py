@@ -110,3 +110,23 @@ def test_a_capped_check_uses_a_subset_of_the_items() -> None:
                            max_judgments=150)  # fmt: skip
     assert capped.n <= 150 < full.n and capped.n % 6 == 0  # whole items, 6 judgments each
     assert not capped.fallback
+
+
+def test_the_standard_error_of_the_difference_matches_its_spread_over_campaigns() -> None:
+    # 30 campaigns from one generator: the difference of held-out errors varies between them
+    # about as much as each campaign's clustered standard error says
+    diffs, ses = [], []
+    for seed in range(30):
+        it, wk, x, _, N, W = _distinct_workers(100 + seed)
+        check = holdout_check(it, wk, x, n_items=N, n_workers=W, scale=SCALE)
+        diffs.append(check.model_mse - check.plain_mse)
+        ses.append(check.diff_se)
+    spread, typical = float(np.std(diffs, ddof=1)), float(np.sqrt(np.mean(np.square(ses))))
+    assert np.all(np.isfinite(ses)) and min(ses) > 0
+    assert 0.6 < spread / typical < 1.6
+    # a model that is the plain mean (one judgment per worker) differs by nothing, no spread
+    rng = np.random.default_rng(5)
+    it = np.repeat(np.arange(40), 5)
+    x = rng.uniform(0, 100, it.size)
+    same = holdout_check(it, np.arange(it.size), x, n_items=40, n_workers=it.size, scale=SCALE)
+    assert 0.0 <= same.diff_se < 1e-5 * same.plain_mse  # the fits agree to their tolerance

@@ -377,4 +377,5 @@ def test_a_rating_model_better_than_the_mean_keeps_it(engine: Engine) -> None:
     values, flags = latest(engine)
     fb = values[("campaign", "golden", "model_fallback")]
     assert fb.value == 0.0 and fb.detail["model_mse"] < fb.detail["plain_mse"]
+    assert fb.detail["diff_se"] > 0 and "standard error of the difference" in fb.detail["message"]
     assert not [f for f in flags if f.rule == "model_fallback"]
