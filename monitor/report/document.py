@@ -223,7 +223,19 @@ def _model(data: CampaignData) -> dict[str, Any] | None:
         "gold_chance": _v(gold),
         "gold_items": gold.n if gold is not None else None,
         "fallback": bool(fallback.value) if fallback is not None and fallback.value else False,
+        "check": _check(fallback),
     }
+
+
+def _check(fallback: Any) -> dict[str, Any] | None:
+    """The held-out check behind ``fallback`` (ratings): each aggregate's mean squared error on
+    the held-out judgments, the standard error of their difference, how many were held out."""
+    detail = (fallback.detail or {}) if fallback is not None else {}
+    if detail.get("model_mse") is None:
+        return None
+    return {"model_mse": num(detail["model_mse"]), "plain_mse": num(detail.get("plain_mse")),
+            "diff_se": num(detail.get("diff_se")), "n": detail.get("n"),
+            "folds": detail.get("folds")}  # fmt: skip
 
 
 def _annotations(data: CampaignData) -> list[dict[str, Any]]:

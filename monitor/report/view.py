@@ -302,10 +302,24 @@ def _model_line(doc: dict[str, Any], n_ambiguous: int) -> str | None:
         line += f"; the workers' median {m.title.lower()} is {median:.2f}"
     if model.get("converged") is False:
         line += " (it did not converge: its flags are withheld)"
+    check = model.get("check") or {}
+    versus = ""
+    if check.get("model_mse") is not None and check.get("plain_mse") is not None:
+        se = check.get("diff_se")
+        versus = (
+            f" (mean squared error {check['model_mse']:.4g} against {check['plain_mse']:.4g}"
+            + (f", give or take {se:.2g}" if se is not None else "")
+            + ")"
+        )
     if model.get("fallback"):
         line += (
-            ". It predicts held-out judgments no better than the plain mean, so the exports "
-            "give the plain mean"
+            f". It predicts held-out judgments no better than the plain mean{versus}, so the "
+            "exports give the plain mean"
+        )
+    elif versus:
+        line += (
+            f". Its item means predict held-out judgments better than the plain mean{versus}, "
+            "so the exports give them"
         )
     return line + "."
 

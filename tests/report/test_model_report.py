@@ -108,7 +108,11 @@ def test_ambiguous_ratings_show_spread_against_noise(engine: Engine) -> None:
     assert "ambiguous" in split["flags"]
     assert split["spread"] > split["expected_spread"] and split["spread_p"] < 0.01
     assert split["model_mean_interval"][0] < split["model_mean"] < split["model_mean_interval"][1]
+    check = doc["model"]["check"]  # the held-out check behind the exports' choice
+    assert doc["model"]["fallback"] == (check["model_mse"] >= check["plain_mse"] * (1 - 1e-6))
+    assert check["diff_se"] > 0 and check["n"] > 0 and check["folds"] == 5
     html = report_text(engine, "golden")
+    assert f"mean squared error {check['model_mse']:.4g} against {check['plain_mse']:.4g}" in html
     ambiguous = tables(html)["ambiguous-table"]
     row = ambiguous.rows[[a["data-subject"] for a in ambiguous.attrs].index("split")]
     why = row[ambiguous.headers.index("Why it is ambiguous")]
@@ -144,3 +148,15 @@ def test_the_model_line_says_when_the_exports_fall_back_to_the_mean() -> None:
     assert line is not None and "no better than the plain mean" in line
     doc["model"]["fallback"] = False
     assert "plain mean" not in (_model_line(doc, 1) or "")
+    # with the check's figures the line says which aggregate the exports give, and why
+    doc["model"]["check"] = {"model_mse": 480.9, "plain_mse": 497.2, "diff_se": 6.09, "n": 1000,
+                             "folds": 5}  # fmt: skip
+    line = _model_line(doc, 1) or ""
+    assert (
+        "better than the plain mean (mean squared error 480.9 against 497.2, give or take 6.1)"
+        in line
+    )
+    assert line.endswith("so the exports give them.")
+    doc["model"].update(fallback=True, check={**doc["model"]["check"], "model_mse": 500.0})
+    line = _model_line(doc, 1) or ""
+    assert "no better than the plain mean (mean squared error 500 against 497.2" in line
