@@ -169,7 +169,8 @@ def models(root: Path, settings: dict[str, str], only: list[str]) -> list[dict[s
                 verdict = "ok" if r["export"] <= r["mean"] + 1e-9 else "WORSE"
                 text = (f"MAE mean {r['mean']:.2f}  median {r['median']:.2f}  export "
                         f"{r['export']:.2f}{' (fallback: plain mean)' if r['fallback'] else ''}"
-                        f"  [{verdict}: {r['diff']:+.2f} se {r['diff_se']:.2f}]  level mean {r['mean_level']:+.2f} export "
+                        f"  [{verdict}: {r['diff']:+.2f} se {r['diff_se']:.2f}]  level mean "
+                        f"{r['mean_level']:+.2f} export "
                         f"{r['export_level']:+.2f}  centred mean {r['mean_centred']:.2f} export "
                         f"{r['export_centred']:.2f}")  # fmt: skip
             else:
