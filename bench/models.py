@@ -107,18 +107,16 @@ def ordinal_sim(tmp: Path, seed: int = 7) -> rd.DataSet:
                       {i: cats[truth[int(i[1:])]] for i in judged}, judged)  # fmt: skip
 
 
-def _level(ds: rd.DataSet, answers: dict[str, Any], items: set[str]) -> tuple[float, float]:
-    """(mean signed error, MAE after removing it) of a rating aggregate (module docstring)."""
-    e = rd.rating_errors(ds, answers, items)
+def _level(e: np.ndarray) -> tuple[float, float]:
+    """(mean signed error, MAE after removing it) of a rating aggregate's signed errors ``e``
+    (module docstring)."""
     return float(e.mean()), float(np.mean(np.abs(e - e.mean())))
 
 
-def _paired(
-    ds: rd.DataSet, a: dict[str, Any], b: dict[str, Any], items: set[str]
-) -> tuple[float, float]:
-    """MAE of ``a`` minus MAE of ``b`` on the same items, and its standard error (paired over
-    the items: the sd of the per-item differences of absolute error over sqrt(n))."""
-    d = np.abs(rd.rating_errors(ds, a, items)) - np.abs(rd.rating_errors(ds, b, items))
+def _paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """MAE minus MAE of two aggregates' signed errors on the same items, and its standard error
+    (paired over the items: the sd of the per-item differences of absolute error over sqrt(n))."""
+    d = np.abs(a) - np.abs(b)
     return float(d.mean()), float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else math.nan
 
 
@@ -130,14 +128,15 @@ def _figures(ds: rd.DataSet, settings: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {"items": len(items), "judgments": len(ds.judgments)}
     if ds.kind == "rating":
         base = rd.rating_baselines(ds)["answers"]
-        out["mean"] = rd.answer_error(ds, base["mean"], items)
-        out["median"] = rd.answer_error(ds, base["median"], items)
         answers = {i: rd._num(a) for i, a in export.items()}
-        out["export"] = rd.answer_error(ds, answers, items)
+        errors = {name: rd.rating_errors(ds, a, items) for name, a in
+                  (("mean", base["mean"]), ("median", base["median"]), ("export", answers))}  # fmt: skip
+        for name, e in errors.items():
+            out[name] = float(np.mean(np.abs(e)))
         out["fallback"] = any("model_fallback" in n for n in run.notes)
-        for name, a in (("mean", base["mean"]), ("export", answers)):
-            out[f"{name}_level"], out[f"{name}_centred"] = _level(ds, a, items)
-        out["diff"], out["diff_se"] = _paired(ds, answers, base["mean"], items)
+        for name in ("mean", "export"):
+            out[f"{name}_level"], out[f"{name}_centred"] = _level(errors[name])
+        out["diff"], out["diff_se"] = _paired(errors["export"], errors["mean"])
     else:
         out["majority"] = rd.answer_error(ds, _majority(ds), items)
         out["dawid_skene"] = rd.answer_error(ds, _dawid_skene(ds), items)
