@@ -408,7 +408,8 @@ def _fallback(  # noqa: PLR0913
     if check.n == 0:
         out.campaign_value("model_fallback", None, reason="no item judged twice to hold out")
         return
-    se = f", standard error of the difference {check.diff_se:.3g}" if check.diff_se >= 0 else ""
+    known_se = bool(np.isfinite(check.diff_se))
+    se = f", standard error of the difference {check.diff_se:.3g}" if known_se else ""
     if check.fallback:
         message = (
             f"{FALLBACK_MESSAGE} (held-out mean squared error {check.model_mse:.4g} against "
@@ -421,7 +422,7 @@ def _fallback(  # noqa: PLR0913
         )
     detail = {"model_mse": check.model_mse, "plain_mse": check.plain_mse, "n": check.n,
               "folds": check.folds, "message": message}  # fmt: skip
-    if np.isfinite(check.diff_se):
+    if known_se:
         detail["diff_se"] = check.diff_se
     out.campaign_value("model_fallback", float(check.fallback), n=check.n, detail=detail)
 
