@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from monitor.metrics.aggregate import codetermination  # noqa: E402
+from monitor.metrics.agreement.aggregate import codetermination  # noqa: E402
 
 
 def campaign(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

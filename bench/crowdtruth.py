@@ -31,7 +31,7 @@ import scipy.sparse as sp
 # crowdtruth`` finds the reference package
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from monitor.metrics.crowdtruth import CrowdTruthResult, crowdtruth  # noqa: E402
+from monitor.metrics.crowdtruth.scores import CrowdTruthResult, crowdtruth  # noqa: E402
 
 N_OPTIONS = 10
 PER_UNIT = 10

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import realdata as rd
 
-from monitor.metrics.dawid_skene import dawid_skene
+from monitor.metrics.labels.label_model import dawid_skene
 
 
 def _majority(ds: rd.DataSet) -> dict[str, str | None]:

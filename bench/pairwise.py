@@ -20,7 +20,7 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from monitor.metrics.davidson import davidson
-from monitor.metrics.transitivity import summarize, triangle_state
+from monitor.metrics.preferences.intraobserver import summarize, triangle_state
 
 BLOCK = 8  # items per block: 28 pairs, 56 triplets
 BLOCKS_PER_ANNOTATOR = 20

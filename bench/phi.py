@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from monitor.metrics.phi import phi
+from monitor.metrics.ratings.phi_measure import phi
 
 
 def ratings(n_items: int, n_workers: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

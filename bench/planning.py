@@ -62,9 +62,9 @@ from scipy.stats import spearmanr
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from monitor.metrics.planning import plan_pairs  # noqa: E402
-from monitor.metrics.preference_model import preference_model  # noqa: E402
-from monitor.metrics.triangles import triangle_state  # noqa: E402
+from monitor.metrics.preferences.model import preference_model  # noqa: E402
+from monitor.metrics.preferences.planning import plan_pairs  # noqa: E402
+from monitor.metrics.preferences.triangles import triangle_state  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "real-preferences"
 BETA_DEFAULT = 3.0

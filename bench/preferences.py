@@ -67,13 +67,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import realdata as rd  # noqa: E402
 
-from monitor.metrics.aggregate import worker_vs_aggregate  # noqa: E402
-from monitor.metrics.crowdtruth import crowdtruth, label_counts  # noqa: E402
+from monitor.metrics.agreement.aggregate import worker_vs_aggregate  # noqa: E402
+from monitor.metrics.crowdtruth.scores import crowdtruth, label_counts  # noqa: E402
 from monitor.metrics.davidson import davidson  # noqa: E402
-from monitor.metrics.preference_flags import gold_pair_accuracy  # noqa: E402
-from monitor.metrics.preference_model import gold_order, preference_model  # noqa: E402
-from monitor.metrics.preferences import canonical_pairs, parse_outcomes  # noqa: E402
-from monitor.metrics.transitivity import transitivity  # noqa: E402
+from monitor.metrics.preferences.flags import gold_pair_accuracy  # noqa: E402
+from monitor.metrics.preferences.intraobserver import transitivity  # noqa: E402
+from monitor.metrics.preferences.judgments import canonical_pairs, parse_outcomes  # noqa: E402
+from monitor.metrics.preferences.model import gold_order, preference_model  # noqa: E402
 from tests.golden import shared_dir  # noqa: E402
 
 MIN_COMPARISONS = 10

@@ -354,7 +354,7 @@ def ranking(campaign: CampaignInfo, arrays: Any, keep: np.ndarray) -> list[dict[
     """The items of a preference campaign ranked by their score under the reliability model
     fitted on the judgments ``keep`` (the blocked workers' left out), with the score's 95%
     interval and the ranks that interval allows (the items whose intervals overlap it)."""
-    from monitor.metrics.preference_model import gold_order, preference_model
+    from monitor.metrics.preferences.model import gold_order, preference_model
     from monitor.pipeline.preference import gold_numbers
 
     k = np.flatnonzero(keep)

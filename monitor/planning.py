@@ -95,8 +95,8 @@ def check_output(out: Path) -> None:
 
 def plan_campaign(session: Session, name: str, opts: PlanOptions) -> PlannedTasks:
     """Read the campaign, fit the model, plan (module docstring). Nothing is stored."""
-    from monitor.metrics.planning import PURPOSES, pair_id, plan_pairs
-    from monitor.metrics.preference_model import gold_order, preference_model
+    from monitor.metrics.preferences.model import gold_order, preference_model
+    from monitor.metrics.preferences.planning import PURPOSES, pair_id, plan_pairs
     from monitor.pipeline.preference import gold_numbers
     from monitor.store.arrays import load_arrays
     from monitor.store.campaigns import get_campaign

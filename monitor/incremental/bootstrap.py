@@ -17,9 +17,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from monitor.incremental.warm import WarmStart, digest
-from monitor.metrics._common import Interval
-from monitor.metrics.krippendorff import ValueCounts
-from monitor.metrics.poisson import Update, replicate_sums
+from monitor.metrics.agreement.krippendorff import ValueCounts
+from monitor.metrics.agreement.poisson import Update, replicate_sums
+from monitor.metrics.common import Interval
 from monitor.results import State
 from monitor.store.arrays import CampaignArrays
 

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from scipy import sparse
 
 from monitor.incremental.warm import WarmStart, digest
-from monitor.metrics.crowdtruth import (
+from monitor.metrics.crowdtruth.scores import (
     CrowdTruthResult,
     CrowdTruthScores,
     crowdtruth,

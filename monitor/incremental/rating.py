@@ -56,7 +56,7 @@ def local_update(arrays, options, warm, meta, items, workers, values, scale, par
     more than ``LOCAL_MOVE`` of the scale's width, or the parameters gone further than
     ``LOCAL_DRIFT`` from where the state's derivatives were taken. The reason goes into the
     run's parameters."""
-    from monitor.metrics.rating_update import ModelState, rating_model_update
+    from monitor.metrics.ratings.update import ModelState, rating_model_update
 
     def no(reason: str) -> None:
         if warm is not None:
@@ -131,7 +131,7 @@ def rating_run(
     """The rating model on the latest judgment of each worker and item: updated locally, or
     fitted over every judgment (from scratch without ``warm``); ``options``:
     :class:`~monitor.pipeline.params.ModelOptions`."""
-    from monitor.metrics.rating_update import model_state
+    from monitor.metrics.ratings.update import model_state
 
     N, W = len(arrays.item_ids), len(arrays.worker_ids)
     meta = {"model": "rating_model", "scale": list(scale)}

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from monitor.incremental.warm import WarmStart, digest
-from monitor.metrics.transitivity import Transitivity, summarize
-from monitor.metrics.triangles import TriangleState, triangle_state
+from monitor.metrics.preferences.intraobserver import Transitivity, summarize
+from monitor.metrics.preferences.triangles import TriangleState, triangle_state
 from monitor.store.arrays import CampaignArrays
 
 MEMORY = "triangles"

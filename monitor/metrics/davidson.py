@@ -15,8 +15,8 @@ from scipy import sparse
 from scipy.sparse import csgraph
 from scipy.sparse.linalg import LinearOperator, cg
 
-from monitor.metrics._common import Undefined
-from monitor.metrics.preferences import validate
+from monitor.metrics.common import Undefined
+from monitor.metrics.preferences.judgments import validate
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@
 
 from __future__ import annotations
 
-from monitor.metrics.dawid_skene import LabelModel, dawid_skene
-from monitor.metrics.multilabel_model import MultilabelModel, multilabel_model
-from monitor.metrics.rating_model import RatingModel, rating_model
+from monitor.metrics.labels.label_model import LabelModel, dawid_skene
+from monitor.metrics.labels.multilabel_model import MultilabelModel, multilabel_model
+from monitor.metrics.ratings.model import RatingModel, rating_model
 
 __all__ = [
     "LabelModel",

@@ -12,10 +12,10 @@ from numpy.typing import NDArray
 
 from monitor.catalog import Kind
 from monitor.incremental.bootstrap import Request, Resampler
-from monitor.metrics import agreement as ag
-from monitor.metrics import poisson
-from monitor.metrics.kappa import Weights
-from monitor.metrics.krippendorff import MAX_RATIO_VALUES, AlphaResult, Level
+from monitor.metrics.agreement import bootstrap as ag
+from monitor.metrics.agreement import poisson
+from monitor.metrics.agreement.kappa import Weights
+from monitor.metrics.agreement.krippendorff import MAX_RATIO_VALUES, AlphaResult, Level
 from monitor.pipeline.collect import Values, bootstrap_interval, num
 from monitor.pipeline.params import Coded, Params
 from monitor.store.arrays import latest_per_pair

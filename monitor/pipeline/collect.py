@@ -16,8 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from monitor.catalog import Kind
-from monitor.metrics._common import Interval, count_matrix
-from monitor.metrics.agreement import BootstrapCI
+from monitor.metrics.agreement.bootstrap import BootstrapCI
+from monitor.metrics.common import Interval, count_matrix
 from monitor.results import Column, Names, State, Value
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo

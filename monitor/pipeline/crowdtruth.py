@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from monitor.incremental.crowdtruth import STATE, CrowdTruthTask, crowdtruth_run
-from monitor.metrics.crowdtruth import CrowdTruthResult
+from monitor.metrics.crowdtruth.scores import CrowdTruthResult
 from monitor.pipeline.collect import Values
 from monitor.pipeline.params import Params
 from monitor.results import Column, Value

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from monitor.incremental.crowdtruth import CrowdTruthTask
-from monitor.metrics.crowdtruth import multilabel_counts
+from monitor.metrics.crowdtruth.scores import multilabel_counts
 from monitor.pipeline.collect import Values, answers_detail
 from monitor.pipeline.crowdtruth import crowdtruth_values
 from monitor.pipeline.params import Coded, Params

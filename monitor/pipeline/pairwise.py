@@ -8,12 +8,17 @@ import numpy as np
 from monitor.incremental.crowdtruth import CrowdTruthTask
 from monitor.incremental.triangles import MEMORY as TRIANGLES
 from monitor.incremental.triangles import transitivity_run
-from monitor.metrics import agreement as ag
-from monitor.metrics.crowdtruth import label_counts
-from monitor.metrics.preference_flags import kappa_interval
-from monitor.metrics.preferences import canonical_pairs, position_bias
-from monitor.metrics.transitivity import P_E_STRICT, P_E_WEAK, Transitivity, implied_pairs
-from monitor.metrics.triangles import TriangleState, triplets_per_pair
+from monitor.metrics.agreement import bootstrap as ag
+from monitor.metrics.crowdtruth.scores import label_counts
+from monitor.metrics.preferences.flags import kappa_interval
+from monitor.metrics.preferences.intraobserver import (
+    P_E_STRICT,
+    P_E_WEAK,
+    Transitivity,
+    implied_pairs,
+)
+from monitor.metrics.preferences.judgments import canonical_pairs, position_bias
+from monitor.metrics.preferences.triangles import TriangleState, triplets_per_pair
 from monitor.pipeline.collect import Values, answers_detail, bootstrap_interval, num
 from monitor.pipeline.crowdtruth import crowdtruth_values
 from monitor.pipeline.params import Coded, Params

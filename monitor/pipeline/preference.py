@@ -20,8 +20,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from monitor.incremental.warm import WarmStart, digest
-from monitor.metrics.preference_flags import ambiguous_pairs, gold_pair_accuracy
-from monitor.metrics.preference_model import PreferenceStart, gold_order, preference_model
+from monitor.metrics.preferences.flags import ambiguous_pairs, gold_pair_accuracy
+from monitor.metrics.preferences.model import PreferenceStart, gold_order, preference_model
 from monitor.pipeline.collect import Values, num
 from monitor.pipeline.params import Coded, Params
 from monitor.pipeline.reliability import worker_prior

@@ -179,7 +179,7 @@ def _gold(
     scale: tuple[float, float],
     k: int,
 ) -> None:
-    from monitor.metrics.gold import gold_accuracy
+    from monitor.metrics.labels.gold import gold_accuracy
 
     on_gold = np.isfinite(gold[items])
     if not on_gold.any():
@@ -378,7 +378,7 @@ def _fallback(  # noqa: PLR0913
     """``model_fallback``: whether the rating model predicts held-out judgments no better than
     the plain mean (:func:`~monitor.metrics.rating_check.holdout_check`, every fold's fit
     started from this run's model); the exports then give the plain mean."""
-    from monitor.metrics.rating_check import HoldoutCheck, holdout_check
+    from monitor.metrics.ratings.model_check import HoldoutCheck, holdout_check
     from monitor.rules.campaign import FALLBACK_MESSAGE
 
     options = params.model

@@ -15,7 +15,7 @@ from monitor.catalog import Kind
 from monitor.incremental.crowdtruth import CrowdTruthTask
 from monitor.incremental.phi import STATE as PHI_STATE
 from monitor.incremental.phi import phi_run
-from monitor.metrics.crowdtruth import label_counts
+from monitor.metrics.crowdtruth.scores import label_counts
 from monitor.pipeline.agreement import Latest, agreement, codetermination
 from monitor.pipeline.collect import Values, answers_detail, num, scale_codes
 from monitor.pipeline.crowdtruth import crowdtruth_values

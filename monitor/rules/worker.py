@@ -32,7 +32,7 @@ import numpy as np
 from scipy import stats
 
 from monitor.catalog import Kind
-from monitor.metrics._common import accuracy_floor, noise_sd_floor
+from monitor.metrics.common import accuracy_floor, noise_sd_floor
 from monitor.results import FlagRecord, Value
 from monitor.rules.thresholds import Thresholds
 from monitor.rules.values import RunValues, Table, finite

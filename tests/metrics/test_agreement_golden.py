@@ -8,8 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from monitor.metrics._common import encode
-from monitor.metrics.agreement import (
+from monitor.metrics.agreement.bootstrap import (
     LEVELS,
     ValueCounts,
     align_pair,
@@ -20,6 +19,7 @@ from monitor.metrics.agreement import (
     percent_agreement,
     scott_pi,
 )
+from monitor.metrics.common import encode
 from tests.golden import load, params
 
 

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.metrics.agreement import (
+from monitor.metrics.agreement.bootstrap import (
     LEVELS,
     ValueCounts,
     bootstrap_alpha,
@@ -232,7 +232,7 @@ def test_count_matrix_is_the_summed_coo_table(
     canonical CSR of the summed pairs, without stored zeros."""
     from scipy import sparse
 
-    from monitor.metrics._common import count_matrix
+    from monitor.metrics.common import count_matrix
 
     rows = np.array([r % n for r, _, _ in cells], dtype=np.int64)
     cols = np.array([c % v for _, c, _ in cells], dtype=np.int64)

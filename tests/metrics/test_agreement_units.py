@@ -7,8 +7,9 @@ import doctest
 import numpy as np
 import pytest
 
-from monitor.metrics import aggregate, agreement, kappa, krippendorff
-from monitor.metrics.agreement import (
+from monitor.metrics.agreement import aggregate, kappa, krippendorff
+from monitor.metrics.agreement import bootstrap as agreement
+from monitor.metrics.agreement.bootstrap import (
     LEVELS,
     ValueCounts,
     bootstrap_alpha,

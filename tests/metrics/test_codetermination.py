@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.metrics.aggregate import codetermination
+from monitor.metrics.agreement.aggregate import codetermination
 
 N_ITEMS, N_WORKERS, PER_ITEM, V = 40, 8, 3, 5
 DOMAIN = np.arange(V, dtype=np.float64)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from monitor.metrics._common import encode
-from monitor.metrics.crowdtruth import (
+from monitor.metrics.common import encode
+from monitor.metrics.crowdtruth.scores import (
     CrowdTruthScores,
     crowdtruth,
     label_counts,

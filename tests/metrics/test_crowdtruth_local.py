@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.metrics.crowdtruth import crowdtruth, crowdtruth_local, label_counts
+from monitor.metrics.crowdtruth.scores import crowdtruth, crowdtruth_local, label_counts
 
 TIGHT = {"tol": 1e-12, "max_iter": 2000}
 

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from monitor.metrics.crowdtruth import crowdtruth
+from monitor.metrics.crowdtruth.scores import crowdtruth
 from tests.hypothesis_profiles import examples
 
 FLOOR = 1e-8

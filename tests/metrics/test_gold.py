@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.metrics.gold import gold_accuracy, wilson_interval
+from monitor.metrics.labels.gold import gold_accuracy, wilson_interval
 
 Z = 1.959963984540054
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from monitor.metrics.planning import (
+from monitor.metrics.preferences.intraobserver import implied_pairs
+from monitor.metrics.preferences.planning import (
     GOLD,
     INFORMATION,
     KNOWN,
@@ -17,8 +18,7 @@ from monitor.metrics.planning import (
     plan_pairs,
     quotas,
 )
-from monitor.metrics.transitivity import implied_pairs
-from monitor.metrics.triangles import triangle_state
+from monitor.metrics.preferences.triangles import triangle_state
 
 
 def _campaign(n_items=200, n_workers=20, per_worker=40, seed=1):

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.metrics.agreement import ValueCounts, fleiss_kappa, krippendorff_alpha
-from monitor.metrics.poisson import (
+from monitor.metrics.agreement.bootstrap import ValueCounts, fleiss_kappa, krippendorff_alpha
+from monitor.metrics.agreement.poisson import (
     Update,
     alpha_features,
     alpha_replicates,
@@ -108,7 +108,7 @@ def test_single_value_replicates_are_undefined() -> None:
 def test_weight_table_is_the_poisson_one_quantile_function() -> None:
     from scipy import stats
 
-    from monitor.metrics.poisson import _QUANTILE
+    from monitor.metrics.agreement.poisson import _QUANTILE
 
     levels = (np.arange(1 << 16) + 0.5) / (1 << 16)
     assert np.array_equal(_QUANTILE, stats.poisson.ppf(levels, 1.0))

@@ -8,17 +8,17 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from monitor.metrics.gold import wilson_interval
-from monitor.metrics.preference_flags import (
+from monitor.metrics.labels.gold import wilson_interval
+from monitor.metrics.preferences.flags import (
     ambiguous_pairs,
     benjamini_hochberg,
     chance_floor,
     gold_pair_accuracy,
     kappa_interval,
 )
-from monitor.metrics.preference_model import preference_model
-from monitor.metrics.transitivity import P_E_STRICT, P_E_WEAK, triangle_state
-from monitor.metrics.triangles import triplets_per_pair
+from monitor.metrics.preferences.intraobserver import P_E_STRICT, P_E_WEAK, triangle_state
+from monitor.metrics.preferences.model import preference_model
+from monitor.metrics.preferences.triangles import triplets_per_pair
 from tests.metrics.test_preference_model import simulate
 
 

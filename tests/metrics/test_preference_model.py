@@ -10,10 +10,10 @@ import pytest
 from scipy import special
 from scipy.stats import kendalltau
 
-from monitor.metrics import preference_model as pm
-from monitor.metrics.preference_model import gold_order, preference_model, prepare
-from monitor.metrics.preference_summary import score_variance
-from monitor.metrics.preferences import parse_outcomes
+from monitor.metrics.preferences import model as pm
+from monitor.metrics.preferences.judgments import parse_outcomes
+from monitor.metrics.preferences.model import gold_order, preference_model, prepare
+from monitor.metrics.preferences.model_summary import score_variance
 from tests.golden import load, params
 
 

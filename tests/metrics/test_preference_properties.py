@@ -9,14 +9,14 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.metrics.preference_flags import (
+from monitor.metrics.preferences.flags import (
     _poisson_binomial_sf,
     ambiguous_pairs,
     kappa_interval,
 )
-from monitor.metrics.preference_model import preference_model
-from monitor.metrics.transitivity import P_E_WEAK, triangle_state
-from monitor.metrics.triangles import triplets_per_pair
+from monitor.metrics.preferences.intraobserver import P_E_WEAK, triangle_state
+from monitor.metrics.preferences.model import preference_model
+from monitor.metrics.preferences.triangles import triplets_per_pair
 
 SETTINGS = settings(max_examples=25, deadline=None)
 

@@ -9,14 +9,14 @@ import pytest
 from scipy.stats import binomtest, kendalltau
 
 from monitor.metrics.davidson import davidson
-from monitor.metrics.preferences import (
+from monitor.metrics.preferences.intraobserver import transitivity
+from monitor.metrics.preferences.judgments import (
     CANONICAL_LABELS,
     canonical_pairs,
     counting_scores,
     parse_outcomes,
     position_bias,
 )
-from monitor.metrics.transitivity import transitivity
 from tests.golden import load, params
 from tests.metrics.test_transitivity import arrays
 

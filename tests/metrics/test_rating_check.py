@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from monitor.metrics.rating_check import deal_folds, holdout_check
-from monitor.metrics.rating_model import rating_model
+from monitor.metrics.ratings.model import rating_model
+from monitor.metrics.ratings.model_check import deal_folds, holdout_check
 
 SCALE = (0.0, 100.0)
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from monitor.metrics.rating_model import rating_model
-from monitor.metrics.rating_update import (
+from monitor.metrics.ratings.model import rating_model
+from monitor.metrics.ratings.update import (
     ModelState,
     model_state,
     rating_model_update,

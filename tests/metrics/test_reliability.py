@@ -7,8 +7,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from monitor.metrics.dawid_skene import tie_break
-from monitor.metrics.gold import wilson_interval
+from monitor.metrics.labels.gold import wilson_interval
+from monitor.metrics.labels.label_model import tie_break
 from monitor.metrics.reliability import dawid_skene, multilabel_model, rating_model
 from tests.hypothesis_profiles import examples
 

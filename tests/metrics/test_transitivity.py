@@ -8,9 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from monitor.metrics._common import encode
-from monitor.metrics.preferences import parse_outcomes
-from monitor.metrics.transitivity import (
+from monitor.metrics.common import encode
+from monitor.metrics.preferences.intraobserver import (
     P_E_STRICT,
     P_E_WEAK,
     implied_pairs,
@@ -18,6 +17,7 @@ from monitor.metrics.transitivity import (
     transitivity,
     triangle_state,
 )
+from monitor.metrics.preferences.judgments import parse_outcomes
 from tests.golden import load, params
 
 CASES = params("seed_transitivity_*.json") + params("pairwise_*.json")

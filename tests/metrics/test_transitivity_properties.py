@@ -8,8 +8,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.metrics.preferences import counting_scores
-from monitor.metrics.transitivity import implied_pairs, transitivity, triangle_state
+from monitor.metrics.preferences.intraobserver import implied_pairs, transitivity, triangle_state
+from monitor.metrics.preferences.judgments import counting_scores
 
 SETTINGS = settings(max_examples=50, deadline=None)
 

@@ -7,7 +7,7 @@ import numpy as np
 from sqlalchemy import Engine
 
 from monitor.incremental.phi import STATE as PHI_STATE
-from monitor.metrics.phi import PhiGrid
+from monitor.metrics.ratings.phi_measure import PhiGrid
 from monitor.pipeline import recompute
 from monitor.settings import Settings
 from monitor.store.engine import transaction

@@ -32,8 +32,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics._common import check_same_length, squarem_jump
-from monitor.metrics.krippendorff import ValueCounts, as_codes, check_domain
+from monitor.metrics.agreement.krippendorff import ValueCounts, as_codes, check_domain
+from monitor.metrics.common import check_same_length, squarem_jump
 
 Kind = Literal["label", "rating"]
 

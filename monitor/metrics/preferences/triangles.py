@@ -17,7 +17,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from monitor.metrics.preferences import Judgments, latest, pair_keys, sort_by_key, validate
+from monitor.metrics.preferences.judgments import (
+    Judgments,
+    latest,
+    pair_keys,
+    sort_by_key,
+    validate,
+)
 
 
 def _weak_order_table() -> NDArray[np.bool_]:

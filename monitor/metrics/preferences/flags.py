@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from monitor.metrics._common import check_same_length
-from monitor.metrics.gold import GoldAccuracy, wilson_interval
-from monitor.metrics.preferences import validate
+from monitor.metrics.common import check_same_length
+from monitor.metrics.labels.gold import GoldAccuracy, wilson_interval
+from monitor.metrics.preferences.judgments import validate
 
 
 def chance_floor(

@@ -70,8 +70,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics._common import accuracy_floor, check_same_length
-from monitor.metrics.gold import wilson_interval
+from monitor.metrics.common import accuracy_floor, check_same_length
+from monitor.metrics.labels.gold import wilson_interval
 
 EPS = 1e-10
 

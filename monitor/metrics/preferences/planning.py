@@ -46,8 +46,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from monitor.metrics.transitivity import implied_pairs
-from monitor.metrics.triangles import triangle_state
+from monitor.metrics.preferences.intraobserver import implied_pairs
+from monitor.metrics.preferences.triangles import triangle_state
 
 PURPOSES: tuple[str, ...] = ("triangle", "information", "known", "gold", "retest")
 TRIANGLE, INFORMATION, KNOWN, GOLD, RETEST = range(5)

@@ -47,8 +47,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from monitor.metrics._common import check_same_length
-from monitor.metrics.crowdtruth_layout import (
+from monitor.metrics.common import check_same_length
+from monitor.metrics.crowdtruth.layout import (
     _codes,
     _layout,
     _ratios,

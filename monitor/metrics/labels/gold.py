@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from monitor.metrics._common import check_same_length
+from monitor.metrics.common import check_same_length
 
 Level = Literal["nominal", "ordinal", "interval"]
 

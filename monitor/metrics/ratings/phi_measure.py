@@ -39,9 +39,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
-from monitor.metrics._common import Interval
-from monitor.metrics.phi_data import Mapping, _Data, _Groups, _prepare
-from monitor.metrics.phi_posterior import (
+from monitor.metrics.common import Interval
+from monitor.metrics.ratings.phi_data import Mapping, _Data, _Groups, _prepare
+from monitor.metrics.ratings.phi_posterior import (
     _GRID_POINTS,
     _LEVEL,
     _MAP_WARM,
@@ -492,7 +492,7 @@ def phi(
         if fit["grid"] is not None:
             fit["grid"] = replace(fit["grid"], u_map=float(np.log(map_p)))
     else:
-        from monitor.metrics.phi_nuts import nuts_fit
+        from monitor.metrics.ratings.phi_nuts import nuts_fit
 
         fit = nuts_fit(d, prior, seed=seed, draws=draws, tune=tune, chains=chains)
         fit["reading"] = reading_of(fit["hpd"], wide_hpd)

@@ -27,7 +27,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.metrics.krippendorff import ValueCounts, expected_total, item_observed
+from monitor.metrics.agreement.krippendorff import ValueCounts, expected_total, item_observed
 
 BLOCK_BITS = 12
 _BLOCK = 1 << BLOCK_BITS

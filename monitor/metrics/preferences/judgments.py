@@ -28,7 +28,7 @@ from scipy import sparse
 from scipy.sparse import csgraph
 from scipy.stats import binomtest
 
-from monitor.metrics._common import Undefined, check_same_length
+from monitor.metrics.common import Undefined, check_same_length
 
 LEFT, TIE, RIGHT = 1, 0, -1
 #: Canonical label codes for agreement measures: index = relation + 1.

@@ -48,8 +48,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics._common import check_same_length
-from monitor.metrics.rating_model import (
+from monitor.metrics.common import check_same_length
+from monitor.metrics.ratings.model import (
     RatingModel,
     _as_codes,
     _outputs,
@@ -57,7 +57,7 @@ from monitor.metrics.rating_model import (
     _Sweep,
     _tied_pairs,
 )
-from monitor.metrics.rating_priors import bias_prior, noise_prior
+from monitor.metrics.ratings.priors import bias_prior, noise_prior
 
 N_SUMS = 6  # m, mb, R, CB, A, C
 N_BLOCKS = 4  # dR/db, dA/db, dR/dw, dA/dw

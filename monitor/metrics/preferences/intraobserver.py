@@ -18,9 +18,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics._common import Undefined
-from monitor.metrics.preferences import latest, pair_keys, validate
-from monitor.metrics.triangles import TriangleState, triangle_state
+from monitor.metrics.common import Undefined
+from monitor.metrics.preferences.judgments import latest, pair_keys, validate
+from monitor.metrics.preferences.triangles import TriangleState, triangle_state
 
 P_E_WEAK = 13 / 27
 P_E_STRICT = 6 / 8

@@ -20,8 +20,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from monitor.metrics._common import check_same_length
-from monitor.metrics.krippendorff import (
+from monitor.metrics.agreement.krippendorff import (
     LEVELS,
     ValueCounts,
     as_codes,
@@ -31,6 +30,7 @@ from monitor.metrics.krippendorff import (
     pairs_within_groups,
     ratio_delta,
 )
+from monitor.metrics.common import check_same_length
 
 Weights = Literal["linear", "quadratic"] | None
 _EPS = 1e-12  # expected disagreement at or below this is p_e = 1

@@ -93,8 +93,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from monitor.metrics._common import check_same_length, noise_sd_floor, squarem_jump
-from monitor.metrics.rating_priors import bias_prior, noise_prior
+from monitor.metrics.common import check_same_length, noise_sd_floor, squarem_jump
+from monitor.metrics.ratings.priors import bias_prior, noise_prior
 
 
 @dataclass(frozen=True, eq=False)

@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from monitor.metrics._common import check_same_length
-from monitor.metrics.rating_model import RatingModel, rating_model
+from monitor.metrics.common import check_same_length
+from monitor.metrics.ratings.model import RatingModel, rating_model
 
 RELATIVE_TOL = 1e-6  # better than the plain mean by more than the fits' own tolerance
 

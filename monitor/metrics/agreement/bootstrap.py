@@ -26,14 +26,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics._common import Interval, check_same_length
-from monitor.metrics.aggregate import (
+from monitor.metrics.agreement.aggregate import (
     Codetermination,
     WorkerAgreement,
     codetermination,
     worker_vs_aggregate,
 )
-from monitor.metrics.kappa import (
+from monitor.metrics.agreement.kappa import (
     FleissKappa,
     PairwiseAgreement,
     PercentAgreement,
@@ -49,7 +48,7 @@ from monitor.metrics.kappa import (
     percent_agreement,
     scott_pi,
 )
-from monitor.metrics.krippendorff import (
+from monitor.metrics.agreement.krippendorff import (
     LEVELS,
     AlphaResult,
     Level,
@@ -61,6 +60,7 @@ from monitor.metrics.krippendorff import (
     krippendorff_alphas,
     mid_ranks,
 )
+from monitor.metrics.common import Interval, check_same_length
 
 __all__ = [
     "AlphaResult",

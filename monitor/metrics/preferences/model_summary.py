@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 from scipy import special
 
 if TYPE_CHECKING:
-    from monitor.metrics.preference_data import Layout, _Data
+    from monitor.metrics.preferences.model_data import Layout, _Data
 
 EXACT_SE_MAX_ITEMS = 2000
 """Up to this many items the score variances come from a dense Cholesky factor (0.3 s at 2000)."""

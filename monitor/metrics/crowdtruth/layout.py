@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from monitor.metrics._common import check_same_length
+from monitor.metrics.common import check_same_length
 
 FLOOR = 1e-8
 """The reference package's smallest denominator (``SMALL_NUMBER_CONST``)."""

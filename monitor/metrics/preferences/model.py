@@ -55,8 +55,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
 from monitor.metrics.lbfgs import lbfgs
-from monitor.metrics.preference_data import Layout, _Data, gold_order, prepare
-from monitor.metrics.preference_summary import (
+from monitor.metrics.preferences.model_data import Layout, _Data, gold_order, prepare
+from monitor.metrics.preferences.model_summary import (
     FisherTerms,
     PreferenceModel,
     PreferenceStart,

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from monitor.metrics.preference_summary import directed_edges
-from monitor.metrics.preferences import validate
+from monitor.metrics.preferences.judgments import validate
+from monitor.metrics.preferences.model_summary import directed_edges
 
 
 def gold_order(left: ArrayLike, right: ArrayLike, item_gold: ArrayLike) -> NDArray[np.float64]:

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from monitor.metrics._common import Interval
-from monitor.metrics.phi_data import _Data
-from monitor.metrics.phi_posterior import (
+from monitor.metrics.common import Interval
+from monitor.metrics.ratings.phi_data import _Data
+from monitor.metrics.ratings.phi_posterior import (
     _WEIGHTS,
     FLAT_PRECISION_SD,
     GAMMA_RATE,
