@@ -16,8 +16,8 @@ annotators. **Random**: uniformly random pairs, each annotator an equal share of
 **Planned**: the first step the same pairs and answers as random (with nothing judged there is
 nothing to plan from), then
 each step's budget planned (and shared among the annotators: more to those whose answers carry
-more information, between half and 1.5 times the even share) by :func:`monitor.metrics.planning.plan_pairs` from the preference model
-(:func:`monitor.metrics.preference_model.preference_model`, no position bias: the simulated
+more information, between half and 1.5 times the even share) by :func:`monitor.metrics.preferences.planning.plan_pairs` from the preference model
+(:func:`monitor.metrics.preferences.model.preference_model`, no position bias: the simulated
 annotators have none) fitted on the answers so far, as ``monitor pairs plan`` does. After each
 step both are fitted and the Spearman correlation of the item scores with the truth is taken.
 

@@ -11,7 +11,7 @@ For each, in one run:
   has the higher truth; a tie counts as not preferred; ``realdata.bad_workers`` keeps ties of
   the cut together). A golden case without latent scores has its planted spammers and
   adversaries as the bad workers. Scores: the model's ``accuracy`` and ``agreement``
-  (:mod:`monitor.metrics.preference_model`), monitor's transitivity kappa, CrowdTruth WQS / WUA /
+  (:mod:`monitor.metrics.preferences.model`), monitor's transitivity kappa, CrowdTruth WQS / WUA /
   WWA on pairs, leave-one-out agreement and the agreement with the Davidson order (the existing
   metric functions, called directly); the peers: crowd-kit's NoisyBT skill and each worker's
   agreement (share of their strict answers along the order) with a converged Bradley-Terry fit

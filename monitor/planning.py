@@ -1,7 +1,7 @@
 """``monitor pairs plan``: the next pairs to ask in a preference campaign, as a platform's
 task file, stored so that planning again skips what is planned and not yet answered.
 
-The choice itself is :func:`monitor.metrics.planning.plan_pairs` (pure); this module reads the
+The choice itself is :func:`monitor.metrics.preferences.planning.plan_pairs` (pure); this module reads the
 campaign, fits the preference reliability model for the item scores and annotator accuracies,
 and writes the tasks. See ``docs/planning.md``.
 """

@@ -1,7 +1,7 @@
 """Bootstrap intervals of alpha and Fleiss' kappa that follow a campaign as it grows.
 
 A run keeps, per measure, the replicate sums of the Poisson bootstrap
-(:mod:`monitor.metrics.poisson`). The next run adds the change of the items that received
+(:mod:`monitor.metrics.agreement.poisson`). The next run adds the change of the items that received
 judgments since, when nothing else moved (same replicates, seed, value domain and items; no
 judgment committed late below the last watermark); otherwise it resamples every item. Both
 give the same replicates, so an incremental run has the interval of a full one.

@@ -2,9 +2,9 @@
 units that got new judgments (:func:`crowdtruth_run`).
 
 A full run iterates from all ones; an incremental run from the last run's scores
-(:func:`monitor.metrics.crowdtruth.crowdtruth`), or, when the last run kept its per-worker
+(:func:`monitor.metrics.crowdtruth.scores.crowdtruth`), or, when the last run kept its per-worker
 sums (state ``crowdtruth``), only over the units with new judgments
-(:func:`monitor.metrics.crowdtruth.crowdtruth_local`): the other units keep their UQS and UAS,
+(:func:`monitor.metrics.crowdtruth.scores.crowdtruth_local`): the other units keep their UQS and UAS,
 the annotations their AQS. That leaves out how the other units respond to the moves of the
 workers' scores, so each local run adds its largest WQS move to the state's ``drift``, and the
 run that would take it beyond the ``crowdtruth_drift`` setting iterates over every unit

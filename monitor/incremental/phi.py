@@ -1,7 +1,7 @@
 """Phi in a run, behind one signature (:func:`phi_run`): the exact posterior on a grid of
 log p, reusing the last run's grid (each distinct item statistic's log L on it, kept as the
 state ``phi_grid``) while it was made for the same model, else from scratch
-(:mod:`monitor.metrics.phi`)."""
+(:mod:`monitor.metrics.ratings.phi_measure`)."""
 
 from __future__ import annotations
 

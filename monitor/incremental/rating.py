@@ -1,6 +1,6 @@
 """The rating model in a run, behind one signature (:func:`rating_run`): updated locally over
 the items with new judgments when the last run's state applies and the result is accepted
-(:mod:`monitor.metrics.rating_update`; ``docs/operations.md``), else fitted over every judgment,
+(:mod:`monitor.metrics.ratings.update`; ``docs/operations.md``), else fitted over every judgment,
 warm-started from the last run's means, biases and noise sds where it kept them. The rating
 model's values are stored by :mod:`monitor.pipeline.reliability`."""
 
@@ -49,7 +49,7 @@ def state_meta(arrays: CampaignArrays, meta: dict[str, Any], n: int, w: int) -> 
 
 def local_update(arrays, options, warm, meta, items, workers, values, scale, parameters):  # noqa: ANN001, ANN202, PLR0913
     """The rating model updated over the items with new judgments only
-    (:func:`~monitor.metrics.rating_update.rating_model_update`), or None when it does not
+    (:func:`~monitor.metrics.ratings.update.rating_model_update`), or None when it does not
     apply or misses its budget: no state of the last run for these items and workers, a
     judgment committed late below its watermark, more than ``LOCAL_SHARE`` of the judgments
     on touched items, no convergence, one more full step still moving a bias or noise sd by

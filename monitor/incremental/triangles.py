@@ -1,6 +1,6 @@
 """Transitivity in a run, behind one signature (:func:`transitivity_run`): every annotator's
 triangles counted from scratch, or the last run's counts brought up to date with the judgments
-that arrived since (:meth:`monitor.metrics.transitivity.TriangleState.update`, which touches
+that arrived since (:meth:`monitor.metrics.preferences.intraobserver.TriangleState.update`, which touches
 only the triangles through the pairs those judgments set or changed).
 
 The counts live in the memory of the process that made them (the run cache's ``memory`` of

@@ -1,8 +1,8 @@
 """Bradley-Terry with ties: Davidson (1970), *On extending the Bradley-Terry model to
 accommodate ties in paired comparison experiments* (JASA 65:317), fitted campaign-wide by
 Newton's method. The reference fit of the benches and tests; a campaign's item scores come from
-the reliability model (:mod:`monitor.metrics.preference_model`). Input conventions:
-:mod:`monitor.metrics.preferences`.
+the reliability model (:mod:`monitor.metrics.preferences.model`). Input conventions:
+:mod:`monitor.metrics.preferences.judgments`.
 """
 
 from __future__ import annotations

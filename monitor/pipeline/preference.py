@@ -1,5 +1,5 @@
 """The reliability model of a preference campaign in a run: item scores and annotator
-reliability estimated together (:mod:`monitor.metrics.preference_model`: Crowd-BT with
+reliability estimated together (:mod:`monitor.metrics.preferences.model`: Crowd-BT with
 Davidson's ties and a position bias per annotator), gold-pair accuracy, the ambiguous pairs'
 test, and what the campaign's design lets monitor measure.
 
@@ -8,7 +8,7 @@ In strict campaigns that is the model's ``eta`` (strict answers, net of the anno
 bias, which is reported apart): chance is 0.5 for everyone. With ties it is the share of all
 their answers along the order, a tie counting as not along (``agreement``), and chance is what
 the same annotator reaches answering at random with their own tie rate and side habit
-(:func:`monitor.metrics.preference_flags.chance_floor`), kept per worker as
+(:func:`monitor.metrics.preferences.flags.chance_floor`), kept per worker as
 ``model_worker_chance``.
 """
 

@@ -3,7 +3,7 @@
 Per kind: labels get Dawid & Skene (1979), ratings the distance-aware bias + noise model
 (Raykar et al. 2010; updated locally in incremental runs, :mod:`monitor.incremental.rating`),
 multi-label sets one binary Dawid-Skene per option (see :mod:`monitor.metrics.reliability`).
-Workers with gold answers get their accuracy on gold (:mod:`monitor.metrics.gold`). Pairwise
+Workers with gold answers get their accuracy on gold (:mod:`monitor.metrics.labels.gold`). Pairwise
 campaigns have no model: their workers are judged by transitivity and position bias
 (:mod:`monitor.pipeline.pairwise`).
 
@@ -376,7 +376,7 @@ def _fallback(  # noqa: PLR0913
     N: int,
 ) -> None:
     """``model_fallback``: whether the rating model predicts held-out judgments no better than
-    the plain mean (:func:`~monitor.metrics.rating_check.holdout_check`, every fold's fit
+    the plain mean (:func:`~monitor.metrics.ratings.model_check.holdout_check`, every fold's fit
     started from this run's model); the exports then give the plain mean."""
     from monitor.metrics.ratings.model_check import HoldoutCheck, holdout_check
     from monitor.rules.campaign import FALLBACK_MESSAGE

@@ -8,7 +8,7 @@ the thresholds.
   converging; its ``low_quality`` and ``ambiguous`` flags are withheld (gold flags stay: they do
   not depend on it).
 - ``model_fallback``: the rating model predicts held-out judgments no better than the plain
-  mean (:mod:`monitor.metrics.rating_check`): the label exports give the plain mean.
+  mean (:mod:`monitor.metrics.ratings.model_check`): the label exports give the plain mean.
 """
 
 from __future__ import annotations

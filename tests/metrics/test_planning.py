@@ -1,4 +1,4 @@
-"""The pair planner (monitor.metrics.planning): never an implied or judged pair, triangles
+"""The pair planner (monitor.metrics.preferences.planning): never an implied or judged pair, triangles
 closed, shares and budget respected, stable ids, the same plan for the same seed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The held-out check of the rating model against the plain mean (monitor.metrics.rating_check)."""
+"""The held-out check of the rating model against the plain mean (monitor.metrics.ratings.model_check)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The rating model's local update (monitor.metrics.rating_update): its sums and derivatives are
+"""The rating model's local update (monitor.metrics.ratings.update): its sums and derivatives are
 those of the full sweep, it is exact when every item is touched or nothing changed, it lands
 within the documented tolerance of a full fit whenever its global check accepts it (random
 campaigns, several increments, new items and new workers), and it declines tied workers."""

@@ -1,6 +1,6 @@
 """Poisson bootstrap of Krippendorff's alpha and Fleiss' kappa, updatable as judgments arrive.
 
-The percentile bootstrap of :mod:`monitor.metrics.agreement` draws B multinomial resamples of
+The percentile bootstrap of :mod:`monitor.metrics.agreement.bootstrap` draws B multinomial resamples of
 the items: every replicate changes when one item is added, so it is recomputed from scratch.
 The Poisson bootstrap (Hanley & MacGibbon 2006; Chamandy et al. 2012, "Estimating uncertainty
 for massive data streams") gives item ``i`` in replicate ``b`` an independent weight

@@ -1,4 +1,4 @@
-"""CrowdTruth 2.0's vectors (Dumitrache et al. 2018; :mod:`monitor.metrics.crowdtruth`):
+"""CrowdTruth 2.0's vectors (Dumitrache et al. 2018; :mod:`monitor.metrics.crowdtruth.scores`):
 annotation counts per judgment, their sparse layout by worker and unit, and one iteration of
 the metrics over them, every step a sparse product over the judgment x annotation entries."""
 

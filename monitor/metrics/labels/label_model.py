@@ -41,7 +41,7 @@ Choices (documented, the paper leaves them open):
   class of highest prior, then the first declared (:func:`tie_break`).
 - **Gold** items have ``T`` clamped to their one-hot class at the start and after every E-step.
 - **Accuracy** ``acc_w = sum_k pi_k e_w[k, k]``; its interval is the Wilson score interval
-  (``monitor.metrics.gold.wilson_interval``) on ``acc_w`` as a share of ``m_w`` trials, ``m_w``
+  (``monitor.metrics.labels.gold.wilson_interval``) on ``acc_w`` as a share of ``m_w`` trials, ``m_w``
   the worker's judgments plus history pseudo-judgments. Like a Beta(c + 1, m - c + 1) posterior it
   is wide for few judgments (3 judgments: at least 0.4 wide) and shrinks as ``1 / sqrt(m_w)``;
   unlike the equal-tailed Beta interval it always contains the estimate (one judgment, right:

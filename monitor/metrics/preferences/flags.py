@@ -1,8 +1,8 @@
 """Statistics behind the preference flags: chance floors, gold accuracy, an interval on
 transitivity kappa, and the test for ambiguous pairs. Pure; the rules live elsewhere.
 
-Conventions of :mod:`monitor.metrics.preferences` (``outcome`` +1 left, -1 right, 0 tie) and
-of :mod:`monitor.metrics.preference_model` (``gold`` per comparison: >0 left better, <0 right
+Conventions of :mod:`monitor.metrics.preferences.judgments` (``outcome`` +1 left, -1 right, 0 tie) and
+of :mod:`monitor.metrics.preferences.model` (``gold`` per comparison: >0 left better, <0 right
 better, 0 equal gold, NaN none).
 """
 
@@ -79,7 +79,7 @@ def gold_pair_accuracy(
     confidence: float = 0.95,
 ) -> GoldAccuracy:
     """Per annotator, the share of their strict answers on gold pairs that go along the gold
-    order, with the Wilson interval (:func:`monitor.metrics.gold.wilson_interval`).
+    order, with the Wilson interval (:func:`monitor.metrics.labels.gold.wilson_interval`).
 
     ``workers, outcome, gold : (n,)``; comparisons without gold (NaN) or with equal gold (0)
     count for nothing, and so do ties (the gold order is strict). Annotators without a gold
@@ -134,7 +134,7 @@ def kappa_interval(
     for the whole interval below a floor does not fire on thin evidence.
 
     ``n_triplets, n_transitive, triplets_per_pair_sq : (W,)`` (the last from
-    :func:`monitor.metrics.transitivity.triplets_per_pair`); ``p_e`` 13/27 or 6/8.
+    :func:`monitor.metrics.preferences.intraobserver.triplets_per_pair`); ``p_e`` 13/27 or 6/8.
     """
     t = np.asarray(n_triplets, dtype=np.float64)
     x = np.asarray(n_transitive, dtype=np.float64)

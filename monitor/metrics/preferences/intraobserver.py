@@ -7,7 +7,7 @@ strict preferences), and kappa = (P_A - P_E) / (1 - P_E). §4: pairs whose order
 own judgments already imply need not be asked.
 
 The triangles (fully judged triplets) are counted, and kept up to date, by
-:mod:`monitor.metrics.triangles`.
+:mod:`monitor.metrics.preferences.triangles`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Pairwise preference judgments: input conventions, canonical pairs, bias, and scores.
 
-Input convention shared by this module and :mod:`monitor.metrics.transitivity`:
+Input convention shared by this module and :mod:`monitor.metrics.preferences.intraobserver`:
 
 - ``workers, left, right : ndarray, shape (n,)`` non-negative integer codes;
 - ``outcome : ndarray, shape (n,)`` int8, ``+1`` left preferred, ``-1`` right preferred, ``0`` tie
@@ -15,7 +15,7 @@ Canonical orientation: a judgment becomes the *relation* of the smaller item cod
 Scores from preferences follow Marchiori, Minervini et al., *Aligning Intraobserver Agreement by
 Transitivity* §5 (the counting function of Roberts' representation theorem) per annotator;
 campaign-wide, Davidson's Bradley-Terry with ties (:mod:`monitor.metrics.davidson`) and the
-reliability model (:mod:`monitor.metrics.preference_model`).
+reliability model (:mod:`monitor.metrics.preferences.model`).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ the scores as an answer along ``o`` by a perfect annotator (``log sig(o d)``), a
 strict answer enters only their reliability, ``P(answer = o) = eta_k``. A gold pair with equal
 gold orders nothing: it is an ordinary comparison.
 
-Intervals and per-annotator summaries: :mod:`monitor.metrics.preference_summary`.
+Intervals and per-annotator summaries: :mod:`monitor.metrics.preferences.model_summary`.
 """
 
 from __future__ import annotations
@@ -239,7 +239,7 @@ def preference_model(
     """Fit Crowd-BT with ties and position bias (module docstring) to every comparison.
 
     ``workers, left, right, outcome : (n,)`` in the convention of
-    :mod:`monitor.metrics.preferences` (repeats are observations). ``gold : (n,)`` the gold order
+    :mod:`monitor.metrics.preferences.judgments` (repeats are observations). ``gold : (n,)`` the gold order
     of each comparison's pair: positive when the left item is the better, negative when the right
     one, 0 for equal gold, NaN for none (:func:`gold_order` builds it from items' gold values).
     ``prior_accuracy : (W,)`` an annotator's accuracy from history (NaN: none), the centre of

@@ -1,5 +1,5 @@
 """Input preparation and parameter layout of the preference model
-(:mod:`monitor.metrics.preference_model`)."""
+(:mod:`monitor.metrics.preferences.model`)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def prepare(
     n_workers: int | None = None,
     n_items: int | None = None,
 ) -> _Data:
-    """Validate (:func:`monitor.metrics.preferences.validate`) and sort into blocks."""
+    """Validate (:func:`monitor.metrics.preferences.judgments.validate`) and sort into blocks."""
     j = validate(workers, left, right, outcome, n_workers=n_workers, n_items=n_items)
     n = len(j.workers)
     y = np.asarray(outcome).astype(np.float64).reshape(-1)

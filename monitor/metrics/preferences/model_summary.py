@@ -1,6 +1,6 @@
 """Intervals and per-annotator summaries of the preference reliability model.
 
-The model and its fit: :mod:`monitor.metrics.preference_model`. Everything here is computed at
+The model and its fit: :mod:`monitor.metrics.preferences.model`. Everything here is computed at
 the fitted mode ``x``:
 
 * ``accuracy`` = ``eta_k``: the probability that a strict answer of annotator ``k`` goes along
@@ -62,7 +62,7 @@ class PreferenceStart:
 
 @dataclass(frozen=True, eq=False)
 class PreferenceModel:
-    """Crowd-BT with ties and position bias (:mod:`monitor.metrics.preference_model`).
+    """Crowd-BT with ties and position bias (:mod:`monitor.metrics.preferences.model`).
 
     Arrays by item code (I,) or annotator code (W,); codes without comparisons hold their prior.
     ``*_low`` / ``*_high`` bound the ``confidence`` intervals. ``n_strict`` counts strict answers,

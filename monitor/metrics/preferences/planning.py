@@ -2,7 +2,7 @@
 
 Transitivity as part of the design of a campaign (Marchiori, Minervini et al., *Aligning
 Intraobserver Agreement by Transitivity*, §4): a pair whose order an annotator's own judgments
-already imply is never asked again (:func:`monitor.metrics.transitivity.implied_pairs`, the
+already imply is never asked again (:func:`monitor.metrics.preferences.intraobserver.implied_pairs`, the
 closure of their weak preference), which tames the quadratic number of pairs; and a share of the
 pairs closes triangles with pairs the annotator judged, so that their transitivity kappa (§3.1)
 becomes measurable (``triplet_target`` fully judged triplets for an annotator with
@@ -230,7 +230,7 @@ def plan_pairs(
     a new annotator) from the judgments so far (module docstring).
 
     ``workers, left, right, outcome : (n,)`` codes and +1/-1/0 as in
-    :mod:`monitor.metrics.preferences` (latest judgment of a pair counts, by ``order``);
+    :mod:`monitor.metrics.preferences.judgments` (latest judgment of a pair counts, by ``order``);
     ``score, score_sd : (n_items,)`` the model's item scores and their sds; ``accuracy : (W,)``
     each annotator's accuracy (NaN: the mean of the others), ``W`` covering ``plan_for``;
     ``gold : (n_items,)`` gold values (NaN: none); ``exclude`` (annotator, item, item) pairs

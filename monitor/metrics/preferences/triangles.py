@@ -1,6 +1,6 @@
 """Every annotator's fully judged triplets, counted once and kept up to date
 (:class:`TriangleState`; Marchiori, Minervini et al., *Aligning Intraobserver Agreement by
-Transitivity*, section 3.1; :mod:`monitor.metrics.transitivity` turns the counts into kappas).
+Transitivity*, section 3.1; :mod:`monitor.metrics.preferences.intraobserver` turns the counts into kappas).
 
 Fully judged triplets are the triangles of the annotator's graph of judged pairs. All annotators'
 graphs live in one sorted array of directed pair keys ``(worker * I + a) * I + b`` (both
@@ -388,7 +388,7 @@ def triplets_per_pair(state: TriangleState) -> NDArray[np.int64]:
     """Per worker, shape (W,): the sum over their judged pairs of the squared number of fully
     judged triplets through the pair, ``sum_e t_e^2`` (``sum_e t_e = 3 x n_triplets``): how much
     the triplets share pairs, which sets the effective number of independent triplets
-    (:func:`monitor.metrics.preference_flags.kappa_interval`)."""
+    (:func:`monitor.metrics.preferences.flags.kappa_interval`)."""
     wk, p_uv, p_uw, p_vw = _all_triangles(state.keys, state.n_items)
     pos = np.concatenate([p_uv, p_uw, p_vw])
     if not len(pos):

@@ -18,7 +18,7 @@ off. Estimated by alternating weighted least squares (the EM of Raykar et al. wi
    on items with few judgments). Items judged once carry no information on workers.
 3. Bias ``b_j = sum_i r_ij / (m_j + k_j)``, the posterior mean under a hierarchical prior
    ``b_j ~ N(0, tau^2)``, ``k_j = max(1, s_j^2 / tau^2)`` pseudo-judgments of bias 0 with
-   ``tau^2`` estimated from the data at every step (:func:`~monitor.metrics.rating_priors.bias_prior`; 1 pseudo-judgment with
+   ``tau^2`` estimated from the data at every step (:func:`~monitor.metrics.ratings.priors.bias_prior`; 1 pseudo-judgment with
    fewer than ``MIN_WORKERS`` workers). With a fixed single pseudo-judgment a worker who judged
    two items kept two thirds of their two residuals as a "bias": 180 interchangeable workers
    on 2 items each gave item means with MSE 52 against the plain mean's 32; with the estimated
@@ -39,7 +39,7 @@ off. Estimated by alternating weighted least squares (the EM of Raykar et al. wi
 4. Noise ``s_j^2 = (nu s0^2 + sum_i [(r_ij - b_j)^2 - v_ij]) / (nu + m_j)``: the posterior mode
    of an inverse-gamma prior worth ``nu`` judgments at the pooled variance ``s0^2`` (or
    ``prior_weight`` judgments at ``worker_prior^2``), ``nu`` estimated from how much more the
-   workers' residual variances spread than their few judgments explain (:func:`~monitor.metrics.rating_priors.noise_prior`,
+   workers' residual variances spread than their few judgments explain (:func:`~monitor.metrics.ratings.priors.noise_prior`,
    at least 2, so 2 judgments never give ``s_j = 0``; 2 with fewer than ``MIN_WORKERS``
    workers): workers whose noises cannot be told apart get the pooled noise, and the means
    are the plain ones; floored at ``noise_floor * (max - min)``.
@@ -160,7 +160,7 @@ def _squarem(
 
     The damped steps contract slowly near the fixed point (30-odd steps from a cold start, 25
     from the last run's estimates at 1M judgments). The jump from two plain steps
-    (:func:`~monitor.metrics._common.squarem_jump`) is followed by one plain step, and kept
+    (:func:`~monitor.metrics.common.squarem_jump`) is followed by one plain step, and kept
     only when that step moves less than the second plain one (log var keeps the noise
     positive; the gauge of the biases is affine, so the jump keeps it). A failed jump is tried
     again only after ``2^failures`` plain rounds (a success resets the count): early on, and

@@ -1,6 +1,6 @@
 """Held-out check of the rating model against the plain mean (K-fold over judgments).
 
-The rating model (:func:`~monitor.metrics.rating_model.rating_model`) corrects each worker's
+The rating model (:func:`~monitor.metrics.ratings.model.rating_model`) corrects each worker's
 bias and weighs them by their noise; with few items per worker both are estimated from little
 and can make the item means worse than the plain mean (on a campaign of 100 items, 10
 judgments each, 20 to 100 items per worker, the affect ratings of Snow et al. 2008 split by

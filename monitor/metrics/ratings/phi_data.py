@@ -1,6 +1,6 @@
 """Phi's data: ratings rescaled into (0, 1) and reduced to each item's statistics
 (``n_i``, ``sum log y``, ``sum log(1 - y)``, its gold prior), items with equal statistics grouped
-(:mod:`monitor.metrics.phi`, Checco et al. 2017)."""
+(:mod:`monitor.metrics.ratings.phi_measure`, Checco et al. 2017)."""
 
 from __future__ import annotations
 

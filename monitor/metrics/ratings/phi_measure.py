@@ -18,7 +18,7 @@ the new posterior is still resolved on it (the checks a fresh grid passes), the 
 is ``counts @ log L`` plus the items never seen, with no search; a posterior that moved is
 followed by sliding the grid by whole steps (only the points added are computed); else a fresh
 grid.
-``nuts``: PyMC NUTS on the full model (``monitor.metrics.phi_nuts``), seeded, with R-hat, ESS and
+``nuts``: PyMC NUTS on the full model (``monitor.metrics.ratings.phi_nuts``), seeded, with R-hat, ESS and
 divergences as fields. ``map``: the joint mode only (section 4.4).
 
 The MAP overstates agreement when items have few judgments: the joint mode over many item means

@@ -1,6 +1,6 @@
 """PyMC NUTS engine for Phi (Checco et al. 2017, section 4.5): the general sampler, for validation.
 
-Imported lazily by :func:`monitor.metrics.phi.phi` with ``engine="nuts"``; PyMC itself is imported
+Imported lazily by :func:`monitor.metrics.ratings.phi_measure.phi` with ``engine="nuts"``; PyMC itself is imported
 inside :func:`nuts_fit`. Same model as the exact engine: items with at least two ratings enter the
 likelihood through (n_i, sum log y, sum log(1 - y)); items with a single rating get their posterior
 mean from the sampled precisions by the exact 1-D integrals (a cut: they do not inform p).

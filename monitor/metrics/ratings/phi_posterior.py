@@ -1,6 +1,6 @@
 """The posterior of Phi's precision: each item's integral ``L_i(p)`` by Gauss-Hermite
 quadrature around the integrand's mode, the log marginal on a grid of log p, and the HPD
-interval of a density on a grid or of draws (:mod:`monitor.metrics.phi`, Checco et al. 2017)."""
+interval of a density on a grid or of draws (:mod:`monitor.metrics.ratings.phi_measure`, Checco et al. 2017)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The hierarchical priors of the rating model (:mod:`monitor.metrics.rating_model`): how much
+"""The hierarchical priors of the rating model (:mod:`monitor.metrics.ratings.model`): how much
 a worker's bias and noise are shrunk toward the crowd, estimated by moments from the same sums as
 a sweep of the model, so that the full fit and its local update
-(:mod:`monitor.metrics.rating_update`) share them.
+(:mod:`monitor.metrics.ratings.update`) share them.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The rating model brought up to date after new judgments on a few items (local update).
 
-Every step of :func:`~monitor.metrics.rating_model.rating_model` is a function of per-item sums
+Every step of :func:`~monitor.metrics.ratings.model.rating_model` is a function of per-item sums
 (``sum_j w_j``, ``sum_j w_j y_ij``, ``sum_j w_j^2``) and of six per-worker sums over the
 worker's judgments (the ``bincount(wk, ...)`` of the sweep), given the biases ``b`` and noise
 variances ``s^2`` (``w = 1 / s^2``)::
@@ -13,8 +13,8 @@ variances ``s^2`` (``w = 1 / s^2``)::
 item). The step is then ``b_j = (CB_j b_j + R_j) / (CB_j + mb_j + k_j)`` (gauge: minus the
 ``mb``-weighted mean), ``ss_j = A_j - 2 b_j R_j + b_j^2 mb_j``, ``s0^2 = sum_j ss_j / sum_j m_j``,
 ``s_j^2 = (c_j s_j^2 + (nu s0^2 + ss_j) / (nu + m_j)) / (1 + c_j)`` with ``c_j = C_j / m_j``,
-the priors' weights ``k_j`` (:func:`~monitor.metrics.rating_priors.bias_prior`) and ``nu``
-(:func:`~monitor.metrics.rating_priors.noise_prior`) functions of the same sums: the full sweep
+the priors' weights ``k_j`` (:func:`~monitor.metrics.ratings.priors.bias_prior`) and ``nu``
+(:func:`~monitor.metrics.ratings.priors.noise_prior`) functions of the same sums: the full sweep
 without gold, history priors or tied pairs. An item's part of the sums depends
 only on its own judgments and their judges' ``b, s``: worker ``j``'s part through the other
 judges of the item (``r_ij``, ``v_ij``, ``q_ij`` leave ``j`` out).
@@ -223,7 +223,7 @@ def rating_model_update(
     there would move a bias or noise sd by more than ``move_tol * (max - min)``, the next round
     starts from there (the untouched items' sums then exact again), at most ``max_rounds``
     rounds. Returns None where the local step is not the model's (a pair of workers whose noise
-    is tied, see :func:`~monitor.metrics.rating_model._tied_pairs`; no item with two judgments)
+    is tied, see :func:`~monitor.metrics.ratings.model._tied_pairs`; no item with two judgments)
     or the local iteration does not converge.
     """
     lo_s, hi_s = float(scale[0]), float(scale[1])
