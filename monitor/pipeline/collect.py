@@ -31,7 +31,7 @@ def num(x: Any) -> float | None:
     return x if np.isfinite(x) else None
 
 
-def _names(subjects: Names, idx: NDArray[np.int64]) -> list[str]:
+def names_of(subjects: Names, idx: NDArray[np.int64]) -> list[str]:
     """The subjects at positions ``idx`` as strings (external ids and answer names are; a
     sequence of numbers, codes named by themselves, is converted)."""
     out = np.asarray(subjects, dtype=object)[idx].tolist()
@@ -41,7 +41,7 @@ def _names(subjects: Names, idx: NDArray[np.int64]) -> list[str]:
 
 
 class NameCache:
-    """:func:`_names` for the same subjects and mask again (a run's item measures mostly share
+    """:func:`names_of` for the same subjects and mask again (a run's item measures mostly share
     one mask: every judged item), computed once."""
 
     def __init__(self) -> None:
@@ -52,7 +52,7 @@ class NameCache:
         kept = self._kept.get(key)
         if kept is not None and kept[0] is subjects:
             return kept[1]
-        names = _names(subjects, idx)
+        names = names_of(subjects, idx)
         self._kept[key] = (subjects, names)
         return names
 
@@ -178,7 +178,7 @@ def answers_detail(
             Column(
                 scope,
                 "n_judgments",
-                _names(subjects, judged),
+                names_of(subjects, judged),
                 per_unit[judged].astype(np.float64),
                 detail_key="answers",
                 names=tuple(str(x) for x in names),

@@ -22,7 +22,7 @@ from scipy import sparse
 
 from monitor.catalog import Kind
 from monitor.incremental.rating import rating_run
-from monitor.pipeline.collect import Values, _names
+from monitor.pipeline.collect import Values, names_of
 from monitor.pipeline.params import Coded, Params
 from monitor.results import Column, State
 from monitor.store.arrays import CampaignArrays
@@ -246,7 +246,7 @@ def _posterior_column(
     column = Column(
         "item",
         metric,
-        _names(ids, keep),
+        names_of(ids, keep),
         value[keep].astype(np.float64),
         n=n[keep].astype(np.int64),
         detail_key="posterior",

@@ -16,18 +16,20 @@ BLUE, RED, AMBER, GREEN = "#2563eb", "#dc2626", "#d97706", "#059669"
 FONT = 'font-family="system-ui,-apple-system,Segoe UI,Roboto,sans-serif" font-size="11"'
 
 
-def _f(x: float) -> str:
+def num(x: float) -> str:
     return f"{x:.1f}"
 
 
-def _text(x: float, y: float, s: str, anchor: str = "middle", fill: str = MUTED) -> str:
+def svg_text(x: float, y: float, s: str, anchor: str = "middle", fill: str = MUTED) -> str:
     return (
-        f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}" fill="{fill}" {FONT}>'
+        f'<text x="{num(x)}" y="{num(y)}" text-anchor="{anchor}" fill="{fill}" {FONT}>'
         f"{escape(s)}</text>"
     )
 
 
-def _svg(width: int, height: int, body: list[str], title: str, *, fixed: bool = False) -> Markup:
+def svg_document(
+    width: int, height: int, body: list[str], title: str, *, fixed: bool = False
+) -> Markup:
     """The SVG element: as wide as its box up to ``width`` px, or (``fixed``) ``width`` px
     wide, shrinking only when its box is narrower."""
     size = (
@@ -96,13 +98,13 @@ def histogram(
     body = []
     lx = float(ml)
     for label, colour in legend if len(legend) > 1 else ():
-        body.append(f'<rect x="{_f(lx)}" y="8" width="10" height="10" fill="{colour}"/>')
-        body.append(_text(lx + 14, 17, label, "start", INK))
+        body.append(f'<rect x="{num(lx)}" y="8" width="10" height="10" fill="{colour}"/>')
+        body.append(svg_text(lx + 14, 17, label, "start", INK))
         lx += 24 + 6.2 * len(label)
     for t in _ticks(0, top, 4):
         y = mt + ph - t / top * ph
-        body.append(f'<line x1="{ml}" x2="{w - mr}" y1="{_f(y)}" y2="{_f(y)}" stroke="{GRID}"/>')
-        body.append(_text(ml - 6, y + 4, f"{t:g}", "end"))
+        body.append(f'<line x1="{ml}" x2="{w - mr}" y1="{num(y)}" y2="{num(y)}" stroke="{GRID}"/>')
+        body.append(svg_text(ml - 6, y + 4, f"{t:g}", "end"))
     bw = pw / bins
     for i, parts in enumerate(counts):
         left = lo + i * (hi - lo) / bins
@@ -114,23 +116,23 @@ def histogram(
             base -= bh
             what = f"{c} {label} in [{left:.2f}, {left + (hi - lo) / bins:.2f})".replace("  ", " ")
             body.append(
-                f'<rect x="{_f(ml + i * bw + 1)}" y="{_f(base)}" width="{_f(bw - 2)}" '
-                f'height="{_f(bh)}" fill="{colour}" opacity="0.85"><title>{escape(what)}</title>'
+                f'<rect x="{num(ml + i * bw + 1)}" y="{num(base)}" width="{num(bw - 2)}" '
+                f'height="{num(bh)}" fill="{colour}" opacity="0.85"><title>{escape(what)}</title>'
                 "</rect>"
             )
     for t in _ticks(lo, hi, 5):
-        body.append(_text(x(t), mt + ph + 16, f"{t:g}"))
+        body.append(svg_text(x(t), mt + ph + 16, f"{t:g}"))
     body.append(f'<line x1="{ml}" x2="{w - mr}" y1="{mt + ph}" y2="{mt + ph}" stroke="{MUTED}"/>')
-    body.append(_text(ml + pw / 2, h - 6, xlabel))
+    body.append(svg_text(ml + pw / 2, h - 6, xlabel))
     if threshold is not None and lo <= threshold <= hi:
         tx = x(threshold)
         body.append(
-            f'<line x1="{_f(tx)}" x2="{_f(tx)}" y1="{mt - 6}" y2="{mt + ph}" stroke="{INK}" '
+            f'<line x1="{num(tx)}" x2="{num(tx)}" y1="{mt - 6}" y2="{mt + ph}" stroke="{INK}" '
             f'stroke-width="1.5" stroke-dasharray="5 3"/>'
         )
         anchor = "start" if tx < ml + pw * 0.7 else "end"
         body.append(
-            _text(
+            svg_text(
                 tx + (4 if anchor == "start" else -4),
                 mt + 4,
                 f"{threshold_label} {threshold:.2f}",
@@ -138,7 +140,7 @@ def histogram(
                 INK,
             )
         )
-    return _svg(w, h, body, title)
+    return svg_document(w, h, body, title)
 
 
 def bars(
@@ -163,32 +165,32 @@ def bars(
     body = []
     for t in _ticks(lo, hi, 4):
         body.append(
-            f'<line x1="{_f(x(t))}" x2="{_f(x(t))}" y1="{mt - 4}" y2="{h - 26}" stroke="{GRID}"/>'
+            f'<line x1="{num(x(t))}" x2="{num(x(t))}" y1="{mt - 4}" y2="{h - 26}" stroke="{GRID}"/>'
         )
-        body.append(_text(x(t), h - 12, f"{t:g}"))
+        body.append(svg_text(x(t), h - 12, f"{t:g}"))
     zero = x(0.0 if lo < 0 < hi else lo)
     for i, (lab, v) in enumerate(rows):
         y = mt + i * (bh + 4)
         short = lab if len(lab) <= 18 else lab[:17] + "…"
-        body.append(_text(ml - 6, y + bh - 4, short, "end", INK))
+        body.append(svg_text(ml - 6, y + bh - 4, short, "end", INK))
         if v is None or not math.isfinite(v):
-            body.append(_text(ml + 4, y + bh - 4, "undefined", "start"))
+            body.append(svg_text(ml + 4, y + bh - 4, "undefined", "start"))
             continue
         color = RED if threshold is not None and v < threshold else GREEN
         x0, x1 = sorted((zero, x(v)))
         body.append(
-            f'<rect x="{_f(x0)}" y="{y}" width="{_f(max(x1 - x0, 1))}" height="{bh}" '
+            f'<rect x="{num(x0)}" y="{y}" width="{num(max(x1 - x0, 1))}" height="{bh}" '
             f'fill="{color}" opacity="0.8"><title>{escape(f"{lab}: {v:.3f}")}</title></rect>'
         )
-        body.append(_text(x1 + 4, y + bh - 4, f"{v:.2f}", "start"))
+        body.append(svg_text(x1 + 4, y + bh - 4, f"{v:.2f}", "start"))
     if threshold is not None:
         tx = x(threshold)
         body.append(
-            f'<line x1="{_f(tx)}" x2="{_f(tx)}" y1="{mt - 8}" y2="{h - 26}" stroke="{RED}" '
+            f'<line x1="{num(tx)}" x2="{num(tx)}" y1="{mt - 8}" y2="{h - 26}" stroke="{RED}" '
             f'stroke-width="2" stroke-dasharray="5 3"/>'
         )
-        body.append(_text(tx + 4, mt - 10, f"threshold {threshold:.2f}", "start", RED))
-    return _svg(w, h, body, title)
+        body.append(svg_text(tx + 4, mt - 10, f"threshold {threshold:.2f}", "start", RED))
+    return svg_document(w, h, body, title)
 
 
 def trend(
@@ -215,39 +217,39 @@ def trend(
     body = []
     for t in _ticks(ymin, ymax, 4):
         body.append(
-            f'<line x1="{ml}" x2="{w - mr}" y1="{_f(y(t))}" y2="{_f(y(t))}" stroke="{GRID}"/>'
+            f'<line x1="{ml}" x2="{w - mr}" y1="{num(y(t))}" y2="{num(y(t))}" stroke="{GRID}"/>'
         )
-        body.append(_text(ml - 6, y(t) + 4, f"{t:g}", "end"))
+        body.append(svg_text(ml - 6, y(t) + 4, f"{t:g}", "end"))
     for g, lab in guides:
         body.append(
-            f'<line x1="{ml}" x2="{w - mr}" y1="{_f(y(g))}" y2="{_f(y(g))}" stroke="{AMBER}" '
+            f'<line x1="{ml}" x2="{w - mr}" y1="{num(y(g))}" y2="{num(y(g))}" stroke="{AMBER}" '
             f'stroke-dasharray="4 3"/>'
         )
-        body.append(_text(w - mr + 4, y(g) + 4, f"{lab} {g:g}", "start", AMBER))
+        body.append(svg_text(w - mr + 4, y(g) + 4, f"{lab} {g:g}", "start", AMBER))
     band = [
         (i, lo, hi) for i, (_, _, lo, hi) in enumerate(pts) if lo is not None and hi is not None
     ]
     if len(band) > 1:
-        upper = " ".join(f"{_f(x(i))},{_f(y(hi))}" for i, _, hi in band)
-        lower = " ".join(f"{_f(x(i))},{_f(y(lo))}" for i, lo, _ in reversed(band))
+        upper = " ".join(f"{num(x(i))},{num(y(hi))}" for i, _, hi in band)
+        lower = " ".join(f"{num(x(i))},{num(y(lo))}" for i, lo, _ in reversed(band))
         body.append(f'<polygon points="{upper} {lower}" fill="{BLUE}" opacity="0.15"/>')
     if len(pts) > 1:
-        line = " ".join(f"{_f(x(i))},{_f(y(v))}" for i, (_, v, _, _) in enumerate(pts))
+        line = " ".join(f"{num(x(i))},{num(y(v))}" for i, (_, v, _, _) in enumerate(pts))
         body.append(f'<polyline points="{line}" fill="none" stroke="{BLUE}" stroke-width="2"/>')
     step = max(1, len(pts) // 8)
     for i, (lab, v, lo, hi) in enumerate(pts):
         if lo is not None and hi is not None:
             body.append(
-                f'<line x1="{_f(x(i))}" x2="{_f(x(i))}" y1="{_f(y(lo))}" y2="{_f(y(hi))}" '
+                f'<line x1="{num(x(i))}" x2="{num(x(i))}" y1="{num(y(lo))}" y2="{num(y(hi))}" '
                 f'stroke="{BLUE}" opacity="0.5"/>'
             )
         body.append(
-            f'<circle cx="{_f(x(i))}" cy="{_f(y(v))}" r="3.5" fill="{BLUE}">'
+            f'<circle cx="{num(x(i))}" cy="{num(y(v))}" r="3.5" fill="{BLUE}">'
             f"<title>{escape(f'{lab}: {v:.3f}')}</title></circle>"
         )
         if i % step == 0 or i == len(pts) - 1:
-            body.append(_text(x(i), h - 14, lab))
-    return _svg(w, h, body, title)
+            body.append(svg_text(x(i), h - 14, lab))
+    return svg_document(w, h, body, title)
 
 
 __all__ = ["bars", "histogram", "trend"]

@@ -22,7 +22,19 @@ from html import escape
 
 from markupsafe import Markup
 
-from monitor.report.charts import AMBER, BLUE, FONT, GREEN, GRID, INK, MUTED, RED, _f, _svg, _text
+from monitor.report.charts import (
+    AMBER,
+    BLUE,
+    FONT,
+    GREEN,
+    GRID,
+    INK,
+    MUTED,
+    RED,
+    num,
+    svg_document,
+    svg_text,
+)
 
 GREY = "#9ca3af"
 
@@ -40,20 +52,20 @@ def confusion(categories: Sequence[str], counts: Sequence[Sequence[int]], *, tit
     mt = 26 + 4.6 * longest
     w, h = ml + k * cell + 4.6 * longest + 6, mt + k * cell + 24
     body = [
-        _text(ml + k * cell / 2, 12, "their answer", fill=MUTED),
-        f'<text x="12" y="{_f(mt + k * cell / 2)}" text-anchor="middle" fill="{MUTED}" {FONT} '
-        f'transform="rotate(-90 12 {_f(mt + k * cell / 2)})">the model\'s</text>',
+        svg_text(ml + k * cell / 2, 12, "their answer", fill=MUTED),
+        f'<text x="12" y="{num(mt + k * cell / 2)}" text-anchor="middle" fill="{MUTED}" {FONT} '
+        f'transform="rotate(-90 12 {num(mt + k * cell / 2)})">the model\'s</text>',
     ]
     for j, c in enumerate(categories):
         x = ml + j * cell + cell / 2
         body.append(
-            f'<text x="{_f(x)}" y="{_f(mt - 6)}" text-anchor="start" fill="{INK}" {FONT} '
-            f'transform="rotate(-45 {_f(x)} {_f(mt - 6)})">{escape(_short(c, 10))}</text>'
+            f'<text x="{num(x)}" y="{num(mt - 6)}" text-anchor="start" fill="{INK}" {FONT} '
+            f'transform="rotate(-45 {num(x)} {num(mt - 6)})">{escape(_short(c, 10))}</text>'
         )
     agree = total_all = 0
     for i, r in enumerate(categories):
         y = mt + i * cell
-        body.append(_text(ml - 6, y + cell / 2 + 4, _short(r), "end", INK))
+        body.append(svg_text(ml - 6, y + cell / 2 + 4, _short(r), "end", INK))
         total = sum(counts[i]) or 1
         total_all += sum(counts[i])
         agree += int(counts[i][i])
@@ -62,19 +74,21 @@ def confusion(categories: Sequence[str], counts: Sequence[Sequence[int]], *, tit
             share = n / total
             colour = GREEN if i == j else RED
             body.append(
-                f'<rect x="{_f(ml + j * cell)}" y="{_f(y)}" width="{cell - 2}" height="{cell - 2}" '
+                f'<rect x="{num(ml + j * cell)}" y="{num(y)}" width="{cell - 2}" height="{cell - 2}" '
                 f'fill="{colour if n else "#f9fafb"}" fill-opacity="{0.12 + 0.78 * share:.2f}" '
                 f'stroke="{GRID}"><title>{escape(f"the model {r}, they {categories[j]}: {n}")}'
                 "</title></rect>"
             )
             if n:
                 ink = "#fff" if share > 0.55 else INK
-                body.append(_text(ml + j * cell + cell / 2 - 1, y + cell / 2 + 3, str(n), fill=ink))
+                body.append(
+                    svg_text(ml + j * cell + cell / 2 - 1, y + cell / 2 + 3, str(n), fill=ink)
+                )
     if total_all:
         caption = f"agree on {agree:,} of {total_all:,} ({100 * agree / total_all:.0f}%)"
-        body.append(_text(4, h - 6, caption, "start", INK))
+        body.append(svg_text(4, h - 6, caption, "start", INK))
         w = max(w, 12 + 6.2 * len(caption))  # the caption fits inside the picture
-    return _svg(round(w), round(h), body, title, fixed=True)
+    return svg_document(round(w), round(h), body, title, fixed=True)
 
 
 def scatter(
@@ -93,28 +107,28 @@ def scatter(
 
     body = [
         f'<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" fill="#fff" stroke="{GRID}"/>',
-        f'<line x1="{_f(x(lo))}" y1="{_f(y(lo))}" x2="{_f(x(hi))}" y2="{_f(y(hi))}" '
+        f'<line x1="{num(x(lo))}" y1="{num(y(lo))}" x2="{num(x(hi))}" y2="{num(y(hi))}" '
         f'stroke="{GREEN}" stroke-dasharray="4 3"/>',
     ]
     for t in (lo, (lo + hi) / 2, hi):
-        body.append(_text(x(t), h - mb + 14, f"{t:g}"))
-        body.append(_text(ml - 4, y(t) + 4, f"{t:g}", "end"))
-    body.append(_text(ml + pw / 2, h - mb + 28, "consensus (model)"))
+        body.append(svg_text(x(t), h - mb + 14, f"{t:g}"))
+        body.append(svg_text(ml - 4, y(t) + 4, f"{t:g}", "end"))
+    body.append(svg_text(ml + pw / 2, h - mb + 28, "consensus (model)"))
     pairs = [(a, b) for a, b in zip(xs, ys, strict=True) if math.isfinite(a) and math.isfinite(b)]
     if pairs:
         shift = sum(b - a for a, b in pairs) / len(pairs)
         off = sum(abs(b - a) for a, b in pairs) / len(pairs)
-        body.append(_text(4, h - 4, f"off by {off:.2f} on average, shift {shift:+.2f}", "start"))
+        body.append(svg_text(4, h - 4, f"off by {off:.2f} on average, shift {shift:+.2f}", "start"))
     body.append(
-        _text(10, mt + ph / 2, "their rating").replace(
-            "<text ", f'<text transform="rotate(-90 10 {_f(mt + ph / 2)})" ', 1
+        svg_text(10, mt + ph / 2, "their rating").replace(
+            "<text ", f'<text transform="rotate(-90 10 {num(mt + ph / 2)})" ', 1
         )
     )
     for a, b in pairs:
         body.append(
-            f'<circle cx="{_f(x(a))}" cy="{_f(y(b))}" r="2.6" fill="{BLUE}" fill-opacity="0.35"/>'
+            f'<circle cx="{num(x(a))}" cy="{num(y(b))}" r="2.6" fill="{BLUE}" fill-opacity="0.35"/>'
         )
-    return _svg(w, h, body, title, fixed=True)
+    return svg_document(w, h, body, title, fixed=True)
 
 
 OPTION_PARTS = (
@@ -133,11 +147,11 @@ def options(names: Sequence[str], counts: Sequence[Sequence[int]], *, title: str
     lx = 4
     for label, colour in OPTION_PARTS:
         body.append(f'<rect x="{lx}" y="4" width="9" height="9" fill="{colour}"/>')
-        body.append(_text(lx + 12, 12, label, "start"))
+        body.append(svg_text(lx + 12, 12, label, "start"))
         lx += 14 + 6 * len(label)
     for i, (name, parts) in enumerate(zip(names, counts, strict=True)):
         y = mt + i * rh
-        body.append(_text(ml - 6, y + 12, _short(name), "end", INK))
+        body.append(svg_text(ml - 6, y + 12, _short(name), "end", INK))
         total = sum(parts) or 1
         x0 = float(ml)
         for (label, colour), n in zip(OPTION_PARTS, parts, strict=True):
@@ -145,12 +159,12 @@ def options(names: Sequence[str], counts: Sequence[Sequence[int]], *, title: str
                 continue
             width = bw * n / total
             body.append(
-                f'<rect x="{_f(x0)}" y="{y}" width="{_f(width)}" height="{rh - 4}" '
+                f'<rect x="{num(x0)}" y="{y}" width="{num(width)}" height="{rh - 4}" '
                 f'fill="{colour}"><title>{escape(f"{name}: {label} {n}")}</title></rect>'
             )
             x0 += width
     w = max(w, lx)
-    return _svg(round(w), h, body, title, fixed=True)
+    return svg_document(round(w), h, body, title, fixed=True)
 
 
 def _arrow(x1: float, y1: float, x2: float, y2: float, colour: str, tie: bool) -> str:
@@ -162,7 +176,7 @@ def _arrow(x1: float, y1: float, x2: float, y2: float, colour: str, tie: bool) -
     b = (x2 - ux * 14, y2 - uy * 14)
     dash = ' stroke-dasharray="3 3"' if tie else ""
     line = (
-        f'<line x1="{_f(a[0])}" y1="{_f(a[1])}" x2="{_f(b[0])}" y2="{_f(b[1])}" '
+        f'<line x1="{num(a[0])}" y1="{num(a[1])}" x2="{num(b[0])}" y2="{num(b[1])}" '
         f'stroke="{colour}" stroke-width="1.6"{dash}/>'
     )
     if tie:
@@ -173,7 +187,7 @@ def _arrow(x1: float, y1: float, x2: float, y2: float, colour: str, tie: bool) -
         (b[0] - ux * 8 + px * 4, b[1] - uy * 8 + py * 4),
         (b[0] - ux * 8 - px * 4, b[1] - uy * 8 - py * 4),
     ]
-    pts = " ".join(f"{_f(p)},{_f(q)}" for p, q in head)
+    pts = " ".join(f"{num(p)},{num(q)}" for p, q in head)
     return line + f'<polygon points="{pts}" fill="{colour}"/>'
 
 
@@ -194,9 +208,9 @@ def cycles(triplets: Sequence[tuple[Sequence[str], Sequence[int], str]], *, titl
         labels = ((0, -10, "middle"), (-28, 20, "start"), (28, 20, "end"))
         for (cx, cy), item, (dx, dy, anchor) in zip(corners, items, labels, strict=True):
             body.append(f'<circle cx="{cx}" cy="{cy}" r="5" fill="{INK}"/>')
-            body.append(_text(cx + dx, cy + dy, _short(str(item), 14), anchor, INK))
+            body.append(svg_text(cx + dx, cy + dy, _short(str(item), 14), anchor, INK))
         body.append("</g>")
-    return _svg(max(1, len(triplets)) * cw, h, body, title, fixed=True)
+    return svg_document(max(1, len(triplets)) * cw, h, body, title, fixed=True)
 
 
 def sparkline(values: Sequence[float | None], *, title: str, lo: float | None = None) -> Markup:
@@ -204,7 +218,7 @@ def sparkline(values: Sequence[float | None], *, title: str, lo: float | None = 
     w, h, pad = 120, 28, 3
     pts = [(i, v) for i, v in enumerate(values) if v is not None and math.isfinite(v)]
     if not pts:
-        return _svg(w, h, [_text(w / 2, h / 2 + 4, "no data")], title)
+        return svg_document(w, h, [svg_text(w / 2, h / 2 + 4, "no data")], title)
     ys = [v for _, v in pts]
     bottom = min(ys) if lo is None else min(lo, *ys)
     top = max(ys)
@@ -219,11 +233,11 @@ def sparkline(values: Sequence[float | None], *, title: str, lo: float | None = 
 
     body = []
     if len(pts) > 1:
-        line = " ".join(f"{_f(x(i))},{_f(y(v))}" for i, v in pts)
+        line = " ".join(f"{num(x(i))},{num(y(v))}" for i, v in pts)
         body.append(f'<polyline points="{line}" fill="none" stroke="{BLUE}" stroke-width="1.5"/>')
     i, v = pts[-1]
-    body.append(f'<circle cx="{_f(x(i))}" cy="{_f(y(v))}" r="2.5" fill="{BLUE}"/>')
-    return _svg(w, h, body, title)
+    body.append(f'<circle cx="{num(x(i))}" cy="{num(y(v))}" r="2.5" fill="{BLUE}"/>')
+    return svg_document(w, h, body, title)
 
 
 __all__ = ["confusion", "cycles", "options", "scatter", "sparkline"]

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from monitor.catalog import Kind
-from monitor.store.arrays import _epochs, _time_order, latest_per_pair
+from monitor.store.arrays import epochs, latest_per_pair, time_order
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.models import Item, Judgment, JudgmentAnnotation, Worker
 
@@ -94,7 +94,7 @@ def worker_answers(
     wid = np.array([r[1] for r in rows], dtype=np.int64)
     items = [r[2] for r in rows]
     _, item_code = np.unique(np.array(items, dtype=object), return_inverse=True)
-    order = _time_order(_epochs([r[5] for r in rows]), jid)
+    order = time_order(epochs([r[5] for r in rows]), jid)
     keep = latest_per_pair(wid, item_code.astype(np.int64), order).tolist()
     annotations: list[tuple[str, ...]] = []
     if campaign.kind == Kind.MULTILABEL:

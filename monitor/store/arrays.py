@@ -21,7 +21,7 @@ from monitor.catalog import Kind
 from monitor.store.campaigns import CampaignCounts, CampaignInfo
 from monitor.store.coded import (
     CampaignArrays,
-    _carry_latest,
+    carry_latest,
     keep_pairs,
     kept_pairs,
     latest_per_pair,
@@ -41,7 +41,7 @@ _EPOCH_UTC = _EPOCH.replace(tzinfo=UTC)
 _SECOND = timedelta(seconds=1)
 
 
-def _epochs(created: list) -> NDArray[np.float64]:
+def epochs(created: list) -> NDArray[np.float64]:
     """Seconds since the epoch. SQLite hands back naive datetimes: they hold UTC (ingest
     stores UTC), never local time. A difference of datetimes, unlike ``datetime.timestamp()``,
     holds for any year (0001-01-01 included) whatever the local offset."""
@@ -54,7 +54,7 @@ def _epochs(created: list) -> NDArray[np.float64]:
     )
 
 
-def _time_order(stamps: NDArray[np.float64], ids: NDArray[np.int64]) -> NDArray[np.int64]:
+def time_order(stamps: NDArray[np.float64], ids: NDArray[np.int64]) -> NDArray[np.int64]:
     """Rank of each row in time: by created_at (seconds since the epoch, NaN = missing: by
     arrival), then by database id."""
     if np.isnan(stamps).all():
@@ -185,7 +185,7 @@ def _judgment_numbers(
         "item": np.array(cols[2], dtype=np.int64),
         "value": np.array([nan if v is None else v for v in cols[3]], dtype=np.float64),
         "duration": np.array([nan if d is None else d for d in cols[4]], dtype=np.float64),
-        "epoch": _epochs(list(cols[5])),
+        "epoch": epochs(list(cols[5])),
     }
 
 
@@ -220,7 +220,7 @@ def load_arrays(
         part["annotation_names"] = tuple(names)
     part.pop("raw_labels", None)
     return CampaignArrays(
-        kind=campaign.kind, order=_time_order(part["created_s"], ids), **part, **common
+        kind=campaign.kind, order=time_order(part["created_s"], ids), **part, **common
     )
 
 
@@ -366,7 +366,7 @@ def extend_arrays(
         items=np.concatenate([base.items, part["items"]]),
         values=np.concatenate([base.values, part["values"]]),
         duration_s=np.concatenate([base.duration_s, part["duration_s"]]),
-        order=_time_order(created, ids),
+        order=time_order(created, ids),
         worker_ids=np.concatenate([base.worker_ids, new_w_ids]),
         worker_db_ids=worker_db,
         item_ids=np.concatenate([base.item_ids, new_i_ids]),
@@ -376,7 +376,7 @@ def extend_arrays(
         created_s=created,
         **extra,
     )
-    _carry_latest(base, out)
+    carry_latest(base, out)
     return out
 
 
@@ -411,7 +411,7 @@ def _load_preferences(
         items=left,
         values=np.full(ids.size, np.nan),
         duration_s=np.array([np.nan if d is None else d for d in cols[5]], dtype=np.float64),
-        order=_time_order(_epochs(list(cols[6])), ids),
+        order=time_order(epochs(list(cols[6])), ids),
         left=left,
         right=_code(np.array(cols[3], dtype=np.int64), item_db),
         outcome=outcome,

@@ -124,7 +124,7 @@ def _frozen(a: NDArray) -> NDArray:
     return a
 
 
-def _carry_latest(base: CampaignArrays, out: CampaignArrays) -> None:
+def carry_latest(base: CampaignArrays, out: CampaignArrays) -> None:
     """``out``'s latest judgment per pair from ``base``'s and the judgments ``out`` adds: a
     new pair's latest is its latest new judgment; a known pair's the later (by ``out.order``)
     of that and the one it had. Costs a search per new judgment and a pass over the pairs,

@@ -15,7 +15,7 @@ from sqlalchemy import URL, Engine, make_url
 from sqlalchemy.exc import DBAPIError
 
 from monitor.errors import ConfigError, DatabaseUnavailable, MonitorError
-from monitor.store.engine import _first_line, normalise_url, redact
+from monitor.store.engine import first_line, normalise_url, redact
 
 WHERE_DB = "--db or MONITOR_DATABASE_URL"
 
@@ -32,7 +32,7 @@ def check_connection(engine: Engine) -> None:
 def database_error(exc: BaseException, url: str | URL) -> MonitorError:
     """The typed error for a driver's failure to connect to or open ``url``."""
     parsed = url if isinstance(url, URL) else make_url(normalise_url(str(url)))
-    detail = _first_line(exc, parsed)
+    detail = first_line(exc, parsed)
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_error(parsed, detail)
     return _postgres_error(parsed, detail)

@@ -61,7 +61,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     except (ArgumentError, NoSuchModuleError) as exc:
         # SQLAlchemy's message quotes the whole URL, password included.
         raise ConfigError(
-            f"database URL {redact(url)} cannot be used: {_first_line(exc, url)}",
+            f"database URL {redact(url)} cannot be used: {first_line(exc, url)}",
             f"write {EXAMPLES}",
         ) from None
     if engine.dialect.name == "sqlite":
@@ -102,7 +102,7 @@ def snapshot(engine: Engine) -> Iterator[Session]:
         yield session
 
 
-def _first_line(exc: BaseException, url: str | URL | None = None) -> str:
+def first_line(exc: BaseException, url: str | URL | None = None) -> str:
     """The first line of a driver's message, with the URL's password (if any) hidden."""
     orig = getattr(exc, "orig", None) or exc
     text = (str(orig).strip().splitlines() or [type(orig).__name__])[0].strip()

@@ -46,7 +46,7 @@ class RunInfo:
     """The run's number in its campaign (1 for its first): what users see; ``id`` is internal."""
 
 
-def _info(r: MetricRun) -> RunInfo:
+def run_info(r: MetricRun) -> RunInfo:
     return RunInfo(
         r.id,
         r.campaign_id,
@@ -73,7 +73,7 @@ def latest_run(session: Session, campaign_id: int) -> RunInfo | None:
         .order_by(MetricRun.id.desc())
         .limit(1)
     ).one_or_none()
-    return _info(row) if row else None
+    return run_info(row) if row else None
 
 
 def run_history(session: Session, campaign_id: int, limit: int = 60) -> list[RunInfo]:
@@ -84,7 +84,7 @@ def run_history(session: Session, campaign_id: int, limit: int = 60) -> list[Run
         .order_by(MetricRun.id.desc())
         .limit(limit)
     ).all()
-    return [_info(r) for r in reversed(rows)]
+    return [run_info(r) for r in reversed(rows)]
 
 
 DELTA_SCOPES = ("item", "pair")

@@ -26,10 +26,10 @@ from monitor.store.models import MetricColumn, MetricRun, RunState, utcnow
 from monitor.store.runs import (
     DELTA_SCOPES,
     RunInfo,
-    _info,
     flag_chain,
     run_columns,
     run_flags,
+    run_info,
 )
 
 
@@ -112,7 +112,7 @@ def insert_run(
     ]
     if state_rows:
         session.execute(cast(Table, RunState.__table__).insert(), state_rows)
-    return _info(run)
+    return run_info(run)
 
 
 VALUE_COLUMNS = ("run_id", "scope", "subject", "metric", "value", "low", "high", "n", "detail")

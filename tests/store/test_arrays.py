@@ -9,8 +9,8 @@ from sqlalchemy import Engine, select, update
 
 from monitor.store.arrays import (
     CampaignArrays,
-    _carry_latest,
     _judgment_numbers,
+    carry_latest,
     latest_per_pair,
     load_arrays,
 )
@@ -101,7 +101,7 @@ def test_latest_brought_up_to_date_equals_a_fresh_sort(pairs, cut, rnd) -> None:
     base = _arrays(w[:cut], i[:cut], order[:cut])
     _ = base.latest
     out = _arrays(w, i, order)
-    _carry_latest(base, out)
+    carry_latest(base, out)
     assert out.pairs.rising is not None
     want = latest_per_pair(out.workers, out.items, out.order)
     np.testing.assert_array_equal(out.latest, want)

@@ -24,8 +24,8 @@ def label_counts(codes: ArrayLike, n_categories: int | None = None) -> sp.csr_ar
 
     codes : shape (n,), integer category codes 0..K-1. Returns a csr_array of shape (n, K).
     """
-    c = _codes(codes, "codes")
-    k = _size(c, n_categories, "n_categories")
+    c = check_codes(codes, "codes")
+    k = code_count(c, n_categories, "n_categories")
     n = c.shape[0]
     return sp.csr_array((np.ones(n), c, np.arange(n + 1)), shape=(n, k))
 
@@ -41,11 +41,11 @@ def multilabel_counts(
     judgment, annotation : shape (m,). A pair given twice counts twice, as the package does
     for an annotation repeated in one answer. Returns a csr_array of shape (n_judgments, A).
     """
-    j = _codes(judgment, "judgment")
-    a = _codes(annotation, "annotation")
+    j = check_codes(judgment, "judgment")
+    a = check_codes(annotation, "annotation")
     check_same_length(judgment=j, annotation=a)
-    n = _size(j, n_judgments, "n_judgments")
-    k = _size(a, n_annotations, "n_annotations")
+    n = code_count(j, n_judgments, "n_judgments")
+    k = code_count(a, n_annotations, "n_annotations")
     out = sp.csr_array((np.ones(j.shape[0]), (j, a)), shape=(n, k))
     out.sum_duplicates()
     return out
@@ -64,7 +64,11 @@ def pairwise_outcomes(
     Returns ``(units, pairs, annotations)``: unit codes (n,), the ordered item pair of each
     unit (U, 2), and one-hot outcome counts (n, 3).
     """
-    lo, hi, o = _codes(left, "left"), _codes(right, "right"), _codes(outcome, "outcome")
+    lo, hi, o = (
+        check_codes(left, "left"),
+        check_codes(right, "right"),
+        check_codes(outcome, "outcome"),
+    )
     check_same_length(left=lo, right=hi, outcome=o)
     if np.any(lo == hi):
         raise ValueError("A pairwise judgment must compare two different items.")
@@ -77,7 +81,7 @@ def pairwise_outcomes(
     return units.reshape(-1).astype(np.int64), uniq.astype(np.int64), label_counts(flipped, 3)
 
 
-def _codes(values: ArrayLike, name: str) -> NDArray[np.int64]:
+def check_codes(values: ArrayLike, name: str) -> NDArray[np.int64]:
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a one-dimensional array, got shape {arr.shape}.")
@@ -89,7 +93,7 @@ def _codes(values: ArrayLike, name: str) -> NDArray[np.int64]:
     return arr
 
 
-def _size(codes: NDArray[np.int64], given: int | None, name: str) -> int:
+def code_count(codes: NDArray[np.int64], given: int | None, name: str) -> int:
     needed = int(codes.max()) + 1 if codes.size else 0
     if given is None:
         return needed
@@ -114,7 +118,7 @@ class _Sum:
 
 
 @dataclass(frozen=True)
-class _Layout:
+class Layout:
     """Sparse structure of one campaign: pairs p = (worker, unit), entries e = (p, a) with
     a positive count, cells c = (unit, a) seen; operators sum entries or pairs into groups."""
 
@@ -176,7 +180,7 @@ def _ragged_arange(lengths: NDArray[np.int64]) -> NDArray[np.int64]:
     return np.arange(total, dtype=np.int64) - starts
 
 
-def _layout(
+def build_layout(
     workers: NDArray[np.int64],
     units: NDArray[np.int64],
     counts: sp.csr_array,
@@ -184,7 +188,7 @@ def _layout(
     n_units: int,
     closed: bool,
     binary: bool,
-) -> tuple[_Layout, NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]]:
+) -> tuple[Layout, NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]]:
     n, n_ann = counts.shape
     nonempty = np.diff(counts.indptr) > 0
     # a unit is kept when two distinct workers judged it
@@ -224,7 +228,7 @@ def _layout(
     if closed:
         aqs_ops = _aqs_operators(pw, pu, ep, ea, x, n_workers, n_units, n_ann)
 
-    layout = _Layout(
+    layout = Layout(
         n_workers=n_workers,
         n_units=n_units,
         n_ann=n_ann,
@@ -274,7 +278,7 @@ def _aqs_operators(
 
 
 @dataclass(frozen=True)
-class _Step:
+class Step:
     uqs: NDArray[np.float64]
     wwa: NDArray[np.float64]
     wua: NDArray[np.float64]
@@ -317,7 +321,7 @@ def _aqs(ops: _AqsOperators, uqs: NDArray, wqs: NDArray, n_ann: int) -> NDArray[
     return np.maximum(out, FLOOR)
 
 
-def _step(L: _Layout, uqs: NDArray, wqs: NDArray, aqs: NDArray, weighted_wua: bool) -> _Step:
+def jacobi_step(L: Layout, uqs: NDArray, wqs: NDArray, aqs: NDArray, weighted_wua: bool) -> Step:
     """One Jacobi iteration: every metric from the previous iteration's values."""
     x, ep, ec = L.x, L.ep, L.ec
     wp = wqs[L.pw]
@@ -361,18 +365,18 @@ def _step(L: _Layout, uqs: NDArray, wqs: NDArray, aqs: NDArray, weighted_wua: bo
     small = root < FLOOR
     cos = np.where(small, FLOOR, num / np.where(small, 1.0, root))
     sums = np.column_stack([wwa_num, wwa_den, L.worker_sum @ (up * cos), L.worker_sum @ up])
-    wwa, wua = _ratios(sums)
+    wwa, wua = ratios(sums)
 
     new_aqs = aqs if L.aqs_ops is None else _aqs(L.aqs_ops, uqs, wqs, L.n_ann)
-    return _Step(uqs=new_uqs, wwa=wwa, wua=wua, wqs=wua * wwa, aqs=new_aqs, sums=sums)
+    return Step(uqs=new_uqs, wwa=wwa, wua=wua, wqs=wua * wwa, aqs=new_aqs, sums=sums)
 
 
-def _ratios(sums: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """WWA and WUA from their per-worker sums (``_Step.sums``)."""
+def ratios(sums: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """WWA and WUA from their per-worker sums (``Step.sums``)."""
     return sums[:, 0] / np.maximum(sums[:, 1], FLOOR), sums[:, 2] / np.maximum(sums[:, 3], FLOOR)
 
 
-def _uas(L: _Layout, wqs: NDArray) -> sp.csr_array:
+def unit_annotation_scores(L: Layout, wqs: NDArray) -> sp.csr_array:
     """UAS(u, a) = sum_i WorkVec(i, u)[a] WQS(i) / sum_i WQS(i), per cell seen."""
     wp = wqs[L.pw]
     top = L.cell_sum @ (wp[L.ep] * L.x)

@@ -49,16 +49,16 @@ from numpy.typing import ArrayLike, NDArray
 
 from monitor.metrics.common import check_same_length
 from monitor.metrics.crowdtruth.layout import (
-    _codes,
-    _layout,
-    _ratios,
-    _size,
-    _Step,
-    _step,
-    _uas,
+    Step,
+    build_layout,
+    check_codes,
+    code_count,
+    jacobi_step,
     label_counts,
     multilabel_counts,
     pairwise_outcomes,
+    ratios,
+    unit_annotation_scores,
 )
 
 __all__ = [
@@ -170,12 +170,12 @@ def crowdtruth(
     initial : compute the ``*_initial`` fields (the first iteration from all ones). With a
         warm start that is one extra sweep; False leaves them NaN (``uas_initial`` empty).
     """
-    w = _codes(workers, "workers")
-    u = _codes(units, "units")
+    w = check_codes(workers, "workers")
+    u = check_codes(units, "units")
     n = check_same_length(workers=w, units=u)
     counts = _counts(annotations, n)
-    n_w = _size(w, n_workers, "n_workers")
-    n_u = _size(u, n_units, "n_units")
+    n_w = code_count(w, n_workers, "n_workers")
+    n_u = code_count(u, n_units, "n_units")
     if n_w and n_u and n_w > np.iinfo(np.int64).max // n_u:
         raise ValueError("n_workers x n_units is too large to index worker-unit pairs.")
     if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 1:
@@ -186,7 +186,7 @@ def crowdtruth(
         raise ValueError(f"variant must be 'package' or 'paper', got {variant!r}.")
     n_ann = counts.shape[1]
 
-    layout, unit_kept, worker_kept, judgment_kept = _layout(
+    layout, unit_kept, worker_kept, judgment_kept = build_layout(
         w, u, counts, n_w, n_u, bool(closed), binary=variant == "paper"
     )
     weighted = variant == "package"
@@ -196,7 +196,9 @@ def crowdtruth(
         return _empty(n_u, n_w, n_ann, closed, variant, unit_kept, worker_kept, judgment_kept)
 
     first = (
-        _step(layout, ones_u, ones_w, ones_a, weighted) if initial or warm_start is None else None
+        jacobi_step(layout, ones_u, ones_w, ones_a, weighted)
+        if initial or warm_start is None
+        else None
     )
     if warm_start is None:
         uqs, wqs, aqs = ones_u, ones_w, ones_a
@@ -207,7 +209,7 @@ def crowdtruth(
     iterations, change = 0, np.inf
     while iterations < max_iter:
         if step is None:
-            step = _step(layout, uqs, wqs, aqs, weighted)
+            step = jacobi_step(layout, uqs, wqs, aqs, weighted)
         change = max(
             float(np.max(np.abs(step.uqs - uqs)[unit_kept], initial=0.0)),
             float(np.max(np.abs(step.wqs - wqs)[worker_kept], initial=0.0)),
@@ -227,13 +229,13 @@ def crowdtruth(
 
     if first is None:  # not asked for: NaN, as for undefined scores
         nan_u, nan_w = np.full(n_u, np.nan), np.full(n_w, np.nan)
-        first = _Step(nan_u, nan_w, nan_w, nan_w, np.full(n_ann, np.nan), np.empty((0, 4)))
+        first = Step(nan_u, nan_w, nan_w, nan_w, np.full(n_ann, np.nan), np.empty((0, 4)))
         uas_initial = sp.csr_array((n_u, n_ann))
     else:
-        uas_initial = _uas(layout, ones_w)
+        uas_initial = unit_annotation_scores(layout, ones_w)
     return CrowdTruthResult(
         uqs=units_out(last.uqs),
-        uas=_uas(layout, last.wqs),
+        uas=unit_annotation_scores(layout, last.wqs),
         wqs=workers_out(last.wqs),
         wwa=workers_out(last.wwa),
         wua=workers_out(last.wua),
@@ -290,14 +292,14 @@ def crowdtruth_local(
     cosines), so a caller bounds their sum and runs :func:`crowdtruth` when it is spent.
     ``iterations`` counts the block's iterations; ``judgment_kept`` is of the given judgments.
     """
-    w = _codes(workers, "workers")
-    u = _codes(units, "units")
+    w = check_codes(workers, "workers")
+    u = check_codes(units, "units")
     n = check_same_length(workers=w, units=u)
     counts = _counts(annotations, n)
     old = np.asarray(seen, dtype=bool).reshape(-1)
     check_same_length(workers=w, seen=old)
-    n_w = _size(w, n_workers, "n_workers")
-    n_u = _size(u, n_units, "n_units")
+    n_w = code_count(w, n_workers, "n_workers")
+    n_u = code_count(u, n_units, "n_units")
     n_ann = counts.shape[1]
     if variant not in ("package", "paper"):
         raise ValueError(f"variant must be 'package' or 'paper', got {variant!r}.")
@@ -325,10 +327,10 @@ def crowdtruth_local(
     frozen = np.zeros((n_w, 4))
     frozen[: sums_in.shape[0]] = sums_in
     rows = np.flatnonzero(old)
-    before, *_ = _layout(w[rows], u[rows], counts[rows], n_w, n_u, False, binary)
+    before, *_ = build_layout(w[rows], u[rows], counts[rows], n_w, n_u, False, binary)
     if before.pw.size:
-        frozen -= _step(before, uqs_in, wqs_in, aqs, weighted).sums
-    layout, block_kept, block_workers, judgment_kept = _layout(
+        frozen -= jacobi_step(before, uqs_in, wqs_in, aqs, weighted).sums
+    layout, block_kept, block_workers, judgment_kept = build_layout(
         w, u, counts, n_w, n_u, False, binary
     )
     unit_kept = ~np.isnan(uqs0) | block_kept
@@ -337,9 +339,9 @@ def crowdtruth_local(
     iterations, change = 0, 0.0
     sums = frozen
     while judgment_kept.any() and iterations < max_iter:
-        step = _step(layout, uqs, wqs, aqs, weighted)
+        step = jacobi_step(layout, uqs, wqs, aqs, weighted)
         sums = frozen + step.sums
-        wwa, wua = _ratios(sums)
+        wwa, wua = ratios(sums)
         new_uqs = np.where(block_kept, step.uqs, uqs)
         new_wqs = np.where(worker_kept, wwa * wua, wqs)
         change = max(
@@ -350,7 +352,7 @@ def crowdtruth_local(
         iterations += 1
         if change < tol:
             break
-    wwa, wua = _ratios(sums)
+    wwa, wua = ratios(sums)
     nan_u, nan_w = np.full(n_u, np.nan), np.full(n_w, np.nan)
 
     def workers_out(v: NDArray) -> NDArray[np.float64]:
@@ -358,7 +360,7 @@ def crowdtruth_local(
 
     return CrowdTruthResult(
         uqs=np.where(unit_kept, uqs, np.nan),
-        uas=_uas(layout, wqs) if layout.pw.size else sp.csr_array((n_u, n_ann)),
+        uas=unit_annotation_scores(layout, wqs) if layout.pw.size else sp.csr_array((n_u, n_ann)),
         wqs=workers_out(wwa * wua),
         wwa=workers_out(wwa),
         wua=workers_out(wua),

@@ -55,7 +55,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
 from monitor.metrics.lbfgs import lbfgs
-from monitor.metrics.preferences.model_data import Layout, _Data, gold_order, prepare
+from monitor.metrics.preferences.model_data import Layout, PreferenceData, gold_order, prepare
 from monitor.metrics.preferences.model_summary import (
     FisherTerms,
     PreferenceModel,
@@ -107,7 +107,7 @@ class _Posterior:
 
     def __init__(
         self,
-        data: _Data,
+        data: PreferenceData,
         lay: Layout,
         prior_logit: NDArray[np.float64],
         mu: float,
@@ -331,7 +331,7 @@ def _minimise(
     return x, nit, ok
 
 
-def _raw_bias_sd(D: _Data, n_workers: int) -> float:
+def _raw_bias_sd(D: PreferenceData, n_workers: int) -> float:
     """A starting sd of position bias from each annotator's raw share of "left" among strict
     answers off gold (what it is when the sides are randomised): the spread of their log odds
     beyond what binomial noise explains, at least ``BIAS_SD_MIN``, at most ``BIAS_SD``."""
@@ -347,7 +347,7 @@ def _raw_bias_sd(D: _Data, n_workers: int) -> float:
 
 
 def _bias_sd(
-    D: _Data, lay: Layout, x: NDArray[np.float64], terms: FisherTerms, current: float
+    D: PreferenceData, lay: Layout, x: NDArray[np.float64], terms: FisherTerms, current: float
 ) -> float:
     """The crowd's sd of position bias ``sigma`` by maximum marginal likelihood given the scores
     and reliabilities: each annotator's unshrunk bias ``b_k (I_k + 1 / current^2) / I_k`` (``I_k``
@@ -374,7 +374,7 @@ def _bias_sd(
 
 
 def crowd_accuracy(
-    D: _Data,
+    D: PreferenceData,
     lay: Layout,
     post: _Posterior,
     x: NDArray[np.float64],
@@ -426,7 +426,9 @@ def _scaled(
     return f, g * scale
 
 
-def _curvature(D: _Data, lay: Layout, terms: FisherTerms, bias_sd: float) -> NDArray[np.float64]:
+def _curvature(
+    D: PreferenceData, lay: Layout, terms: FisherTerms, bias_sd: float
+) -> NDArray[np.float64]:
     """The diagonal of the expected information at ``terms``' point: scaling every parameter by
     its posterior sd makes the problem nearly isotropic, and L-BFGS needs far fewer steps on
     sparse comparison graphs."""
@@ -447,7 +449,7 @@ def _curvature(D: _Data, lay: Layout, terms: FisherTerms, bias_sd: float) -> NDA
 
 
 def _start(
-    D: _Data, lay: Layout, prior: NDArray[np.float64], init: PreferenceStart | None
+    D: PreferenceData, lay: Layout, prior: NDArray[np.float64], init: PreferenceStart | None
 ) -> NDArray[np.float64]:
     n_i, W = lay.n_items, lay.n_workers
     x = np.zeros(lay.size)

@@ -21,7 +21,7 @@ def gold_order(left: ArrayLike, right: ArrayLike, item_gold: ArrayLike) -> NDArr
 
 
 @dataclass(frozen=True)
-class _Data:
+class PreferenceData:
     """Comparisons in four contiguous blocks: strict off gold ``[0, a)``, strict on gold
     ``[a, b)``, tie on gold ``[b, c)``, tie off gold ``[c, n)``. So gold rows are ``[a, c)``,
     strict ``[0, b)``, ties ``[b, n)``. ``y`` +1 left / -1 right / 0 tie; ``o`` the gold order
@@ -51,7 +51,7 @@ def prepare(
     gold: ArrayLike | None = None,
     n_workers: int | None = None,
     n_items: int | None = None,
-) -> _Data:
+) -> PreferenceData:
     """Validate (:func:`monitor.metrics.preferences.judgments.validate`) and sort into blocks."""
     j = validate(workers, left, right, outcome, n_workers=n_workers, n_items=n_items)
     n = len(j.workers)
@@ -70,7 +70,7 @@ def prepare(
     n_i = max(j.n_items, 1)
     keys, pair = np.unique(j.lo[idx] * n_i + j.hi[idx], return_inverse=True)
     pairs = np.stack([keys // n_i, keys % n_i], axis=1)
-    return _Data(j.workers[idx], lft[idx], rgt[idx], y[idx], o[idx], idx, pair.reshape(-1), pairs,
+    return PreferenceData(j.workers[idx], lft[idx], rgt[idx], y[idx], o[idx], idx, pair.reshape(-1), pairs,
                  directed_edges(pairs), a, b, c, j.n_items, j.n_workers)  # fmt: skip
 
 

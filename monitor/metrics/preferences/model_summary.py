@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 from scipy import special
 
 if TYPE_CHECKING:
-    from monitor.metrics.preferences.model_data import Layout, _Data
+    from monitor.metrics.preferences.model_data import Layout, PreferenceData
 
 EXACT_SE_MAX_ITEMS = 2000
 """Up to this many items the score variances come from a dense Cholesky factor (0.3 s at 2000)."""
@@ -136,7 +136,7 @@ class FisherTerms:
     weight: NDArray[np.float64]
 
 
-def fisher_terms(D: _Data, lay: Layout, x: NDArray[np.float64]) -> FisherTerms:
+def fisher_terms(D: PreferenceData, lay: Layout, x: NDArray[np.float64]) -> FisherTerms:
     """Outcome probabilities and the information about ``d`` of each comparison at ``x``.
 
     Off gold, the three outcomes tie / left / right have probabilities ``p``, ``(1 - p) q``,
@@ -167,7 +167,7 @@ def fisher_terms(D: _Data, lay: Layout, x: NDArray[np.float64]) -> FisherTerms:
 
 
 def annotator_information(
-    D: _Data, F: FisherTerms, n_workers: int, rel_sd: float, bias_sd: float | None
+    D: PreferenceData, F: FisherTerms, n_workers: int, rel_sd: float, bias_sd: float | None
 ) -> tuple[NDArray, NDArray, NDArray]:
     """Per annotator, the expected information about (logit eta, b) of their own strict answers
     given the scores, plus the prior precisions: ``(i_gg, i_gb, i_bb)``, each (W,) (zeros for the
@@ -191,7 +191,7 @@ def tie_share(lam: NDArray[np.float64] | float) -> NDArray[np.float64]:
 
 
 def summarise(
-    D: _Data,
+    D: PreferenceData,
     lay: Layout,
     x: NDArray[np.float64],
     F: FisherTerms,

@@ -122,7 +122,7 @@ class RatingModel:
     shared_noise: NDArray[np.bool_] = field(repr=False, default_factory=lambda: np.zeros(0, bool))
 
 
-def _as_codes(name: str, x: ArrayLike, upper: int) -> NDArray[np.int64]:
+def as_codes(name: str, x: ArrayLike, upper: int) -> NDArray[np.int64]:
     a = np.asarray(x).reshape(-1)
     if a.size and (a.min() < 0 or a.max() >= upper):
         raise ValueError(f"{name} must lie in 0..{upper - 1}.")
@@ -137,7 +137,7 @@ def _warm(name: str, x: ArrayLike, n: int, fill: float) -> NDArray[np.float64]:
 
 
 @dataclass(frozen=True, eq=False)
-class _Sweep:
+class Sweep:
     mu: NDArray[np.float64]
     b: NDArray[np.float64]
     var: NDArray[np.float64]
@@ -147,14 +147,14 @@ class _Sweep:
     converged: bool = False
 
 
-def _squarem(
-    sweep: Callable[[NDArray[np.float64], NDArray[np.float64]], _Sweep],
+def squarem(
+    sweep: Callable[[NDArray[np.float64], NDArray[np.float64]], Sweep],
     mu: NDArray[np.float64],
     b: NDArray[np.float64],
     var: NDArray[np.float64],
     max_iter: int,
     tol: float,
-) -> _Sweep:
+) -> Sweep:
     """Iterate ``sweep`` on ``(b, var)`` to its fixed point, accelerated by SQUAREM (Varadhan &
     Roland 2008, *Scand. J. Statist.* 35:335, scheme S3) on ``(b, log var)``.
 
@@ -169,7 +169,7 @@ def _squarem(
     by ``tol`` or more. The fixed point is the plain iteration's."""
     it, failures, wait = 0, 0, 0
 
-    def step(mu: NDArray, b: NDArray, var: NDArray) -> tuple[_Sweep, float, float]:
+    def step(mu: NDArray, b: NDArray, var: NDArray) -> tuple[Sweep, float, float]:
         """One sweep; how far it moved the biases and noise sds, and that or the means."""
         nonlocal it
         it += 1
@@ -180,8 +180,8 @@ def _squarem(
         )
         return nxt, moved, max(moved, float(np.nanmax(np.abs(nxt.mu - mu), initial=0.0)))
 
-    def done(res: _Sweep, converged: bool) -> _Sweep:
-        return _Sweep(res.mu, res.b, res.var, res.ok, res.loo_v, it, converged)
+    def done(res: Sweep, converged: bool) -> Sweep:
+        return Sweep(res.mu, res.b, res.var, res.ok, res.loo_v, it, converged)
 
     res, _, change = step(mu, b, var)
     while True:
@@ -226,7 +226,7 @@ def _worker_chance(
     return np.sqrt(out)
 
 
-def _tied_pairs(
+def tied_pairs(
     it: NDArray[np.int64],
     wk: NDArray[np.int64],
     n_i: NDArray[np.float64],
@@ -292,8 +292,8 @@ def rating_model(
         raise ValueError(f"scale must be (min, max) with max > min, got {scale}.")
     if max_iter < 1 or not 0.0 < confidence < 1.0 or noise_floor <= 0 or prior_weight < 0:
         raise ValueError("need max_iter >= 1, 0 < confidence < 1, noise_floor > 0.")
-    it = _as_codes("items", items, n_items)
-    wk = _as_codes("workers", workers, n_workers)
+    it = as_codes("items", items, n_items)
+    wk = as_codes("workers", workers, n_workers)
     x = np.asarray(values, dtype=np.float64).reshape(-1)
     check_same_length(items=it, workers=wk, values=x)
     if not np.all(np.isfinite(x)):
@@ -337,12 +337,12 @@ def rating_model(
         sd0 = _warm("init_noise", init_noise, n_workers, np.nan)
         var = np.where(np.isnan(sd0), var, np.maximum(sd0**2, floor2))
 
-    tied, group = _tied_pairs(it, wk, n_i, is_gold, np.isnan(prior_var))
+    tied, group = tied_pairs(it, wk, n_i, is_gold, np.isnan(prior_var))
     # a judgment at a bound of the scale is censored: it says "here or beyond"
     at_bound = ((x == lo_s) | (x == hi_s)) if censored else np.zeros(x.size, dtype=bool)
     pooled = [s0]
 
-    def sweep(b: NDArray[np.float64], var: NDArray[np.float64]) -> _Sweep:
+    def sweep(b: NDArray[np.float64], var: NDArray[np.float64]) -> Sweep:
         """One step of the alternating least squares from biases ``b`` and noise ``var``."""
         w = 1.0 / var[wk]
         y = np.where(at_bound, x, x - b[wk])
@@ -407,12 +407,12 @@ def rating_model(
         # slope and keeps the fixed point
         c = np.where(tied, 0.0, c / np.maximum(m, 1.0))
         new_var = (c * var + new_var) / (1.0 + c)
-        return _Sweep(new_mu, new_bias, new_var, ok, loo_v)
+        return Sweep(new_mu, new_bias, new_var, ok, loo_v)
 
-    fit = _squarem(sweep, mu, b, var, max_iter, tol * span)
+    fit = squarem(sweep, mu, b, var, max_iter, tol * span)
     mu, b, var, ok, loo_v = fit.mu, fit.b, fit.var, fit.ok, fit.loo_v
     iterations, converged = fit.iterations, fit.converged
-    return _outputs(
+    return model_outputs(
         it, wk, x, at_bound, mu, b, var, ok, loo_v,
         n_items=n_items, n_workers=n_workers, span=span, gold=g, prior_var=prior_var, pw=pw,
         tied=tied, confidence=confidence, noise_floor=noise_floor, floor_margin=floor_margin,
@@ -420,7 +420,7 @@ def rating_model(
     )  # fmt: skip
 
 
-def _outputs(
+def model_outputs(
     it: NDArray[np.int64],
     wk: NDArray[np.int64],
     x: NDArray[np.float64],

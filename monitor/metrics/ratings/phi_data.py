@@ -18,7 +18,7 @@ DEFAULT_GOLD_SD01 = 0.1
 
 
 @dataclass(frozen=True)
-class _Data:
+class PhiData:
     """Per-item statistics on the (0, 1) scale; the unique rows are what the engines integrate."""
 
     n: NDArray[np.int64]  # (N,) ratings per item
@@ -30,7 +30,7 @@ class _Data:
     n_judgments: int
 
 
-def _prepare(
+def prepare(
     items: ArrayLike,
     values: ArrayLike,
     scale_min: float,
@@ -39,7 +39,7 @@ def _prepare(
     mapping: Mapping,
     gold: ArrayLike | None,
     gold_sd: float | None,
-) -> _Data:
+) -> PhiData:
     items = np.asarray(items)
     values = np.asarray(values, dtype=float)
     if items.ndim != 1 or values.ndim != 1 or items.shape != values.shape:
@@ -104,10 +104,10 @@ def _prepare(
             sd01 = gold_sd / b
     elif gold_sd is not None and not (np.isfinite(gold_sd) and gold_sd > 0):
         raise ValueError(f"gold_sd must be a positive number of rating points, got {gold_sd}.")
-    return _Data(n, s1, s2, gold01, sd01, (a, b), int(values.size))
+    return PhiData(n, s1, s2, gold01, sd01, (a, b), int(values.size))
 
 
-def _unique_rows(d: _Data, rows: NDArray[np.int64]) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+def _unique_rows(d: PhiData, rows: NDArray[np.int64]) -> tuple[NDArray, NDArray, NDArray, NDArray]:
     """Indices of one representative per distinct (n, s1, s2, gold, sd), the inverse map, counts
     and the distinct keys (G, 5)."""
     full = key = np.column_stack(
@@ -136,7 +136,7 @@ def _unique_rows(d: _Data, rows: NDArray[np.int64]) -> tuple[NDArray, NDArray, N
 
 
 @dataclass(frozen=True)
-class _Groups:
+class ItemGroups:
     """The rated items grouped by their sufficient statistics (:func:`_unique_rows`), once for
     the joint mode, the posterior of p and the item means: one representative per group
     (``rep``), each rated item's group (``inverse``) and the groups' sizes."""
@@ -148,16 +148,16 @@ class _Groups:
     keys: NDArray[np.float64]
 
     @classmethod
-    def of(cls, d: _Data) -> _Groups:
+    def of(cls, d: PhiData) -> ItemGroups:
         rated = np.flatnonzero(d.n >= 1)
         return cls(rated, *_unique_rows(d, rated))
 
-    def informative(self, d: _Data) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    def informative(self, d: PhiData) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """The groups of items with two or more ratings (n is part of the key: whole groups),
         in the order :func:`_unique_rows` gives them, and their sizes."""
         keep = d.n[self.rep] >= 2
         return self.rep[keep], self.counts[keep]
 
-    def informative_keys(self, d: _Data) -> NDArray[np.float64]:
+    def informative_keys(self, d: PhiData) -> NDArray[np.float64]:
         """The keys of :meth:`informative`'s groups."""
         return self.keys[d.n[self.rep] >= 2]

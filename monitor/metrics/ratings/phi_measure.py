@@ -40,25 +40,25 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
 from monitor.metrics.common import Interval
-from monitor.metrics.ratings.phi_data import Mapping, _Data, _Groups, _prepare
+from monitor.metrics.ratings.phi_data import ItemGroups, Mapping, PhiData, prepare
 from monitor.metrics.ratings.phi_posterior import (
-    _GRID_POINTS,
-    _LEVEL,
-    _MAP_WARM,
-    _NODES,
-    _U_RANGE,
-    _WEIGHTS,
+    GRID_POINTS,
+    LEVEL,
     LOG2,
+    MAP_WARM,
     MAX_GRID_PATTERNS,
+    NODES,
+    U_RANGE,
+    WEIGHTS,
     Prior,
-    _chunks,
-    _cumtrapz,
-    _item_quadrature,
-    _log_marginal,
-    _log_prior_p,
-    _logf,
-    _mode,
+    cumtrapz,
+    grid_chunks,
     hpd_of_density,
+    integrand_mode,
+    item_quadrature,
+    log_integrand,
+    log_marginal,
+    log_prior_p,
 )
 
 Engine = Literal["exact", "nuts", "map"]
@@ -158,11 +158,11 @@ def _posterior_grid(n, s1, s2, gm, gprec, counts, prior: Prior, keep: list | Non
 
     def logpost(u: NDArray, store: list | None = None) -> NDArray:
         p = np.exp(u)
-        marginal = _log_marginal(p, n, s1, s2, gm, gprec, counts, store)
-        return _log_prior_p(p, prior) + u + marginal
+        marginal = log_marginal(p, n, s1, s2, gm, gprec, counts, store)
+        return log_prior_p(p, prior) + u + marginal
 
-    lo, hi = _U_RANGE
-    points = _GRID_POINTS
+    lo, hi = U_RANGE
+    points = GRID_POINTS
     coarse = np.linspace(lo, hi, 18)
     k = int(np.argmax(logpost(coarse)))
     a, b = coarse[max(k - 1, 0)], coarse[min(k + 1, coarse.size - 1)]
@@ -203,7 +203,7 @@ def _covers(u: NDArray, lp: NDArray) -> bool:
     """The grid holds the posterior: at each end the density is below e^-25 of its maximum,
     or the end is that of the searched range."""
     top = lp.max()
-    lo, hi = _U_RANGE
+    lo, hi = U_RANGE
     return bool((lp[0] <= top - 25.0 or u[0] <= lo) and (lp[-1] <= top - 25.0 or u[-1] >= hi))
 
 
@@ -234,7 +234,7 @@ def _reused_grid(grid: PhiGrid, keys, n, s1, s2, gm, gprec, counts, prior: Prior
     (same spacing) until its mode is back in the middle: only the points added are computed.
     None when the posterior is not held and resolved on the grid even so."""
     u = grid.u
-    if u.size != _GRID_POINTS or grid.logl.shape != (grid.keys.shape[0], u.size):
+    if u.size != GRID_POINTS or grid.logl.shape != (grid.keys.shape[0], u.size):
         return None
     if keys.shape[0] > MAX_GRID_PATTERNS:  # too many to hold on the grid: a fresh one
         return None
@@ -245,21 +245,21 @@ def _reused_grid(grid: PhiGrid, keys, n, s1, s2, gm, gprec, counts, prior: Prior
 
     def fill(rows: NDArray[np.int64], cols: NDArray[np.int64]) -> None:
         p = np.exp(u[cols])
-        for sl in _chunks(rows.size, cols.size):
+        for sl in grid_chunks(rows.size, cols.size):
             r = rows[sl]
-            logl[np.ix_(r, cols)] = _item_quadrature(p, *(a[r] for a in stats))[2]
+            logl[np.ix_(r, cols)] = item_quadrature(p, *(a[r] for a in stats))[2]
 
     fill(np.flatnonzero(at < 0), np.arange(u.size))
 
     def logpost() -> NDArray[np.float64]:
-        return _log_prior_p(np.exp(u), prior) + u + counts @ logl
+        return log_prior_p(np.exp(u), prior) + u + counts @ logl
 
     lp = logpost()
     shift = int(np.argmax(lp)) - u.size // 2
     if np.all(np.isfinite(lp)) and not (_covers(u, lp) and _resolves(lp)) and shift:
         step = (u[-1] - u[0]) / (u.size - 1)
         moved = u[0] + (np.arange(u.size) + shift) * step
-        if moved[0] < _U_RANGE[0] or moved[-1] > _U_RANGE[1] or abs(shift) >= u.size:
+        if moved[0] < U_RANGE[0] or moved[-1] > U_RANGE[1] or abs(shift) >= u.size:
             return None
         u, logl = moved, np.roll(logl, -shift, axis=1)  # the kept points, in their new places
         fill(np.arange(keys.shape[0]), np.arange(u.size - shift, u.size) if shift > 0
@@ -270,7 +270,7 @@ def _reused_grid(grid: PhiGrid, keys, n, s1, s2, gm, gprec, counts, prior: Prior
     return u, lp, logl
 
 
-def _exact(d: _Data, prior: Prior, wide: float, groups: _Groups, grid: PhiGrid | None = None):
+def _exact(d: PhiData, prior: Prior, wide: float, groups: ItemGroups, grid: PhiGrid | None = None):
     gprec = 1.0 / d.gold_sd**2
     rep, counts = groups.informative(d)
     keys = groups.informative_keys(d)
@@ -285,7 +285,7 @@ def _exact(d: _Data, prior: Prior, wide: float, groups: _Groups, grid: PhiGrid |
         logl = np.vstack(store) if store else None
     kept = None if logl is None else PhiGrid(u, keys, logl)  # None: too many patterns
     dens = np.exp(lp - lp.max())
-    cdf = _cumtrapz(dens, u)
+    cdf = cumtrapz(dens, u)
     wts = np.gradient(cdf)  # trapezoid weights of the normalised density
     wts = wts / wts.sum()
     ph = phi_of_precision(np.exp(u))
@@ -296,7 +296,7 @@ def _exact(d: _Data, prior: Prior, wide: float, groups: _Groups, grid: PhiGrid |
     logd = lp - (np.log(0.5 * LOG2) + u + (1.0 - 0.5 * p) * LOG2)
     ua, ub = hpd_of_density(u[None, :], logd[None, :], dens[None, :])
     low, high = phi_of_precision(np.exp(ua[0])), phi_of_precision(np.exp(ub[0]))
-    hpd = Interval(float(low), float(high), _LEVEL)
+    hpd = Interval(float(low), float(high), LEVEL)
     item_mean, item_hpd = _exact_items(d, u, cdf, gprec, groups)
     return dict(
         mean=mean,
@@ -312,7 +312,7 @@ def _exact(d: _Data, prior: Prior, wide: float, groups: _Groups, grid: PhiGrid |
 
 
 def _exact_items(
-    d: _Data, u: NDArray, cdf: NDArray, gprec: NDArray, groups: _Groups, comps: int = 10
+    d: PhiData, u: NDArray, cdf: NDArray, gprec: NDArray, groups: ItemGroups, comps: int = 10
 ):
     """Posterior means and 95% HPDs of the item means, rating scale, (N,) and (N, 2).
 
@@ -329,16 +329,16 @@ def _exact_items(
     n, s1, s2, gm, gp = d.n[rep], d.s1[rep], d.s2[rep], d.gold[rep], gprec[rep]
     mu_mean = np.empty(rep.size)
     lows, highs = np.empty(rep.size), np.empty(rep.size)
-    for sl in _chunks(rep.size, comps * 4):
-        z, f, logl = _item_quadrature(pq, n[sl], s1[sl], s2[sl], gm[sl], gp[sl])
-        half = (z[..., -1] - z[..., 0]) / (_NODES[-1] - _NODES[0])
+    for sl in grid_chunks(rep.size, comps * 4):
+        z, f, logl = item_quadrature(pq, n[sl], s1[sl], s2[sl], gm[sl], gp[sl])
+        half = (z[..., -1] - z[..., 0]) / (NODES[-1] - NODES[0])
         logw = f - (logl - n[sl, None] * special.gammaln(pq))[..., None] + np.log(half)[..., None]
-        w = np.exp(logw) * _WEIGHTS  # quadrature weights of each conditional, summing to 1
+        w = np.exp(logw) * WEIGHTS  # quadrature weights of each conditional, summing to 1
         mu_mean[sl] = (w * special.expit(z)).sum(axis=(1, 2)) / comps
         # Mixture density on a common z grid per item.
         zlo, zhi = z[..., 0].min(axis=1), z[..., -1].max(axis=1)
         grid = zlo[:, None] + (zhi - zlo)[:, None] * np.linspace(0.0, 1.0, 81)
-        fz = _logf(grid[:, None, :], pq[None, :, None], n[sl, None, None], s1[sl, None, None],
+        fz = log_integrand(grid[:, None, :], pq[None, :, None], n[sl, None, None], s1[sl, None, None],
                           s2[sl, None, None], gm[sl, None, None], gp[sl, None, None], True)  # fmt: skip
         dens = np.exp(fz - (logl - n[sl, None] * special.gammaln(pq))[..., None]).mean(axis=1)
         logd = np.log(dens) - np.log(special.expit(grid) * special.expit(-grid))
@@ -352,13 +352,13 @@ def _exact_items(
     return mean, hpd
 
 
-def _map(d: _Data, prior: Prior, groups: _Groups, start: float | None = None):
+def _map(d: PhiData, prior: Prior, groups: ItemGroups, start: float | None = None):
     """Joint mode (section 4.4) profiled over p: each item's mean is maximised given p.
 
     The prior density is taken in its own parameter (p for 'precision' and 'gamma', Phi for
     'phi', where the flat prior makes the MAP the maximum likelihood) and mu is flat on (0, 1).
     A coarse scan of log p, then Brent's method around its best point; from ``start`` (log p of
-    an earlier mode) Brent's method within ``_MAP_WARM`` of it, while the mode is inside.
+    an earlier mode) Brent's method within ``MAP_WARM`` of it, while the mode is inside.
     """
     gprec = 1.0 / d.gold_sd**2
     rep, counts = groups.informative(d)
@@ -366,12 +366,12 @@ def _map(d: _Data, prior: Prior, groups: _Groups, start: float | None = None):
 
     def objective(u: NDArray) -> NDArray:
         p = np.exp(np.atleast_1d(u))
-        z, _ = _mode(p[None, :], n[:, None], s1[:, None], s2[:, None], gm[:, None], gp[:, None],
+        z, _ = integrand_mode(p[None, :], n[:, None], s1[:, None], s2[:, None], gm[:, None], gp[:, None],
                      False)  # fmt: skip
-        f = _logf(z, p[None, :], n[:, None], s1[:, None], s2[:, None], gm[:, None],
+        f = log_integrand(z, p[None, :], n[:, None], s1[:, None], s2[:, None], gm[:, None],
                          gp[:, None], False)  # fmt: skip
         f = f + n[:, None] * special.gammaln(p)[None, :]
-        lpri = _log_prior_p(p, prior) if prior != "phi" else np.zeros_like(p)
+        lpri = log_prior_p(p, prior) if prior != "phi" else np.zeros_like(p)
         return lpri + counts @ f
 
     def best(lo: float, hi: float) -> float:
@@ -385,12 +385,12 @@ def _map(d: _Data, prior: Prior, groups: _Groups, start: float | None = None):
 
     u_best = None
     if start is not None and np.isfinite(start):
-        lo, hi = max(start - _MAP_WARM, _U_RANGE[0]), min(start + _MAP_WARM, _U_RANGE[1])
+        lo, hi = max(start - MAP_WARM, U_RANGE[0]), min(start + MAP_WARM, U_RANGE[1])
         u_best = best(lo, hi)
         if not lo + 1e-6 < u_best < hi - 1e-6:  # the mode left the bracket: search it all
             u_best = None
     if u_best is None:
-        u = np.linspace(*_U_RANGE, 35)
+        u = np.linspace(*U_RANGE, 35)
         k = int(np.argmax(objective(u)))
         u_best = float(u[k]) if k in (0, u.size - 1) else best(u[k - 1], u[k + 1])
     p_best = float(np.exp(u_best))
@@ -460,7 +460,7 @@ def phi(
         raise ValueError(f"engine must be 'exact', 'nuts' or 'map', got {engine!r}.")
     if not wide_hpd > 0:
         raise ValueError(f"wide_hpd must be positive, got {wide_hpd}.")
-    d = _prepare(items, values, scale_min, scale_max, n_items, mapping, gold, gold_sd)
+    d = prepare(items, values, scale_min, scale_max, n_items, mapping, gold, gold_sd)
     n_all = d.n.size
     base: dict[str, Any] = dict(
         method=engine,
@@ -479,7 +479,7 @@ def phi(
             reading=None, **nan_items, **base,
             reason="No item has two or more ratings, so there is no dispersion to measure.",
         )  # fmt: skip
-    groups = _Groups.of(d)
+    groups = ItemGroups.of(d)
     map_phi, map_p = _map(d, prior, groups, None if grid is None else grid.u_map)
     if engine == "map":
         return PhiResult(

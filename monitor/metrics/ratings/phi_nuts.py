@@ -16,20 +16,20 @@ import numpy as np
 from scipy import special
 
 from monitor.metrics.common import Interval
-from monitor.metrics.ratings.phi_data import _Data
+from monitor.metrics.ratings.phi_data import PhiData
 from monitor.metrics.ratings.phi_posterior import (
-    _WEIGHTS,
     FLAT_PRECISION_SD,
     GAMMA_RATE,
     GAMMA_SHAPE,
+    WEIGHTS,
     Prior,
-    _item_quadrature,
     hpd_of_draws,
+    item_quadrature,
 )
 
 
 def nuts_fit(
-    d: _Data,
+    d: PhiData,
     prior: Prior,
     *,
     seed: int | np.random.Generator | None,
@@ -126,14 +126,14 @@ def nuts_fit(
     )
 
 
-def _single_items(d: _Data, single: np.ndarray, p_draws: np.ndarray, seed: int | None):
+def _single_items(d: PhiData, single: np.ndarray, p_draws: np.ndarray, seed: int | None):
     """Means and HPDs of single-rating items: mu drawn from its conditional posterior given each
     of (a thinned set of) the sampled precisions, by inverse CDF on the quadrature nodes."""
     rng = np.random.default_rng(seed)
     p = rng.choice(p_draws, size=min(200, p_draws.size), replace=False)
     gprec = 1.0 / d.gold_sd[single] ** 2
-    z, f, logl = _item_quadrature(p, d.n[single], d.s1[single], d.s2[single], d.gold[single], gprec)
-    w = np.exp(f - f.max(axis=-1, keepdims=True)) * _WEIGHTS
+    z, f, logl = item_quadrature(p, d.n[single], d.s1[single], d.s2[single], d.gold[single], gprec)
+    w = np.exp(f - f.max(axis=-1, keepdims=True)) * WEIGHTS
     w /= w.sum(axis=-1, keepdims=True)
     mu = special.expit(z)
     a_r, b_r = d.to_rating

@@ -18,19 +18,19 @@ FLAT_PRECISION_SD = 1e6
 #: Gamma(mean 2, sd 1) on p: shape 4, rate 2.
 GAMMA_SHAPE, GAMMA_RATE = 4.0, 2.0
 
-_U_RANGE = (-12.0, 22.0)  # log p searched; p from 6e-6 to 3.6e9
+U_RANGE = (-12.0, 22.0)  # log p searched; p from 6e-6 to 3.6e9
 _QUAD_NODES = 20  # Gauss-Hermite nodes per item integral (log L_i error < 1e-5 in tests)
-_LEVEL = 0.95
-_GRID_POINTS = 121  # points of the grid on log p
-_MAP_WARM = 0.05  # half-width in log p of the bracket around an earlier mode
+LEVEL = 0.95
+GRID_POINTS = 121  # points of the grid on log p
+MAP_WARM = 0.05  # half-width in log p of the bracket around an earlier mode
 MAX_GRID_PATTERNS = 2000
-"""Most distinct item statistics a :class:`PhiGrid` keeps (each a row of ``_GRID_POINTS``)."""
+"""Most distinct item statistics a :class:`PhiGrid` keeps (each a row of ``GRID_POINTS``)."""
 
 
 # --------------------------------------------------------------------------- the item integrals
 
 
-def _log_prior_p(p: NDArray, prior: Prior) -> NDArray:
+def log_prior_p(p: NDArray, prior: Prior) -> NDArray:
     """Log prior density of p in p-space (up to a constant)."""
     if prior == "precision":
         return -((p - 2.0) ** 2) / (2.0 * FLAT_PRECISION_SD**2)
@@ -52,7 +52,7 @@ def _trigamma(x: NDArray) -> NDArray:
     return s + iy + iy2 * (0.5 + iy * (1 / 6 - iy2 * poly))
 
 
-def _logf(z, p, n, s1, s2, gm, gprec, jac):
+def log_integrand(z, p, n, s1, s2, gm, gprec, jac):
     """Log integrand of an item in z = logit(mu), without the n lgamma(p) term.
 
     Shapes broadcast: z (U, G[, K]), p (G[, 1]), item arrays (U, 1[, 1]).
@@ -68,7 +68,7 @@ def _logf(z, p, n, s1, s2, gm, gprec, jac):
 
 
 def _grad(z, p, n, s1, s2, gm, gprec, jac):
-    """First and second derivative of :func:`_logf` in z."""
+    """First and second derivative of :func:`log_integrand` in z."""
     mu, nu = special.expit(z), special.expit(-z)
     a, b = mu * p, nu * p
     d1 = p * (s1 - s2) - n * p * (special.digamma(a) - special.digamma(b))  # d/dmu
@@ -86,7 +86,7 @@ def _grad(z, p, n, s1, s2, gm, gprec, jac):
     return gz, gzz
 
 
-def _mode(p, n, s1, s2, gm, gprec, jac, iters: int = 40):
+def integrand_mode(p, n, s1, s2, gm, gprec, jac, iters: int = 40):
     """Mode in z of the (concave in z) item log integrand: bracketed Newton, vectorised (U, G)."""
     shape = np.broadcast_shapes(np.shape(p), np.shape(n))
     z = np.broadcast_to(np.clip((s1 - s2) / np.maximum(n, 1), -30.0, 30.0), shape).copy()
@@ -112,12 +112,12 @@ def _mode(p, n, s1, s2, gm, gprec, jac, iters: int = 40):
     return z, gzz
 
 
-_NODES, _WEIGHTS = np.polynomial.hermite.hermgauss(_QUAD_NODES)
-_WEIGHTS = _WEIGHTS * np.exp(_NODES**2) * np.sqrt(2.0)  # integrate f itself, in z
-_NODES = _NODES * np.sqrt(2.0)  # in units of the Laplace scale s
+NODES, WEIGHTS = np.polynomial.hermite.hermgauss(_QUAD_NODES)
+WEIGHTS = WEIGHTS * np.exp(NODES**2) * np.sqrt(2.0)  # integrate f itself, in z
+NODES = NODES * np.sqrt(2.0)  # in units of the Laplace scale s
 
 
-def _item_quadrature(p, n, s1, s2, gm, gprec):
+def item_quadrature(p, n, s1, s2, gm, gprec):
     """Nodes z (U, G, K), log integrand at the nodes (U, G, K) and log L_i(p) (U, G).
 
     Gauss-Hermite centred on the mode z* with the Laplace scale s = (-g''(z*))^(-1/2): the
@@ -125,29 +125,27 @@ def _item_quadrature(p, n, s1, s2, gm, gprec):
     """
     p2, n2, s12, s22 = p[None, :], n[:, None], s1[:, None], s2[:, None]
     gm2, gp2 = gm[:, None], gprec[:, None]
-    zs, gzz = _mode(p2, n2, s12, s22, gm2, gp2, True)
+    zs, gzz = integrand_mode(p2, n2, s12, s22, gm2, gp2, True)
     half = 1.0 / np.sqrt(np.maximum(-gzz, 1e-12))
-    z = zs[..., None] + half[..., None] * _NODES
-    f = _logf(z, p2[..., None], n2[..., None], s12[..., None], s22[..., None],
+    z = zs[..., None] + half[..., None] * NODES
+    f = log_integrand(z, p2[..., None], n2[..., None], s12[..., None], s22[..., None],
                      gm2[..., None], gp2[..., None], True)  # fmt: skip
     top = f.max(axis=-1, keepdims=True)
-    logl = (
-        top[..., 0] + np.log(np.exp(f - top) @ _WEIGHTS) + np.log(half) + n2 * special.gammaln(p2)
-    )
+    logl = top[..., 0] + np.log(np.exp(f - top) @ WEIGHTS) + np.log(half) + n2 * special.gammaln(p2)
     return z, f, logl
 
 
-def _chunks(u_count: int, g_count: int) -> list[slice]:
+def grid_chunks(u_count: int, g_count: int) -> list[slice]:
     size = max(1, int(3_000_000 // (g_count * _QUAD_NODES)))
     return [slice(i, min(i + size, u_count)) for i in range(0, u_count, size)]
 
 
-def _log_marginal(p, n, s1, s2, gm, gprec, counts, keep: list | None = None):
+def log_marginal(p, n, s1, s2, gm, gprec, counts, keep: list | None = None):
     """sum_i counts_i log L_i(p) for a vector of p, shape (G,); ``keep`` (a list) receives the
     (U, G) matrix of the log L_i."""
     total = np.zeros(p.shape)
-    for sl in _chunks(n.size, p.size):
-        _, _, logl = _item_quadrature(p, n[sl], s1[sl], s2[sl], gm[sl], gprec[sl])
+    for sl in grid_chunks(n.size, p.size):
+        _, _, logl = item_quadrature(p, n[sl], s1[sl], s2[sl], gm[sl], gprec[sl])
         total += counts[sl] @ logl
         if keep is not None:
             keep.append(logl)
@@ -157,9 +155,7 @@ def _log_marginal(p, n, s1, s2, gm, gprec, counts, keep: list | None = None):
 # --------------------------------------------------------------------------- HPD helpers
 
 
-def hpd_of_density(
-    t: NDArray, logd: NDArray, dens: NDArray, level: float = _LEVEL, iters: int = 45
-):
+def hpd_of_density(t: NDArray, logd: NDArray, dens: NDArray, level: float = LEVEL, iters: int = 45):
     """HPD by its defining property, rowwise: the set where the density is above a threshold,
     the threshold bisected until that set holds ``level`` of the mass.
 
@@ -170,7 +166,7 @@ def hpd_of_density(
     """
     r, m = t.shape
     rows = np.arange(r)
-    cdf = _cumtrapz(dens, t)
+    cdf = cumtrapz(dens, t)
     dens = dens / _trapz_total(dens, t)
     lo_l = np.min(np.where(np.isfinite(logd), logd, np.inf), axis=1) - 1.0
     hi_l = np.max(logd, axis=1)
@@ -219,7 +215,7 @@ def _cdf_at(x: NDArray, t: NDArray, cdf: NDArray, dens: NDArray) -> NDArray:
     return cdf[rows, j - 1] + dx * (d0 + 0.5 * (d1 - d0) * dx / h)
 
 
-def hpd_of_draws(draws: NDArray, level: float = _LEVEL) -> tuple[float, float]:
+def hpd_of_draws(draws: NDArray, level: float = LEVEL) -> tuple[float, float]:
     """Shortest interval holding ``level`` of the draws (the usual sample HPD)."""
     s = np.sort(np.asarray(draws, dtype=float).ravel())
     k = int(np.floor(level * s.size))
@@ -228,7 +224,7 @@ def hpd_of_draws(draws: NDArray, level: float = _LEVEL) -> tuple[float, float]:
     return float(s[i]), float(s[i + k])
 
 
-def _cumtrapz(y: NDArray, x: NDArray) -> NDArray:
+def cumtrapz(y: NDArray, x: NDArray) -> NDArray:
     """Normalised cumulative trapezoid along the last axis."""
     inc = 0.5 * (y[..., 1:] + y[..., :-1]) * np.diff(x, axis=-1)
     c = np.concatenate([np.zeros(y.shape[:-1] + (1,)), np.cumsum(inc, axis=-1)], axis=-1)

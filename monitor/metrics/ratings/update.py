@@ -51,11 +51,11 @@ from scipy import sparse
 from monitor.metrics.common import check_same_length
 from monitor.metrics.ratings.model import (
     RatingModel,
-    _as_codes,
-    _outputs,
-    _squarem,
-    _Sweep,
-    _tied_pairs,
+    Sweep,
+    as_codes,
+    model_outputs,
+    squarem,
+    tied_pairs,
 )
 from monitor.metrics.ratings.priors import bias_prior, noise_prior
 
@@ -223,7 +223,7 @@ def rating_model_update(
     there would move a bias or noise sd by more than ``move_tol * (max - min)``, the next round
     starts from there (the untouched items' sums then exact again), at most ``max_rounds``
     rounds. Returns None where the local step is not the model's (a pair of workers whose noise
-    is tied, see :func:`~monitor.metrics.ratings.model._tied_pairs`; no item with two judgments)
+    is tied, see :func:`~monitor.metrics.ratings.model.tied_pairs`; no item with two judgments)
     or the local iteration does not converge.
     """
     lo_s, hi_s = float(scale[0]), float(scale[1])
@@ -231,17 +231,17 @@ def rating_model_update(
         raise ValueError(f"scale must be (min, max) with max > min, got {scale}.")
     span = hi_s - lo_s
     floor2 = (noise_floor * span) ** 2
-    it = _as_codes("items", items, n_items)
-    wk = _as_codes("workers", workers, n_workers)
+    it = as_codes("items", items, n_items)
+    wk = as_codes("workers", workers, n_workers)
     x = np.asarray(values, dtype=np.float64).reshape(-1)
     check_same_length(items=it, workers=wk, values=x)
-    t = np.unique(_as_codes("touched", touched, n_items))
+    t = np.unique(as_codes("touched", touched, n_items))
     W0, W = previous.bias.size, n_workers
     if W < W0 or previous.sums.shape != (W0, N_SUMS) or previous.jac.shape != (N_BLOCKS * W0, W0):
         raise ValueError("previous must describe at most n_workers workers.")
     n_i = np.bincount(it, minlength=n_items).astype(np.float64)
     no_gold = np.zeros(n_items, dtype=bool)
-    if not np.any(n_i >= 2) or _tied_pairs(it, wk, n_i, no_gold, np.ones(W, dtype=bool))[0].any():
+    if not np.any(n_i >= 2) or tied_pairs(it, wk, n_i, no_gold, np.ones(W, dtype=bool))[0].any():
         return None  # no residual at all (the full fit keeps its first pooled variance); tied
 
     def bound(v: NDArray[np.float64]) -> NDArray[np.bool_]:
@@ -249,8 +249,8 @@ def rating_model_update(
 
     code = np.full(n_items, -1, dtype=np.int64)
     code[t] = np.arange(t.size)
-    o_it = _as_codes("old_items", old_items, n_items)
-    o_wk = _as_codes("old_workers", old_workers, max(W0, 1))
+    o_it = as_codes("old_items", old_items, n_items)
+    o_wk = as_codes("old_workers", old_workers, max(W0, 1))
     o_x = np.asarray(old_values, dtype=np.float64).reshape(-1)
     check_same_length(old_items=o_it, old_workers=o_wk, old_values=o_x)
     if np.any(code[o_it] < 0) or (o_wk.size and o_wk.max() >= W0):
@@ -276,7 +276,7 @@ def rating_model_update(
     jb, jw = jac[: 2 * W], jac[2 * W :]
     at = [b0, 1.0 / v0]  # where the frozen sums are exact
 
-    def sweep(b: NDArray[np.float64], var: NDArray[np.float64]) -> _Sweep:
+    def sweep(b: NDArray[np.float64], var: NDArray[np.float64]) -> Sweep:
         """A step on the touched items, the others' sums to first order in the parameters."""
         mu, ok, loo_v, live = worker_sums(l_it, l_wk, l_x, l_bound, b, var, t.size, W)
         db, dw = jb @ (b - at[0]), jw @ (1.0 / var - at[1])
@@ -284,13 +284,13 @@ def rating_model_update(
         lin[:, 2] += db[:W] + dw[:W]
         lin[:, 4] += db[W:] + dw[W:]
         nb, nv = step(lin, b, var, floor2, bias)
-        return _Sweep(mu, nb, nv, ok, loo_v)
+        return Sweep(mu, nb, nv, ok, loo_v)
 
     at_bound = bound(x)
     used = np.bincount(wk, minlength=W) > 0
     b, var, iterations = b0, v0, 0
     for rounds in range(1, max_rounds + 1):
-        fit = _squarem(sweep, np.zeros(t.size), b, var, max_iter, tol * span)
+        fit = squarem(sweep, np.zeros(t.size), b, var, max_iter, tol * span)
         if not fit.converged:
             return None
         b, var, iterations = fit.b, fit.var, iterations + fit.iterations
@@ -313,7 +313,7 @@ def rating_model_update(
         float(np.max(np.abs(sd - sj)[used], initial=0.0)),
     )
     jac = jac + worker_jacobian(l_it, l_wk, l_x, l_bound, bj, sj**2, t.size, W)
-    model = _outputs(
+    model = model_outputs(
         it, wk, x, at_bound, mu, b, var, ok, loo_v,
         n_items=n_items, n_workers=W, span=span, gold=np.full(n_items, np.nan),
         prior_var=np.full(W, np.nan), pw=np.zeros(W), tied=np.zeros(W, dtype=bool),
@@ -341,8 +341,8 @@ def model_state(
     ((W,), NaN for workers without judgments): the sums and their derivatives over every
     judgment, added up over blocks of whole items of about ``chunk`` judgments (an item's
     part depends on its judgments alone; the blocks bound the memory)."""
-    it = _as_codes("items", items, n_items)
-    wk = _as_codes("workers", workers, n_workers)
+    it = as_codes("items", items, n_items)
+    wk = as_codes("workers", workers, n_workers)
     x = np.asarray(values, dtype=np.float64).reshape(-1)
     check_same_length(items=it, workers=wk, values=x)
     lo_s, hi_s = float(scale[0]), float(scale[1])
