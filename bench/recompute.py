@@ -9,8 +9,8 @@ Runs against PostgreSQL (a throwaway database on --db's server, default the loca
 default settings (the array snapshots in a temporary directory). Each phase runs in a fresh
 subprocess so that its peak memory is its own; the scheduler phase runs the full recompute,
 then three times an ingest of 1% and the incremental recompute, in one process, as
-``monitor schedule`` would (with its memory settings, :func:`monitor.scheduler.keep_freed_memory`,
-and its collection of garbage after each job, :func:`monitor.scheduler.collect_between_runs`).
+``monitor schedule`` would (with its memory settings, :func:`monitor.memory.keep_freed_memory`,
+and its collection of garbage after each job, :func:`monitor.memory.collect_between_runs`).
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def run_phase(url: str, what: str, arg: str) -> None:
         detail = _ingest(engine, arg)
     elif what == "scheduler":  # one process: full, ingest 1%, incremental (arrays in memory)
         from monitor.incremental.cache import RunCache
-        from monitor.scheduler import collect_between_runs, keep_freed_memory
+        from monitor.memory import collect_between_runs, keep_freed_memory
         from monitor.settings import load_settings
 
         keep_freed_memory()  # as ``monitor schedule`` does

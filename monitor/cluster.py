@@ -125,7 +125,7 @@ class RunCaches(WorkerPlugin):
     def setup(self, worker: Any) -> None:  # noqa: ANN401 - a distributed Worker
         """Keep freed memory for the next job, as ``monitor schedule`` does (the nanny's
         default ``MALLOC_TRIM_THRESHOLD_`` hands it back after every large array)."""
-        from monitor.scheduler import keep_freed_memory
+        from monitor.memory import keep_freed_memory
 
         keep_freed_memory()
 
@@ -215,7 +215,7 @@ def run_job(job: Job) -> JobResult:
         )
     if outcome.status == "ok":
         caches.warm[(_database(url), job.campaign)] = time.time()
-        from monitor.scheduler import collect_between_runs
+        from monitor.memory import collect_between_runs
 
         collect_between_runs()
     message = outcome.line().removeprefix(f"{job.campaign}: ")

@@ -4,7 +4,6 @@ SIGTERM and SIGINT."""
 
 from __future__ import annotations
 
-import gc
 import logging
 import signal
 import threading
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
+from monitor.memory import collect_between_runs, keep_freed_memory
 from monitor.settings import Settings
 
 if TYPE_CHECKING:
@@ -108,18 +108,6 @@ def _dispatch(
         log.error("%s recompute failed: %s: %s", job, type(exc).__name__, _first_line(exc))
 
 
-def collect_between_runs() -> None:
-    """Collect the last run's garbage now, while the process is idle, and set what lives on
-    aside (:func:`gc.freeze`) until the next collection here: a full collection scans every
-    long-lived object (the subjects' names, the arrays and columns kept for the next run),
-    tens of milliseconds at 1M judgments, and would otherwise fall in the middle of some run
-    (``bench/recompute.py``). What the frozen objects leave as garbage is collected the next
-    time round."""
-    gc.unfreeze()
-    gc.collect()
-    gc.freeze()
-
-
 def _first_line(exc: BaseException) -> str:
     orig = getattr(exc, "orig", None) or exc
     lines = str(orig).strip().splitlines()
@@ -194,35 +182,6 @@ def build_scheduler(
 
 def _now() -> datetime:
     return datetime.now().astimezone()
-
-
-# glibc's mallopt parameters (malloc.h) and the values keep_freed_memory sets.
-_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -2, -3, -8
-_KEEP = (
-    (_M_MMAP_THRESHOLD, 256 << 20),
-    (_M_TRIM_THRESHOLD, 1 << 30),
-    (_M_TOP_PAD, 64 << 20),
-    (_M_ARENA_MAX, 1),
-)
-
-
-def keep_freed_memory() -> bool:
-    """Let this long-lived process reuse the memory it frees rather than hand it back to the
-    system after every run. By default glibc maps each large NumPy array afresh and unmaps it
-    when freed, so every run touches its temporaries (tens of megabytes) page by page again:
-    at 1M judgments about 15,000 page faults, 0.1 s of a 1.5 s incremental run
-    (``bench/recompute.py``). Arrays below 256 MB then come from the heap, and up to 1 GB of
-    free heap is kept; one heap for every thread (a run takes some measures in a second
-    thread, whose own arena would map its arrays afresh). False where the C library has no
-    ``mallopt`` (not glibc)."""
-    import ctypes
-
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-    return all(mallopt(param, value) == 1 for param, value in _KEEP)
 
 
 def run_forever(

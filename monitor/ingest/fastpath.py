@@ -8,13 +8,12 @@ import hashlib
 import math
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from monitor.catalog import Kind
 from monitor.ingest.records import MAX_ID, SEP
 from monitor.ingest.safe import NUMBER
-
-if TYPE_CHECKING:
-    from monitor.ingest.validate import Validator
+from monitor.store.campaigns import CampaignInfo
 
 __all__ = ["CACHE_SIZE", "FastCheck", "clean_time", "csv_fast"]
 
@@ -25,6 +24,20 @@ CACHE_SIZE = 10_000  # distinct value or duration strings whose parse the CSV fa
 
 # A CSV row (the reader's list of fields) and its line -> its record when clean, else None.
 FastCheck = Callable[[list[str], int], tuple[Any, ...] | None]
+
+
+class Checker(Protocol):
+    """What the fast path reads of the file's :class:`~monitor.ingest.validate.Validator`: the
+    campaign, its kind and required columns, the scale's bounds, the categories known and
+    those seen new (which the fast path leaves to ``check``)."""
+
+    campaign: CampaignInfo
+    kind: Kind
+    required: tuple[str, ...]
+    lo: float
+    hi: float
+    known: frozenset[str]
+    new_categories: dict[str, None]
 
 
 def clean_time(text: str, keyed: bool) -> tuple[datetime, str] | None:
@@ -55,7 +68,7 @@ def _utc_stamp(text: str) -> str | None:
 
 
 def csv_fast(
-    validator: Validator, positions: dict[str, int], rest: list[tuple[int, str]]
+    validator: Checker, positions: dict[str, int], rest: list[tuple[int, str]]
 ) -> FastCheck | None:
     """A function that turns a clean CSV row straight into its record, else None.
 
@@ -148,7 +161,7 @@ def csv_fast(
 
 
 def _pairwise_fast(
-    validator: Validator,
+    validator: Checker,
     positions: dict[str, int],
     tail: Callable[[list[str]], tuple[Any, ...] | None],
     sha: Callable[..., Any],

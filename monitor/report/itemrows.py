@@ -7,16 +7,14 @@ with hundreds of thousands of items builds its rows so."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.report.items import model_label, row_measures
+from monitor.report.items import ItemTable, model_label, row_measures
 from monitor.results import Column
-
-if TYPE_CHECKING:
-    from monitor.report.items import ItemTable
 
 
 def _column(table: ItemTable, metric: str, positions: NDArray[np.int64]) -> tuple[Column, NDArray]:
@@ -106,3 +104,16 @@ def column_rows(table: ItemTable, positions: NDArray[np.int64]) -> list[dict[str
             rows[k].update(model_label=model_label(post, table.kind), posterior=chosen[k],
                            posteriors=post)  # fmt: skip
     return rows
+
+
+def row_chunks(table: ItemTable, chunk: int = 4096) -> Iterator[list[dict[str, Any]]]:
+    """The rows of every item of ``table``, ``chunk`` at a time: built from the arrays column
+    by column when every measure is one column (:func:`column_rows`, the same rows as
+    :meth:`~monitor.report.items.ItemTable.rows` once written as JSON, where NaN is null), else
+    item by item."""
+    for lo in range(0, len(table.ids), chunk):
+        positions = np.arange(lo, min(lo + chunk, len(table.ids)))
+        if table.columnar:
+            yield column_rows(table, positions)
+        else:
+            yield table.rows(positions.tolist())

@@ -10,7 +10,7 @@ where it shows one), then the answers, scores, flags, text and gold, and the mod
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -399,19 +399,6 @@ class ItemTable:
             int(scored.size),
             ranks,
         )
-
-    def row_chunks(self, chunk: int = 4096) -> Iterator[list[dict[str, Any]]]:
-        """The rows of every item, ``chunk`` at a time: built from the arrays column by column
-        when every measure is one column (:func:`monitor.report.itemrows.column_rows`, the same
-        rows as :meth:`rows` once written as JSON, where NaN is null), else item by item."""
-        from monitor.report.itemrows import column_rows
-
-        for lo in range(0, len(self.ids), chunk):
-            positions = np.arange(lo, min(lo + chunk, len(self.ids)))
-            if self.columnar:
-                yield column_rows(self, positions)
-            else:
-                yield self.rows(positions.tolist())
 
     @property
     def columnar(self) -> bool:

@@ -21,6 +21,7 @@ from monitor.output import check_target, write_output
 from monitor.report import evidence, view
 from monitor.report.data import item_picks, load
 from monitor.report.document import document_from
+from monitor.report.itemrows import row_chunks
 from monitor.report.items import ItemPicks, ItemTable
 from monitor.report.tables import fmt, fmt_ci, pct, sort_key, when
 from monitor.report.view import build_view
@@ -92,7 +93,7 @@ def write_json(doc: dict[str, Any], f: Any, *, items: ItemTable | None = None) -
             f.write(orjson.dumps(value, option=JSON_OPTIONS).decode().replace("\n", "\n  "))
             continue
         opened = False
-        for rows in items.row_chunks():
+        for rows in row_chunks(items):
             text = orjson.dumps(rows, option=JSON_OPTIONS).replace(b"\n", b"\n  ")
             f.write(("," if opened else "[") + text[1:-4].decode())  # without "[" and "\n  ]"
             opened = True

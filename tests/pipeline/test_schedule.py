@@ -111,7 +111,7 @@ def test_nightly_job_recomputes_and_writes_every_report(tmp_path: Path) -> None:
 _REUSE = """
 import resource, sys
 import numpy as np
-from monitor.scheduler import keep_freed_memory
+from monitor.memory import keep_freed_memory
 if sys.argv[1] == "keep":
     assert keep_freed_memory()
 a = np.ones(8 << 20)  # 64 MB, above glibc's largest dynamic mmap threshold
@@ -141,7 +141,7 @@ def test_the_scheduler_reuses_the_memory_it_freed() -> None:
 
 _COLLECT = """
 import gc, weakref
-from monitor.scheduler import collect_between_runs
+from monitor.memory import collect_between_runs
 
 
 class Node:

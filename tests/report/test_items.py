@@ -19,6 +19,7 @@ from sqlalchemy import Engine
 from monitor.pipeline import recompute
 from monitor.report.data import load as load_data
 from monitor.report.document import build_document
+from monitor.report.itemrows import row_chunks
 from monitor.report.items import METRICS, ItemTable
 from monitor.report.jsonsafe import clean, natural_key, num
 from monitor.report.render import (
@@ -315,7 +316,7 @@ def test_rows_from_the_arrays_are_the_plain_ones(table: ItemTable, chunk: int) -
     NaN is null), chunk by chunk, and the writer streams them as the document's text."""
     assert table.columnar
     rows = table.rows(range(len(table)))
-    fast = [r for part in table.row_chunks(chunk) for r in part]
+    fast = [r for part in row_chunks(table, chunk) for r in part]
     assert orjson.loads(orjson.dumps(fast, option=JSON_OPTIONS)) == orjson.loads(
         orjson.dumps(rows, option=JSON_OPTIONS)
     )

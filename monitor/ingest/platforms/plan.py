@@ -11,15 +11,42 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from monitor.ingest.platforms.mapping import Where, json_value, on_shaped, truthy_cell
 from monitor.ingest.platforms.table import missing_column, numbered, resolve_column
 
-if TYPE_CHECKING:
-    from monitor.ingest.platforms.export import Export
+__all__ = ["Answer", "Columns", "Plan", "plan_slots"]
 
-__all__ = ["Answer", "Plan", "plan_slots"]
+
+class Columns(Protocol):
+    """What a plan reads of an :class:`~monitor.ingest.platforms.export.Export` declaration:
+    its columns, and the words of its messages."""
+
+    @property
+    def worker(self) -> str: ...
+    @property
+    def required(self) -> tuple[str, ...]: ...
+    @property
+    def expected(self) -> str: ...
+    @property
+    def missing_hints(self) -> Mapping[str, str]: ...
+    @property
+    def inputs(self) -> str: ...
+    @property
+    def answers(self) -> str: ...
+    @property
+    def items(self) -> tuple[str, ...]: ...
+    @property
+    def task_answers(self) -> str: ...
+    @property
+    def answer_word(self) -> str: ...
+    @property
+    def no_answer(self) -> tuple[str, str]: ...
+
+    def input_columns(self, header: list[str]) -> list[str]: ...
+    def answer_columns(self, header: list[str]) -> list[str]: ...
+    def gold_of(self, column: str) -> str | None: ...
 
 
 @dataclass
@@ -54,7 +81,7 @@ class Plan:
 
 
 def plan_slots(
-    export: Export, name: str, header: list[str], kind: str, mapping: dict[str, str]
+    export: Columns, name: str, header: list[str], kind: str, mapping: dict[str, str]
 ) -> list[tuple[str | None, Plan]]:
     """One plan per question number ``n`` when a mapping value holds ``{n}``, else one plan
     (number None)."""
@@ -64,7 +91,7 @@ def plan_slots(
 
 
 def _slots(
-    export: Export, name: str, header: list[str], mapping: dict[str, str]
+    export: Columns, name: str, header: list[str], mapping: dict[str, str]
 ) -> list[tuple[str | None, dict[str, str]]]:
     """The mapping once per question number ``n`` when a value holds ``{n}``, else once.
 
@@ -121,7 +148,9 @@ def _slots(
     ]
 
 
-def _plan(export: Export, name: str, header: list[str], kind: str, mapping: dict[str, str]) -> Plan:
+def _plan(
+    export: Columns, name: str, header: list[str], kind: str, mapping: dict[str, str]
+) -> Plan:
     inputs = export.input_columns(header)
     for required in export.required:
         if required not in header and not (required == export.worker and "worker" in mapping):
@@ -154,7 +183,7 @@ def _plan(export: Export, name: str, header: list[str], kind: str, mapping: dict
     return plan
 
 
-def _answer(export: Export, name: str, header: list[str], kind: str, spec: str | None) -> Answer:
+def _answer(export: Columns, name: str, header: list[str], kind: str, spec: str | None) -> Answer:
     answers = export.answer_columns(header)
     json_answers = bool(export.task_answers) and export.task_answers in header
     golden = kind != "pairwise"
@@ -183,7 +212,7 @@ def _answer(export: Export, name: str, header: list[str], kind: str, spec: str |
     raise missing_column(name, "value", spec, answers or export.input_columns(header))
 
 
-def _with_gold(export: Export, header: list[str], answer: Answer, golden: bool) -> Answer:
+def _with_gold(export: Columns, header: list[str], answer: Answer, golden: bool) -> Answer:
     """The answer with its gold columns, when the export has them for every answer column."""
     columns = answer.columns if answer.how == "columns" else (answer.name,)
     gold = tuple(export.gold_of(c) or "" for c in columns)
@@ -194,7 +223,7 @@ def _with_gold(export: Export, header: list[str], answer: Answer, golden: bool) 
     return answer
 
 
-def _several(export: Export, name: str, header: list[str], answers: list[str]) -> Exception:
+def _several(export: Columns, name: str, header: list[str], answers: list[str]) -> Exception:
     """Several answer columns and no ``--map value``: the columns, and when they are numbered
     questions, the mapping that reads one judgment per question."""
     families = numbered(answers)
@@ -229,7 +258,7 @@ def _item_family(families: list[Any]) -> Any:  # noqa: ANN401 - a Numbered or No
 
 
 def json_answer(
-    export: Export, answer: Answer, rec: Mapping[str, str], where: Where
+    export: Columns, answer: Answer, rec: Mapping[str, str], where: Where
 ) -> tuple[Any, str]:
     """The raw answer ``answer`` names in the JSON answers column, and that column's name."""
     column = export.task_answers
@@ -250,7 +279,7 @@ def json_answer(
     return group, column
 
 
-def settle_json(export: Export, answer: Answer, rec: Mapping[str, str], where: Where) -> None:
+def settle_json(export: Columns, answer: Answer, rec: Mapping[str, str], where: Where) -> None:
     """Decide from this record which answers of the JSON column an unmapped plan reads: the
     only key that is not a checkbox, else all of them when all are. Several plain keys are a
     problem of the mapping (raised); a record whose JSON cannot be read decides nothing."""

@@ -9,7 +9,6 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from monitor.metrics.preferences.judgments import validate
-from monitor.metrics.preferences.model_summary import directed_edges
 
 
 def gold_order(left: ArrayLike, right: ArrayLike, item_gold: ArrayLike) -> NDArray[np.float64]:
@@ -105,3 +104,13 @@ class Layout:
         b = x[self.b : self.t] if self.bias else None
         lam = x[self.t : self.size - 1] if self.ties else None
         return x[: self.g], x[self.g : self.b], b, lam, (x[-1] if self.ties else 0.0)
+
+
+def directed_edges(pairs: NDArray[np.int64]) -> tuple[NDArray[np.int64], ...]:
+    """Both directions of each pair ``(P, 2)``: source, destination and the position of the
+    reverse direction, each (2P,)."""
+    p = len(pairs)
+    src = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    dst = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    twin = np.concatenate([np.arange(p, 2 * p), np.arange(p)])
+    return src, dst, twin

@@ -27,14 +27,12 @@ the fitted mode ``x``:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import special
 
-if TYPE_CHECKING:
-    from monitor.metrics.preferences.model_data import Layout, PreferenceData
+from monitor.metrics.preferences.model_data import Layout, PreferenceData, directed_edges
 
 EXACT_SE_MAX_ITEMS = 2000
 """Up to this many items the score variances come from a dense Cholesky factor (0.3 s at 2000)."""
@@ -306,7 +304,7 @@ def score_variance(
     low on graphs with short cycles, since they count only backtracking walks (the test on dense
     blocks bounds the error). ``messages`` (returned, shape (2P,)) restart the iteration from a
     previous call's, a few sweeps instead of many when the weights moved little; ``edges`` is
-    :func:`directed_edges` of ``pairs``, when the caller keeps it."""
+    :func:`~monitor.metrics.preferences.model_data.directed_edges` of ``pairs``, when the caller keeps it."""
     w = np.bincount(pair, weights=weight, minlength=len(pairs))
     i, j = pairs[:, 0], pairs[:, 1]
     if n_items <= exact_max:
@@ -327,13 +325,3 @@ def score_variance(
         if done:
             break
     return 1 / (prior_precision + np.bincount(dst, msg, n_items)), False, msg
-
-
-def directed_edges(pairs: NDArray[np.int64]) -> tuple[NDArray[np.int64], ...]:
-    """Both directions of each pair ``(P, 2)``: source, destination and the position of the
-    reverse direction, each (2P,)."""
-    p = len(pairs)
-    src = np.concatenate([pairs[:, 0], pairs[:, 1]])
-    dst = np.concatenate([pairs[:, 1], pairs[:, 0]])
-    twin = np.concatenate([np.arange(p, 2 * p), np.arange(p)])
-    return src, dst, twin
