@@ -17,9 +17,9 @@ import argparse
 import time
 
 import numpy as np
+from davidson import davidson
 from scipy.stats import kendalltau
 
-from monitor.metrics.davidson import davidson
 from monitor.metrics.preferences.intraobserver import summarize, triangle_state
 
 BLOCK = 8  # items per block: 28 pairs, 56 triplets

@@ -66,10 +66,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import realdata as rd  # noqa: E402
+from davidson import davidson  # noqa: E402
 
 from monitor.metrics.agreement.aggregate import worker_vs_aggregate  # noqa: E402
 from monitor.metrics.crowdtruth.scores import crowdtruth, label_counts  # noqa: E402
-from monitor.metrics.davidson import davidson  # noqa: E402
 from monitor.metrics.preferences.flags import gold_pair_accuracy  # noqa: E402
 from monitor.metrics.preferences.intraobserver import transitivity  # noqa: E402
 from monitor.metrics.preferences.judgments import canonical_pairs, parse_outcomes  # noqa: E402

@@ -35,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from monitor.metrics.reliability import dawid_skene, rating_model
+from monitor.metrics.labels.label_model import dawid_skene
+from monitor.metrics.ratings.model import rating_model
 
 N_WORKERS = 2000
 N_CLASSES = 5

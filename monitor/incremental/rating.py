@@ -177,7 +177,7 @@ def _warm_array(
 def _global_fit(arrays, options, warm, meta, items, workers, values, gold, prior, scale):  # noqa: ANN001, ANN202, PLR0913
     """The rating model over every judgment, warm-started from the last run's means, biases
     and noise sds where it kept them; and whether it was."""
-    from monitor.metrics.reliability import rating_model
+    from monitor.metrics.ratings.model import rating_model
 
     N, W = len(arrays.item_ids), len(arrays.worker_ids)
     per_worker = _warm_array(warm, meta, W, WORKER_STATE)

@@ -25,7 +25,9 @@ def model_answers(
     Labels: the posterior label and its posterior; ratings: the posterior mean and its sd;
     multi-label sets: the options with a posterior above 0.5, joined by ``|``, and the
     smallest ``max(p, 1 - p)`` over the options."""
-    from monitor.metrics.reliability import dawid_skene, multilabel_model, rating_model
+    from monitor.metrics.labels.label_model import dawid_skene
+    from monitor.metrics.labels.multilabel_model import multilabel_model
+    from monitor.metrics.ratings.model import rating_model
 
     N, W = len(arrays.item_ids), len(arrays.worker_ids)
     values: list[Any] = [None] * N

@@ -2,7 +2,7 @@
 
 Per kind: labels get Dawid & Skene (1979), ratings the distance-aware bias + noise model
 (Raykar et al. 2010; updated locally in incremental runs, :mod:`monitor.incremental.rating`),
-multi-label sets one binary Dawid-Skene per option (see :mod:`monitor.metrics.reliability`).
+multi-label sets one binary Dawid-Skene per option (:mod:`monitor.metrics.labels.multilabel_model`).
 Workers with gold answers get their accuracy on gold (:mod:`monitor.metrics.labels.gold`). Pairwise
 campaigns have no model: their workers are judged by transitivity and position bias
 (:mod:`monitor.pipeline.pairwise`).
@@ -262,7 +262,7 @@ def _posterior_column(
 
 
 def _labels(arrays, params, out, items, workers, answers, gold, wprior):  # noqa: ANN001, PLR0913
-    from monitor.metrics.reliability import dawid_skene
+    from monitor.metrics.labels.label_model import dawid_skene
 
     N, W, K = len(arrays.item_ids), len(arrays.worker_ids), len(arrays.categories)
     codes = answers.astype(np.int64)
@@ -430,7 +430,7 @@ def _fallback(  # noqa: PLR0913
 def multilabel_reliability(coded: Coded, params: Params) -> Values:
     """One binary Dawid-Skene per option (closed and open sets alike: an open set's options
     are the annotations seen)."""
-    from monitor.metrics.reliability import multilabel_model
+    from monitor.metrics.labels.multilabel_model import multilabel_model
 
     arrays = coded.arrays
     out = params.values(coded.info.name)

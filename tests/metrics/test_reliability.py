@@ -8,8 +8,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from monitor.metrics.labels.gold import wilson_interval
-from monitor.metrics.labels.label_model import tie_break
-from monitor.metrics.reliability import dawid_skene, multilabel_model, rating_model
+from monitor.metrics.labels.label_model import dawid_skene, tie_break
+from monitor.metrics.labels.multilabel_model import multilabel_model
+from monitor.metrics.ratings.model import rating_model
 from tests.hypothesis_profiles import examples
 
 

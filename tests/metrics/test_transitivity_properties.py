@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from monitor.metrics.preferences.intraobserver import implied_pairs, transitivity, triangle_state
-from monitor.metrics.preferences.judgments import counting_scores
 
 SETTINGS = settings(max_examples=50, deadline=None)
 
@@ -117,14 +116,6 @@ def test_weak_order_is_fully_transitive(data) -> None:
     for (x, y), r in zip(ip.items.tolist(), ip.relations.tolist(), strict=True):
         assert (x, y) not in judged
         assert r == np.sign(levels[x] - levels[y])
-    # on the complete design, the counting function reproduces the order (paper §5)
-    k = len(levels)
-    if len(left) == k * (k - 1) // 2:
-        cs = counting_scores(workers, left, right, outcome)
-        assert cs.n_qualifying[0] == k
-        f = dict(zip(cs.items.tolist(), cs.scores.tolist(), strict=True))
-        for x, y in itertools.combinations(range(k), 2):
-            assert np.sign(f[x] - f[y]) == np.sign(levels[x] - levels[y])
 
 
 @SETTINGS

@@ -1,4 +1,4 @@
-"""Pairwise preference judgments: input conventions, canonical pairs, bias, and scores.
+"""Pairwise preference judgments: input conventions, canonical pairs and position bias.
 
 Input convention shared by this module and :mod:`monitor.metrics.preferences.intraobserver`:
 
@@ -12,10 +12,7 @@ Input convention shared by this module and :mod:`monitor.metrics.preferences.int
 Canonical orientation: a judgment becomes the *relation* of the smaller item code to the larger,
 ``+1`` (``">"``, smaller preferred), ``-1`` (``"<"``), ``0`` (``"="``).
 
-Scores from preferences follow Marchiori, Minervini et al., *Aligning Intraobserver Agreement by
-Transitivity* §5 (the counting function of Roberts' representation theorem) per annotator;
-campaign-wide, Davidson's Bradley-Terry with ties (:mod:`monitor.metrics.davidson`) and the
-reliability model (:mod:`monitor.metrics.preferences.model`).
+Item scores from preferences: the reliability model (:mod:`monitor.metrics.preferences.model`).
 """
 
 from __future__ import annotations
@@ -24,8 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import sparse
-from scipy.sparse import csgraph
 from scipy.stats import binomtest
 
 from monitor.metrics.common import Undefined, check_same_length
@@ -277,75 +272,3 @@ def position_bias(workers: ArrayLike, outcome: ArrayLike) -> tuple[AnnotatorBias
             )
         )  # fmt: skip
     return tuple(out)
-
-
-# --------------------------------------------------------------------------- counting scores
-
-
-@dataclass(frozen=True)
-class CountingScores:
-    """Roberts' counting function per annotator on the items where it is a scale (paper §5).
-
-    Entries, shape (k,): ``workers``, ``items``, ``scores`` (f(x)), ``groups`` (a code for the
-    component of the worker's graph the item lies in; scores compare only within one group).
-    Per annotator, shape (W,):
-    ``n_items`` seen, ``n_qualifying`` items scored.
-    """
-
-    workers: NDArray[np.int64]
-    items: NDArray[np.int64]
-    scores: NDArray[np.int64]
-    groups: NDArray[np.int64]
-    n_items: NDArray[np.int64]
-    n_qualifying: NDArray[np.int64]
-
-
-def counting_scores(
-    workers: ArrayLike,
-    left: ArrayLike,
-    right: ArrayLike,
-    outcome: ArrayLike,
-    order: ArrayLike | None = None,
-) -> CountingScores:
-    """f(x) = number of y != x with x ≽ y (x preferred to y or tied with it), per annotator.
-
-    Theorem 1 of the paper (Roberts 1985, p. 107): f(x) >= f(y) iff x ≽ y holds exactly when ≽ is
-    transitive and strongly complete. The annotator's graph of judged pairs (latest judgments)
-    splits into connected components; a component qualifies when every pair in it is judged
-    (complete) and f reproduces every judgment (equivalent to transitivity). A tie therefore
-    adds one to both items, as ≽ holds both ways; the reflexive x ≽ x is left out, which shifts
-    every score by the same 1.
-    """
-    j = validate(workers, left, right, outcome, order)
-    keys = pair_keys(j)
-    rows = latest(keys, j.order)
-    n_i = max(j.n_items, 1)
-    w, lo, hi, rel = j.workers[rows], j.lo[rows], j.hi[rows], j.rel[rows]
-    node_lo, node_hi = w * n_i + lo, w * n_i + hi
-    nodes, inv = np.unique(np.concatenate([node_lo, node_hi]), return_inverse=True)
-    m, k = len(rows), len(nodes)
-    ia, ib = inv[:m], inv[m:]
-    graph = sparse.coo_matrix((np.ones(m), (ia, ib)), shape=(k, k)).tocsr()
-    _, comp = csgraph.connected_components(graph, directed=False)
-    size = np.bincount(comp)
-    edges = np.bincount(comp[ia], minlength=len(size))
-    f = np.bincount(ia, weights=rel >= 0, minlength=k) + np.bincount(
-        ib, weights=rel <= 0, minlength=k
-    )
-    f = f.astype(np.int64)
-    represented = np.sign(f[ia] - f[ib]) == rel
-    broken = np.bincount(comp[ia], weights=~represented, minlength=len(size)) > 0
-    good = (edges == size * (size - 1) // 2) & ~broken
-    keep = good[comp]
-    node_w = nodes // n_i
-    comp_kept = comp[keep]
-    _, group = np.unique(comp_kept, return_inverse=True)
-    nw = j.n_workers
-    return CountingScores(
-        workers=node_w[keep],
-        items=nodes[keep] % n_i,
-        scores=f[keep],
-        groups=group.reshape(-1).astype(np.int64),
-        n_items=np.bincount(node_w, minlength=nw),
-        n_qualifying=np.bincount(node_w[keep], minlength=nw),
-    )

@@ -129,11 +129,6 @@ def phi_of_precision(p: ArrayLike) -> NDArray[np.float64]:
     return -np.expm1((1.0 - p / 2.0) * LOG2)
 
 
-def precision_of_phi(phi_value: ArrayLike) -> NDArray[np.float64]:
-    """Inverse of :func:`phi_of_precision`: p = 2 - 2 log2(1 - Phi)."""
-    return 2.0 - 2.0 * np.log2(1.0 - np.asarray(phi_value, dtype=float))
-
-
 def reading_of(hpd: Interval, wide: float = 0.5) -> Reading:
     """Section 4.6: an HPD above 0 is agreement, below 0 disagreement; one that holds 0 and is
     wider than ``wide`` means not enough data, a narrower one is inconclusive (random-like)."""
