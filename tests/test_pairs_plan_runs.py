@@ -221,3 +221,26 @@ def test_label_studio_config_shows_image_urls(tmp_path, db_url, capsys) -> None:
     )
     body = (tmp_path / "tasks.json.config.xml").read_text()
     assert '<Image name="left" value="$left_text"/>' in body
+
+
+def test_a_pair_id_stored_meanwhile_is_one_line(tmp_path, db_url, capsys, monkeypatch) -> None:  # noqa: ANN001
+    """A unique violation on save (a planner that took no lock stored the same pairs) is one
+    line, exit 1, and neither the plan nor its file is kept."""
+    from monitor.store import plans
+
+    _setup(tmp_path, db_url, capsys)
+    real = plans.save_plan
+
+    def twice(*args: object) -> None:
+        real(*args)  # type: ignore[arg-type]
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(plans, "save_plan", twice)
+    out = tmp_path / "t.csv"
+    code, _, err = _run(capsys, *PLAN, "--out", str(out), "--db", db_url)
+    assert code == 1
+    assert err.splitlines() == [
+        "monitor: error: campaign 'pc' was planned by another process at the same time: "
+        "nothing was stored; plan again"
+    ]
+    assert not out.exists() and _planned(db_url) == []

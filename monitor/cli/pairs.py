@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         parents=[common],
         help="plan the next pairs of a preference campaign",
         description="'pairs plan' chooses the next pairs to ask each annotator of a preference "
-        "campaign and writes them as a platform's task file. See docs/planning.md.",
+        "campaign and writes them as a platform's task file; 'pairs cancel' takes a plan's open "
+        "pairs back. See docs/planning.md.",
     )
     p_sub = p.add_subparsers(dest="pairs_command", metavar="SUBCOMMAND", required=True)
     plan = p_sub.add_parser(
@@ -176,14 +177,20 @@ _TEMPLATE = {
 
 @contextmanager
 def _planning_lock_wait(campaign: str) -> Iterator[None]:
-    """A server's ``lock_timeout`` met while another plan of the campaign holds its lock, as
-    :class:`~monitor.errors.Busy` (one line)."""
-    from sqlalchemy.exc import OperationalError
+    """A server's ``lock_timeout`` met while another plan of the campaign holds its lock, or
+    a pair id stored meanwhile by a process that did not take the lock (an older version), as
+    :class:`~monitor.errors.Busy` (one line, nothing stored)."""
+    from sqlalchemy.exc import IntegrityError, OperationalError
 
     from monitor.errors import Busy
 
     try:
         yield
+    except IntegrityError:
+        raise Busy(
+            f"campaign {campaign!r} was planned by another process at the same time: nothing "
+            "was stored; plan again"
+        ) from None
     except OperationalError as exc:
         if getattr(exc.orig, "sqlstate", None) != "55P03":
             raise
