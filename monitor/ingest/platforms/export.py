@@ -116,7 +116,8 @@ class Export:
     Ids and times: the judgment id is the ``judgment`` cell; when ``suites`` (an assignment
     is a suite of tasks), followed by ``/`` and a digest of the task's inputs (see
     :meth:`_State.task_key`: the same whichever optional columns the export carries, a task id
-    column included); ``/n`` for question ``n``. The time
+    column included; a ``task`` id met twice in an assignment keeps its first key); ``/n``
+    for question ``n``. The time
     is ``submitted`` read by ``clock``; the duration the ``worked`` seconds, or
     ``submitted - started`` (``early`` when negative). ``several`` separates several answers
     in one cell; ``payload`` maps columns to payload keys.
@@ -137,6 +138,7 @@ class Export:
     task_answers: str = ""
     judgment: str = ""
     suites: bool = False
+    task: str = ""
     submitted: str = ""
     started: str = ""
     worked: str = ""
@@ -431,6 +433,8 @@ class _State:
         self.inputs = export.input_columns(header)
         self.suite = ""  # the assignment of the last record, and its tasks' inputs seen so far
         self.tasks: Counter[str] = Counter()
+        self.task = export.task if export.task in header else ""
+        self.keys: dict[str, str] = {}  # the key of each task id of the assignment
 
     def pending(self) -> _Seen:
         return _Seen(self.gold, self.text)
@@ -446,11 +450,19 @@ class _State:
         added for a second task with the same inputs in a row of the assignment's records), so
         that every answer has its own key, the same file always gives the same keys, and so
         does another export of the same answers with other optional columns (a task id column
-        or not: the id is kept in the payload, never in the key)."""
+        or not: the id is kept in the payload, never in the key). A task id met again in the
+        assignment gets the key it had (a task answered twice is one judgment id, which the
+        ingest refuses when the answers differ)."""
+        if assignment != self.suite:
+            self.suite, self.tasks, self.keys = assignment, Counter(), {}
+        task = rec[self.task].strip() if self.task else ""
+        if task and task in self.keys:
+            return self.keys[task]
         text = "\x1f".join(rec[c] for c in self.inputs)
         key = "in-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-        if assignment != self.suite:
-            self.suite, self.tasks = assignment, Counter()
         self.tasks[key] += 1
         count = self.tasks[key]
-        return key if count == 1 else f"{key}#{count}"
+        key = key if count == 1 else f"{key}#{count}"
+        if task:
+            self.keys[task] = key
+        return key

@@ -30,6 +30,7 @@ TOLOKA = Export(
     items=("INPUT:item", "INPUT:item_id", "INPUT:id", "ASSIGNMENT:task_id"),
     judgment="ASSIGNMENT:assignment_id",
     suites=True,
+    task="ASSIGNMENT:task_id",
     submitted="ASSIGNMENT:submitted",
     started="ASSIGNMENT:started",
     clock=Clock(parse_iso, "expected ISO 8601 like 2025-11-03T09:12:45.123"),
