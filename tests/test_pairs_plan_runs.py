@@ -244,3 +244,45 @@ def test_a_pair_id_stored_meanwhile_is_one_line(tmp_path, db_url, capsys, monkey
         "nothing was stored; plan again"
     ]
     assert not out.exists() and _planned(db_url) == []
+
+
+def test_a_plan_held_up_past_the_lock_timeout_is_one_line(
+    tmp_path, db_url, capsys, backend, monkeypatch
+) -> None:  # noqa: ANN001
+    """Another session holds the campaign (PostgreSQL: its row; SQLite: the write lock): past
+    the server's lock_timeout (SQLite: the busy timeout, here made short) the plan ends with one
+    line (exit 1), nothing stored or written."""
+    from monitor.store import engine as engines
+
+    _setup(tmp_path, db_url, capsys)
+    timed = db_url
+    if backend == "postgres":
+        timed += ("&" if "?" in db_url else "?") + "options=-c%20lock_timeout%3D300"
+    else:
+        real = engines._sqlite_pragmas
+
+        def short(dbapi_connection, record) -> None:  # noqa: ANN001
+            real(dbapi_connection, record)
+            dbapi_connection.execute("PRAGMA busy_timeout=300")
+
+        monkeypatch.setattr(engines, "_sqlite_pragmas", short)
+    engine = make_engine(db_url)
+    out = tmp_path / "t.csv"
+    try:
+        with engine.connect() as holder:
+            if backend == "postgres":
+                holder.execute(
+                    select(Campaign.id).where(Campaign.name == "pc").with_for_update(key_share=True)
+                )
+            else:
+                holder.execute(text("UPDATE campaigns SET name = name WHERE name = 'pc'"))
+            code, _, err = _run(capsys, *PLAN, "--out", str(out), "--db", timed)
+            holder.rollback()
+    finally:
+        engine.dispose()
+    assert code == 1
+    assert err.splitlines() == [
+        "monitor: error: campaign 'pc' is being planned or changed by another process: try "
+        "again when it ends"
+    ]
+    assert not out.exists() and _planned(db_url) == []

@@ -177,7 +177,8 @@ _TEMPLATE = {
 
 @contextmanager
 def _planning_lock_wait(campaign: str) -> Iterator[None]:
-    """A server's ``lock_timeout`` met while another plan of the campaign holds its lock, or
+    """A server's ``lock_timeout`` (SQLite: its busy timeout) met while another plan of the
+    campaign holds its lock, or
     a pair id stored meanwhile by a process that did not take the lock (an older version), as
     :class:`~monitor.errors.Busy` (one line, nothing stored)."""
     from sqlalchemy.exc import IntegrityError, OperationalError
@@ -192,7 +193,8 @@ def _planning_lock_wait(campaign: str) -> Iterator[None]:
             "was stored; plan again"
         ) from None
     except OperationalError as exc:
-        if getattr(exc.orig, "sqlstate", None) != "55P03":
+        locked = getattr(exc.orig, "sqlstate", None) == "55P03"  # lock_not_available
+        if not locked and "database is locked" not in str(exc.orig):  # SQLite's busy timeout
             raise
         raise Busy(
             f"campaign {campaign!r} is being planned or changed by another process: try again "
