@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 from sqlalchemy import func, select
 
 from monitor.store.engine import make_engine, transaction
@@ -220,3 +222,39 @@ def test_toloka_exports_with_and_without_task_ids_store_once(tmp_path, db_url, c
                             "--format", "toloka", "--db", db_url)  # fmt: skip
         assert code == 0, err
         assert _count(db_url, Judgment) == 12
+
+
+def test_mturk_layout_answers_in_task_answers(tmp_path, db_url, capsys) -> None:  # noqa: ANN001
+    """The MTurk layout's answer comes back in Answer.taskAnswers: read as the preference."""
+    _setup(tmp_path, db_url, capsys)
+    rows = _plan(tmp_path, db_url, capsys, budget=4)
+    path = tmp_path / "batch.csv"
+    with path.open("w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["HITId", "AssignmentId", "WorkerId", "Input.pair_id", "Input.left",
+                      "Input.right", "Answer.taskAnswers"])  # fmt: skip
+        out.writerows([f"H{k}", f"A{k}", r["worker"], r["pair_id"], r["left"], r["right"],
+                       json.dumps([{"preference": "right"}])] for k, r in enumerate(rows))  # fmt: skip
+    code, text, err = _run(capsys, "ingest", str(path), "--campaign", "pc", "--format", "mturk",
+                           "--db", db_url)  # fmt: skip
+    assert code == 0, err
+    assert "4 planned pairs answered" in text + err
+
+
+ids = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12)
+
+
+@given(a=ids, b=ids, c=ids, swap=st.booleans())
+def test_a_quoted_pair_is_the_planned_pair(a: str, b: str, c: str, swap: bool) -> None:
+    """Whatever the ids, the cells a task file writes for them come back as the planned pair
+    (either side), and a cell of another id does not (ids that a task file cannot tell apart,
+    ``=x`` and ``'=x``, aside)."""
+    from monitor.export import neutralise
+    from monitor.store.plans import as_planned, undo_quote
+
+    assume(a != b and neutralise(a) != b and neutralise(b) != a)
+    left, right = (neutralise(b), neutralise(a)) if swap else (neutralise(a), neutralise(b))
+    assert as_planned((a, b), left, right) == ((b, a) if swap else (a, b))
+    assume(undo_quote(neutralise(c)) not in (a, b) and neutralise(c) not in (a, b))
+    assert as_planned((a, b), neutralise(a), neutralise(c)) is None
+    assert as_planned((a, b), neutralise(c), neutralise(a)) is None
