@@ -30,7 +30,10 @@ if TYPE_CHECKING:
 Platform = Literal["csv", "mturk", "toloka", "labelstudio"]
 PLATFORMS: tuple[str, ...] = ("csv", "mturk", "toloka", "labelstudio")
 COLUMNS = ("pair_id", "worker", "left", "right")
-PREFIX = {"csv": "", "mturk": "Input.", "toloka": "INPUT:"}
+# The header each platform's upload takes: MTurk's batch input names the variables of the
+# layout (the results file adds ``Input.``), Toloka's task upload writes ``INPUT:`` itself.
+PREFIX = {"csv": "", "mturk": "", "toloka": "INPUT:"}
+TEXTS = ("left_text", "right_text")
 MAX_BUDGET = 10_000_000
 
 
@@ -80,6 +83,13 @@ class PlannedTasks:
     n_target: int = 0
     n_target_met: int = 0
     n_excluded: int = 0
+    texts: dict[str, str] = field(default_factory=dict)
+    ties: bool = True
+
+    def companion(self, platform: str) -> tuple[str, str] | None:
+        """The config or template for the tasks (:func:`companion`)."""
+        shown = [self.texts[i] for r in self.rows for i in (r.left, r.right) if i in self.texts]
+        return companion(platform, shown, self.ties)
 
 
 def check_output(out: Path) -> None:
@@ -100,7 +110,13 @@ def plan_campaign(session: Session, name: str, opts: PlanOptions) -> PlannedTask
     from monitor.pipeline.preference import gold_numbers
     from monitor.store.arrays import load_arrays
     from monitor.store.campaigns import get_campaign
-    from monitor.store.plans import PlannedRow, newest_preference_id, next_round, open_pairs
+    from monitor.store.plans import (
+        PlannedRow,
+        item_texts,
+        newest_preference_id,
+        next_round,
+        open_pairs,
+    )
     from monitor.store.workers import worker_states
 
     campaign = get_campaign(session, name)
@@ -147,6 +163,14 @@ def plan_campaign(session: Session, name: str, opts: PlanOptions) -> PlannedTask
         )  # fmt: skip
         score, sd = fit.score, fit.score_se
         accuracy[: len(known)] = fit.accuracy
+    if opts.gold > 0 and int(np.isfinite(item_gold).sum()) < 2:
+        raise UsageError(
+            f"--gold {opts.gold}: campaign {name!r} has "
+            f"{'no' if not np.isfinite(item_gold).any() else 'one'} item with a gold value, "
+            "and a gold pair needs two",
+            hint="give gold values with an items file (monitor ingest --items FILE, column "
+            "gold), or leave out --gold",
+        )
     items = {str(i): k for k, i in enumerate(arrays.item_ids.tolist())}
     exclude: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]] | None = None
     n_excluded = 0
@@ -186,32 +210,109 @@ def plan_campaign(session: Session, name: str, opts: PlanOptions) -> PlannedTask
     after = n_judged + plan.quota
     target = (plan.quota > 0) & (after >= 30)
     met = target & (plan.n_triplets + plan.closing >= 10)
+    texts = item_texts(session, campaign.id)
     return PlannedTasks(
         campaign_id=campaign.id,
         round=round_,
         watermark=newest_preference_id(session, campaign.id),
         rows=planned,
-        text=task_file(planned, opts.platform),
+        text=task_file(planned, opts.platform, texts),
         n_annotators=len(chosen),
         by_purpose={p: int((plan.purpose == i).sum()) for i, p in enumerate(PURPOSES)},
         n_target=int(target.sum()),
         n_target_met=int(met.sum()),
         n_excluded=n_excluded,
+        texts=texts,
+        ties=not campaign.strict,
     )
 
 
-def task_file(rows: Sequence, platform: str) -> str:
-    """The tasks as the platform takes them: plain CSV (``pair_id, worker, left, right``), an
-    MTurk batch input CSV (``Input.*``), a Toloka task TSV (``INPUT:*``), or Label Studio tasks
-    JSON for the Pairwise tag (``[{"data": {...}}]``). Every CSV/TSV cell a spreadsheet would read
-    as a formula is neutralised (:func:`monitor.export.neutralise`). The purpose of a pair is not
-    in the file: gold and repeated pairs look like any other."""
-    cells = [(r.pair_id, r.worker, r.left, r.right) for r in rows]
+def task_file(rows: Sequence, platform: str, texts: dict[str, str] | None = None) -> str:
+    """The tasks as the platform's upload takes them: plain CSV (``pair_id, worker, left,
+    right``), an MTurk batch input CSV (the same names: the layout's variables), a Toloka task
+    TSV (``INPUT:*``), or Label Studio tasks JSON for the Pairwise tag (``[{"data": {...}}]``).
+    When the items file gave items a text (or a URL), ``left_text`` and ``right_text`` follow
+    (an item without one shows its id). Every CSV/TSV cell a spreadsheet would read as a formula
+    is neutralised (:func:`monitor.export.neutralise`). The purpose of a pair is not in the
+    file: gold and repeated pairs look like any other."""
+    texts = texts or {}
+    shown = bool(texts) and any(r.left in texts or r.right in texts for r in rows)
+    columns = COLUMNS + TEXTS if shown else COLUMNS
+    cells = [
+        (r.pair_id, r.worker, r.left, r.right)
+        + ((texts.get(r.left, r.left), texts.get(r.right, r.right)) if shown else ())
+        for r in rows
+    ]
     if platform == "labelstudio":
-        tasks = [{"data": dict(zip(COLUMNS, c, strict=True))} for c in cells]
+        tasks = [{"data": dict(zip(columns, c, strict=True))} for c in cells]
         return json.dumps(tasks, indent=2, ensure_ascii=False) + "\n"
     buf = io.StringIO()
     out = csv.writer(buf, delimiter="\t" if platform == "toloka" else ",", lineterminator="\r\n")
-    out.writerow([PREFIX[platform] + c for c in COLUMNS])
+    out.writerow([PREFIX[platform] + c for c in columns])
     out.writerows([neutralise(v) for v in c] for c in cells)
     return buf.getvalue()
+
+
+IMAGE = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".bmp", ".tif", ".tiff")
+QUESTION = "Which of the two is better?"
+
+
+def companion(platform: str, texts: Sequence[str], ties: bool = False) -> tuple[str, str] | None:
+    """The file beside the tasks that makes them a task on the platform, as (suffix, text): a
+    Label Studio labelling config for the Pairwise tag (``.config.xml``), an MTurk layout (HTML
+    with crowd-html-elements) or a Toloka HTML template (``.template.html``), whose answer is
+    ``preference`` = ``left``, ``right`` (or ``tie`` when ``ties``: a campaign that is not
+    strict; Label Studio's Pairwise tag has none) as ``monitor ingest`` reads it. The items are
+    shown by their text when the tasks carry one (``texts``: those of the planned items), as
+    images when every text is an image URL; else by their ids. None for plain CSV."""
+    field = "left_text" if texts else "left"
+    images = bool(texts) and all(
+        t.lower().startswith(("http://", "https://")) and t.lower().split("?")[0].endswith(IMAGE)
+        for t in texts
+    )
+    other = field.replace("left", "right")
+    if platform == "labelstudio":
+        tag = "Image" if images else "Text"
+        return ".config.xml", (
+            "<View>\n"
+            f'  <Header value="{QUESTION}"/>\n'
+            f'  <{tag} name="left" value="${field}"/>\n'
+            f'  <{tag} name="right" value="${other}"/>\n'
+            '  <Pairwise name="preference" toName="left,right"/>\n'
+            "</View>\n"
+        )
+    if platform not in ("mturk", "toloka"):
+        return None
+    if platform == "mturk":
+        a, b = "${" + field + "}", "${" + other + "}"
+    else:
+        a, b = "{{input." + field + "}}", "{{input." + other + "}}"
+    shown = (f'<img src="{a}" alt="left">', f'<img src="{b}" alt="right">') if images else (a, b)
+    if platform == "toloka":
+        return ".template.html", (
+            f"<p>{QUESTION}</p>\n"
+            f'<div class="left"><b>Left</b><br>{shown[0]}</div>\n'
+            f'<div class="right"><b>Right</b><br>{shown[1]}</div>\n'
+            '{{field type="radio" name="preference" value="left" label="Left"}}\n'
+            '{{field type="radio" name="preference" value="right" label="Right"}}\n'
+            + (
+                '{{field type="radio" name="preference" value="tie" label="Same"}}\n'
+                if ties
+                else ""
+            )
+        )
+    return ".template.html", (
+        '<script src="https://assets.crowd.aws/crowd-html-elements.js"></script>\n'
+        "<crowd-form>\n"
+        f"  <p>{QUESTION}</p>\n"
+        f'  <div class="left"><b>Left</b><br>{shown[0]}</div>\n'
+        f'  <div class="right"><b>Right</b><br>{shown[1]}</div>\n'
+        '  <label><input type="radio" name="preference" value="left" required> Left</label>\n'
+        '  <label><input type="radio" name="preference" value="right"> Right</label>\n'
+        + (
+            '  <label><input type="radio" name="preference" value="tie"> Same</label>\n'
+            if ties
+            else ""
+        )
+        + "</crowd-form>\n"
+    )

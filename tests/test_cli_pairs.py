@@ -61,7 +61,7 @@ PLAIN = ("pair_id", "worker", "left", "right")
     ("platform", "header", "delimiter"),
     [
         ("csv", PLAIN, ","),
-        ("mturk", tuple("Input." + c for c in PLAIN), ","),
+        ("mturk", PLAIN, ","),
         ("toloka", tuple("INPUT:" + c for c in PLAIN), "\t"),
         ("labelstudio", None, None),
     ],

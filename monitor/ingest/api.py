@@ -33,7 +33,7 @@ from monitor.store import campaigns as store
 from monitor.store.campaigns import CampaignInfo, CampaignSpec
 from monitor.store.engine import transaction
 from monitor.store.models import IngestBatch
-from monitor.store.plans import mark_answered, newest_preference_id
+from monitor.store.plans import mark_answered, newest_preference_id, planned_items
 
 __all__ = [
     "CHUNK_SIZE",
@@ -210,6 +210,9 @@ def ingest_file(
         counter = ByteCounter()
         plain = fmt in ("csv", "jsonl")
         validator = Validator(info, str(path), mapping if plain else None)
+        if info.kind == "pairwise":
+            validator.planned = planned_items(session, info.id)
+            validator.reject_mismatch = skip_invalid
         rows = _open_rows(path, fmt, info, mapping, options, counter, validator)
         seen = session.scalars(
             select(IngestBatch.id)
@@ -241,8 +244,19 @@ def ingest_file(
             if validator.new_categories:
                 notes.append(f"categories taken from the data: {', '.join(cats)}")
         loader.close()
+        if state.n_unanswered:
+            n = state.n_unanswered
+            notes.append(
+                f"{'1 row' if n == 1 else f'{n} rows'} not answered yet (blank preference) skipped"
+            )
         if before is not None:
             notes.extend(_planned_answers(session, info.id, before))
+        if validator.n_mismatch_rejected:
+            n = validator.n_mismatch_rejected
+            notes.append(
+                f"{'1 row' if n == 1 else f'{n} rows'} rejected: a pair_id that names a planned "
+                "pair of other items"
+            )
         if fmt in READERS and store.set_platform_if_unknown(session, info.id, fmt):
             notes.append(f"campaign platform set to {fmt} (workers' history is per platform)")
         n_items += state.n_items
@@ -273,13 +287,29 @@ def ingest_file(
 
 
 def _planned_answers(session: Session, campaign_id: int, before: int) -> list[str]:
-    """Map the new preferences back to the pairs ``monitor pairs plan`` planned."""
-    n, unknown = mark_answered(session, campaign_id, before)
+    """Map the new preferences back to the pairs ``monitor pairs plan`` planned; the notes
+    count the rows that answer none, by kind."""
+    found = mark_answered(session, campaign_id, before)
+    n, kinds = found.n, found.mismatches
     notes = [f"{n} planned pair{'s' if n > 1 else ''} answered"] if n else []
-    if unknown:
-        rows = "1 row carries" if unknown == 1 else f"{unknown} rows carry"
-        notes.append(f"{rows} a pair_id that names no planned pair")
+    if kinds["other_items"]:
+        notes.append(
+            f"{_rows(kinds['other_items'])} a pair_id that names a planned pair of other items: "
+            "kept as ordinary preferences, answering no planned pair (--skip-invalid rejects "
+            "them)"
+        )
+    if kinds["again"]:
+        notes.append(
+            f"{_rows(kinds['again'])} a pair_id of a planned pair answered before: kept as "
+            "ordinary preferences (the pair counts its first answer)"
+        )
+    if kinds["unknown"]:
+        notes.append(f"{_rows(kinds['unknown'])} a pair_id that names no planned pair")
     return notes
+
+
+def _rows(n: int) -> str:
+    return "1 row carries" if n == 1 else f"{n} rows carry"
 
 
 def _items_into(

@@ -41,6 +41,7 @@ class FileRun:
         self.n_problems = 0  # every problem found, kept (the first MAX_PROBLEMS) or only counted
         self.n_rows = self.n_valid = self.n_new = self.n_rejected = 0
         self.n_items = self.n_workers = self.n_other_rejected = 0
+        self.n_unanswered = 0  # rows whose answer cell is blank (tasks not answered yet)
         self.repeats = Repeats(pairwise=validator.kind == "pairwise")
 
     def process(
@@ -69,6 +70,8 @@ class FileRun:
                         items.append(data)
                     elif kind == "worker":
                         workers.append(data)
+                    elif kind == "unanswered":
+                        self.n_unanswered += 1
                     else:
                         append(data)
                     continue

@@ -81,6 +81,8 @@ def csv_fast(
     """
     if validator.kind == "multilabel" or any(c not in positions for c in validator.required):
         return None
+    if validator.planned and any(name == "pair_id" for _, name in rest):
+        return None  # rows answering planned pairs are matched to them (Validator._planned)
     get = positions.get
     i_ext, i_time, i_dur = get("judgment_id"), get("created_at"), get("duration_s")
     parse_time, sha, sep, inf = clean_time, _sha256, SEP, math.inf

@@ -97,6 +97,12 @@ class Validator:
         )
         self.closed_options = self.kind == "multilabel" and not campaign.open
         self.new_categories: dict[str, None] = {}
+        # pair id -> items of the campaign's planned pairs (``monitor pairs plan``), and
+        # whether a row naming one with other items is a problem (``--skip-invalid``) or kept
+        # as an ordinary preference; the rows rejected so
+        self.planned: dict[str, tuple[str, str]] = {}
+        self.reject_mismatch = False
+        self.n_mismatch_rejected = 0
         self._floats: dict[str, float] = {}  # strings of numbers, parsed (_fast_rating)
         self.required: tuple[str, ...] = (
             ("worker", "left", "right", "preference")
@@ -453,7 +459,9 @@ class Validator:
         record = (worker, item, num, label, key, external, created, duration, payload)
         return "judgment", (*record, annotations, line)
 
-    def _preference(self, row: SourceRow) -> tuple[str, PreferenceRecord] | list[Problem]:
+    def _preference(self, row: SourceRow) -> tuple[str, tuple[Any, ...]] | list[Problem]:
+        """A preference's record (``("unanswered", ())`` when its answer cell is blank: a task
+        not answered yet), or its problems."""
         fields, line = row.fields, row.line
         out: list[Problem] = []
         worker = self._id(fields, "worker", line, out, required=True)
@@ -470,6 +478,10 @@ class Validator:
             )
         raw = fields.get("preference")
         outcome = raw.strip().lower() if isinstance(raw, str) else None
+        if "preference" in fields and (raw is None or outcome == "") and not out:
+            return "unanswered", ()  # a task not answered yet (a blank answer cell)
+        if left is not None and right is not None and self.planned:
+            left, right = self._planned(row, left, right, out)
         if raw is None or outcome == "":
             what = "missing" if "preference" not in fields else "empty"
             out.append(self.problem(line, "preference", what, self.needs))
@@ -496,6 +508,37 @@ class Validator:
         payload = row.extra or None
         record = (worker, left, right, outcome, key, external, created, duration, payload)
         return "preference", (*record, line)
+
+    def _planned(
+        self, row: SourceRow, left: str, right: str, out: list[Problem]
+    ) -> tuple[str, str]:
+        """The items of a row whose ``pair_id`` names a planned pair, as the plan names them
+        (a quote the task file added for spreadsheets undone: ``'=item4`` is ``=item4``); a
+        row naming a planned pair of other items is a problem when ``reject_mismatch``, else
+        kept as written (it answers no planned pair: :func:`monitor.store.plans.mark_answered`
+        counts it)."""
+        from monitor.store.plans import as_planned
+
+        pid = row.extra.get("pair_id") if row.extra else None
+        pair = self.planned.get(pid.strip()) if isinstance(pid, str) else None
+        if pair is None:
+            return left, right
+        found = as_planned(pair, left, right)
+        if found is not None:
+            return found
+        if self.reject_mismatch:
+            self.n_mismatch_rejected += 1
+            out.append(
+                self.problem(
+                    row.line,
+                    "pair_id",
+                    f"{shown(pid)} names the planned pair ({pair[0]}, {pair[1]}), not this "
+                    f"row's items ({left}, {right})",
+                    "an edited file or a template showing other fields: without "
+                    "--skip-invalid such a row is kept as an ordinary preference",
+                )
+            )
+        return left, right
 
     def _item(self, row: SourceRow) -> tuple[str, ItemRecord] | list[Problem]:
         fields, line = row.fields, row.line

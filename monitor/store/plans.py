@@ -3,12 +3,14 @@ preferences that answer them when those are ingested."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.orm import Session, aliased
 
-from monitor.store.models import Item, PlannedPair, Preference, Worker
+from monitor.errors import NotFound, UsageError
+from monitor.store.models import Campaign, Item, PlannedPair, Preference, Worker
 
 
 @dataclass(frozen=True)
@@ -74,18 +76,141 @@ def save_plan(
     )
 
 
-def mark_answered(session: Session, campaign_id: int, after_id: int) -> tuple[int, int]:
+@dataclass
+class Answered:
+    """What :func:`mark_answered` made of the new preferences: the planned pairs they answered,
+    and the rows that answer none, by kind: ``unknown`` (a pair id naming no planned pair),
+    ``other_items`` (a pair id naming a planned pair of other items), ``again`` (a planned pair
+    answered before, in this file or an earlier one)."""
+
+    n: int = 0
+    mismatches: Counter[str] = field(default_factory=Counter)
+
+
+def lock_planning(session: Session, campaign: str) -> None:
+    """Serialise the planning of one campaign: the first statement of the transaction that
+    plans and stores (so that what it reads is what the plan before it stored). PostgreSQL: a
+    row lock on the campaign (``FOR NO KEY UPDATE``: an ingest's inserts, which only take a key
+    share, are not held up); SQLite: the database's write lock, taken before anything is read
+    (another planner waits for it within the busy timeout). A campaign that does not exist
+    locks nothing (the planning reports it)."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(
+            select(Campaign.id).where(Campaign.name == campaign).with_for_update(key_share=True)
+        )
+    else:
+        session.execute(
+            text("UPDATE campaigns SET name = name WHERE name = :name"), {"name": campaign}
+        )
+
+
+def undo_quote(value: str) -> str:
+    """An item id as it was before a task file neutralised it for spreadsheets (``'=item4`` ->
+    ``=item4``: :func:`monitor.export.neutralise`); any other value unchanged."""
+    from monitor.export import FORMULA_START
+
+    if value.startswith("'") and value[1:].startswith(FORMULA_START):
+        return value[1:]
+    return value
+
+
+def as_planned(planned: tuple[str, str], left: str, right: str) -> tuple[str, str] | None:
+    """A row's items (``left``, ``right``) as the planned pair names them, either side, each
+    taken as written or with the quote a task file added undone; None when they are other
+    items."""
+
+    def same(value: str, wanted: str) -> bool:
+        return value == wanted or undo_quote(value) == wanted
+
+    a, b = planned
+    if same(left, a) and same(right, b):
+        return a, b
+    if same(left, b) and same(right, a):
+        return b, a
+    return None
+
+
+def planned_items(session: Session, campaign_id: int) -> dict[str, tuple[str, str]]:
+    """The items (left, right) of each planned pair of the campaign, by pair id."""
+    rows = session.execute(
+        select(PlannedPair.pair_id, PlannedPair.left_item, PlannedPair.right_item).where(
+            PlannedPair.campaign_id == campaign_id
+        )
+    )
+    return {pid: (a, b) for pid, a, b in rows}
+
+
+def item_texts(session: Session, campaign_id: int) -> dict[str, str]:
+    """The text (or URL) of each item of the campaign that has one (the items file's
+    ``text``)."""
+    rows = session.execute(
+        select(Item.external_id, Item.text).where(
+            Item.campaign_id == campaign_id, Item.text.is_not(None)
+        )
+    )
+    return {i: t for i, t in rows if t}
+
+
+def plan_rounds(session: Session, campaign_id: int) -> dict[int, tuple[int, int]]:
+    """Each plan (round) of the campaign: (pairs planned, pairs answered)."""
+    rows = session.execute(
+        select(PlannedPair.round, func.count(), func.count(PlannedPair.answered_id))
+        .where(PlannedPair.campaign_id == campaign_id)
+        .group_by(PlannedPair.round)
+    )
+    return {int(r): (int(n), int(done)) for r, n, done in rows}
+
+
+def cancel_plan(
+    session: Session, campaign_id: int, campaign: str, round_: int | None = None
+) -> tuple[int, int, int]:
+    """Take back the pairs of one plan (the newest when ``round_`` is None) not answered yet:
+    they are planned again by the next plan. Returns (round, pairs removed, answered pairs
+    kept). NotFound when the campaign has no such plan, UsageError when all its pairs are
+    answered."""
+    rounds = plan_rounds(session, campaign_id)
+    if not rounds:
+        raise NotFound(f"campaign {campaign!r} has no planned pairs to cancel")
+    if round_ is None:
+        round_ = max(rounds)
+    if round_ not in rounds:
+        known = ", ".join(str(r) for r in sorted(rounds))
+        raise NotFound(f"campaign {campaign!r} has no plan {round_} (its plans: {known})")
+    n, done = rounds[round_]
+    if n == done:
+        raise UsageError(
+            f"plan {round_} of campaign {campaign!r} has all its {n} pairs answered: nothing "
+            "to cancel"
+        )
+    drop_round(session, campaign_id, round_)
+    return round_, n - done, done
+
+
+def drop_round(session: Session, campaign_id: int, round_: int) -> None:
+    """Remove the pairs of a plan not answered yet (a plan whose task file could not be
+    written)."""
+    session.execute(
+        delete(PlannedPair).where(
+            PlannedPair.campaign_id == campaign_id,
+            PlannedPair.round == round_,
+            PlannedPair.answered_id.is_(None),
+        )
+    )
+
+
+def mark_answered(session: Session, campaign_id: int, after_id: int) -> Answered:
     """Match the campaign's preferences with ``id > after_id`` (just ingested) to its open
     planned pairs: by the ``pair_id`` a row carries (plain files, and platform exports whose
-    tasks had it), else by the annotator and the pair (either side) judged after the pair was
-    planned. Returns (pairs answered, pair ids that name no planned pair)."""
-    has_open = session.scalar(
-        select(PlannedPair.id)
-        .where(PlannedPair.campaign_id == campaign_id, PlannedPair.answered_id.is_(None))
-        .limit(1)
+    tasks had it) when the row's items are the pair's (:func:`as_planned`), else by the
+    annotator and the pair (either side) judged after the pair was planned. A row whose pair id
+    names no planned pair, names a pair of other items, or names a pair answered before answers
+    nothing and is counted by kind (:class:`Answered`)."""
+    result = Answered()
+    has_plan = session.scalar(
+        select(PlannedPair.id).where(PlannedPair.campaign_id == campaign_id).limit(1)
     )
-    if has_open is None:
-        return 0, 0
+    if has_plan is None:
+        return result
     planned = session.execute(
         select(
             PlannedPair.id,
@@ -115,14 +240,17 @@ def mark_answered(session: Session, campaign_id: int, after_id: int) -> tuple[in
         .order_by(Preference.id)
     ).all()
     answered: dict[int, int] = {}
-    unknown = 0
     for pref_id, worker, left, right, payload in new:
         pid = payload.get("pair_id") if isinstance(payload, dict) else None
-        if pid is not None:
-            hit = by_id.get(str(pid))
+        if pid is not None and str(pid).strip():
+            hit = by_id.get(str(pid).strip())
             if hit is None:
-                unknown += 1
-            elif hit.answered_id is None and hit.id not in answered:
+                result.mismatches["unknown"] += 1
+            elif as_planned((hit.left_item, hit.right_item), left, right) is None:
+                result.mismatches["other_items"] += 1
+            elif hit.answered_id is not None or hit.id in answered:
+                result.mismatches["again"] += 1
+            else:
                 answered[hit.id] = pref_id
             continue
         for p in by_pair.get((worker, *sorted((left, right))), ()):
@@ -133,4 +261,5 @@ def mark_answered(session: Session, campaign_id: int, after_id: int) -> tuple[in
         session.execute(
             update(PlannedPair).where(PlannedPair.id == planned_id).values(answered_id=pref_id)
         )
-    return len(answered), unknown
+    result.n = len(answered)
+    return result

@@ -37,7 +37,7 @@ def test_assignments_statuses_and_gold() -> None:
         2,
         {
             "worker": W1, "item": TASK_881, "value": "electronics",
-            "judgment_id": f"00027ed1d4--6368a2c4e0a1b2039e7c4d11/{TASK_881}",
+            "judgment_id": "00027ed1d4--6368a2c4e0a1b2039e7c4d11/in-8829ab003a6050d8",
             "created_at": "2025-11-03T09:12:45.123000Z", "duration_s": 45.123,
         },
         extra={"task_id": TASK_881, "status": "ACCEPTED"},
@@ -169,7 +169,8 @@ def test_task_suite_approved_keeps_every_task() -> None:
     assert len(judgments) == 6
     ids = [r.fields["judgment_id"] for r in judgments]
     assert len(set(ids)) == 6
-    assert ids[1] == "00022cf796--60b0c5d2e8f1a21d4c9b0a11/00022cf796--60b0c2f1d4e2a51c3b7ef002"
+    assert ids[1] == "00022cf796--60b0c5d2e8f1a21d4c9b0a11/in-0231ad799253ddfa"
+    assert judgments[1].extra["task_id"] == "00022cf796--60b0c2f1d4e2a51c3b7ef002"
     assert [r.extra["status"] for r in judgments] == ["APPROVED"] * 3 + ["SUBMITTED"] * 3
     assert [r.fields["value"] for r in judgments] == ["dog", "cat", "cat", "dog", "dog", "cat"]
     # The suite's time is every task's time (Toloka times assignments, not tasks).
@@ -178,3 +179,22 @@ def test_task_suite_approved_keeps_every_task() -> None:
     assert items == [
         {"item": "https://tlk.s3.yandex.net/dataset/cats_vs_dogs/cats/1b9c2d.jpg", "gold": "cat"}
     ]
+
+
+@pytest.mark.parametrize("name", ["toloka_task_suite.tsv", "toloka_assignments.tsv"])
+def test_ids_do_not_change_with_the_task_id_column(tmp_path: Path, name: str) -> None:
+    """The same answers exported with and without ASSIGNMENT:task_id (an optional column) have
+    the same judgment ids, so that ingesting both stores them once."""
+    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
+    cells = [line.split("\t") for line in lines]
+    at = cells[0].index("ASSIGNMENT:task_id")
+    without = write_tsv(tmp_path / "without.tsv", [r[:at] + r[at + 1 :] for r in cells])
+    mapping = {"item": "image"} if "suite" in name else {"item": "INPUT:item"}
+    if "suite" not in name and "INPUT:item" not in cells[0]:
+        mapping = {"item": next(c for c in cells[0] if c.startswith("INPUT:"))}
+
+    def ids(path: Path) -> list[str]:
+        rows = read(path, kind="label", mapping=mapping)
+        return [r.fields["judgment_id"] for r in rows if r.table == "judgment"]
+
+    assert ids(DATA / name) == ids(without) and len(ids(without)) >= 4

@@ -54,7 +54,7 @@ CASES = {
               "H1,A1,W1,i1,yes\nH1,A2,W2,i1,no\nH1,A1,W1,i1,no\n",
               "mturk", None, "A1", (2, 4), 3, 1),
     "toloka": ("t.tsv", TOLOKA_HEAD + "i1\tyes\tT1\tS1\tw1\ni2\tno\tT2\tS1\tw1\ni1\tno\tT1\tS1\tw1\n",
-               "toloka", None, "S1/T1", (2, 4), 3, 1),
+               "toloka", None, "S1/in-4cd9b7672d7fbee8", (2, 4), 3, 1),
     "figure-eight": ("f.csv", "_unit_id,_id,_worker_id,x,x_gold\n7,1,w1,yes,\n7,2,w2,no,\n8,1,w1,no,\n",
                      "figure-eight", None, "1", (2, 4), 3, 1),
     "labelstudio": ("l.json", _labelstudio([(1, 50, "yes"), (2, 51, "no"), (3, 50, "no")]),

@@ -114,8 +114,10 @@ class Export:
     column holding a JSON object of named answers.
 
     Ids and times: the judgment id is the ``judgment`` cell; when ``suites`` (an assignment
-    is a suite of tasks), followed by ``/`` and the ``task`` cell, or when there is none, by a
-    digest of the task's inputs (see :meth:`task_key`); ``/n`` for question ``n``. The time
+    is a suite of tasks), followed by ``/`` and a digest of the task's inputs (see
+    :meth:`_State.task_key`: the same whichever optional columns the export carries, a task id
+    column included; a ``task`` id met twice in an assignment keeps its first key); ``/n``
+    for question ``n``. The time
     is ``submitted`` read by ``clock``; the duration the ``worked`` seconds, or
     ``submitted - started`` (``early`` when negative). ``several`` separates several answers
     in one cell; ``payload`` maps columns to payload keys.
@@ -250,9 +252,10 @@ class Export:
             if not worker:
                 raise where.at(plan.worker).error("empty worker id", self.empty_worker)
             raw, column = self._raw_answer(plan.answer, rec, where)
-            if multi and (raw is None or (isinstance(raw, str) and not raw.strip())):
-                if any(rec[c].strip() for c in plan.ids()):
-                    seen.blank += 1  # an unanswered question of the task
+            blank = raw is None or (isinstance(raw, str) and not raw.strip())
+            if blank and (multi or request.kind == "pairwise"):
+                if not multi or any(rec[c].strip() for c in plan.ids()):
+                    seen.blank += 1  # an unanswered question of the task, a pair not answered
                 continue
             value = self._value(request, raw, where.at(column))
             fields: dict[str, Any] = {"worker": worker}
@@ -427,10 +430,11 @@ class _State:
         self.rejected = self.blank = self.several_gold = 0
         self.gold: set[str] = set()
         self.text: set[str] = set()
-        self.task = export.task if export.task in header else ""
         self.inputs = export.input_columns(header)
         self.suite = ""  # the assignment of the last record, and its tasks' inputs seen so far
         self.tasks: Counter[str] = Counter()
+        self.task = export.task if export.task in header else ""
+        self.keys: dict[str, str] = {}  # the key of each task id of the assignment
 
     def pending(self) -> _Seen:
         return _Seen(self.gold, self.text)
@@ -442,17 +446,23 @@ class _State:
         self.blank += seen.blank
 
     def task_key(self, assignment: str, rec: Mapping[str, str]) -> str:
-        """What tells one task of an assignment from the others: the task's id, else a digest
-        of its inputs (``#2`` added for a second task with the same inputs in a row of the
-        assignment's records), so that every answer has its own key and the same file
-        always gives the same keys."""
+        """What tells one task of an assignment from the others: a digest of its inputs (``#2``
+        added for a second task with the same inputs in a row of the assignment's records), so
+        that every answer has its own key, the same file always gives the same keys, and so
+        does another export of the same answers with other optional columns (a task id column
+        or not: the id is kept in the payload, never in the key). A task id met again in the
+        assignment gets the key it had (a task answered twice is one judgment id, which the
+        ingest refuses when the answers differ)."""
+        if assignment != self.suite:
+            self.suite, self.tasks, self.keys = assignment, Counter(), {}
         task = rec[self.task].strip() if self.task else ""
-        if task:
-            return task
+        if task and task in self.keys:
+            return self.keys[task]
         text = "\x1f".join(rec[c] for c in self.inputs)
         key = "in-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-        if assignment != self.suite:
-            self.suite, self.tasks = assignment, Counter()
         self.tasks[key] += 1
         count = self.tasks[key]
-        return key if count == 1 else f"{key}#{count}"
+        key = key if count == 1 else f"{key}#{count}"
+        if task:
+            self.keys[task] = key
+        return key

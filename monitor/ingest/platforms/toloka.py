@@ -4,8 +4,8 @@ declared.
 One row is one task of one assignment, one judgment: ``ASSIGNMENT:worker_id`` is the worker,
 ``ASSIGNMENT:submitted`` the time (Toloka writes UTC without an offset) and
 ``submitted - started`` the duration. An assignment is a task suite of one or more tasks, so the
-judgment id is ``ASSIGNMENT:assignment_id`` + ``/`` + ``ASSIGNMENT:task_id``, or, in an export
-without task ids (Toloka's default columns), + ``/`` + a digest of the task's ``INPUT:`` values.
+judgment id is ``ASSIGNMENT:assignment_id`` + ``/`` + a digest of the task's ``INPUT:`` values:
+the same whether or not the export carries ``ASSIGNMENT:task_id`` (kept in the payload).
 SUBMITTED, ACCEPTED and APPROVED rows are kept; REJECTED only with the option
 ``keep_rejected``; SKIPPED, EXPIRED and ACTIVE rows carry no answer and are skipped. A filled
 ``GOLDEN:`` column becomes the item's gold value. See ``docs/platforms/toloka.md``.
