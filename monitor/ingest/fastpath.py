@@ -38,6 +38,7 @@ class Checker(Protocol):
     hi: float
     known: frozenset[str]
     new_categories: dict[str, None]
+    planned: dict[str, tuple[str, str]]
 
 
 def clean_time(text: str, keyed: bool) -> tuple[datetime, str] | None:
