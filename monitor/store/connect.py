@@ -76,6 +76,15 @@ def statement_error(
     lowered = str(orig).lower()
     where = _step_of(exc, orig)
     on = _tables_of(exc, orig)
+    if (state == "55P03" or "lock timeout" in lowered) and "advisory_xact_lock" in str(
+        getattr(exc, "statement", "")
+    ):
+        return DatabaseTimeout(
+            f"waited more than {_seconds(lock_timeout)} (lock_timeout) for another ingest into "
+            f"the same campaign to commit{where}",
+            "ingests into one campaign run one at a time: retry when the other is done, or "
+            "raise the setting lock_timeout (MONITOR_LOCK_TIMEOUT)",
+        )
     if state == "55P03" or "lock timeout" in lowered:
         return DatabaseTimeout(
             f"waited more than {_seconds(lock_timeout)} (lock_timeout) for a lock{on} that "

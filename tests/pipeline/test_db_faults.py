@@ -304,6 +304,37 @@ def test_an_ingest_that_waits_too_long_is_one_line(
     assert "Traceback" not in out + err
 
 
+@POSTGRES
+def test_an_ingest_waiting_too_long_for_another_ingest_says_so(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from monitor.ingest.load import INGEST_LOCK_CLASS
+
+    monkeypatch.setenv("MONITOR_LOCK_TIMEOUT", "0.3")
+    assert main(["campaign", "create", NAME, "--kind", "rating", "--min", "1", "--max", "5",
+                 "--db", db_url]) == 0  # fmt: skip
+    path = tmp_path / "r.csv"
+    path.write_text("worker,item,value\nw1,i1,3\n", encoding="utf-8")
+    capsys.readouterr()
+    engine = make_engine(db_url)
+    with engine.connect() as other:  # another ingest into the campaign, not yet committed
+        cid = other.scalar(select(Campaign.id).where(Campaign.name == NAME))
+        other.execute(
+            text("SELECT pg_advisory_xact_lock(:k1, :k2)"), {"k1": INGEST_LOCK_CLASS, "k2": cid}
+        )
+        code = main(["ingest", str(path), "--campaign", NAME, "--db", db_url])
+        other.rollback()
+    engine.dispose()
+    _, err = capsys.readouterr()
+    assert code == 1
+    assert err.splitlines() == [
+        "monitor: error: waited more than 0.3 s (lock_timeout) for another ingest into the same "
+        f"campaign to commit while loading {path} into campaign {NAME}",
+        "hint: ingests into one campaign run one at a time: retry when the other is done, or "
+        "raise the setting lock_timeout (MONITOR_LOCK_TIMEOUT)",
+    ]
+
+
 # --- the times of a failed run --------------------------------------------------------------
 
 
