@@ -83,7 +83,7 @@ def _recompute_all(
     finally:
         collect_between_runs()
     for outcome in outcomes:
-        level = logging.WARNING if outcome.status == "failed" else logging.INFO
+        level = logging.WARNING if outcome.status in ("failed", "lock_lost") else logging.INFO
         log.log(level, "%s %s", job, outcome.line())
 
 

@@ -188,6 +188,35 @@ def test_idle_sessions_closed_by_the_server_fail_no_run(
     engine.dispose()
 
 
+@POSTGRES
+def test_a_session_the_server_ended_is_named_so(db_url: str) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    from monitor.store.connect import statement_error, step
+
+    engine = make_engine(db_url, pool_pre_ping=False)
+    with engine.connect() as c:
+        c.execute(text("SET idle_session_timeout = '50ms'"))
+        c.commit()
+        pid = c.execute(text("SELECT pg_backend_pid()")).scalar()
+        c.commit()
+        with engine.connect() as watcher:
+            while watcher.execute(
+                text("SELECT 1 FROM pg_stat_activity WHERE pid = :p"), {"p": pid}
+            ).all():
+                watcher.rollback()
+                time.sleep(0.02)
+        with pytest.raises(OperationalError) as caught, step("reading the judgments"):
+            c.execute(text("SELECT count(*) FROM judgments"))
+    error = statement_error(caught.value)
+    assert str(error) == (
+        "PostgreSQL ended the session while reading the judgments: terminating connection due "
+        "to idle-session timeout"
+    )
+    assert "timed out" not in f"{error} {getattr(error, 'hint', '')}"
+    engine.dispose()
+
+
 # --- bounded waits ------------------------------------------------------------------------
 
 
