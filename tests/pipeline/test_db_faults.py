@@ -18,6 +18,7 @@ import pytest
 from sqlalchemy import Engine, make_url, select, text
 
 from monitor.cli import main
+from monitor.errors import Busy
 from monitor.pipeline import recompute
 from monitor.pipeline import run as run_module
 from monitor.settings import Settings
@@ -178,6 +179,8 @@ def test_idle_sessions_closed_by_the_server_fail_no_run(
             while (pids := c.execute(query, {"d": name}).scalars().all()) != [lock_pid]:
                 assert time.monotonic() < deadline, f"sessions {pids} never closed"
                 time.sleep(0.05)
+        with pytest.raises(Busy), campaign_lock(engine, cid):  # the lock still holds
+            pass
 
     _during_measure(monkeypatch, pooled_sessions_closed)
     with caplog.at_level(logging.WARNING, logger="monitor.store.locks"):
