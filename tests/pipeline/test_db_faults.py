@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import Engine, make_url, select, text
 
 from monitor.cli import main
@@ -25,7 +27,7 @@ from monitor.settings import Settings
 from monitor.store.engine import make_engine, transaction
 from monitor.store.locks import LOCK_CLASS, campaign_lock, holder_name
 from monitor.store.migrate import upgrade
-from monitor.store.models import Campaign, CampaignLock, MetricRun, utcnow
+from monitor.store.models import Base, Campaign, CampaignLock, MetricRun, utcnow
 from tests.golden import GOLDEN, load
 from tests.pipeline.cases import store_case
 
@@ -389,3 +391,39 @@ def test_a_failed_run_started_before_it_finished(
     if started.tzinfo is None:
         started, finished = (t.replace(tzinfo=failed_at[0].tzinfo) for t in (started, finished))
     assert started <= failed_at[0] <= finished
+
+
+# --- the message of a timeout ---------------------------------------------------------------
+
+
+class _LockTimeout(Exception):
+    sqlstate = "55P03"
+
+
+TABLES = sorted(Base.metadata.tables)
+
+
+@given(
+    st.lists(st.sampled_from(TABLES), min_size=1, max_size=4, unique=True),
+    st.lists(st.sampled_from(["FROM", "JOIN", "INTO", "UPDATE", "from", "join"]), min_size=4),
+    st.floats(0.001, 1e6),
+)
+def test_a_lock_timeout_names_the_tables_of_its_statement(
+    tables: list[str], keywords: list[str], seconds: float
+) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    from monitor.store.connect import statement_error
+
+    statement = "SELECT x " + " ".join(
+        f'{k} "{t}" AS a{i} ON true' for i, (k, t) in enumerate(zip(keywords, tables, strict=False))
+    )
+    error = statement_error(
+        OperationalError(statement, {}, _LockTimeout("canceling statement due to lock timeout")),
+        seconds,
+    )
+    named = ", ".join(tables)
+    assert str(error) == (
+        f"waited more than {seconds:g} s (lock_timeout) for a lock on "
+        f"table{'s' if len(tables) > 1 else ''} {named} that another session holds"
+    )
