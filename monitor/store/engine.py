@@ -19,6 +19,8 @@ DEFAULT_LOCK_TIMEOUT = 60.0
 """Seconds a statement waits for a lock (the ``lock_timeout`` setting's default)."""
 DEFAULT_STATEMENT_TIMEOUT = 1800.0
 """Seconds one PostgreSQL statement may run (the ``statement_timeout`` setting's default)."""
+MAX_TIMEOUT = 2_000_000
+"""The longest timeout in seconds (PostgreSQL and SQLite take at most 2**31 - 1 ms)."""
 NO_LIMIT_MS = 2**31 - 1
 """SQLite's busy timeout when ``lock_timeout`` is 0 (no limit): about 25 days."""
 
