@@ -170,3 +170,22 @@ class MissingDependency(MonitorError):
 
 class Busy(MonitorError):
     """Another process holds the campaign's recompute lock."""
+
+
+class LockLost(MonitorError):
+    """A recompute's campaign lock ended during its run (its session was closed, or another
+    process took the campaign over): the run saved nothing."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+class DatabaseTimeout(MonitorError):
+    """A statement waited longer than a setting allows (``lock_timeout`` for a lock another
+    session holds, ``statement_timeout`` for the statement itself), or the server ended the
+    session: one line naming the wait, the table or step, and the setting."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint

@@ -78,12 +78,12 @@ def _recompute_all(
     try:
         outcomes = recompute(engine, settings, full=full, cache=cache, full_since=full_since)
     except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad run
-        log.error("%s recompute failed: %s: %s", job, type(exc).__name__, _first_line(exc))
+        log.error("%s recompute failed: %s", job, _described(exc, engine))
         return
     finally:
         collect_between_runs()
     for outcome in outcomes:
-        level = logging.WARNING if outcome.status == "failed" else logging.INFO
+        level = logging.WARNING if outcome.status in ("failed", "lock_lost") else logging.INFO
         log.log(level, "%s %s", job, outcome.line())
 
 
@@ -106,6 +106,17 @@ def _dispatch(
         recompute_on(cluster, settings, due, full=full, full_since=full_since, on_result=logged)
     except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad run
         log.error("%s recompute failed: %s: %s", job, type(exc).__name__, _first_line(exc))
+
+
+def _described(exc: BaseException, engine: Engine) -> str:
+    """``Type: first line``; a lock or statement timeout says what it waited on."""
+    from monitor.store.connect import statement_error
+    from monitor.store.engine import engine_timeouts
+
+    timed_out = statement_error(exc, *engine_timeouts(engine))
+    if timed_out is not None:
+        return f"{type(timed_out).__name__}: {timed_out}"
+    return f"{type(exc).__name__}: {_first_line(exc)}"
 
 
 def _first_line(exc: BaseException) -> str:

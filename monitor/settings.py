@@ -23,7 +23,12 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from monitor.errors import ConfigError
-from monitor.store.engine import DEFAULT_URL
+from monitor.store.engine import (
+    DEFAULT_LOCK_TIMEOUT,
+    DEFAULT_STATEMENT_TIMEOUT,
+    DEFAULT_URL,
+    MAX_TIMEOUT,
+)
 
 CONFIG_FILE = "monitor.toml"
 ENV_PREFIX = "MONITOR_"
@@ -144,6 +149,19 @@ class Settings:
         DEFAULT_URL,
         Text("a sqlite:/// or postgresql+psycopg:// URL", check=_check_url),
         "SQLAlchemy URL; PostgreSQL as ``postgresql+psycopg://user@host/db``.",
+    )
+    lock_timeout: float = setting(
+        DEFAULT_LOCK_TIMEOUT,
+        Range(0, MAX_TIMEOUT),
+        "Seconds a statement waits for a lock another session holds (a table, a row, an "
+        "ingest's campaign lock) before it fails naming what it waited on; SQLite: how long to "
+        "wait for another writer. 0 = no limit.",
+    )
+    statement_timeout: float = setting(
+        DEFAULT_STATEMENT_TIMEOUT,
+        Range(0, MAX_TIMEOUT),
+        "Seconds one PostgreSQL statement may take before the server cancels it and the run or "
+        "ingest fails, naming the step. 0 = no limit.",
     )
     report_dir: str = setting(
         "reports",

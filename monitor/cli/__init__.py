@@ -117,14 +117,34 @@ def _fail(exc: MonitorError) -> None:
 
 
 def _database_error(exc: Exception, ctx: Context | None) -> MonitorError | None:
-    """A lost or refused connection met after start-up, as one line (never a traceback that
-    could quote the URL); None for anything else."""
+    """A database error met after start-up (a lock or statement timeout, a lost or refused
+    connection, a statement the server refused), as one line (never a traceback that could
+    quote the URL); None for anything else."""
     if "sqlalchemy" not in sys.modules or ctx is None:
         return None
     from sqlalchemy.exc import InterfaceError, OperationalError
 
-    if not isinstance(exc, OperationalError | InterfaceError):
-        return None
-    from monitor.store.connect import database_error
+    from monitor.store.connect import (
+        database_error,
+        first_line,
+        is_driver_error,
+        statement_error,
+    )
 
-    return database_error(exc, ctx.settings.database_url)
+    if not is_driver_error(exc):
+        return None
+    settings = ctx.settings
+    timed_out = statement_error(exc, settings.lock_timeout, settings.statement_timeout)
+    if timed_out is not None:
+        return timed_out
+    orig = getattr(exc, "orig", None) or exc
+    if isinstance(exc, OperationalError | InterfaceError) or type(orig).__name__ in (
+        "OperationalError",
+        "InterfaceError",
+    ):
+        return database_error(exc, settings.database_url)
+    where = getattr(exc, "monitor_step", None) or getattr(orig, "monitor_step", None)
+    return MonitorError(
+        f"the database refused a statement{f' while {where}' if where else ''}: "
+        f"{first_line(exc, settings.database_url)}"
+    )

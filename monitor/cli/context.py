@@ -35,7 +35,11 @@ class Context:
             from monitor.store.engine import make_engine
             from monitor.store.migrate import ensure_schema
 
-            engine = make_engine(self.settings.database_url)
+            engine = make_engine(
+                self.settings.database_url,
+                lock_timeout=self.settings.lock_timeout,
+                statement_timeout=self.settings.statement_timeout,
+            )
             try:
                 check_connection(engine)
                 if check_schema and ensure_schema(engine) and engine.dialect.name != "sqlite":

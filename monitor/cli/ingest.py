@@ -105,18 +105,20 @@ def pairs(values: list[str], option: str) -> dict[str, str]:
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.ingest.api import ingest_file
+    from monitor.store.connect import step
 
-    summary = ingest_file(
-        ctx.engine(),
-        args.file,
-        args.campaign,
-        items=args.items,
-        format=args.format,
-        skip_invalid=args.skip_invalid,
-        mapping=pairs(args.map, "--map") or None,
-        options=pairs(args.option, "--option") or None,
-        progress=True,
-    )
+    with step(f"loading {args.file} into campaign {args.campaign}"):
+        summary = ingest_file(
+            ctx.engine(),
+            args.file,
+            args.campaign,
+            items=args.items,
+            format=args.format,
+            skip_invalid=args.skip_invalid,
+            mapping=pairs(args.map, "--map") or None,
+            options=pairs(args.option, "--option") or None,
+            progress=True,
+        )
     how = summary.format
     if summary.detected_platform:
         how = f"{how}, detected platform {summary.detected_platform}"

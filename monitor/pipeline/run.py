@@ -20,7 +20,7 @@ from datetime import datetime
 from sqlalchemy import Engine
 
 from monitor import __version__, catalog
-from monitor.errors import Busy
+from monitor.errors import Busy, LockLost
 from monitor.incremental.cache import RunCache
 from monitor.pipeline.decisions import apply_policy
 from monitor.pipeline.measure import measure
@@ -28,9 +28,10 @@ from monitor.pipeline.params import Coded, Params
 from monitor.rules import PolicyOptions, Thresholds, evaluate
 from monitor.settings import Settings
 from monitor.store.campaigns import CampaignInfo, campaign_counts, get_campaign, list_campaigns
-from monitor.store.engine import snapshot, transaction
+from monitor.store.connect import statement_error, step
+from monitor.store.engine import engine_timeouts, snapshot, transaction
 from monitor.store.history import worker_history
-from monitor.store.locks import campaign_lock
+from monitor.store.locks import Lease, campaign_lock
 from monitor.store.models import utcnow
 from monitor.store.runs import latest_run, mark_failed, prune_item_values
 from monitor.store.save import NewRun, plan_run, save_run
@@ -41,7 +42,8 @@ log = logging.getLogger("monitor.pipeline")
 @dataclass(frozen=True)
 class RunOutcome:
     """What happened to one campaign: ``status`` is ``ok``, ``up_to_date``, ``busy``,
-    ``empty`` or ``failed``."""
+    ``empty``, ``lock_lost`` (another process took the campaign during the run, which saved
+    nothing) or ``failed``."""
 
     campaign: str
     status: str
@@ -86,11 +88,13 @@ def recompute(
     outcomes = []
     for info in campaigns:
         try:
-            with campaign_lock(engine, info.id):
+            with campaign_lock(engine, info.id) as lease:
                 outcome = _recompute_one(engine, settings, cache, info, full=full,
-                                         full_since=full_since)  # fmt: skip
+                                         full_since=full_since, lease=lease)  # fmt: skip
         except Busy as exc:
             outcome = RunOutcome(info.name, "busy", message=str(exc))
+        except LockLost as exc:
+            outcome = RunOutcome(info.name, "lock_lost", message=str(exc))
         except CampaignFailed as exc:
             # One campaign's failure (bad data, a bug in a measure) is recorded on its run
             # and must not stop the others.
@@ -117,22 +121,50 @@ def _recompute_one(
     *,
     full: bool,
     full_since: datetime | None = None,
+    lease: Lease | None = None,
 ) -> RunOutcome:
     """One campaign's run; any error is recorded as a failed run and raised as
     :class:`CampaignFailed`. When even that cannot be written (the database is gone), the
-    original error propagates."""
-    watermark = [0]
+    original error propagates. A lost lock (:class:`LockLost`) is no failure of the run's: it
+    propagates, and nothing is recorded. ``lease``: the campaign's lock, confirmed by the
+    transaction that saves."""
+    progress = _Progress(started_at=utcnow())
     try:
-        return _run(engine, settings, cache, info, full=full, watermark=watermark,
-                    full_since=full_since)  # fmt: skip
+        return _run(engine, settings, cache, info, full=full, progress=progress,
+                    full_since=full_since, lease=lease)  # fmt: skip
+    except LockLost:
+        raise
     except Exception as exc:
-        error = f"{type(exc).__name__}: {_one_line(exc)}"
+        error = _described(exc, engine)
         try:
-            with transaction(engine) as s:
-                mark_failed(s, info.id, watermark[0], error, __version__)
+            with transaction(engine) as s, step(f"recording the failed run of {info.name}"):
+                mark_failed(
+                    s,
+                    info.id,
+                    progress.watermark,
+                    error,
+                    __version__,
+                    started_at=progress.started_at,
+                )
         except Exception:  # noqa: BLE001 - the first error is the one to report
             raise exc from None
         raise CampaignFailed(error) from exc
+
+
+@dataclass
+class _Progress:
+    """What a run has reached, for the failed run it may have to record."""
+
+    started_at: datetime
+    watermark: int = 0
+
+
+def _described(exc: BaseException, engine: Engine) -> str:
+    """The error as one line: a timeout or an ended session says what it waited on."""
+    timed_out = statement_error(exc, *engine_timeouts(engine))
+    if timed_out is not None:
+        return f"{type(timed_out).__name__}: {timed_out}"
+    return f"{type(exc).__name__}: {_one_line(exc)}"
 
 
 def _one_line(exc: BaseException) -> str:
@@ -148,14 +180,15 @@ def _run(
     info: CampaignInfo,
     *,
     full: bool,
-    watermark: list[int],
+    progress: _Progress,
     full_since: datetime | None = None,
+    lease: Lease | None = None,
 ) -> RunOutcome:
     started = time.perf_counter()
-    started_at = utcnow()
+    started_at = progress.started_at
     # One snapshot for the count and every array: ingests that commit meanwhile are left
     # whole to the next run (never half-seen, never a judgment without its worker).
-    with snapshot(engine) as s:
+    with snapshot(engine) as s, step(f"reading the judgments of campaign {info.name}"):
         counts = campaign_counts(s, info)
         last = latest_run(s, info.id)
         if counts.n_judgments == 0:
@@ -187,7 +220,7 @@ def _run(
                 message=f"full run {last.number} since {full_since.isoformat(timespec='minutes')} "
                 "counted every judgment: nothing to do",
             )
-        watermark[0] = counts.max_id
+        progress.watermark = counts.max_id
         arrays = cache.load_arrays(s, info, counts, full=full)
         history = worker_history(s, info, arrays.worker_ids.tolist())
         base = cache.base(s, info, last, full=full)
@@ -222,7 +255,9 @@ def _run(
     )
     with saving as writer:
         writer.begin(plan)
-        with transaction(engine) as s:
+        with transaction(engine) as s, step(f"saving the run of campaign {info.name}"):
+            if lease is not None:
+                lease.confirm(s)
             saved = save_run(s, plan)
             apply_policy(s, info.id, saved.run.id, flags, PolicyOptions.of(settings))
             prune_item_values(s, info.id, settings.keep_item_runs)

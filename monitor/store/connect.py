@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from sqlalchemy import URL, Engine, make_url
 from sqlalchemy.exc import DBAPIError
 
-from monitor.errors import ConfigError, DatabaseUnavailable, MonitorError
+from monitor.errors import ConfigError, DatabaseTimeout, DatabaseUnavailable, MonitorError
 from monitor.store.engine import first_line, normalise_url, redact
 
 WHERE_DB = "--db or MONITOR_DATABASE_URL"
@@ -27,6 +29,122 @@ def check_connection(engine: Engine) -> None:
             pass
     except DBAPIError as exc:
         raise database_error(exc, engine.url) from None
+
+
+@contextmanager
+def step(what: str) -> Iterator[None]:
+    """Name what the statements inside do (``reading the judgments of campaign x``): a database
+    error raised inside carries it, for :func:`statement_error`'s message (the innermost step
+    names it)."""
+    try:
+        yield
+    except Exception as exc:
+        if getattr(exc, "monitor_step", None) is None:
+            # an exception without a __dict__ has no step to name
+            with suppress(AttributeError):
+                exc.monitor_step = what  # type: ignore[attr-defined]
+        raise
+
+
+def is_driver_error(exc: BaseException) -> bool:
+    """A database error, SQLAlchemy's or the driver's own (psycopg's COPY and cursors raise
+    these unwrapped)."""
+    if isinstance(exc, DBAPIError):
+        return True
+    module = type(exc).__module__.split(".")[0]
+    return module in ("psycopg", "sqlite3") and isinstance(exc, Exception)
+
+
+#: SQLSTATEs of a session the server ended: admin_shutdown (pg_terminate_backend),
+#: crash_shutdown, cannot_connect_now, idle_session_timeout; and idle_in_transaction_timeout.
+_ENDED = {"57P01", "57P02", "57P03", "57P05", "25P03"}
+_ENDED_TEXT = ("terminating connection due to",)
+_TABLE = re.compile(
+    r'\b(?:FROM|JOIN|INTO|UPDATE|TABLE|COPY)\s+(?:ONLY\s+)?"?([A-Za-z_][A-Za-z0-9_]*)"?', re.I
+)
+
+
+def statement_error(
+    exc: BaseException, lock_timeout: float | None = None, statement_timeout: float | None = None
+) -> MonitorError | None:
+    """A statement that waited too long (``lock_timeout``, ``statement_timeout``; SQLite: its
+    busy timeout) or whose session the server ended, as one line naming the wait, the tables
+    of the statement and the step (:func:`step`) and the setting; None for other errors."""
+    orig: BaseException = (exc.orig if isinstance(exc, DBAPIError) else None) or exc
+    state = getattr(orig, "sqlstate", None)
+    first = first_line(orig)
+    lowered = str(orig).lower()
+    where = _step_of(exc, orig)
+    on = _tables_of(exc, orig)
+    if (state == "55P03" or "lock timeout" in lowered) and "advisory_xact_lock" in str(
+        getattr(exc, "statement", "")
+    ):
+        return DatabaseTimeout(
+            f"waited more than {_seconds(lock_timeout)} (lock_timeout) for another ingest into "
+            f"the same campaign to commit{where}",
+            "ingests into one campaign run one at a time: retry when the other is done, or "
+            "raise the setting lock_timeout (MONITOR_LOCK_TIMEOUT)",
+        )
+    if state == "55P03" or "lock timeout" in lowered:
+        return DatabaseTimeout(
+            f"waited more than {_seconds(lock_timeout)} (lock_timeout) for a lock{on} that "
+            f"another session holds{where}",
+            "find that session (pg_locks, pg_stat_activity) and let it finish or end it, then "
+            "retry; the setting lock_timeout (MONITOR_LOCK_TIMEOUT) sets the wait",
+        )
+    if state == "57014":
+        if "statement timeout" in lowered:
+            return DatabaseTimeout(
+                f"a statement{on} ran more than {_seconds(statement_timeout)} "
+                f"(statement_timeout) and was cancelled{where}",
+                "look for a session holding a lock it waited on (pg_stat_activity); if the work "
+                "is that large, raise the setting statement_timeout (MONITOR_STATEMENT_TIMEOUT)",
+            )
+        return DatabaseTimeout(
+            f"a statement{on} was cancelled ({first}){where}",
+            "another session or an administrator cancelled it (pg_cancel_backend); retry",
+        )
+    if state in _ENDED or any(t in lowered for t in _ENDED_TEXT):
+        return DatabaseUnavailable(
+            f"PostgreSQL ended the session{where}: {first}",
+            "the server closed it (an administrator, idle_session_timeout, a restart, a pooler "
+            "or the network); nothing half-done was kept: retry",
+        )
+    if "database is locked" in lowered or "database table is locked" in lowered:
+        return DatabaseTimeout(
+            f"waited more than {_seconds(lock_timeout)} (lock_timeout) for the SQLite database, "
+            f"which another connection is writing{where}",
+            "retry when the other writer is done; the setting lock_timeout "
+            "(MONITOR_LOCK_TIMEOUT) sets the wait",
+        )
+    return None
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "its limit"
+    if value <= 0:
+        return "the server's limit"
+    return f"{value:g} s"
+
+
+def _step_of(exc: BaseException, orig: BaseException) -> str:
+    what = getattr(exc, "monitor_step", None) or getattr(orig, "monitor_step", None)
+    return f" while {what}" if what else ""
+
+
+def _tables_of(exc: BaseException, orig: BaseException) -> str:
+    """`` on table x`` for the tables of the failed statement (SQLAlchemy keeps it; a
+    driver's message may quote it after ``LINE 1:``), those of monitor's schema only."""
+    from monitor.store.models import Base
+
+    statement = getattr(exc, "statement", None) or ""
+    statement += "\n" + str(orig)
+    known = Base.metadata.tables
+    names = list(dict.fromkeys(m for m in _TABLE.findall(statement) if m in known))
+    if not names:
+        return ""
+    return f" on table{'s' if len(names) > 1 else ''} {', '.join(names)}"
 
 
 def database_error(exc: BaseException, url: str | URL) -> MonitorError:

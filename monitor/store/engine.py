@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -14,6 +15,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from monitor.errors import ConfigError
 
 DEFAULT_URL = "sqlite:///monitor.db"
+DEFAULT_LOCK_TIMEOUT = 60.0
+"""Seconds a statement waits for a lock (the ``lock_timeout`` setting's default)."""
+DEFAULT_STATEMENT_TIMEOUT = 1800.0
+"""Seconds one PostgreSQL statement may run (the ``statement_timeout`` setting's default)."""
+MAX_TIMEOUT = 2_000_000
+"""The longest timeout in seconds (PostgreSQL and SQLite take at most 2**31 - 1 ms)."""
+NO_LIMIT_MS = 2**31 - 1
+"""SQLite's busy timeout when ``lock_timeout`` is 0 (no limit): about 25 days."""
 
 
 def normalise_url(url: str) -> str:
@@ -38,22 +47,53 @@ def redact(url: str | URL) -> str:
     return parsed.render_as_string(hide_password=True).replace("=%2A%2A%2A", "=***")
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.close()
+def _sqlite_pragmas(busy_ms: int) -> Callable[[Any, Any], None]:
+    def pragmas(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_ms)}")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    return pragmas
 
 
-def make_engine(url: str, **kwargs: Any) -> Engine:
-    """Create an engine; SQLite gets foreign keys, WAL and a busy timeout on every connection.
-    A malformed URL is a :class:`ConfigError` (:func:`monitor.store.url.check_url`)."""
+def _postgres_timeouts(lock_ms: int, statement_ms: int) -> Callable[[Any, Any], None]:
+    """Set the session's ``lock_timeout`` and ``statement_timeout`` on each new connection
+    (committed, so that no rollback undoes them)."""
+
+    def timeouts(dbapi_connection: Any, _record: Any) -> None:
+        with dbapi_connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT set_config('lock_timeout', %s, false),"
+                " set_config('statement_timeout', %s, false)",
+                (str(lock_ms), str(statement_ms)),
+            )
+        if not dbapi_connection.autocommit:
+            dbapi_connection.commit()
+
+    return timeouts
+
+
+def make_engine(
+    url: str,
+    *,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT,
+    **kwargs: Any,
+) -> Engine:
+    """Create an engine; SQLite gets foreign keys, WAL and a busy timeout of ``lock_timeout``
+    on every connection; PostgreSQL gets ``lock_timeout`` and ``statement_timeout`` (seconds,
+    0 = no limit) on every session, and a connection taken from the pool is checked first (a
+    server that closes idle sessions does not fail the next statement). A malformed URL is a
+    :class:`ConfigError` (:func:`monitor.store.url.check_url`)."""
     from monitor.store.url import EXAMPLES, check_url
 
     url = normalise_url(url)
     check_url(url)
+    if url.startswith("postgresql"):
+        kwargs.setdefault("pool_pre_ping", True)
     try:
         engine = create_engine(url, **kwargs)
     except ValueError:  # a case check_url does not know; SQLAlchemy's text may quote a secret
@@ -64,9 +104,26 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
             f"database URL {redact(url)} cannot be used: {first_line(exc, url)}",
             f"write {EXAMPLES}",
         ) from None
+    lock_ms, statement_ms = _ms(lock_timeout), _ms(statement_timeout)
     if engine.dialect.name == "sqlite":
-        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "connect", _sqlite_pragmas(lock_ms or NO_LIMIT_MS))
+    elif engine.dialect.name == "postgresql":
+        event.listen(engine, "connect", _postgres_timeouts(lock_ms, statement_ms))
+    _TIMEOUTS[engine] = (lock_timeout, statement_timeout)
     return engine
+
+
+def engine_timeouts(engine: Engine) -> tuple[float, float]:
+    """The ``lock_timeout`` and ``statement_timeout`` (seconds) the engine was made with."""
+    return _TIMEOUTS.get(engine, (DEFAULT_LOCK_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT))
+
+
+_TIMEOUTS: weakref.WeakKeyDictionary[Engine, tuple[float, float]] = weakref.WeakKeyDictionary()
+
+
+def _ms(seconds: float) -> int:
+    """Seconds as whole milliseconds, at least 1 unless 0 (no limit)."""
+    return 0 if seconds <= 0 else max(1, round(seconds * 1000))
 
 
 def psycopg_connection(session: Session) -> Any:

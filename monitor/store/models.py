@@ -513,7 +513,8 @@ class WorkerDecision(Base):
 
 
 class CampaignLock(Base):
-    """Who is recomputing a campaign (SQLite; PostgreSQL uses an advisory lock)."""
+    """Who is recomputing a campaign, and the token of its lock (``host:pid/random``), which
+    the transaction that saves a run confirms (PostgreSQL also holds an advisory lock)."""
 
     __tablename__ = "campaign_locks"
 

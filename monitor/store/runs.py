@@ -106,15 +106,24 @@ def flag_chain(session: Session, run_id: int) -> list[int]:
 
 
 def mark_failed(
-    session: Session, campaign_id: int, watermark: int, error: str, code_version: str
+    session: Session,
+    campaign_id: int,
+    watermark: int,
+    error: str,
+    code_version: str,
+    *,
+    started_at: datetime | None = None,
 ) -> None:
-    """Record a run that failed (its values are not kept)."""
+    """Record a run that failed (its values are not kept): started at ``started_at`` (default
+    now), finished now."""
+    finished_at = utcnow()
     session.add(
         MetricRun(
             campaign_id=campaign_id,
             watermark=watermark,
             status="failed",
-            finished_at=utcnow(),
+            started_at=min(started_at or finished_at, finished_at),
+            finished_at=finished_at,
             code_version=code_version,
             error=error[:4000],
         )

@@ -1,6 +1,8 @@
 """Real processes against one PostgreSQL database: the advisory lock keeps two recomputes of a
 campaign from running at once, an ingest that commits during recomputes is neither missed nor
-counted twice, and a recompute killed mid-way leaves the previous run as the latest.
+counted twice, a recompute killed mid-way leaves the previous run as the latest, a run whose
+lock's session was terminated saves nothing and says so, and a recompute waiting on a table
+another session holds locked keeps the campaign, then fails after ``lock_timeout`` naming it.
 
 Every command runs as ``python -m monitor ... --db URL`` in its own process. The tests wait on
 state the server shows (``pg_locks``, ``pg_stat_activity``; each child is named through
@@ -115,21 +117,25 @@ class Processes:
     def env(self, app: str) -> dict[str, str]:
         return {**os.environ, **CHILD_SETTINGS, "PGAPPNAME": app}
 
-    def start(self, url: str, *args: str, app: str = "monitor-child") -> Child:
+    def start(
+        self, url: str, *args: str, app: str = "monitor-child", env: dict[str, str] | None = None
+    ) -> Child:
         argv = [sys.executable, "-m", "monitor", *args, "--db", url]
-        return self._start(argv, app)
+        return self._start(argv, app, env)
 
     def start_python(self, code: str, *args: str, app: str) -> Child:
         return self._start([sys.executable, "-c", code, *args], app)
 
-    def _start(self, argv: list[str], app: str) -> Child:
+    def _start(self, argv: list[str], app: str, env: dict[str, str] | None = None) -> Child:
         name = f"{len(self.children):03d}-{app}"
-        child = Child(argv, self.env(app), self.tmp_path, name)
+        child = Child(argv, {**self.env(app), **(env or {})}, self.tmp_path, name)
         self.children.append(child)
         return child
 
-    def run(self, url: str, *args: str, app: str = "monitor-child") -> Result:
-        return self.start(url, *args, app=app).wait()
+    def run(
+        self, url: str, *args: str, app: str = "monitor-child", env: dict[str, str] | None = None
+    ) -> Result:
+        return self.start(url, *args, app=app, env=env).wait()
 
     def ok(self, url: str, *args: str) -> Result:
         result = self.run(url, *args)
@@ -193,8 +199,16 @@ class Db:
 
     def lock_holders(self) -> list[str]:
         """Application names of the sessions holding the campaign's advisory lock."""
-        rows = self.rows(
-            "SELECT coalesce(a.application_name, '') FROM pg_locks l"
+        return [r[0] for r in self._lock_sessions()]
+
+    def lock_pid(self) -> int:
+        """The server pid of the session holding the campaign's advisory lock."""
+        [(_, pid)] = self._lock_sessions()
+        return int(pid)
+
+    def _lock_sessions(self) -> list[Any]:
+        return self.rows(
+            "SELECT coalesce(a.application_name, ''), l.pid FROM pg_locks l"
             " LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
             " WHERE l.locktype = 'advisory' AND l.granted"
             " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
@@ -202,7 +216,6 @@ class Db:
             k1=LOCK_CLASS,
             k2=self.campaign_id,
         )
-        return [r[0] for r in rows]
 
     def sessions(self, app: str) -> list[Any]:
         """(pid, state) of the sessions of one child on this database."""
@@ -493,3 +506,120 @@ def test_recompute_killed_mid_way_keeps_the_previous_run(db: Db, procs: Processe
     assert (latest.id, latest.n_judgments) == (new_id, N_FIRST)
     assert [r.status for r in db.runs()] == ["ok", "ok"]
     assert db.lock_holders() == []
+
+
+# ``monitor recompute`` that stops before computing until told: it touches the first file when
+# it has read the judgments (holding the lock), and computes once the second file exists.
+PAUSED_RECOMPUTE = """
+import sys, time
+from pathlib import Path
+
+from monitor.cli import main
+from monitor.pipeline import run
+
+computing, release = Path(sys.argv.pop(1)), Path(sys.argv.pop(1))
+real = run.measure
+
+
+def measure(coded, params):
+    computing.touch()
+    deadline = time.monotonic() + 120
+    while not release.exists():
+        if time.monotonic() > deadline:
+            sys.exit("never released")
+        time.sleep(0.02)
+    return real(coded, params)
+
+
+run.measure = measure
+raise SystemExit(main())
+"""
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(300)
+def test_a_run_whose_lock_was_lost_saves_nothing_and_says_so(
+    db: Db, procs: Processes, tmp_path: Path
+) -> None:
+    computing, release = tmp_path / "computing", tmp_path / "release"
+    victim = procs.start_python(
+        PAUSED_RECOMPUTE,
+        *(str(computing), str(release)),
+        *("recompute", "--full", "--campaign", CAMPAIGN, "--db", db.url),
+        app="victim",
+    )
+    wait_for(computing.exists, "the victim computes", victim)
+    assert db.lock_holders() == ["victim"]
+    # The session holding the lock ends (an administrator, a pooler, a firewall); the victim
+    # goes on computing, unaware.
+    assert db.scalar("SELECT pg_terminate_backend(:p)", p=db.lock_pid())
+    wait_for(lambda: db.lock_holders() == [], "the server drops the lock")
+
+    other = procs.ok(db.url, "recompute", "--full", "--campaign", CAMPAIGN)
+    [(other_id, _, n)] = run_lines(other)
+    assert n == N_FIRST
+
+    release.touch()
+    lost = victim.wait()
+    assert lost.returncode == 0, str(lost)
+    assert lost.out == (
+        f"{CAMPAIGN}: campaign {db.campaign_id}: the recompute lock was lost during the run "
+        "(nobody holds it now); this run saved nothing\n"
+    ), str(lost)
+    assert "Traceback" not in lost.err
+    assert [(r.id, r.status) for r in db.runs()] == [(other_id, "ok")]
+    assert db.lock_holders() == []
+    assert db.scalar("SELECT count(*) FROM campaign_locks") == 0
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(300)
+def test_a_recompute_waiting_on_a_locked_table_holds_the_campaign(db: Db, procs: Processes) -> None:
+    """A third session holds the judgments locked until the first recompute waits on them: a
+    second recompute is busy (never computing alongside); once the table is free, the first
+    completes."""
+    with db.engine.connect() as third:
+        third.execute(text("LOCK TABLE judgments IN ACCESS EXCLUSIVE MODE"))
+        first = procs.start(db.url, "recompute", "--full", "--campaign", CAMPAIGN, app="first")
+        wait_for(
+            lambda: db.rows(
+                "SELECT 1 FROM pg_stat_activity WHERE datname = current_database()"
+                " AND application_name = 'first' AND wait_event_type = 'Lock'"
+            ),
+            "the first recompute waits for the judgments",
+            first,
+        )
+        assert db.lock_holders() == ["first"]
+        busy = procs.run(db.url, "recompute", "--full", "--campaign", CAMPAIGN, app="second")
+        assert busy.returncode == 0, str(busy)
+        assert busy.out == f"{CAMPAIGN}: campaign {db.campaign_id} {BUSY}\n", str(busy)
+        third.rollback()
+    done = first.wait()
+    assert done.returncode == 0, str(done)
+    [(run_id, _, n)] = run_lines(done)
+    assert n == N_FIRST
+    assert [(r.id, r.status) for r in db.runs()] == [(run_id, "ok")]
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(300)
+def test_a_recompute_waiting_too_long_says_on_what(db: Db, procs: Processes) -> None:
+    with db.engine.connect() as third:
+        third.execute(text("LOCK TABLE judgments IN ACCESS EXCLUSIVE MODE"))
+        result = procs.run(
+            db.url, "recompute", "--campaign", CAMPAIGN, env={"MONITOR_LOCK_TIMEOUT": "0.5"}
+        )
+        third.rollback()
+    error = (
+        "DatabaseTimeout: waited more than 0.5 s (lock_timeout) for a lock on table judgments "
+        f"that another session holds while reading the judgments of campaign {CAMPAIGN}"
+    )
+    assert result.returncode == 1, str(result)
+    assert result.out == f"{CAMPAIGN}: failed: {error}\n", str(result)
+    assert result.err.splitlines()[0] == (
+        f"monitor: error: 1 of 1 campaigns failed: {CAMPAIGN} (the other campaigns were recomputed)"
+    ), str(result)
+    assert "timed out" not in result.out + result.err
+    [run] = db.runs()
+    assert run.status == "failed" and run.started_at <= run.finished_at
+    assert db.scalar("SELECT error FROM metric_runs WHERE id = :i", i=run.id) == error
