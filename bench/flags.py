@@ -32,7 +32,7 @@ AUC - 0.02 (ratings: best of the no-monitor baselines); ``ambiguous`` precision 
 recall >= 0.4; accuracy of ``monitor export labels`` >= DawidSkene's (ratings: its MAE <= the
 plain mean's).
 
-    python bench/flags.py [--set low_wqs_ratio=0.7 ...] [--real-data PATH] [--json PATH]
+    python bench/flags.py [--set low_agreement_ratio=0.7 ...] [--real-data PATH] [--json PATH]
                           [--only NAME ...] [--no-synthetic] [--no-gold]
     python bench/flags.py --models [--real-data PATH] [--only NAME ...]
 

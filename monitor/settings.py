@@ -251,12 +251,6 @@ class Settings:
         at_least(1),
         "A worker is judged (flagged) only with at least this many judgments.",
     )
-    low_wqs_ratio: float = setting(
-        0.7,
-        UNIT,
-        "No longer read: preference campaigns now flag low_quality from their reliability model "
-        "(accepted so that existing settings stay valid).",
-    )
     low_agreement_ratio: float = setting(
         0.7,
         UNIT,
@@ -282,12 +276,6 @@ class Settings:
         0.75,
         Range(0.5, 1),
         "... and the share of 'left' among strict answers is beyond this (or 1 - it).",
-    )
-    ambiguous_uqs: float = setting(
-        0.4,
-        UNIT,
-        "No longer read: a pair is ambiguous by the reliability model's test (ambiguous_p; "
-        "accepted so that existing settings stay valid).",
     )
     model_max_iter: int = setting(
         500,

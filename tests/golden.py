@@ -1,4 +1,6 @@
-"""Loading the shared golden cases (read-only, never copied into the code)."""
+"""Loading the golden cases: reference values computed by independent implementations, read by
+the tests (never copied into the code). They live in ``tests/golden/``, copies of the shared
+golden folder's cases with each one's source in ``tests/golden/SOURCES.md``."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ def shared_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "shared"
 
 
-GOLDEN = shared_dir() / "golden"
+GOLDEN = Path(__file__).resolve().parent / "golden"
 
 
 def case_paths(pattern: str, folder: str = "cases") -> list[Path]:

@@ -141,8 +141,43 @@ def _private_imports(module: str, source: str | None = None) -> list[str]:
     ]
 
 
+def _private_attributes(module: str, source: str | None = None) -> list[str]:
+    """``m._x`` where ``m`` names another module of ``monitor`` (``import monitor.a as m``,
+    ``from monitor import a as m``)."""
+    if source is None:
+        source = MODULES[module].read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            aliases |= {a.asname: a.name for a in node.names if a.asname and a.name in MODULES}
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(module, node)
+            aliases |= {
+                a.asname or a.name: f"{base}.{a.name}"
+                for a in node.names
+                if f"{base}.{a.name}" in MODULES
+            }
+    return [
+        f"line {node.lineno}: {aliases[node.value.id]}.{node.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in aliases
+        and _private(node.attr)
+    ]
+
+
+def test_private_attributes_are_found() -> None:
+    source = "from monitor.metrics.agreement import kappa as k\n\nk._weights(1)\nk.cohen_kappa\n"
+    assert _private_attributes("monitor.x", source) == [
+        "line 3: monitor.metrics.agreement.kappa._weights"
+    ]
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_private_name_of_another_module(module: str) -> None:
     """A name with a leading underscore is its module's own: what another module needs is
     public in the module that owns its idea. Private modules (``_x.py``) likewise."""
     assert _private_imports(module) == []
+    assert _private_attributes(module) == []

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import doctest
-
 import numpy as np
 import pytest
 
-from monitor.metrics.agreement import aggregate, kappa, krippendorff
-from monitor.metrics.agreement import bootstrap as agreement
+from monitor.metrics.agreement import krippendorff
 from monitor.metrics.agreement.bootstrap import (
     LEVELS,
     ValueCounts,
@@ -24,13 +21,6 @@ from monitor.metrics.agreement.bootstrap import (
     scott_pi,
     worker_vs_aggregate,
 )
-
-
-@pytest.mark.parametrize("module", [krippendorff, kappa, aggregate, agreement])
-def test_doctests(module) -> None:
-    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0
-
 
 # ------------------------------------------------------------------ worked examples
 

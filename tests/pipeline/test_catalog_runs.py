@@ -20,7 +20,7 @@ from tests.pipeline.cases import store_case
 
 SETTINGS = Settings(bootstrap_samples=20, phi="map")
 LOOSE = Thresholds.of(
-    SETTINGS.replace(ambiguous_p=0.9, ambiguous_posterior=0.9999, ambiguous_uqs=0.9,
+    SETTINGS.replace(ambiguous_p=0.9, ambiguous_posterior=0.9999,
                      min_item_judgments=1, min_judgments=1, min_triplets=1)
 )  # fmt: skip
 

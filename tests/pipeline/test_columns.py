@@ -19,7 +19,7 @@ from monitor.store.engine import transaction
 from tests.golden import GOLDEN, load
 from tests.pipeline.cases import store_case
 
-SETTINGS = Settings(bootstrap_samples=20, phi="map", ambiguous_uqs=0.9, min_item_judgments=2)
+SETTINGS = Settings(bootstrap_samples=20, phi="map", min_item_judgments=2)
 
 
 def _key(v: Value) -> tuple[str, str, str]:

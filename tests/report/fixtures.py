@@ -37,7 +37,7 @@ def _run(session, campaign: CampaignInfo, values, flags, watermark: int) -> RunI
         watermark=watermark,
         full=True,
         started_at=datetime.now(UTC),
-        parameters={"low_wqs_ratio": 0.6},
+        parameters={"low_agreement_ratio": 0.6},
         code_version="test",
         n_judgments=watermark,
         n_new=watermark,

@@ -111,7 +111,9 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def real(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real data set through the documented flow: create, ingest, recompute, report."""
     if not (REAL / "judgments.csv").is_file():
-        pytest.skip(f"no real data set at {REAL}")
+        pytest.skip(
+            f"no real data set at {REAL} (the shared folder: ../shared beside the checkout, or MONITOR_SHARED)"
+        )
     root = tmp_path_factory.mktemp("real")
     db = ["--db", f"sqlite:///{root / 'monitor.db'}"]
     meta = json.loads((REAL / "meta.json").read_text(encoding="utf-8"))

@@ -48,7 +48,6 @@ from tests.report.test_html import parse
 SETTINGS = Settings(
     bootstrap_samples=0,
     phi="map",
-    ambiguous_uqs=0.9,
     min_item_judgments=2,
     ambiguous_p=0.9,
     ambiguous_posterior=0.9999,

@@ -207,7 +207,7 @@ def implied_pairs(
     s_src = np.r_[a[rel > 0], b[rel < 0]]
     s_dst = np.r_[b[rel > 0], a[rel < 0]]
 
-    def boolean(r, c):
+    def boolean(r: NDArray[np.int64], c: NDArray[np.int64]) -> sparse.csr_matrix:
         return sparse.csr_matrix((np.ones(len(r), dtype=np.int8), (r, c)), shape=(k, k))
 
     reach = boolean(np.r_[src, np.arange(k)], np.r_[dst, np.arange(k)])
@@ -222,7 +222,9 @@ def implied_pairs(
     sym = (reach + reach.T).tocoo()
     x, y = sym.row[sym.row < sym.col], sym.col[sym.row < sym.col]
 
-    def entries(mat, r, c):
+    def entries(
+        mat: sparse.csr_matrix, r: NDArray[np.int64], c: NDArray[np.int64]
+    ) -> NDArray[np.bool_]:
         return np.asarray(mat[r, c]).reshape(-1) > 0 if len(r) else np.zeros(0, dtype=bool)
 
     f_xy, f_yx = entries(reach, x, y), entries(reach, y, x)

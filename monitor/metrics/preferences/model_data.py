@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -99,7 +100,7 @@ class Layout:
     def size(self) -> int:
         return self.t + (self.n_workers + 1) * self.ties
 
-    def unpack(self, x: NDArray[np.float64]):
+    def unpack(self, x: NDArray[np.float64]) -> tuple[Any, ...]:
         """(s, logit eta, bias or None, log nu or None, mu_t)."""
         b = x[self.b : self.t] if self.bias else None
         lam = x[self.t : self.size - 1] if self.ties else None

@@ -149,7 +149,7 @@ def _round(x: NDArray[np.floating], rng: np.random.Generator) -> NDArray[np.int6
     return (low + (rng.random(x.shape) < x - low)).astype(np.int64)
 
 
-def _keys(w, a, b, n_i):
+def _keys(w: NDArray, a: NDArray, b: NDArray, n_i: int) -> NDArray[np.int64]:
     lo, hi = np.minimum(a, b), np.maximum(a, b)
     return (w.astype(np.int64) * n_i + lo) * n_i + hi
 
@@ -161,7 +161,9 @@ def _member(sorted_keys: NDArray[np.int64], q: NDArray[np.int64]) -> NDArray[np.
     return sorted_keys[p] == q
 
 
-def _take(w, priority, room, rng):
+def _take(
+    w: NDArray[np.int64], priority: NDArray, room: NDArray[np.int64], rng: np.random.Generator
+) -> NDArray[np.int64]:
     """Positions to keep: per annotator ``w``, the ``room[w]`` best by ``priority`` (higher
     first, ties at random)."""
     if not w.size:
@@ -184,7 +186,9 @@ class _Chosen:
         self.p: list[NDArray[np.int8]] = []
         self.count = np.zeros(n_w, dtype=np.int64)
 
-    def ok(self, w, a, b):
+    def ok(
+        self, w: NDArray[np.int64], a: NDArray[np.int64], b: NDArray[np.int64]
+    ) -> NDArray[np.bool_]:
         """Candidates that are new pairs (distinct items, not blocked, not chosen), each once."""
         keys = _keys(w, a, b, self.n_i)
         good = (a != b) & ~_member(self.blocked, keys)
@@ -192,7 +196,14 @@ class _Chosen:
         first[np.unique(keys, return_index=True)[1]] = True
         return good & first
 
-    def add(self, w, a, b, purpose, blocks=True):
+    def add(
+        self,
+        w: NDArray[np.int64],
+        a: NDArray[np.int64],
+        b: NDArray[np.int64],
+        purpose: int,
+        blocks: bool = True,
+    ) -> None:
         self.w.append(w)
         self.a.append(a)
         self.b.append(b)
@@ -359,7 +370,15 @@ def plan_pairs(
     return Plan(cw[shuffle], ca[shuffle], cb[shuffle], cp[shuffle], quota, n_triplets, closing)
 
 
-def _triangles(jw, ja, jb, n_close, chosen: _Chosen, rng, n_i) -> NDArray[np.int64]:
+def _triangles(
+    jw: NDArray[np.int64],
+    ja: NDArray[np.int64],
+    jb: NDArray[np.int64],
+    n_close: NDArray[np.int64],
+    chosen: _Chosen,
+    rng: np.random.Generator,
+    n_i: int,
+) -> NDArray[np.int64]:
     """Pairs closing wedges of judged pairs (one pair, the triangles it closes first), then new
     items joined to both ends of a judged pair (two pairs a triangle); the triplets closed."""
     n_w = n_close.size
@@ -427,7 +446,14 @@ def _triangles(jw, ja, jb, n_close, chosen: _Chosen, rng, n_i) -> NDArray[np.int
     return closing
 
 
-def _information_per_answer(s, var, eta, w, i, j) -> NDArray[np.float64]:
+def _information_per_answer(
+    s: NDArray[np.float64],
+    var: NDArray[np.float64],
+    eta: NDArray[np.float64],
+    w: NDArray[np.int64],
+    i: NDArray[np.int64],
+    j: NDArray[np.int64],
+) -> NDArray[np.float64]:
     """Expected Fisher information of annotator ``w``'s answer on ``(i, j)`` about
     ``d = s_i - s_j`` (Crowd-BT; ``p`` averaged over the posterior of ``d``, MacKay 1992)."""
     V = var[i] + var[j]
@@ -437,14 +463,25 @@ def _information_per_answer(s, var, eta, w, i, j) -> NDArray[np.float64]:
     return (2 * e - 1) ** 2 * (p * (1 - p)) ** 2 / np.maximum(q * (1 - q), 1e-12)
 
 
-def _reduction(info, var, i, j) -> NDArray[np.float64]:
+def _reduction(
+    info: NDArray[np.float64], var: NDArray[np.float64], i: NDArray[np.int64], j: NDArray[np.int64]
+) -> NDArray[np.float64]:
     """A-optimal value of an answer: the fall of the trace of the scores' covariance under the
     rank-one update of ``a = e_i - e_j`` with information ``I`` (``info``), ``I ||Sigma a||^2 /
     (1 + I a' Sigma a)``, ``Sigma`` taken diagonal: ``I (v_i^2 + v_j^2) / (1 + I (v_i + v_j))``."""
     return info * (var[i] ** 2 + var[j] ** 2) / (1 + info * (var[i] + var[j]))
 
 
-def _information(room, chosen: _Chosen, s, var, eta, rng, *, last: bool = False) -> None:
+def _information(
+    room: NDArray[np.int64],
+    chosen: _Chosen,
+    s: NDArray[np.float64],
+    var: NDArray[np.float64],
+    eta: NDArray[np.float64],
+    rng: np.random.Generator,
+    *,
+    last: bool = False,
+) -> None:
     """Choose ``room[w]`` pairs for each annotator: items drawn in proportion to their
     variance (balanced coverage), each with uniformly random partners (the comparison graph of
     random pairs, an expander), the candidate with the largest A-optimal value
@@ -467,7 +504,13 @@ def _information(room, chosen: _Chosen, s, var, eta, rng, *, last: bool = False)
     var[:] = 1 / (1 / var + np.bincount(ci, gained, n_i) + np.bincount(cj, gained, n_i))
 
 
-def _known(room, chosen: _Chosen, s, var, rng) -> None:
+def _known(
+    room: NDArray[np.int64],
+    chosen: _Chosen,
+    s: NDArray[np.float64],
+    var: NDArray[np.float64],
+    rng: np.random.Generator,
+) -> None:
     """Pairs whose order the model is sure of (|d| at least two sds), for a new annotator."""
     n_i = s.size
     cw = np.repeat(np.arange(room.size), 8 * room)

@@ -221,7 +221,7 @@ class TriangleState:
 
         dest = np.flatnonzero(keep)
 
-        def merge(old, add):
+        def merge(old: NDArray, add: NDArray) -> NDArray:
             out = np.empty((len(keep), *old.shape[1:]), dtype=old.dtype)
             out[dest], out[at] = old, add
             return out
@@ -293,7 +293,7 @@ def _ids(ids: ArrayLike | None, n: int, start: int) -> NDArray[np.int64]:
     return out.astype(np.int64)
 
 
-def _relation_counts(keys, rel, ukeys) -> NDArray[np.int64]:
+def _relation_counts(keys: NDArray, rel: NDArray, ukeys: NDArray) -> NDArray[np.int64]:
     """Per unique key (sorted ``ukeys``): how many judgments said <, =, >, shape (k, 3)."""
     idx = np.searchsorted(ukeys, keys)
     return np.bincount(idx * 3 + rel.astype(np.int64) + 1, minlength=3 * len(ukeys)).reshape(-1, 3)

@@ -142,7 +142,16 @@ def reading_of(hpd: Interval, wide: float = 0.5) -> Reading:
 # --------------------------------------------------------------------------- engines
 
 
-def _posterior_grid(n, s1, s2, gm, gprec, counts, prior: Prior, keep: list | None = None):
+def _posterior_grid(
+    n: NDArray,
+    s1: NDArray,
+    s2: NDArray,
+    gm: NDArray,
+    gprec: NDArray,
+    counts: NDArray,
+    prior: Prior,
+    keep: list[NDArray] | None = None,
+) -> tuple[NDArray, NDArray]:
     """Grid on u = log p covering the posterior: log posterior (G,) on it.
 
     A coarse scan, Brent's method for the mode, the Laplace scale from a finite difference, then
@@ -223,7 +232,17 @@ def _match_rows(known: NDArray, rows: NDArray) -> NDArray[np.int64]:
     return out
 
 
-def _reused_grid(grid: PhiGrid, keys, n, s1, s2, gm, gprec, counts, prior: Prior):
+def _reused_grid(
+    grid: PhiGrid,
+    keys: NDArray,
+    n: NDArray,
+    s1: NDArray,
+    s2: NDArray,
+    gm: NDArray,
+    gprec: NDArray,
+    counts: NDArray,
+    prior: Prior,
+) -> tuple[NDArray, NDArray, NDArray] | None:
     """The log posterior on ``grid``'s points from its log L_i, those of statistics it has not
     seen computed now. A posterior that moved towards an end is followed by sliding the grid
     (same spacing) until its mode is back in the middle: only the points added are computed.
@@ -265,17 +284,20 @@ def _reused_grid(grid: PhiGrid, keys, n, s1, s2, gm, gprec, counts, prior: Prior
     return u, lp, logl
 
 
-def _exact(d: PhiData, prior: Prior, wide: float, groups: ItemGroups, grid: PhiGrid | None = None):
+def _exact(
+    d: PhiData, prior: Prior, wide: float, groups: ItemGroups, grid: PhiGrid | None = None
+) -> dict[str, Any]:
     gprec = 1.0 / d.gold_sd**2
     rep, counts = groups.informative(d)
     keys = groups.informative_keys(d)
     stats = (d.n[rep], d.s1[rep], d.s2[rep], d.gold[rep], gprec[rep])
     reused = None if grid is None else _reused_grid(grid, keys, *stats, counts, prior)
+    logl: NDArray | None
     if reused is not None:
         u, lp, logl = reused
     else:
         small = rep.size <= MAX_GRID_PATTERNS  # keep log L only for a grid worth keeping
-        store: list | None = [] if small else None
+        store: list[NDArray] | None = [] if small else None
         u, lp = _posterior_grid(*stats, counts, prior, keep=store)
         logl = np.vstack(store) if store else None
     kept = None if logl is None else PhiGrid(u, keys, logl)  # None: too many patterns
@@ -308,7 +330,7 @@ def _exact(d: PhiData, prior: Prior, wide: float, groups: ItemGroups, grid: PhiG
 
 def _exact_items(
     d: PhiData, u: NDArray, cdf: NDArray, gprec: NDArray, groups: ItemGroups, comps: int = 10
-):
+) -> tuple[NDArray, NDArray]:
     """Posterior means and 95% HPDs of the item means, rating scale, (N,) and (N, 2).
 
     The posterior of mu_i mixes its conditional posteriors over p; the mixture uses ``comps``
@@ -347,7 +369,9 @@ def _exact_items(
     return mean, hpd
 
 
-def _map(d: PhiData, prior: Prior, groups: ItemGroups, start: float | None = None):
+def _map(
+    d: PhiData, prior: Prior, groups: ItemGroups, start: float | None = None
+) -> tuple[float, float]:
     """Joint mode (section 4.4) profiled over p: each item's mean is maximised given p.
 
     The prior density is taken in its own parameter (p for 'precision' and 'gamma', Phi for

@@ -126,7 +126,9 @@ def nuts_fit(
     )
 
 
-def _single_items(d: PhiData, single: np.ndarray, p_draws: np.ndarray, seed: int | None):
+def _single_items(
+    d: PhiData, single: np.ndarray, p_draws: np.ndarray, seed: int | None
+) -> tuple[np.ndarray, np.ndarray]:
     """Means and HPDs of single-rating items: mu drawn from its conditional posterior given each
     of (a thinned set of) the sampled precisions, by inverse CDF on the quadrature nodes."""
     rng = np.random.default_rng(seed)

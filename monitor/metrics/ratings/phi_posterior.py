@@ -52,7 +52,16 @@ def _trigamma(x: NDArray) -> NDArray:
     return s + iy + iy2 * (0.5 + iy * (1 / 6 - iy2 * poly))
 
 
-def log_integrand(z, p, n, s1, s2, gm, gprec, jac):
+def log_integrand(
+    z: NDArray,
+    p: NDArray,
+    n: NDArray,
+    s1: NDArray,
+    s2: NDArray,
+    gm: NDArray,
+    gprec: NDArray,
+    jac: bool,
+) -> NDArray:
     """Log integrand of an item in z = logit(mu), without the n lgamma(p) term.
 
     Shapes broadcast: z (U, G[, K]), p (G[, 1]), item arrays (U, 1[, 1]).
@@ -67,7 +76,16 @@ def log_integrand(z, p, n, s1, s2, gm, gprec, jac):
     return f
 
 
-def _grad(z, p, n, s1, s2, gm, gprec, jac):
+def _grad(
+    z: NDArray,
+    p: NDArray,
+    n: NDArray,
+    s1: NDArray,
+    s2: NDArray,
+    gm: NDArray,
+    gprec: NDArray,
+    jac: bool,
+) -> tuple[NDArray, NDArray]:
     """First and second derivative of :func:`log_integrand` in z."""
     mu, nu = special.expit(z), special.expit(-z)
     a, b = mu * p, nu * p
@@ -86,7 +104,16 @@ def _grad(z, p, n, s1, s2, gm, gprec, jac):
     return gz, gzz
 
 
-def integrand_mode(p, n, s1, s2, gm, gprec, jac, iters: int = 40):
+def integrand_mode(
+    p: NDArray,
+    n: NDArray,
+    s1: NDArray,
+    s2: NDArray,
+    gm: NDArray,
+    gprec: NDArray,
+    jac: bool,
+    iters: int = 40,
+) -> tuple[NDArray, NDArray]:
     """Mode in z of the (concave in z) item log integrand: bracketed Newton, vectorised (U, G)."""
     shape = np.broadcast_shapes(np.shape(p), np.shape(n))
     z = np.broadcast_to(np.clip((s1 - s2) / np.maximum(n, 1), -30.0, 30.0), shape).copy()
@@ -117,7 +144,9 @@ WEIGHTS = WEIGHTS * np.exp(NODES**2) * np.sqrt(2.0)  # integrate f itself, in z
 NODES = NODES * np.sqrt(2.0)  # in units of the Laplace scale s
 
 
-def item_quadrature(p, n, s1, s2, gm, gprec):
+def item_quadrature(
+    p: NDArray, n: NDArray, s1: NDArray, s2: NDArray, gm: NDArray, gprec: NDArray
+) -> tuple[NDArray, NDArray, NDArray]:
     """Nodes z (U, G, K), log integrand at the nodes (U, G, K) and log L_i(p) (U, G).
 
     Gauss-Hermite centred on the mode z* with the Laplace scale s = (-g''(z*))^(-1/2): the
@@ -140,7 +169,16 @@ def grid_chunks(u_count: int, g_count: int) -> list[slice]:
     return [slice(i, min(i + size, u_count)) for i in range(0, u_count, size)]
 
 
-def log_marginal(p, n, s1, s2, gm, gprec, counts, keep: list | None = None):
+def log_marginal(
+    p: NDArray,
+    n: NDArray,
+    s1: NDArray,
+    s2: NDArray,
+    gm: NDArray,
+    gprec: NDArray,
+    counts: NDArray,
+    keep: list[NDArray] | None = None,
+) -> NDArray:
     """sum_i counts_i log L_i(p) for a vector of p, shape (G,); ``keep`` (a list) receives the
     (U, G) matrix of the log L_i."""
     total = np.zeros(p.shape)
@@ -155,7 +193,9 @@ def log_marginal(p, n, s1, s2, gm, gprec, counts, keep: list | None = None):
 # --------------------------------------------------------------------------- HPD helpers
 
 
-def hpd_of_density(t: NDArray, logd: NDArray, dens: NDArray, level: float = LEVEL, iters: int = 45):
+def hpd_of_density(
+    t: NDArray, logd: NDArray, dens: NDArray, level: float = LEVEL, iters: int = 45
+) -> tuple[NDArray, NDArray]:
     """HPD by its defining property, rowwise: the set where the density is above a threshold,
     the threshold bisected until that set holds ``level`` of the mass.
 
@@ -184,13 +224,15 @@ def _trapz_total(dens: NDArray, t: NDArray) -> NDArray:
     return (0.5 * (dens[:, 1:] + dens[:, :-1]) * np.diff(t, axis=1)).sum(axis=1, keepdims=True)
 
 
-def _crossings(t, logd, level_l, rows, m):
+def _crossings(
+    t: NDArray, logd: NDArray, level_l: NDArray, rows: NDArray, m: int
+) -> tuple[NDArray, NDArray]:
     """Where each row's log density crosses its threshold: first and last crossing in t."""
     above = logd >= level_l[:, None]
     i0 = np.argmax(above, axis=1)
     i1 = m - 1 - np.argmax(above[:, ::-1], axis=1)
 
-    def cross(i_in, i_out):
+    def cross(i_in: NDArray, i_out: NDArray) -> NDArray:
         out_ok = (i_out >= 0) & (i_out < m)
         j = np.clip(i_out, 0, m - 1)
         d_in, d_out = logd[rows, i_in], logd[rows, j]
