@@ -8,6 +8,9 @@ from pathlib import Path
 from monitor.cli.context import Context
 from monitor.cli.show import echo
 
+DEMO_DB = "monitor-demo.db"
+"""The demo's own database (SQLite, in the working directory) unless ``--db`` is given."""
+
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
@@ -17,7 +20,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         description="Generates ratings, labels, multi-label and pairwise campaigns with planted "
         "spammers, careless and adversarial workers and ambiguous items, writes them as CSV, "
         "ingests them into the database, recomputes and writes one HTML report each "
-        "(in report_dir). Re-running reuses the campaigns.",
+        "(in report_dir). Re-running reuses the campaigns. Its database is its own, "
+        f"{DEMO_DB} in the working directory (never the one of the settings or "
+        "$MONITOR_DATABASE_URL), unless --db is given.",
     )
     p.add_argument("--seed", type=int, default=None, help="random seed (default: settings.seed)")
     p.add_argument(
@@ -39,6 +44,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.workers < 8 or args.items < 10 or not 2 <= args.per_item <= args.workers:
         raise UsageError(
             "the demo needs --workers >= 8, --items >= 10 and 2 <= --per-item <= --workers"
+        )
+    if getattr(args, "db", None) is None:
+        # never the database real work uses: the demo's campaigns stay out of it
+        ctx.settings = ctx.settings.replace(database_url=f"sqlite:///{DEMO_DB}")
+        echo(
+            f"demo database: {Path(DEMO_DB).resolve()} (delete it when done; --db URL for another)",
+            err=True,
         )
     paths = run_demo(
         ctx.engine(),

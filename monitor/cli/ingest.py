@@ -90,6 +90,21 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     rejected.add_argument("--json", action="store_true", help="one JSON object a rejected row")
     rejected.set_defaults(func=run_rejected, word="rejected")
 
+    undo = p.add_word(
+        "undo",
+        parents=[common],
+        description="Take one ingest batch (one file) back out of a campaign, in one "
+        "transaction: the judgments it stored, its rejected rows, the workers and items only it "
+        "brought, the categories it added to a campaign that takes them from the data. The next "
+        "recompute counts the rest (a full run). Gold values or texts its items file gave items "
+        "that existed before stay.",
+    )
+    undo.add_argument("--campaign", required=True, metavar="NAME")
+    undo.add_argument(
+        "--batch", type=int, required=True, metavar="N", help="the batch (see ingest history)"
+    )
+    undo.set_defaults(func=run_undo, word="undo")
+
 
 def pairs(values: list[str], option: str) -> dict[str, str]:
     """``["a=b", "c=d=e"]`` -> ``{"a": "b", "c": "d=e"}``; a bare ``KEY`` means ``KEY=``."""
@@ -223,6 +238,30 @@ def run_rejected(args: argparse.Namespace, ctx: Context) -> int:
     if not args.json:
         where = f"batch {args.batch}" if args.batch is not None else f"campaign {campaign.name}"
         echo(f"{n:,} rejected row{'' if n == 1 else 's'} in {where}")
+    return 0
+
+
+def run_undo(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.store.batches import undo_batch
+    from monitor.store.campaigns import get_campaign
+    from monitor.store.engine import transaction
+
+    _word_is_also_a_file(args)
+    with transaction(ctx.engine()) as s:
+        campaign = get_campaign(s, args.campaign)
+        done = undo_batch(s, campaign, args.batch)
+    echo(
+        f"batch {done.batch_id} ({done.path}) taken out of campaign {campaign.name}: "
+        f"{done.n_judgments:,} judgments, {done.n_workers:,} workers, {done.n_items:,} items; "
+        "the next recompute is a full run"
+    )
+    if done.later_duplicates:
+        echo(
+            f"note: later batches found {done.later_duplicates:,} of their rows already stored; "
+            "those that came with this batch went with it (ingest those files again to bring "
+            "them back)",
+            err=True,
+        )
     return 0
 
 

@@ -30,6 +30,7 @@ from monitor.ingest.rows import JUDGMENT_COLUMNS, PREFERENCE_COLUMNS, SourceRow
 from monitor.ingest.validate import Validator, raw_text
 from monitor.progress import Progress
 from monitor.store import campaigns as store
+from monitor.store.batches import id_marks
 from monitor.store.campaigns import CampaignInfo, CampaignSpec
 from monitor.store.engine import transaction
 from monitor.store.models import IngestBatch
@@ -174,6 +175,7 @@ def _batch(
         n_rejected=0,
     )
     session.add(batch)
+    batch.workers_before, batch.items_before = id_marks(session, info.id)
     session.flush()
     return batch, Loader(session.connection(), info, batch.id)
 
@@ -255,6 +257,7 @@ def ingest_file(
         batch.n_new = state.n_new
         batch.n_duplicate = n_duplicate
         batch.n_rejected = state.n_rejected
+        batch.workers_after, batch.items_after = id_marks(session, info.id)
         batch.finished_at = datetime.now(UTC)
         batch_id = batch.id
     store.refresh_statistics(engine, info.kind, state.n_new)
@@ -330,5 +333,6 @@ def ingest_items(engine: Engine, path: Path, campaign: str) -> int:
         batch, loader = _batch(session, info, path, file_checksum(path), "items")
         n = _items_into(loader, info, path, False, [])
         loader.close()
+        batch.workers_after, batch.items_after = id_marks(session, info.id)
         batch.finished_at = datetime.now(UTC)
         return n
