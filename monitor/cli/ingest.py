@@ -34,8 +34,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         epilog="Also: 'monitor ingest history --campaign NAME [--json]' lists the ingest "
         "batches (file, checksum, when, rows stored, duplicate and rejected); 'monitor ingest "
         "rejected --campaign NAME [--batch N] [--json]' lists the rejected rows with their "
-        "file, line, reasons and raw text. A file named history or rejected is ingested as "
-        "./history or ./rejected.",
+        "file, line, reasons and raw text; 'monitor ingest undo --campaign NAME --batch N' "
+        "takes one batch back out. A file named history, rejected or undo is ingested as "
+        "./history, ./rejected or ./undo.",
     )
     p.add_argument("file", metavar="FILE", type=Path)
     p.add_argument("--campaign", required=True, metavar="NAME")
@@ -43,7 +44,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument(
         "--format",
         choices=FORMATS,
-        help="default: by extension (.csv, .jsonl, .ndjson), platform exports detected",
+        help="default: by extension (.csv, .tsv, .jsonl, .ndjson, each also .gz), else by "
+        "the first line; platform exports detected",
     )
     p.add_argument(
         "--skip-invalid", action="store_true", help="store the good rows, keep the bad ones apart"
@@ -61,6 +63,12 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         default=[],
         metavar="KEY=VALUE",
         help="platform reader option (repeatable), e.g. --option keep_rejected=true",
+    )
+    p.add_argument(
+        "--delimiter",
+        metavar="CHAR",
+        help="a CSV file's delimiter: ',', ';', tab, '|' ... (default: the one its header "
+        "line holds most of; tab for .tsv)",
     )
     p.set_defaults(func=run)
 
@@ -131,6 +139,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         mapping=pairs(args.map, "--map") or None,
         options=pairs(args.option, "--option") or None,
         progress=True,
+        delimiter=args.delimiter,
     )
     how = summary.format
     if summary.detected_platform:

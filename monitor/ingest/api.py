@@ -25,7 +25,17 @@ from monitor.errors import InputError, NotFound, Problem, UsageError
 from monitor.ingest.chunks import MAX_PROBLEMS, FileRun, chunks
 from monitor.ingest.load import Loader
 from monitor.ingest.platforms import READERS, detect
-from monitor.ingest.readers import BadRecord, ByteCounter, read_csv, read_items, read_jsonl
+from monitor.ingest.readers import (
+    DELIMITERS,
+    BadRecord,
+    ByteCounter,
+    is_gzip,
+    plain_suffix,
+    read_csv,
+    read_items,
+    read_jsonl,
+    sniff,
+)
 from monitor.ingest.rows import JUDGMENT_COLUMNS, PREFERENCE_COLUMNS, SourceRow
 from monitor.ingest.validate import Validator, raw_text
 from monitor.progress import Progress
@@ -48,7 +58,8 @@ __all__ = [
 
 CHUNK_SIZE = 50_000
 FORMATS = ("csv", "jsonl", *READERS)
-EXTENSIONS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+EXTENSIONS = {".csv": "csv", ".tsv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+"""Formats by extension (a ``.gz`` after it left out: ``x.csv.gz`` is a CSV file)."""
 
 
 @dataclass(frozen=True)
@@ -91,17 +102,32 @@ def choose_format(
         raise NotFound(f"no such file: {path}")
     if options and "export" in options:
         return "prolific", "prolific"
-    by_extension = EXTENSIONS.get(path.suffix.lower())
+    by_extension = EXTENSIONS.get(plain_suffix(path))
     if by_extension != "jsonl":
         platform = detect(path)
         if platform is not None:
             return platform, platform
     if by_extension is None:
+        by_extension = _sniffed_format(path)
+    if by_extension is None:
         raise UsageError(
             f"cannot tell the format of {path}",
-            hint="name it .csv or .jsonl, or pass --format " + "|".join(FORMATS),
+            hint="name it .csv, .tsv or .jsonl, or pass --format " + "|".join(FORMATS),
         )
     return by_extension, None
+
+
+def _sniffed_format(path: Path) -> str | None:
+    """The format of a file whose name does not tell it, from its first line: JSON Lines for
+    an object, CSV for a header with a comma, semicolon, tab or bar; None otherwise."""
+    head = sniff(path)
+    text = head.decode("utf-8", errors="replace").lstrip()
+    if text.startswith("{"):
+        return "jsonl"
+    first = text.splitlines()[0] if text else ""
+    if b"\x00" not in head and any(d in first for d in DELIMITERS):
+        return "csv"
+    return None
 
 
 def _check_plain_args(
@@ -131,8 +157,11 @@ def _open_rows(
     options: dict[str, str] | None,
     counter: ByteCounter,
     validator: Validator,
+    delimiter: str | None = None,
 ) -> Iterator[SourceRow | BadRecord | tuple[Any, ...]]:
     """The file's rows; those of a CSV file that are clean come already validated (tuples)."""
+    if delimiter is not None and fmt != "csv":
+        raise UsageError(f"--delimiter is for CSV files, not {fmt}")
     if fmt in READERS:
         rows = READERS[fmt](path, kind=campaign.kind, mapping=mapping, options=options)
         rows.strict = False  # a record it cannot read comes as a BadRecord, like a CSV row's
@@ -147,6 +176,7 @@ def _open_rows(
             counter=counter,
             check_header=validator.missing_columns,
             fast=validator.csv_fast,
+            delimiter=delimiter,
         )
     return read_jsonl(path, columns=columns, mapping=mapping, counter=counter)
 
@@ -191,6 +221,7 @@ def ingest_file(
     mapping: dict[str, str] | None = None,
     options: dict[str, str] | None = None,
     progress: bool = False,
+    delimiter: str | None = None,
 ) -> IngestSummary:
     """Ingest one file of judgments (and optionally its items file) into ``campaign``.
 
@@ -212,7 +243,7 @@ def ingest_file(
         counter = ByteCounter()
         plain = fmt in ("csv", "jsonl")
         validator = Validator(info, str(path), mapping if plain else None)
-        rows = _open_rows(path, fmt, info, mapping, options, counter, validator)
+        rows = _open_rows(path, fmt, info, mapping, options, counter, validator, delimiter)
         seen = session.scalars(
             select(IngestBatch.id)
             .where(IngestBatch.campaign_id == info.id, IngestBatch.checksum == checksum)
@@ -228,7 +259,9 @@ def ingest_file(
             n_items = _items_into(loader, info, Path(items), skip_invalid, notes)
         state = FileRun(loader, validator, str(path), skip_invalid)
         with Progress(
-            path.name, total=path.stat().st_size if plain else None, enabled=progress
+            path.name,
+            total=path.stat().st_size if plain and not is_gzip(path) else None,
+            enabled=progress,
         ) as bar:
             state.run(rows, bar, counter, CHUNK_SIZE)
         if state.problems:
@@ -242,6 +275,7 @@ def ingest_file(
             cats = store.add_data_categories(session, info.id, list(validator.new_categories))
             if validator.new_categories:
                 notes.append(f"categories taken from the data: {', '.join(cats)}")
+            notes.extend(validator.label_notes())
         loader.close()
         if before is not None:
             notes.extend(_planned_answers(session, info.id, before))
