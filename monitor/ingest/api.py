@@ -12,6 +12,7 @@ transaction. A crash or Ctrl-C rolls everything back.
 from __future__ import annotations
 
 import hashlib
+import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -281,6 +282,14 @@ def ingest_file(
             notes.extend(_planned_answers(session, info.id, before))
         if fmt in READERS and store.set_platform_if_unknown(session, info.id, fmt):
             notes.append(f"campaign platform set to {fmt} (workers' history is per platform)")
+        elif fmt in READERS and info.platform not in ("none", fmt):
+            notes.append(
+                f"warning: a {fmt} file in campaign {info.name} of platform {info.platform}: "
+                f"its worker ids are {fmt}'s, and a worker's history is read from the other "
+                f"campaigns of {info.platform} (ingest it into a {fmt} campaign if it is not "
+                f"the same workers: monitor ingest undo --campaign {shlex.quote(info.name)} --batch "
+                f"{batch.id})"
+            )
         n_items += state.n_items
         if state.n_workers:
             notes.append(f"{state.n_workers} worker rows (platform statuses) stored")
