@@ -243,3 +243,60 @@ def test_the_demo_keeps_to_a_database_of_its_own(
     assert (tmp_path / "monitor-demo.db").is_file() and not (tmp_path / "work.db").exists()
     code, out, _ = _cli(capsys, "campaign", "list")
     assert code == 0 and out.startswith("no campaigns")
+
+
+@pytest.mark.parametrize("kind", ["pairwise", "multilabel"])
+def test_undo_in_pairwise_and_multilabel_campaigns(
+    db_url: str, kind: str, tmp_path: Path, quick: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Preferences (and the items on either side) and multi-label sets (with their
+    annotations) go as judgments do; the next run counts the rest."""
+    from sqlalchemy import func, select
+
+    from monitor.store.models import JudgmentAnnotation
+
+    db = ["--db", db_url]
+    if kind == "pairwise":
+        head = "worker,left,right,preference\n"
+        first = [f"w{w},a{i},a{i + 1},{('left', 'right', 'tie')[(w + i) % 3]}"
+                 for w in range(1, 5) for i in range(1, 8)]  # fmt: skip
+        later = ["w1,a1,new,left", "w9,a2,a3,right"]
+        spec = ["--kind", "pairwise"]
+    else:
+        head = "worker,item,value\n"
+        first = [f"w{w},i{i},{('a', 'a|b', '[]', 'b')[(w * i) % 4]}"
+                 for w in range(1, 5) for i in range(1, 8)]  # fmt: skip
+        later = ["w1,new,a|b", "w9,i2,b"]
+        spec = ["--kind", "multilabel", "--options", "a,b"]
+    files = []
+    for name, rows in (("first", first), ("later", later)):
+        path = tmp_path / f"{name}.csv"
+        path.write_text(head + "\n".join(rows) + "\n")
+        files.append(str(path))
+    for name in ("undone", "reference"):
+        assert _cli(capsys, "campaign", "create", name, *spec, *db)[0] == 0
+        assert _cli(capsys, "ingest", files[0], "--campaign", name, *db)[0] == 0
+    assert _cli(capsys, "ingest", files[1], "--campaign", "undone", *db)[0] == 0
+    assert _cli(capsys, "recompute", *db)[0] == 0
+    code, out, _ = _cli(capsys, "ingest", "history", "--campaign", "undone", "--json", *db)
+    batch = json.loads(out.splitlines()[-1])["batch"]
+    code, out, _ = _cli(capsys, "ingest", "undo", "--campaign", "undone", "--batch", str(batch),
+                        *db)  # fmt: skip
+    assert code == 0 and "2 judgments, 1 workers, 1 items" in out
+    code, out, _ = _cli(capsys, "recompute", *db)
+    assert code == 0 and out.splitlines()[1].startswith("undone: run 2, ")
+    code, out, _ = _cli(capsys, "campaign", "list", *db)
+    counts = [line.split("\t")[2] for line in out.splitlines()]
+    assert counts[0] == counts[1] and counts[0].startswith(f"{len(first)} judgments")
+    engine = make_engine(db_url)
+    try:
+        if kind == "multilabel":
+            with transaction(engine) as s:
+                n = s.scalar(select(func.count()).select_from(JudgmentAnnotation))
+            each = sum(
+                0 if v == "[]" else v.count("|") + 1 for v in (r.split(",")[2] for r in first)
+            )
+            assert n == 2 * each  # the undone sets' annotations are gone
+        assert _run_of(engine, "undone")[0] == _run_of(engine, "reference")[0] == len(first)
+    finally:
+        engine.dispose()

@@ -5,20 +5,27 @@ labels, an empty set as a multi-label answer. Bad input: one line, exit 2, nothi
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import Engine, func, select
 
 from monitor.cli import main
 from monitor.errors import UsageError
 from monitor.ingest.api import create_campaign, ingest_file
-from monitor.ingest.readers import detect_delimiter
+from monitor.ingest.readers import detect_delimiter, read_csv
+from monitor.ingest.rows import SourceRow
 from monitor.store.campaigns import CampaignSpec
 from monitor.store.engine import transaction
 from monitor.store.models import Judgment, JudgmentAnnotation, Worker
+from tests.hypothesis_profiles import examples
 
 ROWS = [("w1", "i1", "3"), ("w2", "i1", "4"), ("w1", "i2", "5"), ("w3", "i2", "1")]
 
@@ -186,3 +193,48 @@ def test_a_delimiter_option_that_is_no_delimiter(rating: Engine, tmp_path: Path)
     path.write_text(_text(","))
     with pytest.raises(UsageError, match="one character"):
         ingest_file(rating, path, "r", delimiter='"')
+
+
+_cell = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\x00"),
+    max_size=8,
+)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    delimiter=st.sampled_from([",", ";", "\t", "|"]),
+    header=st.permutations(["worker", "item", "value", "note"]),
+    rows=st.lists(st.tuples(_cell, _cell, _cell, _cell), max_size=6),
+    bom=st.booleans(),
+    crlf=st.booleans(),
+    packed=st.booleans(),
+    case=st.sampled_from([str.lower, str.upper, str.title]),
+)
+def test_any_spreadsheet_csv_is_read_whole(
+    tmp_path_factory: pytest.TempPathFactory,
+    delimiter: str,
+    header: list[str],
+    rows: list[tuple[str, ...]],
+    bom: bool,
+    crlf: bool,
+    packed: bool,
+    case: Callable[[str], str],
+) -> None:
+    """Whatever a spreadsheet writes (its delimiter, quoting, a byte order mark, CRLF, gzip, the
+    header's case), the delimiter is found and every row comes back field for field."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter=delimiter, lineterminator="\r\n" if crlf else "\n")
+    writer.writerow([case(h) for h in header])
+    kept = [r for r in rows if any(c.strip() for c in r)]  # blank lines are skipped
+    writer.writerows(kept)
+    data = (("\ufeff" if bom else "") + buffer.getvalue()).encode()
+    path = tmp_path_factory.mktemp("sheet") / ("x.csv.gz" if packed else "x.csv")
+    path.write_bytes(gzip.compress(data) if packed else data)
+    got = list(read_csv(path, columns=("worker", "item", "value")))
+    assert all(isinstance(r, SourceRow) for r in got)
+    names = [h if h != "note" else case(h) for h in header]  # a payload column keeps its name
+    back = [
+        tuple({**r.fields, **r.extra}[h] for h in names) for r in got if isinstance(r, SourceRow)
+    ]
+    assert back == [tuple(r) for r in kept]
