@@ -243,6 +243,11 @@ def test_the_demo_keeps_to_a_database_of_its_own(
     assert (tmp_path / "monitor-demo.db").is_file() and not (tmp_path / "work.db").exists()
     code, out, _ = _cli(capsys, "campaign", "list")
     assert code == 0 and out.startswith("no campaigns")
+    code, _, err = _cli(capsys, "report", "--campaign", "demo-ratings", "--format", "json")
+    assert code == 2 and "add --db sqlite:///monitor-demo.db" in err
+    code, out, _ = _cli(capsys, "report", "--campaign", "demo-ratings", "--format", "json",
+                        "--db", "sqlite:///monitor-demo.db")  # fmt: skip
+    assert code == 0 and json.loads(out)["campaign"]["name"] == "demo-ratings"
 
 
 @pytest.mark.parametrize("kind", ["pairwise", "multilabel"])

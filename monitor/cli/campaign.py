@@ -303,6 +303,8 @@ def run_show(args: argparse.Namespace, ctx: Context) -> int:
     own = info.own_settings
     used = run_settings(ctx.settings.for_campaign(own))
     differ = differences(used)
+    if own:
+        echo(f"own settings: {', '.join(f'{k}={v!r}' for k, v in own.items())}")
     if not differ:
         echo("settings: every one at its default")
     for key, value, default in differ:

@@ -171,6 +171,9 @@ def get_campaign(session: Session, name: str) -> CampaignInfo:
     if row is None:
         names = session.scalars(select(Campaign.name).order_by(Campaign.name)).all()
         hint = f"campaigns: {', '.join(names)}" if names else "create one: monitor campaign create"
+        if name.startswith("demo-"):
+            hint = "monitor demo keeps its campaigns in a database of its own: add --db "
+            hint += "sqlite:///monitor-demo.db (in the folder it ran in)"
         raise NotFound(f"no campaign named {name!r}", hint=hint)
     return _info(row)
 
