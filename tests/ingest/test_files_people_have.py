@@ -238,3 +238,17 @@ def test_any_spreadsheet_csv_is_read_whole(
         tuple({**r.fields, **r.extra}[h] for h in names) for r in got if isinstance(r, SourceRow)
     ]
     assert back == [tuple(r) for r in kept]
+
+
+def test_analyze_reads_the_same_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MONITOR_BOOTSTRAP_SAMPLES", "0")
+    monkeypatch.setenv("MONITOR_PHI", "off")
+    path = tmp_path / "sheet.csv.gz"
+    path.write_bytes(gzip.compress(("\ufeff" + _text(";", "Worker,Item,Value", "\r\n")).encode()))
+    scale = ["--kind", "rating", "--min", "1", "--max", "5", "--json"]
+    for extra in ([], ["--delimiter", ";"]):
+        assert main(["analyze", str(path), *scale, *extra]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["campaign"]["n_judgments"] == len(ROWS)
