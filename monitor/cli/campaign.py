@@ -178,13 +178,15 @@ def register_lifecycle(p_sub: argparse._SubParsersAction, common: argparse.Argum
     rename.add_argument("name", metavar="NAME")
     rename.add_argument("new_name", metavar="NEW_NAME")
     rename.set_defaults(func=run_rename)
-    for word, archived, what in (
-        ("archive", True, "keep a campaign but leave it out of the runs over every campaign "
-         "(recompute, the scheduler's work) and of the index of reports"),
-        ("unarchive", False, "bring an archived campaign back into the runs and the index"),
+    for word, archived, short, what in (
+        ("archive", True, "keep a campaign out of the runs over all campaigns and the index",
+         "Keep a campaign, its data, runs and reports, but leave it out of the runs over every "
+         "campaign (recompute without --campaign, the scheduler) and of the index of reports; "
+         "named, it still recomputes and reports. 'unarchive' undoes it."),
+        ("unarchive", False, "bring an archived campaign back",
+         "Bring an archived campaign back into the runs over every campaign and the index."),
     ):  # fmt: skip
-        p = p_sub.add_parser(word, parents=[common], help=what.split(" but ")[0].split(" (")[0],
-                             description=what[0].upper() + what[1:] + ".")  # fmt: skip
+        p = p_sub.add_parser(word, parents=[common], help=short, description=what)
         p.add_argument("name", metavar="NAME")
         p.set_defaults(func=run_archive, archived=archived)
     set_ = p_sub.add_parser(
