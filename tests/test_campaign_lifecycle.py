@@ -91,7 +91,7 @@ def test_an_undone_batch_leaves_the_campaign_as_if_never_ingested(
             capsys, "ingest", "undo", "--campaign", "undone", "--batch", str(batch), *db
         )
         assert code == 0
-        assert "4 judgments, 1 workers, 2 items" in out  # wX, iX and iY came with it alone
+        assert "4 judgments, 1 worker, 2 items" in out  # wX, iX and iY came with it alone
         code, out, _ = _cli(capsys, "recompute", "--campaign", "undone", *db)
         assert code == 0 and f"of {len(ROWS)} judgments" in out  # the next run sees the change
         assert _run_of(engine, "undone") == _run_of(engine, "reference")
@@ -128,7 +128,7 @@ def test_undoing_a_middle_batch_and_the_last_one(
     batches = [json.loads(line)["batch"] for line in out.splitlines()]
     code, out, _ = _cli(capsys, "ingest", "undo", "--campaign", "c", "--batch", str(batches[1]),
                         *db)  # fmt: skip
-    assert code == 0 and "4 judgments, 0 workers, 1 items" in out  # iY only: wX, iX used later
+    assert code == 0 and "4 judgments, 0 workers, 1 item" in out  # iY only: wX, iX used later
     engine = make_engine(db_url)
     try:
         with transaction(engine) as s:
@@ -180,6 +180,10 @@ def test_rename_archive_unarchive_and_delete(
     assert len(kept) >= 2  # each campaign's arrays at least
 
     assert _cli(capsys, "campaign", "rename", "a", "b", *db)[:2] == (2, "")
+    for argv in (["rename", "nope", "x"], ["archive", "nope"], ["unarchive", "nope"],
+                 ["show", "nope"], ["delete", "nope", "--yes"]):  # fmt: skip
+        code, out, err = _cli(capsys, "campaign", *argv, *db)
+        assert (code, out) == (2, "") and err.startswith("monitor: error: no campaign named")
     code, out, _ = _cli(capsys, "campaign", "rename", "a", "first", *db)
     assert code == 0 and out == "campaign 'a' is now 'first'\n"
     assert _cli(capsys, "campaign", "archive", "first", *db)[0] == 0
@@ -287,7 +291,7 @@ def test_undo_in_pairwise_and_multilabel_campaigns(
     batch = json.loads(out.splitlines()[-1])["batch"]
     code, out, _ = _cli(capsys, "ingest", "undo", "--campaign", "undone", "--batch", str(batch),
                         *db)  # fmt: skip
-    assert code == 0 and "2 judgments, 1 workers, 1 items" in out
+    assert code == 0 and "2 judgments, 1 worker, 1 item" in out
     code, out, _ = _cli(capsys, "recompute", *db)
     assert code == 0 and out.splitlines()[1].startswith("undone: run 2, ")
     code, out, _ = _cli(capsys, "campaign", "list", *db)

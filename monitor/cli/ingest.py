@@ -259,9 +259,16 @@ def run_undo(args: argparse.Namespace, ctx: Context) -> int:
     with transaction(ctx.engine()) as s:
         campaign = get_campaign(s, args.campaign)
         done = undo_batch(s, campaign, args.batch)
+    counts = ", ".join(
+        f"{n:,} {what}{'' if n == 1 else 's'}"
+        for n, what in (
+            (done.n_judgments, "judgment"),
+            (done.n_workers, "worker"),
+            (done.n_items, "item"),
+        )
+    )
     echo(
-        f"batch {done.batch_id} ({done.path}) taken out of campaign {campaign.name}: "
-        f"{done.n_judgments:,} judgments, {done.n_workers:,} workers, {done.n_items:,} items; "
+        f"batch {done.batch_id} ({done.path}) taken out of campaign {campaign.name}: {counts}; "
         "the next recompute is a full run"
     )
     if done.later_duplicates:
