@@ -8,11 +8,12 @@ reasons (:mod:`monitor.ingest.api`).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, delete, func, select, update
+from sqlalchemy import CursorResult, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from monitor.catalog import Kind
@@ -234,13 +235,36 @@ def _drop_unused(
     for column in columns:  # one pass over the campaign's judgments (no index on these)
         ids.difference_update(session.scalars(select(column).where(where).distinct()))
     gone = sorted(ids)
-    for lo in range(0, len(gone), 500):  # bounded IN lists (SQLite's parameter limit)
-        session.execute(
-            delete(model)
-            .where(model.id.in_(gone[lo : lo + 500]))
-            .execution_options(synchronize_session=False)
-        )
+    with _cascade_lookups(session, columns):
+        for lo in range(0, len(gone), 500):  # bounded IN lists (SQLite's parameter limit)
+            session.execute(
+                delete(model)
+                .where(model.id.in_(gone[lo : lo + 500]))
+                .execution_options(synchronize_session=False)
+            )
     return len(gone)
+
+
+@contextmanager
+def _cascade_lookups(session: Session, columns: list[Any]) -> Iterator[None]:
+    """On SQLite, indexes on ``(campaign_id, column)`` of the judgment tables while unused
+    workers or items are deleted, dropped in the same transaction. The cascade triggers of
+    migration 0003 run once per deleted row there, each looking up the row's judgments by
+    worker or item, which no index covers: without these, deleting the 2,000 items of a
+    10,000-row batch from a 200,000-judgment campaign scans the campaign 4,000 times (minutes
+    instead of a second)."""
+    if session.get_bind().dialect.name != "sqlite":
+        yield
+        return
+    names = []
+    for column in columns:  # columns of our own tables, never input
+        table, name = column.table.name, column.name
+        index = f"tmp_undo_{table}_{name}"
+        session.execute(text(f"CREATE INDEX {index} ON {table} (campaign_id, {name})"))
+        names.append(index)
+    yield  # an error rolls the transaction back, the indexes with it
+    for index in names:
+        session.execute(text(f"DROP INDEX {index}"))
 
 
 def _data_categories_again(session: Session, row: Campaign) -> None:
