@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ MTURK_HEADER = (
     "BLOCK_REASON",
 )
 TOLOKA_HEADER = ("user_id", "scope", "project_id", "pool_id", "private_comment", "will_expire")
+TOLOKA_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
+"""What a Toloka project or pool id looks like (numbers, in practice)."""
 MTURK_QUALIFICATION = "monitor quality"
 FALLBACK_METHOD = "mean (model fallback)"  # the rating model lost its held-out check
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -171,11 +174,32 @@ def blocklist_entries(
     return out
 
 
+def toloka_scope(project: str | None = None, pool: str | None = None) -> tuple[str, str, str]:
+    """``(scope, project_id, pool_id)`` of a Toloka user restriction: every project of the
+    requester, one project, or one pool (UsageError for both, or an id that is no id)."""
+    if project is not None and pool is not None:
+        raise UsageError("a Toloka restriction covers one project or one pool, not both")
+    for option, value in (("--project", project), ("--pool", pool)):
+        if value is not None and not TOLOKA_ID.fullmatch(value):
+            raise UsageError(f"{option} {value!r}: not a Toloka id", hint=f"e.g. {option} 1234567")
+    if project is not None:
+        return ("PROJECT", project, "")
+    if pool is not None:
+        return ("POOL", "", pool)
+    return ("ALL_PROJECTS", "", "")
+
+
 def export_blocklist(
-    session: Session, campaign_name: str, platform: Platform, *, include_flagged: bool = False
+    session: Session,
+    campaign_name: str,
+    platform: Platform,
+    *,
+    include_flagged: bool = False,
+    scope: tuple[str, str, str] = ("ALL_PROJECTS", "", ""),
 ) -> str:
     """The blocked workers of a campaign in the platform's upload format (and the workers the
-    latest run flagged, with ``include_flagged``)."""
+    latest run flagged, with ``include_flagged``); ``scope``: a Toloka restriction's
+    (:func:`toloka_scope`)."""
     campaign = get_campaign(session, campaign_name)
     entries = blocklist_entries(session, campaign, include_flagged=include_flagged)
 
@@ -191,7 +215,7 @@ def export_blocklist(
     if platform == "toloka":
         return _table(
             TOLOKA_HEADER,
-            [(e.worker, "ALL_PROJECTS", "", "", e.reason, "") for e in entries],
+            [(e.worker, *scope, e.reason, "") for e in entries],
             delimiter="\t",
         )
     rows = [
@@ -490,14 +514,25 @@ def export(
     platform: Platform,
     *,
     include_flagged: bool = False,
+    project: str | None = None,
+    pool: str | None = None,
 ) -> str:
-    """Dispatch: ``what`` is blocklist, weights or labels (``include_flagged``: blocklist)."""
+    """Dispatch: ``what`` is blocklist, weights or labels (``include_flagged``: blocklist;
+    ``project`` or ``pool``: the scope of a Toloka blocklist)."""
     if what not in WHATS:
         raise UsageError(f"unknown export {what!r}", hint=", ".join(WHATS))
     if platform not in PLATFORMS:
         raise UsageError(f"unknown platform {platform!r}", hint=", ".join(PLATFORMS))
+    if (project is not None or pool is not None) and (what, platform) != ("blocklist", "toloka"):
+        raise UsageError(
+            "--project and --pool are for a Toloka blocklist",
+            hint="monitor export blocklist --platform toloka --project ID",
+        )
     if what == "blocklist":
-        return export_blocklist(session, campaign_name, platform, include_flagged=include_flagged)
+        return export_blocklist(
+            session, campaign_name, platform, include_flagged=include_flagged,
+            scope=toloka_scope(project, pool),
+        )  # fmt: skip
     if include_flagged:
         raise UsageError("--include-flagged is for the blocklist")
     fn = {"weights": export_weights, "labels": export_labels}

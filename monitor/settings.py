@@ -375,6 +375,14 @@ class Settings:
         for f in fields(self):
             _check(f.name, getattr(self, f.name), "")
 
+    def for_campaign(self, own: Mapping[str, Any]) -> Settings:
+        """These settings with a campaign's own (``monitor campaign set``) over them; keys that
+        are no campaign setting (any more) are left out."""
+        given = {k: v for k, v in own.items() if k in campaign_keys()}
+        for key, value in given.items():
+            _check(key, value, "campaign setting")
+        return dataclasses.replace(self, **given)
+
     def replace(self, **changes: Any) -> Settings:
         """A copy with the changes that are not None (command-line values), each checked."""
         given = {k: v for k, v in changes.items() if v is not None}
@@ -387,6 +395,46 @@ class Settings:
 def _keys() -> dict[str, type]:
     hints = get_type_hints(Settings)
     return {f.name: hints[f.name] for f in fields(Settings)}
+
+
+PROCESS_KEYS = frozenset(
+    {"database_url", "report_dir", "recompute_every_minutes", "nightly_at", "cache_dir"}
+)
+"""Settings of a process, not of a campaign: ``monitor campaign set`` refuses them."""
+
+
+def campaign_keys() -> list[str]:
+    """The settings a campaign can have of its own (``monitor campaign set``)."""
+    return [k for k in _keys() if k not in PROCESS_KEYS]
+
+
+def campaign_value(key: str, raw: str | None) -> Any:  # noqa: ANN401
+    """The value of a campaign's own setting ``key=raw``, checked as the file's are
+    (:class:`ConfigError` for an unknown key, a process setting or a value out of range);
+    ``raw`` None: only the key is checked (None comes back)."""
+    if key not in _keys():
+        raise ConfigError(f"unknown setting '{key}'", hint=_closest(key))
+    if key in PROCESS_KEYS:
+        raise ConfigError(
+            f"setting '{key}' holds for the whole process, not for one campaign",
+            hint=f"set it in monitor.toml or {ENV_PREFIX}{key.upper()}",
+        )
+    return None if raw is None else _coerce(key, raw, "campaign setting")
+
+
+def run_settings(settings: Settings) -> dict[str, Any]:
+    """The settings a campaign's run uses (every campaign setting), as a run records them."""
+    return {k: getattr(settings, k) for k in campaign_keys()}
+
+
+def differences(used: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+    """(key, value, default) of each recorded setting that differs from its default."""
+    defaults = Settings()
+    return [
+        (k, v, getattr(defaults, k))
+        for k, v in used.items()
+        if k in campaign_keys() and v != getattr(defaults, k)
+    ]
 
 
 def _accepts() -> dict[str, Accepts]:

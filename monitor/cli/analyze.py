@@ -29,6 +29,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--items", type=Path, metavar="FILE", help="items file: item, gold, text")
     p.add_argument("--format", choices=FORMATS, help="default: by extension or detected")
     p.add_argument(
+        "--delimiter", metavar="CHAR", help="a CSV file's delimiter (default: its header's)"
+    )
+    p.add_argument(
         "--map",
         action="append",
         default=[],
@@ -114,6 +117,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 mapping=pairs(args.map, "--map") or None,
                 options=pairs(args.option, "--option") or None,
                 progress=sys.stderr.isatty() and not args.json,
+                delimiter=args.delimiter,
             )
             [outcome] = recompute(engine, settings, campaign=name, full=True)
             with transaction(engine) as s:

@@ -1,4 +1,5 @@
-"""``monitor campaign create`` and ``monitor campaign list``."""
+"""``monitor campaign create``, ``list``, and the lifecycle of a campaign: ``delete``,
+``rename``, ``archive`` and ``unarchive``; its own settings: ``set`` and ``show``."""
 
 from __future__ import annotations
 
@@ -17,10 +18,11 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p = sub.add_parser(
         "campaign",
         parents=[common],
-        help="define or list campaigns",
+        help="define, list, rename, archive or delete campaigns; their own settings",
         description="A campaign is one annotation job with one kind of judgment (rating, "
         "label, multilabel, pairwise): 'campaign create' defines one, 'campaign list' lists "
-        "them.",
+        "them; 'rename', 'archive', 'unarchive' and 'delete' change or end one; 'set' and "
+        "'show' give one settings of its own.",
     )
     p_sub = p.add_subparsers(dest="campaign_command", metavar="SUBCOMMAND", required=True)
     create = p_sub.add_parser(
@@ -48,6 +50,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "platform when known.",
     )
     ls.set_defaults(func=run_list)
+    register_lifecycle(p_sub, common)
 
 
 def add_scale_options(p: argparse.ArgumentParser) -> None:
@@ -134,7 +137,7 @@ def run_list(_args: argparse.Namespace, ctx: Context) -> int:
     from monitor.store.engine import transaction
 
     with transaction(ctx.engine()) as session:
-        rows = [(c, campaign_counts(session, c)) for c in list_campaigns(session)]
+        rows = [(c, campaign_counts(session, c)) for c in list_campaigns(session, archived=True)]
     if not rows:
         echo("no campaigns (create one: monitor campaign create NAME --kind KIND)")
         return 0
@@ -143,7 +146,170 @@ def run_list(_args: argparse.Namespace, ctx: Context) -> int:
             info.name,
             describe(info),
             f"{counts.n_judgments} judgments, {counts.n_workers} workers, {counts.n_items} items"
-            + (f", platform {info.platform}" if info.platform != "none" else ""),
+            + (f", platform {info.platform}" if info.platform != "none" else "")
+            + (", archived" if info.archived else ""),
             sep="\t",
         )
+    return 0
+
+
+# --- lifecycle and own settings ---------------------------------------------------------------
+
+
+def register_lifecycle(p_sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """``delete``, ``rename``, ``archive``, ``unarchive``, ``set`` and ``show``."""
+    delete = p_sub.add_parser(
+        "delete",
+        parents=[common],
+        help="delete a campaign and everything it holds",
+        description="Delete a campaign with its workers, items, judgments, ingest batches, "
+        "runs, decisions and planned pairs, and the files the run cache keeps for it. Asks "
+        "first (on a terminal); --yes does not ask.",
+    )
+    delete.add_argument("name", metavar="NAME")
+    delete.add_argument("--yes", action="store_true", help="do not ask")
+    delete.set_defaults(func=run_delete)
+    rename = p_sub.add_parser(
+        "rename",
+        parents=[common],
+        help="give a campaign another name",
+        description="Give a campaign another name; its data, runs and decisions stay.",
+    )
+    rename.add_argument("name", metavar="NAME")
+    rename.add_argument("new_name", metavar="NEW_NAME")
+    rename.set_defaults(func=run_rename)
+    for word, archived, short, what in (
+        ("archive", True, "keep a campaign out of the runs over all campaigns and the index",
+         "Keep a campaign, its data, runs and reports, but leave it out of the runs over every "
+         "campaign (recompute without --campaign, the scheduler) and of the index of reports; "
+         "named, it still recomputes and reports. 'unarchive' undoes it."),
+        ("unarchive", False, "bring an archived campaign back",
+         "Bring an archived campaign back into the runs over every campaign and the index."),
+    ):  # fmt: skip
+        p = p_sub.add_parser(word, parents=[common], help=short, description=what)
+        p.add_argument("name", metavar="NAME")
+        p.set_defaults(func=run_archive, archived=archived)
+    set_ = p_sub.add_parser(
+        "set",
+        parents=[common],
+        help="give a campaign settings of its own",
+        description="Give a campaign its own value of a setting (docs/settings.md), over the "
+        "one of monitor.toml, the environment and the flags; 'KEY=' drops it again. Checked "
+        "as the file's are: an unknown key or a value out of its range changes nothing.",
+    )
+    set_.add_argument("name", metavar="NAME")
+    set_.add_argument("pairs", nargs="+", metavar="KEY=VALUE")
+    set_.set_defaults(func=run_set)
+    show = p_sub.add_parser(
+        "show",
+        parents=[common],
+        help="a campaign's definition and settings",
+        description="A campaign's definition, its counts, and each setting its runs use that "
+        "differs from the default, with where it comes from (this campaign, or the "
+        "settings file, environment and flags).",
+    )
+    show.add_argument("name", metavar="NAME")
+    show.set_defaults(func=run_show)
+
+
+def run_delete(args: argparse.Namespace, ctx: Context) -> int:
+    import sys
+
+    from monitor.incremental.cache import remove_campaign_files
+    from monitor.store.campaigns import campaign_counts, delete_campaign, get_campaign
+    from monitor.store.engine import transaction
+
+    with transaction(ctx.engine()) as s:
+        info = get_campaign(s, args.name)
+        counts = campaign_counts(s, info)
+    what = (
+        f"campaign '{info.name}' ({counts.n_judgments:,} judgments, {counts.n_workers:,} "
+        f"workers, {counts.n_items:,} items)"
+    )
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise UsageError(
+                f"not deleting {what} without --yes (no terminal to ask)",
+                hint=f"monitor campaign delete {info.name} --yes",
+            )
+        answer = input(f"delete {what} and all its runs? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            echo("nothing deleted")
+            return 0
+    with transaction(ctx.engine()) as s:
+        delete_campaign(s, get_campaign(s, info.name))
+        remove_campaign_files(ctx.settings.cache_dir, s, info)
+    echo(f"deleted {what}")
+    return 0
+
+
+def run_rename(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.store.campaigns import rename_campaign
+    from monitor.store.engine import transaction
+
+    with transaction(ctx.engine()) as s:
+        info = rename_campaign(s, args.name, args.new_name)
+    echo(f"campaign '{args.name}' is now '{info.name}'")
+    return 0
+
+
+def run_archive(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.store.campaigns import set_archived
+    from monitor.store.engine import transaction
+
+    with transaction(ctx.engine()) as s:
+        changed = set_archived(s, args.name, args.archived)
+    state = "archived" if args.archived else "not archived"
+    echo(f"campaign '{args.name}' {'is now' if changed else 'was already'} {state}")
+    return 0
+
+
+def run_set(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.settings import campaign_value
+    from monitor.store.campaigns import get_campaign, set_own_settings
+    from monitor.store.engine import transaction
+
+    changes: dict[str, object] = {}
+    for text in args.pairs:
+        key, sep, raw = text.partition("=")
+        key = key.strip()
+        if not key or not sep:
+            raise UsageError(f"'{text}' is not KEY=VALUE", hint="e.g. min_judgments=20")
+        # an empty value drops the campaign's own value (the key is still checked)
+        changes[key] = campaign_value(key, raw.strip() or None)
+    with transaction(ctx.engine()) as s:
+        info = get_campaign(s, args.name)
+        own = set_own_settings(s, info.id, changes)
+    for key, value in changes.items():
+        echo(f"{info.name}: {key} = {value!r}" if value is not None else
+             f"{info.name}: {key} dropped (the global value holds)")  # fmt: skip
+    if own:
+        echo(f"own settings: {', '.join(f'{k}={v!r}' for k, v in own.items())}")
+    return 0
+
+
+def run_show(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.settings import differences, run_settings
+    from monitor.store.campaigns import campaign_counts, get_campaign
+    from monitor.store.engine import transaction
+
+    with transaction(ctx.engine()) as s:
+        info = get_campaign(s, args.name)
+        counts = campaign_counts(s, info)
+    platform = f", platform {info.platform}" if info.platform != "none" else ""
+    archived = ", archived" if info.archived else ""
+    echo(f"{info.name}: {describe(info)}{platform}{archived}")
+    echo(
+        f"{counts.n_judgments:,} judgments, {counts.n_workers:,} workers, {counts.n_items:,} items"
+    )
+    own = info.own_settings
+    used = run_settings(ctx.settings.for_campaign(own))
+    differ = differences(used)
+    if own:
+        echo(f"own settings: {', '.join(f'{k}={v!r}' for k, v in own.items())}")
+    if not differ:
+        echo("settings: every one at its default")
+    for key, value, default in differ:
+        where = "this campaign" if key in own else "settings file, environment or flags"
+        echo(f"  {key} = {value!r} (default {default!r}; from {where})")
     return 0

@@ -17,7 +17,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         description="Generates ratings, labels, multi-label and pairwise campaigns with planted "
         "spammers, careless and adversarial workers and ambiguous items, writes them as CSV, "
         "ingests them into the database, recomputes and writes one HTML report each "
-        "(in report_dir). Re-running reuses the campaigns.",
+        "(in report_dir). Re-running reuses the campaigns. They go to the default database "
+        "(--db URL for another, e.g. --db sqlite:///monitor-demo.db to keep them apart from "
+        "real work) and 'monitor campaign delete demo-ratings --yes' (and the others) removes "
+        "them.",
     )
     p.add_argument("--seed", type=int, default=None, help="random seed (default: settings.seed)")
     p.add_argument(
@@ -39,6 +42,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.workers < 8 or args.items < 10 or not 2 <= args.per_item <= args.workers:
         raise UsageError(
             "the demo needs --workers >= 8, --items >= 10 and 2 <= --per-item <= --workers"
+        )
+    from monitor.store.engine import redact
+
+    if getattr(args, "db", None) is None:  # the default database: say which it is
+        echo(
+            f"demo database: {redact(ctx.settings.database_url)} (--db URL for another; "
+            "'monitor campaign delete demo-ratings --yes' and the like remove its campaigns)",
+            err=True,
         )
     paths = run_demo(
         ctx.engine(),

@@ -34,6 +34,13 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         help="blocklist: also list the workers the latest run flagged and nobody blocked "
         "(the reason names the rules that flagged them)",
     )
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument(
+        "--project",
+        metavar="ID",
+        help="toloka blocklist: restrict in this project only (default: all projects)",
+    )
+    scope.add_argument("--pool", metavar="ID", help="toloka blocklist: restrict in this pool only")
     p.set_defaults(func=run)
 
 
@@ -47,8 +54,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         check_target(Path(args.out), "export", f"{args.what}.{args.platform}")
     with session_factory(ctx.engine())() as s:
         text = export(
-            s, args.what, args.campaign, args.platform, include_flagged=args.include_flagged
-        )
+            s, args.what, args.campaign, args.platform, include_flagged=args.include_flagged,
+            project=args.project, pool=args.pool,
+        )  # fmt: skip
         note = _empty_blocklist(s, args) if args.what == "blocklist" else []
     if to_file:
         echo(write_output(Path(args.out), text, "export", newline=""))

@@ -34,8 +34,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         epilog="Also: 'monitor ingest history --campaign NAME [--json]' lists the ingest "
         "batches (file, checksum, when, rows stored, duplicate and rejected); 'monitor ingest "
         "rejected --campaign NAME [--batch N] [--json]' lists the rejected rows with their "
-        "file, line, reasons and raw text. A file named history or rejected is ingested as "
-        "./history or ./rejected.",
+        "file, line, reasons and raw text; 'monitor ingest undo --campaign NAME --batch N' "
+        "takes one batch back out. A file named history, rejected or undo is ingested as "
+        "./history, ./rejected or ./undo.",
     )
     p.add_argument("file", metavar="FILE", type=Path)
     p.add_argument("--campaign", required=True, metavar="NAME")
@@ -43,7 +44,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument(
         "--format",
         choices=FORMATS,
-        help="default: by extension (.csv, .jsonl, .ndjson), platform exports detected",
+        help="default: by extension (.csv, .tsv, .jsonl, .ndjson, each also .gz), else by "
+        "the first line; platform exports detected",
     )
     p.add_argument(
         "--skip-invalid", action="store_true", help="store the good rows, keep the bad ones apart"
@@ -61,6 +63,12 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         default=[],
         metavar="KEY=VALUE",
         help="platform reader option (repeatable), e.g. --option keep_rejected=true",
+    )
+    p.add_argument(
+        "--delimiter",
+        metavar="CHAR",
+        help="a CSV file's delimiter: ',', ';', tab, '|' ... (default: the one its header "
+        "line holds most of; tab for .tsv)",
     )
     p.set_defaults(func=run)
 
@@ -90,6 +98,21 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     rejected.add_argument("--json", action="store_true", help="one JSON object a rejected row")
     rejected.set_defaults(func=run_rejected, word="rejected")
 
+    undo = p.add_word(
+        "undo",
+        parents=[common],
+        description="Take one ingest batch (one file) back out of a campaign, in one "
+        "transaction: the judgments it stored, its rejected rows, the workers and items only it "
+        "brought, the categories it added to a campaign that takes them from the data. The next "
+        "recompute counts the rest (a full run). Gold values or texts its items file gave items "
+        "that existed before stay.",
+    )
+    undo.add_argument("--campaign", required=True, metavar="NAME")
+    undo.add_argument(
+        "--batch", type=int, required=True, metavar="N", help="the batch (see ingest history)"
+    )
+    undo.set_defaults(func=run_undo, word="undo")
+
 
 def pairs(values: list[str], option: str) -> dict[str, str]:
     """``["a=b", "c=d=e"]`` -> ``{"a": "b", "c": "d=e"}``; a bare ``KEY`` means ``KEY=``."""
@@ -118,6 +141,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             mapping=pairs(args.map, "--map") or None,
             options=pairs(args.option, "--option") or None,
             progress=True,
+            delimiter=args.delimiter,
         )
     how = summary.format
     if summary.detected_platform:
@@ -225,6 +249,37 @@ def run_rejected(args: argparse.Namespace, ctx: Context) -> int:
     if not args.json:
         where = f"batch {args.batch}" if args.batch is not None else f"campaign {campaign.name}"
         echo(f"{n:,} rejected row{'' if n == 1 else 's'} in {where}")
+    return 0
+
+
+def run_undo(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.store.batches import undo_batch
+    from monitor.store.campaigns import get_campaign
+    from monitor.store.engine import transaction
+
+    _word_is_also_a_file(args)
+    with transaction(ctx.engine()) as s:
+        campaign = get_campaign(s, args.campaign)
+        done = undo_batch(s, campaign, args.batch)
+    counts = ", ".join(
+        f"{n:,} {what}{'' if n == 1 else 's'}"
+        for n, what in (
+            (done.n_judgments, "judgment"),
+            (done.n_workers, "worker"),
+            (done.n_items, "item"),
+        )
+    )
+    echo(
+        f"batch {done.batch_id} ({done.path}) taken out of campaign {campaign.name}: {counts}; "
+        "the next recompute is a full run"
+    )
+    if done.later_duplicates:
+        echo(
+            f"note: later batches found {done.later_duplicates:,} of their rows already stored; "
+            "those that came with this batch went with it (ingest those files again to bring "
+            "them back)",
+            err=True,
+        )
     return 0
 
 

@@ -4,6 +4,8 @@ and words that name a subcommand in front of a command's positional argument."""
 from __future__ import annotations
 
 import argparse
+import difflib
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,12 +29,30 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # noqa: ANN401
         super().__init__(*args, **kwargs)
         self.words = {}
+        self._given: list[str] = []
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        if guess := self._misspelt():  # before "the following arguments are required"
+            message = guess
         note = f"{self.note}\n" if self.note else ""
         self.exit(
             2, f"{self.prog}: error: {printable(message)}\n{note}(see '{self.prog} --help')\n"
         )
+
+    def _misspelt(self) -> str | None:
+        """``unknown option --campain: did you mean --campaign?`` for the first option given
+        that this command does not know and that is close to one it does."""
+        known = [o for o in self._option_string_actions if o.startswith("--")]
+        for token in self._given:
+            if token == "--":
+                return None
+            option = token.split("=", 1)[0]
+            if not option.startswith("--") or option in self._option_string_actions:
+                continue
+            close = difflib.get_close_matches(option, known, n=1, cutoff=0.75)
+            if close:
+                return f"unknown option {option}: did you mean {close[0]}?"
+        return None
 
     def add_word(self, word: str, **kwargs: Any) -> Parser:  # noqa: ANN401
         """A parser for ``<this command> WORD ...``."""
@@ -45,6 +65,7 @@ class Parser(argparse.ArgumentParser):
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
         args = list(args) if args is not None else None
+        self._given = list(args) if args is not None else sys.argv[1:]
         if args and self.words:
             at = self._first_positional(args)
             if at is not None and args[at] in self.words:

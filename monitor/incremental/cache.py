@@ -229,3 +229,20 @@ class Saving:
         else:
             self.snapshot.discard()
         self.cache._keep(self.key, saved, values, states, memory)
+
+
+def remove_campaign_files(
+    directory: str | Path | None, session: Session, info: CampaignInfo
+) -> int:
+    """Remove the files the run cache keeps for a campaign of the database ``session`` is
+    bound to (its arrays, its column file and any temporary file a killed process left);
+    how many. Made before the campaign is deleted (the names hold its id)."""
+    if not directory or not Path(directory).is_dir():
+        return 0
+    digest, cid = cache_key(session, info)
+    n = 0
+    for path in Path(directory).glob(f"{digest}-{cid}.*"):
+        with contextlib.suppress(OSError):
+            path.unlink()
+            n += 1
+    return n

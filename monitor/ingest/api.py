@@ -12,6 +12,7 @@ transaction. A crash or Ctrl-C rolls everything back.
 from __future__ import annotations
 
 import hashlib
+import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,11 +26,22 @@ from monitor.errors import InputError, NotFound, Problem, UsageError
 from monitor.ingest.chunks import MAX_PROBLEMS, FileRun, chunks
 from monitor.ingest.load import Loader
 from monitor.ingest.platforms import READERS, detect
-from monitor.ingest.readers import BadRecord, ByteCounter, read_csv, read_items, read_jsonl
+from monitor.ingest.readers import (
+    DELIMITERS,
+    BadRecord,
+    ByteCounter,
+    is_gzip,
+    plain_suffix,
+    read_csv,
+    read_items,
+    read_jsonl,
+    sniff,
+)
 from monitor.ingest.rows import JUDGMENT_COLUMNS, PREFERENCE_COLUMNS, SourceRow
 from monitor.ingest.validate import Validator, raw_text
 from monitor.progress import Progress
 from monitor.store import campaigns as store
+from monitor.store.batches import id_marks
 from monitor.store.campaigns import CampaignInfo, CampaignSpec
 from monitor.store.engine import transaction
 from monitor.store.models import IngestBatch
@@ -47,7 +59,8 @@ __all__ = [
 
 CHUNK_SIZE = 50_000
 FORMATS = ("csv", "jsonl", *READERS)
-EXTENSIONS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+EXTENSIONS = {".csv": "csv", ".tsv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+"""Formats by extension (a ``.gz`` after it left out: ``x.csv.gz`` is a CSV file)."""
 
 
 @dataclass(frozen=True)
@@ -90,17 +103,32 @@ def choose_format(
         raise NotFound(f"no such file: {path}")
     if options and "export" in options:
         return "prolific", "prolific"
-    by_extension = EXTENSIONS.get(path.suffix.lower())
+    by_extension = EXTENSIONS.get(plain_suffix(path))
     if by_extension != "jsonl":
         platform = detect(path)
         if platform is not None:
             return platform, platform
     if by_extension is None:
+        by_extension = _sniffed_format(path)
+    if by_extension is None:
         raise UsageError(
             f"cannot tell the format of {path}",
-            hint="name it .csv or .jsonl, or pass --format " + "|".join(FORMATS),
+            hint="name it .csv, .tsv or .jsonl, or pass --format " + "|".join(FORMATS),
         )
     return by_extension, None
+
+
+def _sniffed_format(path: Path) -> str | None:
+    """The format of a file whose name does not tell it, from its first line: JSON Lines for
+    an object, CSV for a header with a comma, semicolon, tab or bar; None otherwise."""
+    head = sniff(path)
+    text = head.decode("utf-8", errors="replace").lstrip()
+    if text.startswith("{"):
+        return "jsonl"
+    first = text.splitlines()[0] if text else ""
+    if b"\x00" not in head and any(d in first for d in DELIMITERS):
+        return "csv"
+    return None
 
 
 def _check_plain_args(
@@ -130,8 +158,11 @@ def _open_rows(
     options: dict[str, str] | None,
     counter: ByteCounter,
     validator: Validator,
+    delimiter: str | None = None,
 ) -> Iterator[SourceRow | BadRecord | tuple[Any, ...]]:
     """The file's rows; those of a CSV file that are clean come already validated (tuples)."""
+    if delimiter is not None and fmt != "csv":
+        raise UsageError(f"--delimiter is for CSV files, not {fmt}")
     if fmt in READERS:
         rows = READERS[fmt](path, kind=campaign.kind, mapping=mapping, options=options)
         rows.strict = False  # a record it cannot read comes as a BadRecord, like a CSV row's
@@ -146,6 +177,7 @@ def _open_rows(
             counter=counter,
             check_header=validator.missing_columns,
             fast=validator.csv_fast,
+            delimiter=delimiter,
         )
     return read_jsonl(path, columns=columns, mapping=mapping, counter=counter)
 
@@ -174,6 +206,7 @@ def _batch(
         n_rejected=0,
     )
     session.add(batch)
+    batch.workers_before, batch.items_before = id_marks(session, info.id)
     session.flush()
     return batch, Loader(session.connection(), info, batch.id)
 
@@ -189,6 +222,7 @@ def ingest_file(
     mapping: dict[str, str] | None = None,
     options: dict[str, str] | None = None,
     progress: bool = False,
+    delimiter: str | None = None,
 ) -> IngestSummary:
     """Ingest one file of judgments (and optionally its items file) into ``campaign``.
 
@@ -213,7 +247,7 @@ def ingest_file(
         if info.kind == "pairwise":
             validator.planned = planned_items(session, info.id)
             validator.reject_mismatch = skip_invalid
-        rows = _open_rows(path, fmt, info, mapping, options, counter, validator)
+        rows = _open_rows(path, fmt, info, mapping, options, counter, validator, delimiter)
         seen = session.scalars(
             select(IngestBatch.id)
             .where(IngestBatch.campaign_id == info.id, IngestBatch.checksum == checksum)
@@ -229,7 +263,9 @@ def ingest_file(
             n_items = _items_into(loader, info, Path(items), skip_invalid, notes)
         state = FileRun(loader, validator, str(path), skip_invalid)
         with Progress(
-            path.name, total=path.stat().st_size if plain else None, enabled=progress
+            path.name,
+            total=path.stat().st_size if plain and not is_gzip(path) else None,
+            enabled=progress,
         ) as bar:
             state.run(rows, bar, counter, CHUNK_SIZE)
         if state.problems:
@@ -243,6 +279,7 @@ def ingest_file(
             cats = store.add_data_categories(session, info.id, list(validator.new_categories))
             if validator.new_categories:
                 notes.append(f"categories taken from the data: {', '.join(cats)}")
+            notes.extend(validator.label_notes())
         loader.close()
         if state.n_unanswered:
             n = state.n_unanswered
@@ -259,6 +296,14 @@ def ingest_file(
             )
         if fmt in READERS and store.set_platform_if_unknown(session, info.id, fmt):
             notes.append(f"campaign platform set to {fmt} (workers' history is per platform)")
+        elif fmt in READERS and info.platform not in ("none", fmt):
+            notes.append(
+                f"warning: a {fmt} file in campaign {info.name} of platform {info.platform}: "
+                f"its worker ids are {fmt}'s, and a worker's history is read from the other "
+                f"campaigns of {info.platform} (ingest it into a {fmt} campaign if it is not "
+                f"the same workers: monitor ingest undo --campaign {shlex.quote(info.name)} --batch "
+                f"{batch.id})"
+            )
         n_items += state.n_items
         if state.n_workers:
             notes.append(f"{state.n_workers} worker rows (platform statuses) stored")
@@ -269,6 +314,7 @@ def ingest_file(
         batch.n_new = state.n_new
         batch.n_duplicate = n_duplicate
         batch.n_rejected = state.n_rejected
+        batch.workers_after, batch.items_after = id_marks(session, info.id)
         batch.finished_at = datetime.now(UTC)
         batch_id = batch.id
     store.refresh_statistics(engine, info.kind, state.n_new)
@@ -360,5 +406,6 @@ def ingest_items(engine: Engine, path: Path, campaign: str) -> int:
         batch, loader = _batch(session, info, path, file_checksum(path), "items")
         n = _items_into(loader, info, path, False, [])
         loader.close()
+        batch.workers_after, batch.items_after = id_marks(session, info.id)
         batch.finished_at = datetime.now(UTC)
         return n

@@ -14,13 +14,22 @@ NaN or infinite number, a number past a double's range, a NUL or a lone surrogat
 found a block or a line at a time (a byte search, a compiled regex), not field by field.
 
 ``mapping`` renames columns: ``{"worker": "PROLIFIC_PID"}`` reads the canonical ``worker`` from
-the file's ``PROLIFIC_PID`` column. Columns that are not canonical go to ``SourceRow.extra``.
+the file's ``PROLIFIC_PID`` column. A CSV header's names are matched without regard to case
+(``Worker,Item,Value``) when no column has the exact name. Columns that are not canonical go to
+``SourceRow.extra``.
+
+The files people have: a gzip-compressed file (known by its first bytes, whatever its name) is
+read as a stream; a CSV file's delimiter is the one its header line holds most of (comma,
+semicolon, tab or bar, outside quotes; a ``.tsv`` file's is the tab) unless given; a UTF-8 byte
+order mark and CRLF line ends are read as spreadsheets write them.
 """
 
 from __future__ import annotations
 
 import csv
+import gzip
 import sys
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
 from itertools import chain
@@ -28,12 +37,21 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from monitor.errors import InputError, NotFound, Problem
+from monitor.errors import InputError, NotFound, Problem, UsageError
 from monitor.ingest.jsondoc import decode_problem
 from monitor.ingest.rows import ITEM_COLUMNS, BadRecord, SourceRow, Table
 from monitor.ingest.safe import NUL, NUL_HINT, JsonLines, unstorable
 
-__all__ = ["BadRecord", "ByteCounter", "read_csv", "read_jsonl", "sniff"]
+__all__ = [
+    "BadRecord",
+    "ByteCounter",
+    "detect_delimiter",
+    "is_gzip",
+    "plain_suffix",
+    "read_csv",
+    "read_jsonl",
+    "sniff",
+]
 
 UTF8_HINT = "save the file as UTF-8"
 NOT_UTF8 = "not UTF-8 text"
@@ -48,6 +66,10 @@ FastFactory = Callable[
 ]
 _HEAD = 8192
 _BLOCK = 1 << 18
+GZIP_MAGIC = b"\x1f\x8b"
+DELIMITERS = (",", ";", "\t", "|")
+"""The delimiters a CSV file's header is searched for, the first winning a tie."""
+DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "bar"}
 
 
 class ByteCounter:
@@ -59,13 +81,95 @@ class ByteCounter:
         self.n = 0
 
 
-def _open(path: Path) -> BinaryIO:
+class _Gunzip(gzip.GzipFile):
+    """A gzip stream whose damage (a truncated or corrupt file) is one problem line."""
+
+    def read(self, size: int | None = -1) -> bytes:
+        try:
+            return super().read(size)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise _damaged(self.name, exc) from None
+
+    def readline(self, size: int | None = -1) -> bytes:
+        try:
+            return super().readline(size)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise _damaged(self.name, exc) from None
+
+
+def _damaged(name: str, exc: BaseException) -> InputError:
+    return InputError.at(
+        str(name),
+        None,
+        None,
+        f"a damaged gzip file ({exc or type(exc).__name__})",
+        "compress it again, or give the file uncompressed",
+    )
+
+
+def is_gzip(path: Path) -> bool:
+    """Whether the file starts as a gzip stream does."""
     try:
-        return open(path, "rb")  # noqa: SIM115 (closed by the caller)
+        with open(path, "rb") as handle:
+            return handle.read(2) == GZIP_MAGIC
+    except OSError:
+        return False
+
+
+def _open(path: Path) -> BinaryIO:
+    """The file's bytes, decompressed as they are read when it is gzip-compressed."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 (closed by the caller)
     except FileNotFoundError:
         raise NotFound(f"no such file: {path}") from None
     except IsADirectoryError:
         raise NotFound(f"{path} is a directory, not a file") from None
+    if handle.read(2) != GZIP_MAGIC:
+        handle.seek(0)
+        return handle
+    handle.seek(0)
+    return _Gunzip(filename=str(path), mode="rb", fileobj=handle)  # type: ignore[return-value]
+
+
+def plain_suffix(path: Path) -> str:
+    """The file's extension, a ``.gz`` after it left out (``x.csv.gz`` -> ``.csv``)."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    return suffixes[-1] if suffixes else ""
+
+
+def _count_outside_quotes(line: str, delimiter: str) -> int:
+    n, quoted = 0, False
+    for char in line:
+        if char == '"':
+            quoted = not quoted
+        elif char == delimiter and not quoted:
+            n += 1
+    return n
+
+
+def detect_delimiter(path: Path, head: bytes) -> str:
+    """The delimiter of a CSV file: a tab for ``.tsv``, else the one of :data:`DELIMITERS`
+    its header line holds most of outside quotes (a comma when it holds none)."""
+    if plain_suffix(path) == ".tsv":
+        return "\t"
+    text = head.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    counts = {d: _count_outside_quotes(first, d) for d in DELIMITERS}
+    best = max(DELIMITERS, key=lambda d: counts[d])
+    return best if counts[best] else ","
+
+
+def _check_delimiter(delimiter: str) -> str:
+    named = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "bar": "|"}
+    delimiter = named.get(delimiter, delimiter)
+    if len(delimiter) != 1 or delimiter in '"\r\n' or delimiter.isalnum():
+        raise UsageError(
+            f"--delimiter {delimiter!r}: one character that is not a letter, digit or quote",
+            hint="e.g. --delimiter ';' or --delimiter tab",
+        )
+    return delimiter
 
 
 def sniff(path: Path) -> bytes:
@@ -78,9 +182,9 @@ def sniff(path: Path) -> bytes:
 def _refuse_binary(name: str, head: bytes, what: str, hint: str) -> None:
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise InputError.at(name, None, None, f"UTF-16 text, not {what} in UTF-8", UTF8_HINT)
-    if head.startswith(b"\x1f\x8b"):
+    if head.startswith(GZIP_MAGIC):
         raise InputError.at(
-            name, None, None, f"a gzip-compressed file, not {what}", "decompress it first"
+            name, None, None, f"a gzip file inside a gzip file, not {what}", "decompress it first"
         )
     if b"\x00" in head:
         raise InputError.at(name, None, None, f"a binary file, not {what}", hint=hint)
@@ -184,10 +288,28 @@ class _BlockLines(_Lines):
         return lines
 
 
-def _rename(header: Sequence[str], mapping: dict[str, str] | None) -> list[str]:
-    """Canonical names of the header's columns (a mapped source column takes the canonical)."""
+def _rename(
+    header: Sequence[str], mapping: dict[str, str] | None, columns: Sequence[str] = ()
+) -> list[str]:
+    """Canonical names of the header's columns: a mapped source column takes the canonical
+    (its name matched exactly, else without regard to case); a column named as a canonical
+    one but for case (``Worker``) takes it when no other column has it."""
     back = {source: canon for canon, source in (mapping or {}).items()}
-    return [back.get(name, name) for name in header]
+    folded = {source.casefold(): canon for source, canon in back.items()}
+    names = [back.get(name, name) for name in header]
+    taken = set(names)
+    for at, name in enumerate(header):
+        canon = folded.get(name.casefold()) if name not in back else None
+        if canon is not None and canon not in taken:
+            names[at] = canon
+            taken.add(canon)
+    known = {c.casefold(): c for c in columns}
+    for at, name in enumerate(names):
+        canon = known.get(name.casefold())
+        if canon is not None and canon != name and canon not in taken:
+            names[at] = canon
+            taken.add(canon)
+    return names
 
 
 def read_csv(
@@ -199,8 +321,10 @@ def read_csv(
     counter: ByteCounter | None = None,
     check_header: HeaderCheck | None = None,
     fast: FastFactory | None = None,
+    delimiter: str | None = None,
 ) -> Iterator[SourceRow | BadRecord | tuple[Any, ...]]:
-    """Stream a CSV file (UTF-8, header row, comma) as rows of ``table``.
+    """Stream a CSV file (UTF-8, header row; its delimiter ``delimiter``, else
+    :func:`detect_delimiter`'s) as rows of ``table``, gzip-compressed or not.
 
     ``columns`` are the canonical columns of the table; the others go to ``extra``. Blank lines
     are skipped. Fields may be of any length; quotes must be balanced (a strict dialect). Empty
@@ -224,7 +348,10 @@ def read_csv(
             "looks like JSON, not CSV",
             hint="name a JSON Lines file .jsonl, or pass --format jsonl",
         )
-    return _csv_rows(path, columns, table, mapping, counter, check_header, fast)
+    delimiter = (
+        _check_delimiter(delimiter) if delimiter is not None else detect_delimiter(path, head)
+    )
+    return _csv_rows(path, columns, table, mapping, counter, check_header, fast, delimiter)
 
 
 def _csv_rows(
@@ -235,12 +362,13 @@ def _csv_rows(
     counter: ByteCounter | None,
     check_header: HeaderCheck | None,
     fast: FastFactory | None = None,
+    delimiter: str = ",",
 ) -> Iterator[SourceRow | BadRecord | tuple[Any, ...]]:
     name = str(path)
     csv.field_size_limit(sys.maxsize)
     with _open(path) as handle:
         lines = _BlockLines(handle, counter)
-        reader = csv.reader(lines, strict=True)
+        reader = csv.reader(lines, strict=True, delimiter=delimiter)
         try:
             raw_header = next(reader, None)
         except csv.Error as exc:
@@ -268,7 +396,7 @@ def _csv_rows(
                     )
                 raise InputError.at(name, 1, column, "appears twice in the header")
             seen.add(column)
-        canon = _rename(header, mapping)
+        canon = _rename(header, mapping, columns)
         if check_header is not None and (problems := check_header(canon)):
             raise InputError(problems)
         canonical = set(columns)
@@ -297,7 +425,7 @@ def _csv_rows(
                 continue
             start, end = end + 1, reader.line_num
             if bad and any(n in bad for n in range(start, end + 1)):
-                raw = ",".join(row)
+                raw = delimiter.join(row)
                 what = next(bad[n] for n in range(start, end + 1) if n in bad)
                 hint = UTF8_HINT if what == NOT_UTF8 else NUL_HINT
                 yield BadRecord(start, raw, Problem(name, start, None, what, hint))
@@ -309,7 +437,7 @@ def _csv_rows(
             ):
                 yield BadRecord(
                     start,
-                    ",".join(row),
+                    delimiter.join(row),
                     Problem(
                         name,
                         start,
@@ -462,8 +590,9 @@ def _json_kind(python_type: str) -> str:
 def read_items(
     path: Path, *, counter: ByteCounter | None = None
 ) -> Iterator[SourceRow | BadRecord | tuple[Any, ...]]:
-    """The items file (``item``, optional ``gold``, ``text``), CSV or JSON Lines by extension."""
-    if path.suffix.lower() in (".jsonl", ".ndjson"):
+    """The items file (``item``, optional ``gold``, ``text``), CSV (or TSV) or JSON Lines by
+    extension, gzip-compressed or not."""
+    if plain_suffix(path) in (".jsonl", ".ndjson"):
         return read_jsonl(path, columns=ITEM_COLUMNS, table="item", counter=counter)
     name = str(path)
 

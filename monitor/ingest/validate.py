@@ -13,6 +13,7 @@ is counted as a duplicate, whether it comes from the same file or another one.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import math
@@ -58,6 +59,10 @@ __all__ = [
 
 TIME_HINT = "ISO 8601, e.g. 2025-11-03T09:12:45Z"
 _number_text = NUMBER.fullmatch
+EMPTY_SET = frozenset({"[]", "{}"})
+"""How a CSV cell writes a multi-label answer without any annotation ("none of these apply")."""
+NUMERIC_LABELS = 10
+"""More categories than this that all look like numbers draw a warning (label campaigns)."""
 _sha256 = hashlib.sha256
 
 
@@ -124,12 +129,42 @@ class Validator:
         return Problem(self.path, line, name, message, hint)
 
     def missing_columns(self, header: list[str]) -> list[Problem]:
-        """Required columns absent from a CSV header (canonical names)."""
+        """Required columns absent from a CSV header (canonical names), each with the column
+        of the header its name is closest to, if one is close."""
         have = columns_hint(header)
+        missing = [c for c in self.required if c not in header]
+        spare = [h for h in header if h not in self.required]
+        problems = []
+        for c in missing:
+            folded = {h.casefold(): h for h in spare}
+            close = difflib.get_close_matches(c, list(folded), n=1, cutoff=0.6)
+            hint = f"columns: {have}; {self.needs}"
+            if close:
+                near = folded[close[0]]
+                hint = f"did you mean '{near}'? rename it or pass --map {c}={near}; {hint}"
+            problems.append(self.problem(1, c, "not in the header", hint))
+        return problems
+
+    def label_notes(self) -> list[str]:
+        """A warning when every category a label campaign took from the data looks like a
+        number and they are many (more than :data:`NUMERIC_LABELS`) or two are one number
+        written twice (``0`` and ``00``): ratings ingested as labels by mistake."""
+        if self.kind != "label" or not self.open_labels or not self.new_categories:
+            return []
+        labels = [*self.categories, *self.new_categories]
+        numbers = [_number_of(label) for label in labels]
+        if any(n is None for n in numbers):
+            return []
+        twice = len(set(numbers)) < len(labels)
+        if len(labels) <= NUMERIC_LABELS and not twice:
+            return []
+        shown_labels = ", ".join(labels[:6]) + (", ..." if len(labels) > 6 else "")
+        same = "; some are one number written twice" if twice else ""
         return [
-            self.problem(1, c, "not in the header", f"columns: {have}; {self.needs}")
-            for c in self.required
-            if c not in header
+            f"warning: the {len(labels)} categories of this label campaign all look like "
+            f"numbers ({shown_labels}){same}: a label campaign treats each as a name. For "
+            "numbers, create a rating campaign (monitor campaign create NAME --kind rating "
+            "--min LO --max HI) and ingest the file there"
         ]
 
     # --- fields -----------------------------------------------------------------------------
@@ -262,6 +297,10 @@ class Validator:
     def _annotations(
         self, value: Any, line: int, column: str, out: list[Problem]
     ) -> list[str] | None:
+        if isinstance(value, str) and value.strip() in EMPTY_SET:
+            return []  # "none of these apply": a set without any annotation
+        if isinstance(value, list) and not value:
+            return []
         if isinstance(value, str):
             parts = [p.strip() for p in value.split("|")]
         elif isinstance(value, list):
@@ -292,7 +331,10 @@ class Validator:
         if not parts:
             out.append(
                 self.problem(
-                    line, column, "no annotation", "a multilabel judgment holds at least one"
+                    line,
+                    column,
+                    "no annotation",
+                    "an empty set ('none of these apply') is written [] (CSV or JSON)",
                 )
             )
             return None

@@ -26,8 +26,14 @@ from monitor.pipeline.decisions import apply_policy
 from monitor.pipeline.measure import measure
 from monitor.pipeline.params import Coded, Params
 from monitor.rules import PolicyOptions, Thresholds, evaluate
-from monitor.settings import Settings
-from monitor.store.campaigns import CampaignInfo, campaign_counts, get_campaign, list_campaigns
+from monitor.settings import Settings, run_settings
+from monitor.store.campaigns import (
+    CampaignInfo,
+    campaign_counts,
+    changed_at,
+    get_campaign,
+    list_campaigns,
+)
 from monitor.store.connect import statement_error, step
 from monitor.store.engine import engine_timeouts, snapshot, transaction
 from monitor.store.history import worker_history
@@ -186,6 +192,7 @@ def _run(
 ) -> RunOutcome:
     started = time.perf_counter()
     started_at = progress.started_at
+    settings = settings.for_campaign(info.own_settings)
     # One snapshot for the count and every array: ingests that commit meanwhile are left
     # whole to the next run (never half-seen, never a judgment without its worker).
     with snapshot(engine) as s, step(f"reading the judgments of campaign {info.name}"):
@@ -193,10 +200,16 @@ def _run(
         last = latest_run(s, info.id)
         if counts.n_judgments == 0:
             return RunOutcome(info.name, "empty", message="no judgments yet: nothing to do")
+        # judgments taken out since the last run (ingest undo): ids may come again, so the
+        # last run is no base to extend
+        changed = changed_at(s, info.id)
+        if last is not None and changed is not None and last.started_at < changed:
+            full = True
         covered = (
             last is not None
             and last.watermark >= counts.max_id
             and last.n_judgments == counts.n_judgments
+            and not (changed is not None and last.started_at < changed)
         )
         if covered and not full:
             assert last is not None
@@ -228,6 +241,9 @@ def _run(
         saving = cache.saving(s, info)
     n_new = max(arrays.n - (last.n_judgments if last is not None else 0), 0)
     values = measure(Coded(info, arrays, history), Params.of(settings, info.kind, warm=warm))
+    values.parameters["settings"] = run_settings(settings)
+    if info.own_settings:
+        values.parameters["own_settings"] = sorted(info.own_settings)
     flags = evaluate(values.values, Thresholds.of(settings), kind=info.kind, columns=values.columns)
     for f in flags:
         if f.rule in ("model_not_converged", "model_fallback"):

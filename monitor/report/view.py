@@ -59,6 +59,21 @@ def _param(doc: dict[str, Any], key: str) -> float:
         return float(getattr(Settings(), key))
 
 
+def settings_changed(doc: dict[str, Any]) -> list[str]:
+    """``min_judgments 20 (default 10, this campaign's own)``: each setting the run used that
+    differs from its default, and whether the campaign has it of its own."""
+    from monitor.settings import differences
+
+    params = (doc.get("run") or {}).get("parameters") or {}
+    used, own = params.get("settings"), set(params.get("own_settings") or ())
+    if not isinstance(used, dict):
+        return []
+    return [
+        f"{key} {value!r} (default {default!r}" + (", this campaign's own)" if key in own else ")")
+        for key, value, default in differences(used)
+    ]
+
+
 SYMBOL = {"left": ">", "right": "<", "tie": "="}
 
 
@@ -441,6 +456,7 @@ def build_view(
         "annotations": doc["annotations"],
         "pairwise": pairwise,
         "json_href": json_href,
+        "settings_changed": settings_changed(doc),
     }
     if pairwise:
         view["pairs_table"] = lists.pair_table(

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, Text, func, select, text
+from sqlalchemy import Engine, Text, delete, func, select, text
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -110,6 +111,19 @@ class CampaignInfo:
     strict: bool
     settings: dict[str, Any]
     platform: str = "none"
+    archived: bool = False
+    changed_at: datetime | None = None
+    """When judgments were last taken out (``monitor ingest undo``): a run started before it
+    cannot be extended."""
+
+    @property
+    def own_settings(self) -> dict[str, Any]:
+        """The settings given to this campaign alone (``monitor campaign set``)."""
+        return dict(self.settings.get(OWN_SETTINGS) or {})
+
+
+OWN_SETTINGS = "own"
+"""The key of ``Campaign.settings`` that holds the campaign's own settings."""
 
 
 def _info(c: Campaign) -> CampaignInfo:
@@ -125,6 +139,8 @@ def _info(c: Campaign) -> CampaignInfo:
         c.strict,
         dict(c.settings or {}),
         c.platform or "none",
+        bool(c.archived),
+        c.changed_at,
     )
 
 
@@ -159,8 +175,65 @@ def get_campaign(session: Session, name: str) -> CampaignInfo:
     return _info(row)
 
 
-def list_campaigns(session: Session) -> list[CampaignInfo]:
-    return [_info(c) for c in session.scalars(select(Campaign).order_by(Campaign.name))]
+def list_campaigns(session: Session, *, archived: bool = False) -> list[CampaignInfo]:
+    """The campaigns by name; the archived ones only with ``archived`` (the runs over every
+    campaign and the index of reports leave them out)."""
+    q = select(Campaign).order_by(Campaign.name)
+    if not archived:
+        q = q.where(Campaign.archived.is_(False))
+    return [_info(c) for c in session.scalars(q)]
+
+
+def rename_campaign(session: Session, name: str, new_name: str) -> CampaignInfo:
+    """Give a campaign another name (its id, data and runs stay); UsageError when the new name
+    is taken or not a name."""
+    info = get_campaign(session, name)
+    if not new_name or len(new_name) > 200:
+        raise UsageError("a campaign name has 1 to 200 characters")
+    if new_name != name and session.scalar(select(Campaign.id).where(Campaign.name == new_name)):
+        raise UsageError(f"a campaign named {new_name!r} exists already")
+    session.get_one(Campaign, info.id).name = new_name
+    session.flush()
+    return get_campaign(session, new_name)
+
+
+def set_archived(session: Session, name: str, archived: bool) -> bool:
+    """Archive or unarchive a campaign; False when it was so already."""
+    row = session.get_one(Campaign, get_campaign(session, name).id)
+    if row.archived == archived:
+        return False
+    row.archived = archived
+    return True
+
+
+def delete_campaign(session: Session, info: CampaignInfo) -> None:
+    """Delete a campaign with everything it holds: workers, items, judgments, batches, runs,
+    decisions, plans (the foreign keys and the triggers of migration 0003 cascade)."""
+    session.execute(delete(Campaign).where(Campaign.id == info.id))
+
+
+def set_own_settings(session: Session, campaign_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+    """Set (a value) or drop (None) the campaign's own settings; returns them all. The values
+    are checked by the caller (:func:`monitor.settings.campaign_value`)."""
+    row = session.get_one(Campaign, campaign_id)
+    settings = dict(row.settings or {})
+    own = dict(settings.get(OWN_SETTINGS) or {})
+    for key, value in changes.items():
+        if value is None:
+            own.pop(key, None)
+        else:
+            own[key] = value
+    if own:
+        settings[OWN_SETTINGS] = dict(sorted(own.items()))
+    else:
+        settings.pop(OWN_SETTINGS, None)
+    row.settings = settings
+    return own
+
+
+def changed_at(session: Session, campaign_id: int) -> datetime | None:
+    """When judgments were last taken out of the campaign (``monitor ingest undo``)."""
+    return session.scalar(select(Campaign.changed_at).where(Campaign.id == campaign_id))
 
 
 def set_categories(session: Session, campaign_id: int, categories: list[str]) -> None:

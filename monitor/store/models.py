@@ -132,6 +132,11 @@ class Campaign(Base):
     # creation; "none" = unknown): the same worker id on the same platform is the same person,
     # so their quality in other campaigns of the platform is their history.
     platform: Mapped[str] = mapped_column(String(32), default="none", server_default="none")
+    # Archived: kept, but left out of the runs over every campaign and of the report index.
+    archived: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # When judgments were last taken out (``monitor ingest undo``): a run started before
+    # cannot be extended, the next one is full.
+    changed_at: Mapped[datetime | None] = mapped_column(UtcTime)
 
 
 class Worker(Base):
@@ -196,6 +201,13 @@ class IngestBatch(Base):
     n_rejected: Mapped[int] = mapped_column(Integer, default=0)
     started_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(UtcTime)
+    # The campaign's newest worker and item ids before and after the batch: the workers and
+    # items it created lie between (what ``monitor ingest undo`` removes with its judgments
+    # when nothing else uses them). None for batches stored before they were recorded.
+    workers_before: Mapped[int | None] = mapped_column(BigInteger)
+    workers_after: Mapped[int | None] = mapped_column(BigInteger)
+    items_before: Mapped[int | None] = mapped_column(BigInteger)
+    items_after: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class RejectedRow(Base):

@@ -13,6 +13,7 @@ A decision is appended to ``worker_decisions`` (never rewritten) and the worker'
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from monitor.errors import NotFound, UsageError
 from monitor.store.models import (
+    Campaign,
     Judgment,
     MetricRun,
     Preference,
@@ -101,9 +103,10 @@ def _worker(session: Session, campaign_id: int, external_id: str) -> Worker:
         select(Worker).where(Worker.campaign_id == campaign_id, Worker.external_id == external_id)
     ).one_or_none()
     if w is None:
+        name = session.scalar(select(Campaign.name).where(Campaign.id == campaign_id)) or ""
         raise NotFound(
             f"no worker {external_id!r} in this campaign",
-            hint="list them with: monitor workers --campaign NAME",
+            hint=f"list them with: monitor workers --campaign {shlex.quote(name)}",
         )
     return w
 

@@ -125,7 +125,7 @@ EXPECTED: dict[str, list[str]] = {
         "{f}:1: column 'worker': a number past the range of a double (about 1.8e308) (write such a number as a string)"
     ],
     "rating_bom_twice.csv": [
-        "{f}:1: column 'worker': not in the header (columns: \\ufeffworker, item, value, judgment_id, created_at, duration_s, note; a rating judgment needs worker, item, value)"
+        "{f}:1: column 'worker': not in the header (did you mean '\\ufeffworker'? rename it or pass --map worker=\\ufeffworker; columns: \\ufeffworker, item, value, judgment_id, created_at, duration_s, note; a rating judgment needs worker, item, value)"
     ],
     "rating_comment_line.jsonl": [
         "{f}:1: does not look like JSON Lines (a CSV file is named .csv, or pass --format csv)"
@@ -166,7 +166,10 @@ EXPECTED: dict[str, list[str]] = {
     "rating_garbage.csv": [
         "{f}: a binary file, not CSV text (give a CSV file: UTF-8 text, header row, comma)"
     ],
-    "rating_gzip.csv": ["{f}: a gzip-compressed file, not CSV text (decompress it first)"],
+    "rating_gzip.csv": [
+        "{f}: a damaged gzip file (Compressed file ended before the end-of-stream marker was "
+        "reached) (compress it again, or give the file uncompressed)"
+    ],
     "rating_header_commas.csv": ["{f}:1: no header row (the first line names the columns)"],
     "rating_header_empty_twice.csv": [
         "{f}:1: two columns without a name (name every column, or delete the empty ones)"

@@ -81,7 +81,7 @@ EXPECTED: dict[str, list[str]] = {
         """(write ["cat", "dog"] (JSON Lines) or cat|dog (CSV))"""
     ],
     "multilabel_empty.jsonl": [
-        "{f}:1: column 'value': no annotation (a multilabel judgment holds at least one)"
+        "{f}:1: column 'value': no annotation (an empty set ('none of these apply') is written [] (CSV or JSON))"
     ],
     "pairwise_same_item.csv": [
         "{f}:2: column 'right': the same item as left ('a') "
