@@ -86,6 +86,8 @@ class Job:
     full: bool = False
     full_since: datetime | None = None
     lock_wait: float = LOCK_WAIT
+    stem: str | None = None
+    """A report job's file name without extension (:func:`monitor.report.render.report_stems`)."""
 
 
 @dataclass(frozen=True)
@@ -234,9 +236,13 @@ def report_job(job: Job) -> JobResult:
     if refused is not None:
         return refused
     folder = Path(job.settings.report_dir)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        return JobResult(job.campaign, worker.address, "failed", f"report failed: {folder}: {why}")
     engine = _caches(worker).engine(job.settings.database_url)
-    got, error = write_campaign(engine, folder, job.campaign)
+    got, error = write_campaign(engine, folder, job.campaign, job.stem)
     if got is None:
         return JobResult(job.campaign, worker.address, "failed", f"report failed: {error}")
     return JobResult(
@@ -344,13 +350,15 @@ def reports_on(
     from pathlib import Path
 
     from monitor.report.index import write_all
+    from monitor.report.render import report_stems
     from monitor.store.campaigns import list_campaigns
     from monitor.store.engine import transaction
 
     with transaction(engine) as s:
         names = [c.name for c in list_campaigns(s)]
     versions = versions or Versions.here()
-    jobs = [Job(name, versions, settings) for name in names]
+    stems = report_stems(names)
+    jobs = [Job(name, versions, settings, stem=stems[name]) for name in names]
     results = _gather(client, report_job, jobs, {}, on_result)
     written = {r.campaign: r.report or (None, r.message) for r in results}
     return write_all(engine, Path(settings.report_dir), names, written=written)
