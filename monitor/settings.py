@@ -287,6 +287,13 @@ class Settings:
         at_least(0),
         "Below this many judgments a worker gets Dawid-Skene's one-coin model (one accuracy).",
     )
+    model_max_categories: int = setting(
+        200,
+        at_least(2),
+        "A label campaign with more categories gets the one-coin Dawid-Skene model (one "
+        "accuracy per worker, memory linear in the judgments) instead of full confusion "
+        "matrices (K x K per worker); the run's model says so.",
+    )
     quality_margin: float = setting(
         0.2,
         UNIT,
