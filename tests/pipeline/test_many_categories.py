@@ -4,6 +4,7 @@ Dawid-Skene model (cost linear in the judgments), and the run says so."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from sqlalchemy import Engine
 
 from monitor.pipeline import recompute
@@ -54,3 +55,38 @@ def test_majority_disputed_counts_only_the_answered_cells() -> None:
     overruled = (labels >= 0) & (dense[np.arange(n), np.maximum(labels, 0)] < top)
     expected = (tied | overruled).astype(float)
     assert np.array_equal(majority_disputed(items, codes, labels, n, k), expected)
+
+
+def test_export_labels_of_many_categories_use_the_one_coin_model(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import csv
+    import io
+
+    from monitor.export import export
+    from monitor.store.engine import session_factory
+
+    rng = np.random.default_rng(4)
+    cats = [f"c{k}" for k in range(250)]  # more than model_max_categories' default, 200
+    truth = rng.integers(0, len(cats), 80)
+    rows = [{"worker": w, "item": f"i{i}", "value": cats[t]} for i, t in enumerate(truth)
+            for w in ("h1", "h2")]  # fmt: skip
+    rows += [{"worker": "rnd", "item": f"i{i}", "value": cats[rng.integers(0, len(cats))]}
+             for i in range(80)]  # fmt: skip
+    store_case(engine, {"kind": "label", "scale": {"categories": cats}, "judgments": rows})
+    recompute(engine, SETTINGS)
+    values, _ = latest(engine)
+    assert values[("campaign", "golden", "model_iterations")].detail["model"] == (
+        "one_coin_dawid_skene"
+    )
+
+    def full_model(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise AssertionError("the K x K model was fitted")
+
+    monkeypatch.setattr("monitor.metrics.reliability.dawid_skene", full_model)
+    with session_factory(engine)() as s:
+        text = export(s, "labels", "golden", "csv")
+    exported = list(csv.DictReader(io.StringIO(text, newline="")))
+    got = {r["item"]: r["value"] for r in exported}
+    assert got == {f"i{i}": cats[t] for i, t in enumerate(truth)}
+    assert all(0.5 < float(r["confidence"]) <= 1.0 for r in exported)
