@@ -82,12 +82,18 @@ def keep_library_logs(path: str) -> None:
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     else:
         handler = logging.NullHandler()
-    for name in LIBRARY_LOGGERS:
+    # Dask's logging configuration gives some loggers (distributed.client, tornado.application)
+    # handlers of their own: every one under these names is sent to the parent's file
+    names = [n for n in logging.root.manager.loggerDict if n.split(".", 1)[0] in LIBRARY_LOGGERS]
+    for name in {*LIBRARY_LOGGERS, *names}:
         logger = logging.getLogger(name)
         for old in list(logger.handlers):
             logger.removeHandler(old)
-        logger.addHandler(handler)
-        logger.propagate = False
+        if name in LIBRARY_LOGGERS:
+            logger.addHandler(handler)
+            logger.propagate = False
+        else:
+            logger.propagate = True
 
 
 class ClusterUnavailable(MonitorError):
@@ -467,7 +473,8 @@ def _gather(
             try:
                 result = future.result()
             except Exception as exc:  # noqa: BLE001 - every worker that took it was lost
-                result = JobResult(job.campaign, "-", "lost", f"lost: {type(exc).__name__}: {exc}")
+                why = (str(exc).strip().splitlines() or [""])[0]
+                result = JobResult(job.campaign, "-", "lost", f"lost: {type(exc).__name__}: {why}")
             if on_result is not None:
                 on_result(result)
             results.append(result)

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -121,27 +124,46 @@ def test_postgres_a_cluster_without_worker_is_one_line_and_exit_1(
 
 
 @pytest.mark.postgres
-def test_postgres_the_library_messages_go_to_the_log_file(
-    engine: Engine, pg_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
-    """The scheduler closes while jobs wait: the dispatcher's line, and Dask's complaints
-    (connection closed, retries) in the log file only."""
-    cluster = distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None,
-                                       silence_logs=False)  # fmt: skip
+def test_postgres_a_killed_scheduler_is_one_line_and_dask_says_the_rest_in_the_log(
+    engine: Engine, pg_url: str, tmp_path: Path
+) -> None:
+    """A ``dask scheduler`` process killed (SIGKILL) while a job waits: the dispatcher's lines,
+    and Dask's complaints (reconnecting, closing the client) in the log file only."""
+    dask = Path(sys.executable).parent / "dask"
+    if not dask.exists():
+        pytest.skip("the dask command is not installed beside this Python")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
     store_case(engine, LABELS, name="labels")
-    log = tmp_path / "cluster.log"  # conftest's MONITOR_CLUSTER_LOG
-    timer = threading.Timer(3.0, cluster.close)
-    timer.start()
+    scheduler = subprocess.Popen(
+        [str(dask), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    log = tmp_path / "dask.log"
+    env = {**os.environ, "MONITOR_CLUSTER_LOG": str(log), "MONITOR_CLUSTER_NO_WORKER_SECONDS": "60"}
     try:
-        code = main(["recompute", "--db", pg_url, "--cluster", cluster.scheduler_address])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        threading.Timer(4.0, scheduler.kill).start()
+        done = subprocess.run(
+            [sys.executable, "-m", "monitor", "recompute", "--db", pg_url, "--cluster",
+             f"tcp://127.0.0.1:{port}"],
+            capture_output=True, text=True, env=env, timeout=120, check=False,
+        )  # fmt: skip
     finally:
-        timer.join()
-    err = capsys.readouterr().err
-    assert code == 1
-    assert "Traceback" not in err and len(err.splitlines()) <= 2, err
-    assert err.startswith("monitor: error: ")
-    assert log.exists() and log.stat().st_size > 0
+        scheduler.kill()
+        scheduler.wait()
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr and "distributed" not in done.stderr, done.stderr
+    assert done.stderr.startswith("monitor: error: ") and len(done.stderr.splitlines()) <= 2
+    assert done.stdout.startswith("labels on -: lost: ") and len(done.stdout.splitlines()) == 1
+    assert "distributed.client" in log.read_text(encoding="utf-8")
+    assert _runs(engine, "labels") == []
 
 
 @pytest.mark.parametrize("command", [["recompute"], ["schedule"]])
