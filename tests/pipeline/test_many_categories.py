@@ -90,3 +90,25 @@ def test_export_labels_of_many_categories_use_the_one_coin_model(
     got = {r["item"]: r["value"] for r in exported}
     assert got == {f"i{i}": cats[t] for i, t in enumerate(truth)}
     assert all(0.5 < float(r["confidence"]) <= 1.0 for r in exported)
+
+
+def test_bootstrap_intervals_of_many_categories_incremental_as_full(engine: Engine) -> None:
+    rng = np.random.default_rng(6)
+    cats = [f"c{k}" for k in range(400)]  # more than poisson.WIDE: sparse features
+    truth = rng.integers(0, len(cats), 300)
+    rows = [{"worker": f"w{w}", "item": f"i{i}",
+             "value": cats[t] if rng.random() < 0.7 else cats[rng.integers(0, len(cats))]}
+            for i, t in enumerate(truth) for w in rng.choice(8, 3, replace=False)]  # fmt: skip
+    case = {"kind": "label", "scale": {"categories": cats}, "judgments": rows}
+    settings = SETTINGS.replace(bootstrap_samples=60)
+    store_case(engine, case, upto=600)
+    recompute(engine, settings)
+    store_case(engine, case, start=600)
+    recompute(engine, settings)  # the replicate sums updated over the touched items
+    incremental, _ = latest(engine)
+    recompute(engine, settings, full=True)
+    full, _ = latest(engine)
+    for metric in ("krippendorff_alpha", "fleiss_kappa"):
+        a, b = incremental[("campaign", "golden", metric)], full[("campaign", "golden", metric)]
+        assert a.low is not None and a.high is not None and a.low < a.value < a.high
+        assert (a.value, a.low, a.high) == pytest.approx((b.value, b.low, b.high), abs=1e-9)
