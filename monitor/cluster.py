@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from distributed import Client, WorkerPlugin, as_completed, get_worker
+from distributed import Client, WorkerPlugin, get_worker
 
 from monitor import __version__
 from monitor.errors import MonitorError, UsageError
@@ -47,6 +47,53 @@ RETRIES = 2
 LOCK_WAIT = 10.0
 """Seconds a job waits for its campaign's lock: a job retried after its worker died may start
 before the database has dropped the dead worker's connection, and with it the lock."""
+
+
+POLL = 1.0
+"""Seconds between two looks at the cluster's workers while jobs wait."""
+LIBRARY_LOGGERS = ("distributed", "tornado", "asyncio")
+"""Whose messages and tracebacks go to the ``cluster_log`` file, never to the terminal."""
+
+
+def check_database(url: str) -> None:
+    """Refuse a database the cluster's workers cannot share (:class:`UsageError`): SQLite is
+    a file on one machine (a relative path would name another file in each worker's folder),
+    and its locks are not safe on network file systems; the workers need PostgreSQL."""
+    if url.split(":", 1)[0].split("+", 1)[0] == "sqlite":
+        raise UsageError(
+            "--cluster needs a database every worker reaches, and SQLite is a file on one "
+            "machine (its locking is unsafe on network storage)",
+            "use PostgreSQL (database_url = postgresql+psycopg://...), or drop --cluster",
+        )
+
+
+def keep_library_logs(path: str) -> None:
+    """Send Dask's (and its event loop's) log messages and tracebacks to the file ``path``
+    (appended; ``''``: dropped), never to the terminal: what the dispatcher has to say is its
+    own one line per job."""
+    import logging
+
+    handler: logging.Handler
+    if path:
+        try:
+            handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+        except OSError:
+            handler = logging.NullHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    else:
+        handler = logging.NullHandler()
+    # Dask's logging configuration gives some loggers (distributed.client, tornado.application)
+    # handlers of their own: every one under these names is sent to the parent's file
+    names = [n for n in logging.root.manager.loggerDict if n.split(".", 1)[0] in LIBRARY_LOGGERS]
+    for name in {*LIBRARY_LOGGERS, *names}:
+        logger = logging.getLogger(name)
+        for old in list(logger.handlers):
+            logger.removeHandler(old)
+        if name in LIBRARY_LOGGERS:
+            logger.addHandler(handler)
+            logger.propagate = False
+        else:
+            logger.propagate = True
 
 
 class ClusterUnavailable(MonitorError):
@@ -86,6 +133,8 @@ class Job:
     full: bool = False
     full_since: datetime | None = None
     lock_wait: float = LOCK_WAIT
+    stem: str | None = None
+    """A report job's file name without extension (:func:`monitor.report.render.report_stems`)."""
 
 
 @dataclass(frozen=True)
@@ -234,9 +283,13 @@ def report_job(job: Job) -> JobResult:
     if refused is not None:
         return refused
     folder = Path(job.settings.report_dir)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        return JobResult(job.campaign, worker.address, "failed", f"report failed: {folder}: {why}")
     engine = _caches(worker).engine(job.settings.database_url)
-    got, error = write_campaign(engine, folder, job.campaign)
+    got, error = write_campaign(engine, folder, job.campaign, job.stem)
     if got is None:
         return JobResult(job.campaign, worker.address, "failed", f"report failed: {error}")
     return JobResult(
@@ -325,10 +378,11 @@ def recompute_on(
 ) -> list[JobResult]:
     """One job per campaign on the cluster, each sent to its warm worker where alive; the
     results in the order they finish, each handed to ``on_result`` as it comes."""
+    check_database(settings.database_url)
     versions = versions or Versions.here()
     warm = warm_workers(client, settings.database_url) if campaigns else {}
     jobs = [Job(name, versions, settings, full, full_since, lock_wait) for name in campaigns]
-    return _gather(client, run_job, jobs, warm, on_result)
+    return _gather(client, run_job, jobs, warm, on_result, settings.cluster_no_worker_seconds)
 
 
 def reports_on(
@@ -344,16 +398,31 @@ def reports_on(
     from pathlib import Path
 
     from monitor.report.index import write_all
+    from monitor.report.render import report_stems
     from monitor.store.campaigns import list_campaigns
     from monitor.store.engine import transaction
 
+    check_database(settings.database_url)
     with transaction(engine) as s:
         names = [c.name for c in list_campaigns(s)]
     versions = versions or Versions.here()
-    jobs = [Job(name, versions, settings) for name in names]
-    results = _gather(client, report_job, jobs, {}, on_result)
+    stems = report_stems(names)
+    jobs = [Job(name, versions, settings, stem=stems[name]) for name in names]
+    results = _gather(client, report_job, jobs, {}, on_result, settings.cluster_no_worker_seconds)
     written = {r.campaign: r.report or (None, r.message) for r in results}
     return write_all(engine, Path(settings.report_dir), names, written=written)
+
+
+def _task_states(keys: Sequence[str], dask_scheduler: Any = None) -> dict[str, str]:  # noqa: ANN401
+    """Run on the scheduler: the state of each task still there (``no-worker``: it waits for
+    a worker that can take it)."""
+    tasks = dask_scheduler.tasks if dask_scheduler is not None else {}
+    return {k: tasks[k].state for k in keys if k in tasks}
+
+
+def _workers(client: Client) -> set[str]:
+    """The addresses of the cluster's workers now (asked of the scheduler)."""
+    return set(client.ncores())
 
 
 def _gather(
@@ -362,29 +431,81 @@ def _gather(
     jobs: Sequence[Job],
     warm: dict[str, str],
     on_result: Callable[[JobResult], None] | None,
+    no_worker: float = 60.0,
 ) -> list[JobResult]:
-    futures = {}
-    for job in jobs:
-        where: dict[str, Any] = {}
-        if job.campaign in warm:
-            where = {"workers": [warm[job.campaign]], "allow_other_workers": True}
+    """Submit one task per job (to its warm worker where it has one) and collect the results
+    as they come. Never waits for ever: every :data:`POLL` seconds, a job bound to a worker
+    that is gone (killed; its nanny restarts it at another address) and that no worker has
+    taken since (Dask's scheduler keeps it in ``no-worker``, waiting for the old address) is
+    submitted again to any worker, and a cluster without a
+    worker for ``no_worker`` seconds, or a scheduler that stops answering, is a
+    :class:`ClusterUnavailable` (the jobs not finished are cancelled: their campaigns keep
+    their last runs)."""
+    pending: dict[Any, tuple[Job, str | None]] = {}
+
+    def submit(job: Job, where: str | None) -> None:
+        bound: dict[str, Any] = {}
+        if where is not None:
+            bound = {"workers": [where], "allow_other_workers": True}
         future = client.submit(
             fn,
             job,
             key=f"{fn.__name__.replace('_', '-')}-{uuid.uuid4().hex[:12]}",
             pure=False,
             retries=RETRIES,
-            **where,
+            **bound,
         )
-        futures[future] = job.campaign
-    results = []
-    for future in as_completed(futures, loop=client.loop):
-        name = futures[future]
+        pending[future] = (job, where)
+
+    for job in jobs:
+        submit(job, warm.get(job.campaign))
+    results: list[JobResult] = []
+    alone_since: float | None = None
+    address = getattr(client.scheduler, "address", None) or "the cluster"
+    while pending:
+        waited = time.monotonic() + POLL
+        done = [f for f in pending if f.done()]
+        while not done and time.monotonic() < waited:
+            time.sleep(0.05)
+            done = [f for f in pending if f.done()]
+        for future in done:
+            job, _ = pending.pop(future)
+            try:
+                result = future.result()
+            except Exception as exc:  # noqa: BLE001 - every worker that took it was lost
+                why = (str(exc).strip().splitlines() or [""])[0]
+                result = JobResult(job.campaign, "-", "lost", f"lost: {type(exc).__name__}: {why}")
+            if on_result is not None:
+                on_result(result)
+            results.append(result)
+        if not pending:
+            break
         try:
-            result = future.result()
-        except Exception as exc:  # noqa: BLE001 - every worker that took it was lost
-            result = JobResult(name, "-", "lost", f"lost: {type(exc).__name__}: {exc}")
-        if on_result is not None:
-            on_result(result)
-        results.append(result)
+            workers = _workers(client)
+        except Exception as exc:  # noqa: BLE001 - the scheduler is gone: said in one line
+            client.cancel(list(pending))
+            raise ClusterUnavailable(
+                f"the Dask scheduler at {address} stopped answering ({type(exc).__name__}): "
+                f"{len(pending)} job(s) not finished, their campaigns keep their last runs"
+            ) from None
+        gone = [
+            f for f, (_, where) in pending.items() if where is not None and where not in workers
+        ]
+        states = client.run_on_scheduler(_task_states, [f.key for f in gone]) if gone else {}
+        for future in gone:
+            if states.get(future.key) == "no-worker":  # waits for its gone worker: anywhere
+                job, _ = pending.pop(future)
+                client.cancel(future)
+                submit(job, None)
+        if workers:
+            alone_since = None
+        elif alone_since is None:
+            alone_since = time.monotonic()
+        elif time.monotonic() - alone_since >= no_worker:
+            client.cancel(list(pending))
+            raise ClusterUnavailable(
+                f"no Dask worker at {address} for {no_worker:g} s: {len(pending)} job(s) not "
+                "run, their campaigns keep their last runs",
+                hint="start workers (dask worker ADDRESS) or raise cluster_no_worker_seconds",
+            )
     return results

@@ -32,12 +32,23 @@ def check_target(out: Path, what: str, example: str) -> None:
         )
 
 
-def write_output(out: Path, content: Content, what: str, *, newline: str | None = None) -> Path:
+def write_output(
+    out: Path, content: Content, what: str, *, newline: str | None = None, follow: bool = True
+) -> Path:
     """Write ``content`` (a text, or a function that writes to an open text file) to ``out``
     (see the module) and return ``out``. ``newline`` as for :func:`open` (``""``: the text's
-    own line ends, as CSV writers want)."""
-    check_target(out, what, "out.txt")
+    own line ends, as CSV writers want). ``follow=False``: ``out`` is in a shared folder, and
+    whatever is in its place other than a folder is replaced atomically, never written
+    through (see the module)."""
+    if not follow:
+        if out.is_dir() and not out.is_symlink():
+            check_target(out, what, "out.txt")
+    else:
+        check_target(out, what, "out.txt")
     try:
+        if not follow:
+            _write_atomically(out, content, newline, follow=False)
+            return out
         if out.exists() and not stat.S_ISREG(out.stat().st_mode):
             with open(out, "w", encoding="utf-8", newline=newline) as f:
                 _emit(f, content)
@@ -58,7 +69,9 @@ def _emit(f: TextIO, content: Content) -> None:
         content(f)
 
 
-def _write_atomically(path: Path, content: Content, newline: str | None) -> None:
+def _write_atomically(
+    path: Path, content: Content, newline: str | None, *, follow: bool = True
+) -> None:
     existing = path.parent
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
@@ -69,8 +82,12 @@ def _write_atomically(path: Path, content: Content, newline: str | None) -> None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as f:
             _emit(f, content)
-        if path.exists():  # keep the permissions of the file replaced
-            os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
+        try:  # keep the permissions of the regular file replaced
+            was = path.stat() if follow else path.lstat()
+        except FileNotFoundError:
+            was = None
+        if was is not None and stat.S_ISREG(was.st_mode):
+            os.chmod(tmp, stat.S_IMODE(was.st_mode))
         else:
             os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)

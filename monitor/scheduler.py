@@ -142,13 +142,23 @@ def write_reports(engine: Engine, settings: Settings, cluster: Client | None = N
         except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad run
             log.error("nightly reports failed: %s: %s", type(exc).__name__, _first_line(exc))
             return []
+        for warning in written.warnings:
+            log.warning("nightly %s", warning)
         log.info("index %s", written.index)
         return written.reports
     from monitor.report.index import write_all
 
-    written = write_all(engine, Path(settings.report_dir))
+    try:
+        written = write_all(engine, Path(settings.report_dir))
+    except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad run
+        log.error("nightly reports failed: %s: %s", type(exc).__name__, _first_line(exc))
+        return []
+    for warning in written.warnings:
+        log.warning("nightly %s", warning)
     for p in written.reports:
         log.info("report %s", p)
+    for name, error in written.failed.items():
+        log.warning("nightly report of campaign %s failed: %s", name, error)
     log.info("index %s", written.index)
     return written.reports
 

@@ -213,6 +213,18 @@ class Settings:
         at_least(1),
         "Runs per campaign that keep their per-item values and flags; older runs keep the rest.",
     )
+    cluster_no_worker_seconds: float = setting(
+        60.0,
+        Range(0, low_open=True),
+        "With --cluster: seconds the cluster may have no worker while jobs wait before the "
+        "dispatcher gives up (one line, exit 1; a nanny restarts a killed worker well within it).",
+    )
+    cluster_log: str = setting(
+        "monitor-cluster.log",
+        Text("a file, or '' for none"),
+        "With --cluster: the file Dask's own log messages and tracebacks go to (appended), "
+        "kept out of the terminal ('' = dropped).",
+    )
     phi: str = setting(
         "full",
         Choices(("off", "map", "full", "nuts")),
@@ -292,6 +304,13 @@ class Settings:
         20,
         at_least(0),
         "Below this many judgments a worker gets Dawid-Skene's one-coin model (one accuracy).",
+    )
+    model_max_categories: int = setting(
+        200,
+        at_least(2),
+        "A label campaign with more categories gets the one-coin Dawid-Skene model (one "
+        "accuracy per worker, memory linear in the judgments) instead of full confusion "
+        "matrices (K x K per worker); the run's model says so.",
     )
     quality_margin: float = setting(
         0.2,

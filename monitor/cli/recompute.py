@@ -65,6 +65,8 @@ def _on_cluster(args: argparse.Namespace, ctx: Context) -> int:
     """The due campaigns as jobs on the cluster (connected first: an unreachable cluster
     leaves everything as it was)."""
     cluster = cluster_module()
+    cluster.check_database(ctx.settings.database_url)
+    cluster.keep_library_logs(ctx.settings.cluster_log)
     with cluster.connect(args.cluster) as client:
         engine = ctx.engine()
         due = cluster.due_campaigns(engine, args.campaign, full=args.full)

@@ -59,7 +59,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if args.out
         else Path(ctx.settings.report_dir) / report_filename(args.campaign, args.format)
     )
-    path = write_report(engine, args.campaign, out, args.format)
+    # the default file is in the folder of reports, perhaps shared: never through a link
+    path = write_report(engine, args.campaign, out, args.format, follow=args.out is not None)
     echo(path)
     return 0
 
@@ -77,6 +78,8 @@ def _all(args: argparse.Namespace, ctx: Context) -> int:
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{folder} is a file, not a folder for the reports", hint="name a folder")
     written = write_all(ctx.engine(), folder)
+    for warning in written.warnings:
+        echo(f"monitor: warning: {warning}", err=True)
     for name, error in written.failed.items():
         echo(f"monitor: report of campaign {name!r} failed: {error}", err=True)
     echo(written.index)

@@ -52,8 +52,11 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.cluster:
         from monitor.cli.recompute import cluster_module
 
+        module = cluster_module()
+        module.check_database(settings.database_url)
+        module.keep_library_logs(settings.cluster_log)
         # first: an unreachable cluster leaves everything as it was
-        cluster = cluster_module().connect(args.cluster)
+        cluster = module.connect(args.cluster)
     try:
         _run(ctx, settings, cluster)
     finally:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy import sparse
 
 from monitor.incremental.warm import WarmStart, digest
 from monitor.metrics.agreement.krippendorff import ValueCounts
@@ -95,7 +96,7 @@ class Resampler:
         fresh = [r for r in requests if r.name not in sums]
         if fresh:
             parts = [r.features(r.vc) for r in fresh]
-            together = replicate_sums(np.arange(n_items), np.hstack(parts), n_boot=b, seed=seed)
+            together = replicate_sums(np.arange(n_items), _side_by_side(parts), n_boot=b, seed=seed)
             sums.update(_split(fresh, parts, together))
         out: dict[str, Interval | None] = {}
         for r in requests:
@@ -137,9 +138,18 @@ class Resampler:
         assert self.warm is not None
         touched, before = previous
         now = [r.features(r.vc.take(touched)) for r in requests]
-        change = Update(touched, np.hstack([r.features(before) for r in requests]), np.hstack(now))
+        change = Update(
+            touched, _side_by_side([r.features(before) for r in requests]), _side_by_side(now)
+        )
         olds = np.hstack([self.warm.states[r.name].array for r in requests])
         return _split(requests, now, change.apply(olds, seed=self.options.seed))
+
+
+def _side_by_side(parts: Sequence[Any]) -> Any:  # noqa: ANN401 - an array or a sparse one
+    """The features of several requests side by side; sparse where any is (many values)."""
+    if any(sparse.issparse(p) for p in parts):
+        return sparse.hstack([sparse.csr_array(p) for p in parts], format="csr")
+    return np.hstack(parts)
 
 
 def _split(

@@ -60,6 +60,17 @@ def model_answers(
         codes, _, names = scale_codes(info, arrays)
         K = len(arrays.categories)
         gold_codes = np.where(np.isfinite(gold), gold, -1).astype(np.int64)
+        if options.model_max_categories < K:  # as the run: the one-coin model
+            from monitor.metrics.one_coin import one_coin_dawid_skene
+
+            oc = one_coin_dawid_skene(
+                items, workers, codes[idx], n_items=N, n_workers=W, n_classes=K,
+                gold=gold_codes if (gold_codes >= 0).any() else None,
+                max_iter=options.model_max_iter, tol=options.model_tol,
+            )  # fmt: skip
+            for i in np.flatnonzero(per_item):
+                values[i] = arrays.categories[int(oc.labels[i])] if oc.labels[i] >= 0 else None
+            return per_item.astype(float), values, oc.label_posterior
         lm = dawid_skene(
             items, workers, codes[idx], n_items=N, n_workers=W, n_classes=K,
             gold=gold_codes if (gold_codes >= 0).any() else None,

@@ -55,6 +55,7 @@ class ModelOptions(Section):
     model_max_iter: int = 500
     model_tol: float = 1e-6
     model_min_judgments: int = 20
+    model_max_categories: int = 200
     quality_margin: float = 0.2
 
 

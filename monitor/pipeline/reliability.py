@@ -238,11 +238,16 @@ def _posterior_column(
     mask: NDArray[np.bool_],
     value: NDArray[np.float64],
     n: NDArray[np.int64],
-    posterior: NDArray[np.float64],
+    posterior: NDArray[np.float64] | sparse.csr_array,
     names: tuple[str, ...],
 ) -> None:
     keep = np.flatnonzero(mask)
-    rows = sparse.csr_array(np.where(posterior[keep] >= 1e-6, posterior[keep], 0.0))
+    if sparse.issparse(posterior):  # the one-coin model: the answered categories only
+        rows = sparse.csr_array(posterior[keep])
+        rows.data[rows.data < 1e-6] = 0.0
+        rows.eliminate_zeros()
+    else:
+        rows = sparse.csr_array(np.where(posterior[keep] >= 1e-6, posterior[keep], 0.0))
     column = Column(
         "item",
         metric,
@@ -266,6 +271,9 @@ def _labels(arrays, params, out, items, workers, answers, gold, wprior):  # noqa
 
     N, W, K = len(arrays.item_ids), len(arrays.worker_ids), len(arrays.categories)
     codes = answers.astype(np.int64)
+    if params.model.model_max_categories < K:
+        _one_coin_labels(arrays, params, out, items, workers, codes, gold, wprior)
+        return
     # No warm start: from the last run's posterior EM can settle on another optimum than from
     # the majority vote (label_small_complete_5_adversarial: class prior 0.28 against 0.32), and
     # a run's result must depend on its data alone. Dawid-Skene is two sparse products per
@@ -295,16 +303,60 @@ def _labels(arrays, params, out, items, workers, answers, gold, wprior):  # noqa
                     mask=mask)  # fmt: skip
 
 
+def _one_coin_labels(arrays, params, out, items, workers, codes, gold, wprior):  # noqa: ANN001, PLR0913
+    """More categories than ``model_max_categories``: the one-coin Dawid-Skene model, whose
+    cost grows with the judgments, not K² per worker (:mod:`monitor.metrics.one_coin`)."""
+    from monitor.metrics.one_coin import one_coin_dawid_skene
+
+    N, W, K = len(arrays.item_ids), len(arrays.worker_ids), len(arrays.categories)
+    gold_codes = np.where(np.isfinite(gold), gold, -1).astype(np.int64)
+    res = one_coin_dawid_skene(
+        items, workers, codes, n_items=N, n_workers=W, n_classes=K,
+        gold=gold_codes if (gold_codes >= 0).any() else None, worker_prior=wprior,
+        max_iter=params.model.model_max_iter, tol=params.model.model_tol,
+        floor_margin=params.model.quality_margin,
+    )  # fmt: skip
+    model = "one_coin_dawid_skene"
+    why = (
+        f"{K:,} categories, more than model_max_categories ({params.model.model_max_categories}):"
+        " the one-coin Dawid-Skene model (one accuracy per worker, errors spread evenly over the"
+        " other categories) instead of a K x K confusion matrix per worker"
+    )
+    _model_summary(out, model, res, False)
+    out.parameters["model"]["reason"] = why
+    detail = {"measure": "accuracy", "classes": K, "floor": res.floor, "model": model}
+    out.campaign_value("model_chance", res.chance, detail={**detail, "reason": why})
+    _worker_accuracy(arrays, out, res, res.chance)
+    out.per_subject("worker", "model_worker_chance", arrays.worker_ids, res.worker_chance,
+                    mask=res.n > 0)  # fmt: skip
+    per_item = np.bincount(items, minlength=N)
+    mask = (res.labels >= 0) & (per_item > 0)
+    _posterior_column(out, "model_label", arrays.item_ids, mask, res.label_posterior, per_item,
+                      res.posterior, tuple(str(c) for c in arrays.categories))  # fmt: skip
+    out.per_subject("item", "majority_disputed", arrays.item_ids,
+                    majority_disputed(items, codes, res.labels, N, K), n=per_item,
+                    mask=mask)  # fmt: skip
+
+
 def majority_disputed(
     items: NDArray[np.int64], codes: NDArray[np.int64], labels: NDArray[np.int64], N: int, K: int
 ) -> NDArray[np.float64]:
     """Per item, 1.0 where the plain vote does not settle it: its top count is shared by two
     labels, or the model's label (``labels``, -1 for none) is not the plain majority; else 0.0.
-    Where the reliable workers overrule the majority, the majority label is not to be trusted."""
-    counts = np.bincount(items * K + codes, minlength=N * K).reshape(N, K)
-    top = counts.max(axis=1)
-    tied = (counts == top[:, None]).sum(axis=1) > 1
-    overruled = (labels >= 0) & (counts[np.arange(N), np.maximum(labels, 0)] < top)
+    Where the reliable workers overrule the majority, the majority label is not to be trusted.
+    Counted over the (item, label) pairs answered only: memory linear in the judgments."""
+    cells, count = np.unique(items * K + codes, return_counts=True)
+    row = cells // K
+    top = np.zeros(N, np.int64)
+    np.maximum.at(top, row, count)
+    tied = np.bincount(row, weights=count == top[row], minlength=N) > 1
+    tied |= (top == 0) & (K > 1)  # an item nobody judged: every label at 0 votes
+    mine = np.zeros(N, np.int64)  # the votes for the model's label
+    if cells.size:
+        at = np.maximum(labels, 0) + np.arange(N) * K
+        where = np.minimum(np.searchsorted(cells, at), cells.size - 1)
+        mine = np.where(cells[where] == at, count[where], 0)
+    overruled = (labels >= 0) & (mine < top)
     return (tied | overruled).astype(np.float64)
 
 

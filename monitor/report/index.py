@@ -8,8 +8,10 @@ index is compared with it. ``monitor report --all --out DIR`` and the nightly jo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +22,7 @@ from typing import Any
 from markupsafe import Markup
 from sqlalchemy import Engine
 
+from monitor.errors import OutputError
 from monitor.output import write_output
 from monitor.report import pictures
 from monitor.report.jsonsafe import natural_key
@@ -29,6 +32,8 @@ log = logging.getLogger("monitor.report")
 
 INDEX = "index.html"
 STATE = "index.json"
+MAX_STATE = 64 * 1024 * 1024
+"""Bytes of ``index.json`` read at most (a larger file is not one the index wrote)."""
 SERIES = ("krippendorff_alpha", "phi", "percent_agreement")
 """The trend drawn: the first of these the campaign's history holds."""
 
@@ -137,16 +142,98 @@ class Written:
     reports: list[Path] = field(default_factory=list)
     index: Path | None = None
     failed: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    """What was wrong with the last index's saved state (``index.json``), one line each."""
 
 
-def read_state(folder: Path) -> dict[str, dict[str, Any]]:
-    """The summaries of the last index written in ``folder``, by campaign (none if absent or
-    unreadable: the next index then says "first report")."""
+_FIELDS: dict[str, tuple[type, ...]] = {
+    "campaign": (str,),
+    "kind": (str,),
+    "report": (str, type(None)),
+    "json": (str, type(None)),
+    "run": (int, type(None)),
+    "finished_at": (str, type(None)),
+    "stale": (bool,),
+    "n_workers": (int, type(None)),
+    "n_items": (int, type(None)),
+    "n_judgments": (int, type(None)),
+    "verdict": (str,),
+    "alpha": (int, float, type(None)),
+    "series": (str, type(None)),
+    "trend": (list,),
+    "flags": (dict,),
+    "n_flagged": (int,),
+    "flagged_workers": (list,),
+    "warnings": (list,),
+}
+"""Each field of a campaign's saved summary and the JSON types it may have."""
+
+
+def _problem(s: object) -> str | None:
+    """What is wrong with one saved summary (None: nothing), field by field."""
+    if not isinstance(s, dict):
+        return f"a campaign's entry is {type(s).__name__}, not an object"
+    for key, types in _FIELDS.items():
+        value = s.get(key)
+        if key not in s or not isinstance(value, types):
+            return f"field {key!r} is {'missing' if key not in s else type(value).__name__}"
+        if isinstance(value, bool) and bool not in types:  # JSON true is not a number here
+            return f"field {key!r} is bool"
+    if not all(isinstance(x, (int, float)) or x is None for x in s["trend"]):
+        return "field 'trend' holds a value that is not a number"
+    if not all(isinstance(k, str) and type(n) is int for k, n in s["flags"].items()):
+        return "field 'flags' holds a count that is not an integer"
+    for key in ("flagged_workers", "warnings"):
+        if not all(isinstance(x, str) for x in s[key]):
+            return f"field {key!r} holds a value that is not a string"
+    return None
+
+
+def read_state(folder: Path, warnings: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """The summaries of the last index written in ``folder``, by campaign (none if absent: the
+    next index then says "first report"). Each is checked field by field; a file that is not
+    what the index writes (not JSON, a value of the wrong type) is set aside as
+    ``index.json.invalid`` (replacing an older one), what it held that is valid is kept, and
+    each problem is added to ``warnings`` in one line. Never read through a symbolic link."""
+    path = folder / STATE
+    problems: list[str] = []
+    kept: dict[str, dict[str, Any]] = {}
     try:
-        data = json.loads((folder / STATE).read_text(encoding="utf-8"))
-        return {str(s["campaign"]): s for s in data.get("campaigns", [])}
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
         return {}
+    except OSError as exc:
+        problems.append(f"cannot be read ({exc.strerror or type(exc).__name__})")
+    else:
+        try:
+            with os.fdopen(fd, "rb") as f:
+                data = json.loads(f.read(MAX_STATE + 1)[:MAX_STATE])
+        except (OSError, ValueError) as exc:
+            data = None
+            problems.append(f"not the JSON the index writes ({one_line(exc)})")
+        if data is not None:
+            entries = data.get("campaigns") if isinstance(data, dict) else None
+            if not isinstance(entries, list):
+                problems.append("no list of campaigns")
+                entries = []
+            for s in entries:
+                problem = _problem(s)
+                if problem is None:
+                    kept[s["campaign"]] = s
+                else:
+                    name = s.get("campaign") if isinstance(s, dict) else None
+                    who = f"campaign {name!r}" if isinstance(name, str) else "an entry"
+                    problems.append(f"{who}: {problem}")
+    if problems:
+        aside = folder / (STATE + ".invalid")
+        with contextlib.suppress(OSError):  # the link or file itself, never what it points to
+            os.replace(path, aside)
+        for problem in problems:
+            message = f"{path}: {problem}; the file is set aside as {aside.name}"
+            log.warning("%s", message)
+            if warnings is not None:
+                warnings.append(message)
+    return kept
 
 
 def _entry(s: dict[str, Any], before: Mapping[str, Any] | None) -> Entry:
@@ -183,19 +270,30 @@ CampaignReport = tuple[dict[str, Any] | None, str | None]
 """One campaign's report as the index takes it: (its summary, None), or (None, the error)."""
 
 
-def write_campaign(engine: Engine, folder: Path, name: str) -> CampaignReport:
-    """One campaign's HTML report and JSON document in ``folder``; a failure is logged and
-    returned as its one-line message (the index lists it)."""
-    from monitor.report.render import report_filename, write_pair
+def write_campaign(
+    engine: Engine, folder: Path, name: str, stem: str | None = None
+) -> CampaignReport:
+    """One campaign's HTML report and JSON document in ``folder`` (``stem``: their file name
+    without extension, by default :func:`~monitor.report.render.safe_filename`'s); a failure
+    is returned as its one-line message (the index lists it), its traceback logged at debug
+    level only."""
+    from monitor.report.render import safe_filename, write_pair
 
-    html, document = report_filename(name, "html"), report_filename(name, "json")
+    stem = stem or safe_filename(name)
+    html, document = f"{stem}.html", f"{stem}.json"
     try:
         doc = write_pair(engine, name, folder / html, folder / document)
     except Exception as exc:  # noqa: BLE001 - one campaign must not stop the others
-        log.exception("report of campaign %s failed", name)
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return None, message
+        log.debug("report of campaign %s failed", name, exc_info=True)
+        return None, one_line(exc)
     return summary(doc, html, document), None
+
+
+def one_line(exc: BaseException) -> str:
+    """An error in one line: its first line (a database error's own message, without the
+    statement), else its type's name."""
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def write_all(
@@ -211,6 +309,7 @@ def write_all(
     A campaign that fails is listed in the index with its error, and the others go on.
     ``written``: the campaigns' reports already written in ``folder`` by other processes (jobs
     on a cluster), by name; only the index is written here then."""
+    from monitor.report.render import report_stems
     from monitor.store.campaigns import list_campaigns
     from monitor.store.engine import session_factory
 
@@ -220,15 +319,21 @@ def write_all(
         else:
             with session_factory(engine)() as s:
                 names = [c.name for c in list_campaigns(s)]
-    folder.mkdir(parents=True, exist_ok=True)
-    before = read_state(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(
+            f"cannot make the folder of reports {folder}: {exc.strerror or type(exc).__name__}"
+        ) from None
     out = Written()
+    before = read_state(folder, out.warnings)
+    stems = report_stems(names)
     entries = []
     for name in sorted(names, key=natural_key):
         if written is not None:
             got, error = written[name]
         else:
-            got, error = write_campaign(engine, folder, name)
+            got, error = write_campaign(engine, folder, name, stems[name])
         if got is None:
             message = error or "no report"
             out.failed[name] = message
@@ -244,8 +349,8 @@ def write_all(
         if e.error is None or e.summary["campaign"] in before
     ]
     state = {"generated_at": datetime.now(UTC).isoformat(), "campaigns": kept}
-    write_output(folder / STATE, json.dumps(state, indent=2) + "\n", "index")
-    out.index = write_output(folder / INDEX, render_index(entries), "index")
+    write_output(folder / STATE, json.dumps(state, indent=2) + "\n", "index", follow=False)
+    out.index = write_output(folder / INDEX, render_index(entries), "index", follow=False)
     return out
 
 

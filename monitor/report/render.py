@@ -6,7 +6,7 @@ import hashlib
 import io
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -101,15 +101,40 @@ def write_json(doc: dict[str, Any], f: Any, *, items: ItemTable | None = None) -
     f.write("\n}\n")
 
 
-def safe_filename(name: str) -> str:
+RESERVED = frozenset({"index"})
+"""File names (without their extension) a campaign's report never takes: the index's."""
+
+_DIGESTED = re.compile(r"-[0-9a-f]{8}([0-9a-f]{56})?$")
+
+
+def safe_filename(name: str, digits: int = 8) -> str:
     """A file name of letters, digits, ``.``, ``_`` and ``-`` for a campaign name; distinct
-    names give distinct file names: when the name had to change (``a/b`` and ``a b`` both
-    read ``a_b``), eight hex digits of the exact name's SHA-256 follow (``a_b-1c3d...``)."""
+    names give distinct file names, even on a file system that ignores case. The name is kept
+    as it is when it is lower-case, made of those characters, not ``index`` (the index's) and
+    does not end like a digested name (``-`` and eight hex digits); otherwise eight hex digits
+    (``digits``, which also digests a name that could be kept) of the exact name's SHA-256
+    follow it (``a/b`` and ``a b`` both read ``a_b``:
+    ``a_b-1c3d...`` and ``a_b-9e0f...``; ``Camp`` gives ``Camp-...`` beside ``camp``)."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-")[:100] or "campaign"
-    if slug == name:
+    kept = slug == name and slug == slug.lower() and slug not in RESERVED
+    if kept and not _DIGESTED.search(slug) and digits == 8:
         return slug
-    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:digits]
     return f"{slug}-{digest}"
+
+
+def report_stems(names: Iterable[str]) -> dict[str, str]:
+    """Each campaign's file name (without extension) in a folder of reports:
+    :func:`safe_filename`, with all 64 hex digits of the SHA-256 for the names whose eight
+    digits would meet another's file name (compared ignoring case)."""
+    stems = {name: safe_filename(name) for name in names}
+    seen: dict[str, int] = {}
+    for stem in stems.values():
+        seen[stem.lower()] = seen.get(stem.lower(), 0) + 1
+    return {
+        name: safe_filename(name, 64) if seen[stem.lower()] > 1 else stem
+        for name, stem in stems.items()
+    }
 
 
 def report_filename(campaign: str, fmt: Format = "html") -> str:
@@ -142,20 +167,22 @@ def _html(engine: Engine, campaign: str) -> str:
 
 def write_pair(engine: Engine, campaign: str, html: Path, document: Path) -> dict[str, Any]:
     """The campaign's HTML report and JSON document, read once: the page links to the
-    document (beside it) for its full lists. Returns the document (without its items)."""
+    document (beside it) for its full lists. Returns the document (without its items). Both
+    are written into a folder of reports, which may be shared: a symbolic link (or anything
+    but a folder) in their place is replaced, never written through."""
     answers = evidence.fetch_in_background(engine, campaign)
     with session_factory(engine)() as session:
         data = load(session, campaign, texts=True)
         doc = document_from(data, items=False)
         picks = data.items.picks(view.MAX_ITEMS, view.MAX_AMBIGUOUS)
-    write_output(document, lambda f: write_json(doc, f, items=data.items), "report")
+    write_output(document, lambda f: write_json(doc, f, items=data.items), "report", follow=False)
     page = render_html(
         doc,
         items=picks,
         pictures=pictures_of(doc, data.items, answers()),
         json_href=os.path.relpath(document, html.parent),
     )
-    write_output(html, page, "report")
+    write_output(html, page, "report", follow=False)
     return doc
 
 
@@ -179,17 +206,22 @@ def write_report_to(engine: Engine, campaign: str, f: TextIO, fmt: Format = "htm
     _write(engine, campaign, fmt)(f)
 
 
-def write_report(engine: Engine, campaign: str, out: Path, fmt: Format = "html") -> Path:
-    """Write the report file and return its path (how: :func:`monitor.output.write_output`).
-    The JSON document is written as it is encoded (see :func:`write_json`)."""
-    check_target(out, "report", report_filename(campaign, fmt))
-    return write_output(out, _write(engine, campaign, fmt), "report")
+def write_report(
+    engine: Engine, campaign: str, out: Path, fmt: Format = "html", *, follow: bool = True
+) -> Path:
+    """Write the report file and return its path (how: :func:`monitor.output.write_output`,
+    ``follow=False`` in a folder of reports). The JSON document is written as it is encoded
+    (see :func:`write_json`)."""
+    if follow or (out.is_dir() and not out.is_symlink()):
+        check_target(out, "report", report_filename(campaign, fmt))
+    return write_output(out, _write(engine, campaign, fmt), "report", follow=follow)
 
 
 __all__ = [
     "environment",
     "render_html",
     "report_filename",
+    "report_stems",
     "write_json",
     "write_pair",
     "report_text",

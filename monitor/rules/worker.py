@@ -40,6 +40,7 @@ from monitor.rules.values import RunValues, Table, finite
 Z95 = 1.959963984540054
 MODEL_NAMES = {
     "dawid_skene": "Dawid-Skene model",
+    "one_coin_dawid_skene": "one-coin Dawid-Skene model (one accuracy per worker)",
     "preference_model": "preference model (Crowd-BT with ties)",
     "rating_model": "rating model (bias + noise)",
     "multilabel_model": "multi-label model (Dawid-Skene per option)",

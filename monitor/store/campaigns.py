@@ -26,6 +26,13 @@ from monitor.store.models import (
     Worker,
 )
 
+SCALE_LIMIT = 1e60
+"""The largest ``|--min|`` and ``|--max|`` of a rating scale. The measures square the ratings
+and multiply sums of squares (a correlation's ``sxx * syy``): fourth powers of the width, at
+most 1.6e241 here, leave a factor of 1e67 for the counts before a double overflows (1.8e308,
+as a ±1e308 or a ±1e100 scale did). A wider scale is refused at creation rather than a run
+failing on overflow."""
+
 
 @dataclass(frozen=True)
 class CampaignSpec:
@@ -54,6 +61,13 @@ class CampaignSpec:
                 )
             if not self.scale_min < self.scale_max:
                 raise UsageError(f"--min {self.scale_min} must be below --max {self.scale_max}")
+            if max(abs(self.scale_min), abs(self.scale_max)) > SCALE_LIMIT:
+                raise UsageError(
+                    f"--min {self.scale_min:g} --max {self.scale_max:g}: a rating scale must lie "
+                    f"within ±{SCALE_LIMIT:g} (the measures' sums of squared ratings must "
+                    "fit a double)",
+                    hint="rescale the ratings (e.g. into thousands or millions)",
+                )
             level = level or "interval"
             if level not in ("ordinal", "interval", "ratio"):
                 raise UsageError(

@@ -247,26 +247,31 @@ def codetermination(
     m = np.bincount(i, minlength=n_i)
     shared = m[i] >= 2
     n_shared = np.bincount(w[shared], minlength=n_w)
-    if kind == "label" and n_i * v > 50_000_000:
-        raise ValueError(f"{n_i} items x {v} categories is too large for weighted voting.")
     x = domain[c]
     if kind == "rating":
         rounds = _RatingRounds(i, w, x, m, shared, n_i, n_w, domain)
+    else:  # the (item, label) cells answered, sorted by item then label: memory O(judgments)
+        cells, cell = np.unique(i * v + c, return_inverse=True)
+        cell = cell.reshape(-1)
+        row, col = cells // v, cells % v
+        plain = np.bincount(cell, minlength=cells.size).astype(np.float64)
 
     def step(q: NDArray[np.float64]) -> tuple[NDArray, NDArray, NDArray[np.float64]]:
         """One round of the algorithm: truths from the weights ``q``, then the qualities and
         the new weights from those truths."""
         if kind == "label":
-            jw = q[w]
-            votes = np.bincount(i * v + c, weights=jw, minlength=n_i * v).reshape(n_i, v)
-            plain = np.bincount(i * v + c, minlength=n_i * v).reshape(n_i, v)
-            dead = votes.sum(1) <= 0
-            votes[dead] = plain[dead]
-            top = votes.max(1)
-            is_top = votes >= top[:, None] * (1 - 1e-12)
-            k = is_top.sum(1)
-            truth = np.where(m > 0, votes.argmax(1), -1)
-            credit = is_top[i, c] / k[i]
+            votes = np.bincount(cell, weights=q[w], minlength=cells.size)
+            dead = np.bincount(row, weights=votes, minlength=n_i) <= 0
+            votes = np.where(dead[row], plain, votes)
+            top = np.zeros(n_i)
+            np.maximum.at(top, row, votes)
+            is_top = votes >= top[row] * (1 - 1e-12)
+            k = np.bincount(row, weights=is_top, minlength=n_i)
+            truth = np.full(n_i, v, np.int64)  # the first label of the highest vote
+            hit = votes == top[row]
+            np.minimum.at(truth, row[hit], col[hit])
+            truth[m == 0] = -1
+            credit = is_top[cell] / k[i]
             score = np.bincount(w[shared], weights=credit[shared], minlength=n_w)
             quality = np.where(n_shared > 0, score / np.maximum(n_shared, 1), np.nan)
         else:

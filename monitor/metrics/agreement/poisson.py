@@ -26,9 +26,13 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy import sparse
 
 from monitor.metrics.agreement.krippendorff import ValueCounts, expected_total, item_observed
 
+WIDE = 256
+"""Above this many values (categories) the per-item features are a sparse matrix: the value
+counts of 10,000 items over 8,000 categories are 20,000 cells, not 80 million."""
 BLOCK_BITS = 12
 _BLOCK = 1 << BLOCK_BITS
 
@@ -60,7 +64,12 @@ def replicate_sums(
     """``S[b] = sum_k w_{b, items[k]} features[k]``, shape (n_boot, F), for item codes
     ``items`` (K,) and their features (K, F)."""
     items = np.asarray(items, dtype=np.int64)
-    features = np.asarray(features, dtype=np.float64)
+    wide = sparse.issparse(features)  # many values: the features' nonzero cells only
+    features = (
+        sparse.csr_array(features, dtype=np.float64)
+        if wide
+        else (np.asarray(features, dtype=np.float64))
+    )
     out = np.zeros((n_boot, features.shape[1]))
     if items.size == 0:
         return out
@@ -72,7 +81,9 @@ def replicate_sums(
     for lo, hi in zip(starts, np.r_[starts[1:], items.size], strict=True):
         w = block_weights(seed, int(blocks[lo]), n_boot)
         cols = items[lo:hi] & (_BLOCK - 1)
-        if hi - lo > _BLOCK // 4:  # dense enough: one product over the whole block
+        if wide:
+            out += np.asarray(features[lo:hi].T @ w[:, cols].T).T
+        elif hi - lo > _BLOCK // 4:  # dense enough: one product over the whole block
             block_features[:] = 0.0
             block_features[cols] = features[lo:hi]
             out += w @ block_features
@@ -95,8 +106,10 @@ def alpha_features(vc: ValueCounts, level: PoissonLevel) -> NDArray[np.float64]:
     g = item_observed(vc, level)
     if level == "interval":
         return np.column_stack([m, g, vc.s1 * pairable, vc.s2 * pairable])
-    counts = vc.counts.multiply(pairable[:, None]).toarray()
-    return np.column_stack([m, g, counts])
+    counts = vc.counts.multiply(pairable[:, None])
+    if vc.n_values > WIDE:  # sparse, as replicate_sums takes it: never N x V dense
+        return sparse.hstack([m[:, None], g[:, None], counts], format="csr")
+    return np.column_stack([m, g, counts.toarray()])
 
 
 def alpha_replicates(
@@ -123,6 +136,10 @@ def alpha_replicates(
 def fleiss_features(vc: ValueCounts) -> NDArray[np.float64]:
     """Per judged item: 1, ``sum_j n_ij**2`` and the value counts ``n_ij``; shape (N, 2 + V)."""
     judged = (vc.n > 0).astype(np.float64)
+    if vc.n_values > WIDE:  # sparse, as replicate_sums takes it: never N x V dense
+        counts = sparse.csr_array(vc.counts, dtype=np.float64)
+        squares = np.asarray(counts.multiply(counts).sum(axis=1)).reshape(-1)
+        return sparse.hstack([judged[:, None], squares[:, None], counts], format="csr")
     counts = vc.counts.toarray().astype(np.float64)
     return np.column_stack([judged, (counts * counts).sum(axis=1), counts])
 
