@@ -3,7 +3,7 @@
 10,000 items judged twice by 50 workers (20,000 judgments), each answer right with probability
 0.7, else one of K categories at random (seeded). Prints, for each K:
 
-- the one-coin Dawid-Skene model alone (``monitor.metrics.one_coin``): seconds, peak resident
+- the one-coin Dawid-Skene model alone (``monitor.metrics.labels.one_coin``): seconds, peak resident
   memory above the start, iterations;
 - the whole run, ``monitor analyze`` in a child process (ingest, every measure, flags): seconds
   and the child's peak resident memory, with the bootstrap intervals (default 1000 resamples)
@@ -37,7 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.reliability import measure  # noqa: E402
-from monitor.metrics.one_coin import one_coin_dawid_skene  # noqa: E402
+from monitor.metrics.labels.one_coin import one_coin_dawid_skene  # noqa: E402
 
 N_WORKERS = 50
 

@@ -61,7 +61,7 @@ def model_answers(
         K = len(arrays.categories)
         gold_codes = np.where(np.isfinite(gold), gold, -1).astype(np.int64)
         if options.model_max_categories < K:  # as the run: the one-coin model
-            from monitor.metrics.one_coin import one_coin_dawid_skene
+            from monitor.metrics.labels.one_coin import one_coin_dawid_skene
 
             oc = one_coin_dawid_skene(
                 items, workers, codes[idx], n_items=N, n_workers=W, n_classes=K,

@@ -305,8 +305,8 @@ def _labels(arrays, params, out, items, workers, answers, gold, wprior):  # noqa
 
 def _one_coin_labels(arrays, params, out, items, workers, codes, gold, wprior):  # noqa: ANN001, PLR0913
     """More categories than ``model_max_categories``: the one-coin Dawid-Skene model, whose
-    cost grows with the judgments, not K² per worker (:mod:`monitor.metrics.one_coin`)."""
-    from monitor.metrics.one_coin import one_coin_dawid_skene
+    cost grows with the judgments, not K² per worker (:mod:`monitor.metrics.labels.one_coin`)."""
+    from monitor.metrics.labels.one_coin import one_coin_dawid_skene
 
     N, W, K = len(arrays.item_ids), len(arrays.worker_ids), len(arrays.categories)
     gold_codes = np.where(np.isfinite(gold), gold, -1).astype(np.int64)

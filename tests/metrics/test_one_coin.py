@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.metrics.one_coin import one_coin_dawid_skene
+from monitor.metrics.labels.one_coin import one_coin_dawid_skene
 
 
 def _dense(items, workers, labels, n, w, k, gold, hist, hist_weight, iters, smoothing=1.0):  # noqa: ANN001, ANN202, PLR0913

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scipy import sparse
 
 from monitor.metrics.agreement import ValueCounts
-from monitor.metrics.poisson import (
+from monitor.metrics.agreement.poisson import (
     WIDE,
     Update,
     alpha_features,

@@ -19,7 +19,7 @@ the right class with probability ``p_w``, each of the ``K - 1`` others with ``(1
   the judged items, from the stored entries and ``pi_k sum_i 1 / D_i`` for the rest.
 - Stop when the log-likelihood per judgment changes by less than ``tol``.
 
-The start is the majority-vote shares (as :func:`monitor.metrics.dawid_skene.dawid_skene`),
+The start is the majority-vote shares (as :func:`monitor.metrics.labels.label_model.dawid_skene`),
 gold items are clamped to their class, and labels break exact ties by the higher prior, then
 the first declared class. A worker's accuracy is ``p_w`` (``sum_k pi_k e_w[k, k]`` of the full
 model), with the same Wilson interval, chance ``max_k pi_k`` and per-worker chance ``sum_k pi_k
@@ -36,8 +36,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics._common import accuracy_floor, check_same_length
-from monitor.metrics.gold import wilson_interval
+from monitor.metrics.common import accuracy_floor, check_same_length
+from monitor.metrics.labels.gold import wilson_interval
 
 EPS = 1e-10
 
@@ -124,7 +124,7 @@ def one_coin_dawid_skene(
     floor_margin: float = 0.2,
 ) -> OneCoinModel:
     """One-coin Dawid-Skene EM (see the module docstring); the arguments as
-    :func:`monitor.metrics.dawid_skene.dawid_skene`'s."""
+    :func:`monitor.metrics.labels.label_model.dawid_skene`'s."""
     k = int(n_classes)
     if k < 1 or n_items < 0 or n_workers < 0:
         raise ValueError("n_classes must be >= 1 and n_items, n_workers >= 0.")
