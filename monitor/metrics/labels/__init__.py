@@ -1,5 +1,6 @@
-"""Nominal labels and label sets: Dawid-Skene confusion matrices, one binary Dawid-Skene per
-option of a multi-label set, the one-coin model for campaigns of many categories, and each worker's accuracy on gold items."""
+"""Nominal labels and label sets: Dawid-Skene confusion matrices, the one-coin model for
+campaigns of many categories, one binary Dawid-Skene per option of a multi-label set, and each
+worker's accuracy on gold items."""
 
 from monitor.metrics.labels.gold import gold_accuracy, wilson_interval
 from monitor.metrics.labels.label_model import dawid_skene
