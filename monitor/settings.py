@@ -195,6 +195,12 @@ class Settings:
         at_least(1),
         "Runs per campaign that keep their per-item values and flags; older runs keep the rest.",
     )
+    set_distance: str = setting(
+        "masi",
+        Choices(("masi", "jaccard")),
+        "Distance between two answers of a multi-label campaign in its Krippendorff's alpha: "
+        "masi (Passonneau 2006) or jaccard.",
+    )
     phi: str = setting(
         "full",
         Choices(("off", "map", "full", "nuts")),

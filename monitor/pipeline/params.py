@@ -40,6 +40,13 @@ class BootstrapOptions(Section):
 
 
 @dataclass(frozen=True)
+class AgreementOptions(Section):
+    """The distance between two sets of a multi-label campaign's alpha (masi or jaccard)."""
+
+    set_distance: str = "masi"
+
+
+@dataclass(frozen=True)
 class CrowdTruthOptions(Section):
     """CrowdTruth's iteration, and the drift its local update may accumulate."""
 
@@ -80,6 +87,7 @@ class Params:
     warm: WarmStart | None = None
     columnar: frozenset[str] = frozenset({"item"})
     names: NameCache = field(default_factory=NameCache, compare=False, repr=False)
+    agreement: AgreementOptions = AgreementOptions()
 
     @classmethod
     def of(
@@ -102,6 +110,7 @@ class Params:
             PhiOptions.of(settings),
             warm,
             columnar,
+            agreement=AgreementOptions.of(settings),
         )
 
     def values(self, campaign: str) -> Values:
