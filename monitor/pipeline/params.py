@@ -41,9 +41,11 @@ class BootstrapOptions(Section):
 
 @dataclass(frozen=True)
 class AgreementOptions(Section):
-    """The distance between two sets of a multi-label campaign's alpha (masi or jaccard)."""
+    """The distance between two sets of a multi-label campaign's alpha (masi or jaccard), and
+    the widest rating scale whose coefficients of equal answers the report shows."""
 
     set_distance: str = "masi"
+    max_nominal_points: int = 11
 
 
 @dataclass(frozen=True)
