@@ -61,8 +61,10 @@ from monitor.metrics.agreement.krippendorff import (
     mid_ranks,
 )
 from monitor.metrics.agreement.sets import (
+    MAX_GRID_SETS,
     SetCounts,
     SetDistance,
+    distance_grid,
     expected_total_sets,
     item_observed_sets,
     set_alpha,
@@ -262,10 +264,12 @@ def bootstrap_set_alpha(
     m = sub.n.astype(np.float64)
     g = item_observed_sets(sub, distance)
     cm = _dense_if_small(sub.counts.astype(np.float64))
+    every = np.arange(sub.n_sets)
+    grid = distance_grid(sub, distance, every, every) if sub.n_sets <= MAX_GRID_SETS else None
 
     def stat(mult: NDArray[np.float64]) -> NDArray[np.float64]:
         n = mult @ m
-        exp = expected_total_sets(_times(mult, cm), sub, distance)
+        exp = expected_total_sets(_times(mult, cm), sub, distance, grid)
         out = np.full(mult.shape[0], np.nan)
         ok = exp > 1e-12 * n * n
         out[ok] = 1.0 - (mult @ g)[ok] * (n[ok] - 1.0) / exp[ok]

@@ -37,6 +37,8 @@ SET_DISTANCES: tuple[SetDistance, ...] = ("masi", "jaccard")
 
 #: Largest number of distinct pairable sets (the expected disagreement visits every pair).
 MAX_SETS = 20_000
+#: Up to this many distinct sets, the bootstrap keeps their S x S distances in memory.
+MAX_GRID_SETS = 5_000
 _BLOCK = 4_000_000
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
 
@@ -176,11 +178,27 @@ def item_observed_sets(sc: SetCounts, distance: SetDistance) -> NDArray[np.float
     return np.where(m >= 2, total / np.where(m >= 2, m - 1.0, 1.0), 0.0)
 
 
+def distance_grid(
+    sc: SetCounts, distance: SetDistance, rows: NDArray[np.int64], cols: NDArray[np.int64]
+) -> NDArray[np.float64]:
+    """``d(rows[i], cols[j])``, shape (len(rows), len(cols)): the intersections from one
+    product of the sets' 0/1 rows over the options."""
+    ones = np.unpackbits(sc.packed, axis=1).astype(np.float64)
+    inter = np.rint(ones[rows] @ ones[cols].T)
+    return set_distance(inter, sc.sizes[rows][:, None], sc.sizes[cols][None, :], distance)
+
+
 def expected_total_sets(
-    n_v: NDArray[np.float64], sc: SetCounts, distance: SetDistance
+    n_v: NDArray[np.float64],
+    sc: SetCounts,
+    distance: SetDistance,
+    grid: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
     """``sum_{s,t} n_s n_t d(s, t)`` over the last axis of the marginals ``n_v`` (shape
-    (..., S)), in blocks of the S x S distances over the sets with a positive marginal."""
+    (..., S)): with ``grid`` (the S x S distances, :func:`distance_grid`) one product, else in
+    blocks of rows of the distances over the sets with a positive marginal."""
+    if grid is not None:
+        return (n_v * (n_v @ grid)).sum(-1)
     used = np.flatnonzero(n_v.reshape(-1, n_v.shape[-1]).sum(0) > 0)
     if used.size > MAX_SETS:
         raise ValueError(
@@ -189,10 +207,9 @@ def expected_total_sets(
         )
     nu = n_v[..., used]
     out = np.zeros(n_v.shape[:-1])
-    step = max(1, _BLOCK // max(1, used.size * sc.packed.shape[1]))
+    step = max(1, _BLOCK // max(1, used.size))
     for lo in range(0, used.size, step):
-        blk = used[lo : lo + step]
-        d = sc.distances(blk[:, None], used[None, :], distance)  # (b, U)
+        d = distance_grid(sc, distance, used[lo : lo + step], used)  # (b, U)
         out = out + (nu[..., lo : lo + step] * (nu @ d.T)).sum(-1)
     return out
 
@@ -232,6 +249,7 @@ __all__ = [
     "SetCounts",
     "SetDistance",
     "check_distance",
+    "distance_grid",
     "expected_total_sets",
     "item_observed_sets",
     "set_alpha",
