@@ -69,13 +69,14 @@ def phi_alpha_sentence(
             tail = "its interval lies above 0"
         else:
             tail = "though its interval reaches 0, so even that is uncertain"
+        strength = "clearly" if alpha >= 0.667 else "but weakly (alpha below 0.667)"
         return head + (
-            "Phi below 0 says the ratings of one item lie further apart than ratings drawn at "
-            "random over the scale: raters split toward opposite ends. Alpha compares that "
-            "spread with the spread over all items, which is larger because the items' means "
-            "differ. Believe alpha for telling the items apart (their order and the exported "
-            f"means: {tail}); believe Phi for any single rating: one rater's answer says little "
-            "about the item."
+            "Phi below 0 says that, under its Beta model, the ratings of one item spread more "
+            "widely than uniformly random ratings would: they pile up toward the ends of the "
+            "scale. Alpha compares that spread with the spread over all items, which is larger "
+            "because the items' means differ. Believe alpha on whether the ratings tell the "
+            f"items apart (their order and the exported means): they do, {strength}; {tail}. "
+            "Believe Phi for any single rating: one rater's answer says little about the item."
         )
     if phi > alpha:
         return head + (
