@@ -44,6 +44,8 @@ def n_text(doc: Mapping[str, Any], metric: str) -> str:
         what = catalog.measure("campaign", metric).n
     except KeyError:
         what = ""
+    if doc["campaign"].get("kind") == Kind.PAIRWISE and what == "items":
+        what = "pairs"  # a preference campaign's units are its pairs
     text = f"{int(n):,} {what}".strip()
     if metric == "transitivity_kappa":
         design = measures.get("preference_design") or {}

@@ -73,6 +73,8 @@ def test_transitivity_shows_its_triplets_and_annotators(engine: Engine) -> None:
     n = doc["agreement"]["measures"]["transitivity_kappa"]["n"]
     annotators = design["annotators_with_triplets"]
     assert row["n"] == f"{n:,} triplets from {annotators:,} annotator" + "s" * (annotators != 1)
+    [pa] = [r for r in build_view(doc)["agreement_rows"] if r["name"] == "Percent agreement"]
+    assert pa["n"].endswith(" pairs")
 
 
 def test_which_of_phi_and_alpha_to_believe() -> None:
