@@ -17,8 +17,16 @@ EQUALITY = ("percent_agreement", "fleiss_kappa", "cohen_kappa", "scott_pi")
 
 def hidden_for_scale(doc: Mapping[str, Any]) -> str | None:
     """Why the coefficients of :data:`EQUALITY` are not shown, or None when they are: a
-    rating campaign whose run coded more scale points than ``max_nominal_points``."""
-    if doc["campaign"].get("kind") != Kind.RATING:
+    rating campaign whose run coded more scale points than ``max_nominal_points``, or a
+    multi-label campaign (the coefficients are not defined for sets)."""
+    kind = doc["campaign"].get("kind")
+    if kind == Kind.MULTILABEL:
+        return (
+            "Percent agreement and the kappas are not shown: they count only identical answers, "
+            "so two sets that share all options but one differ as much as two that share none; "
+            "alpha over the sets weighs their overlap."
+        )
+    if kind != Kind.RATING:
         return None
     params = (doc.get("run") or {}).get("parameters") or {}
     points, most = params.get("scale_points"), params.get("max_nominal_points")

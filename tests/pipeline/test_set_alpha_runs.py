@@ -45,6 +45,7 @@ def test_golden_set_alpha_through_the_store(engine: Engine, distance: str) -> No
 
 def test_the_multilabel_verdict_reads_set_alpha(engine: Engine) -> None:
     from monitor.report.document import build_document
+    from monitor.report.view import build_view
 
     store_case(engine, json.loads(GOLDEN.read_text(encoding="utf-8")))
     recompute(engine, SETTINGS)
@@ -52,6 +53,9 @@ def test_the_multilabel_verdict_reads_set_alpha(engine: Engine) -> None:
         doc = build_document(s, "golden")
     assert doc["verdict"]["level"] == "unreliable" and doc["verdict"]["alpha"] is not None
     assert doc["agreement"]["level"] == "masi" and doc["agreement"]["krippendorff_alpha_ci"]
+    [alpha] = build_view(doc)["agreement_rows"]  # the coefficients of identical answers: out
+    assert "MASI distance" in alpha["meaning"] and "not shown" in alpha["meaning"]
+    assert alpha["n"] == f"{alpha_of(engine)['n']:,} pairable values"
 
 
 def test_demo_multilabel_campaign_within_0005_of_nltk(engine: Engine, tmp_path: Path) -> None:
