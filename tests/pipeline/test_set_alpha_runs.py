@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
+from monitor.metrics.agreement.sets import set_alpha
 from monitor.pipeline import recompute
 from monitor.settings import Settings
 from monitor.store.campaigns import get_campaign
@@ -76,3 +77,37 @@ def test_demo_multilabel_campaign_within_0005_of_nltk(engine: Engine, tmp_path: 
     theirs = AnnotationTask(data, distance=masi_distance).alpha()
     ours = alpha_of(engine, multi.name)["value"]
     assert abs(ours - theirs) < 0.005
+
+
+def test_an_incremental_run_gives_the_full_runs_alpha(engine: Engine) -> None:
+    case = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    half = len(case["judgments"]) // 2
+    store_case(engine, case, upto=half)
+    recompute(engine, SETTINGS)
+    first = alpha_of(engine)["value"]
+    store_case(engine, case, start=half)
+    [inc] = recompute(engine, SETTINGS)
+    assert inc.status == "ok" and inc.n_new == len(case["judgments"]) - half
+    incremental = alpha_of(engine)
+    assert incremental["value"] != first
+    assert incremental["value"] == pytest.approx(
+        case["expected"]["krippendorff_alpha_masi"], abs=1e-9
+    )
+    recompute(engine, SETTINGS, full=True)
+    assert alpha_of(engine) == incremental
+
+
+def test_a_worker_judging_an_item_again_counts_once(engine: Engine) -> None:
+    """The latest judgment of each worker and item counts, as for the other alphas."""
+    from tests.metrics.test_set_alpha import counts_of
+
+    case = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    rows = case["judgments"]
+    k = next(k for k, r in enumerate(rows) if r["item"] == "i01")  # judged by several workers
+    again = {**rows[k], "value": ["f"] if rows[k]["value"] != ["f"] else ["a"]}
+    store_case(engine, {**case, "judgments": [*rows, again]})
+    recompute(engine, SETTINGS)
+    latest = [*rows[:k], again, *rows[k + 1 :]]
+    expected = set_alpha(counts_of(latest, case["scale"]["options"])).alpha
+    assert expected != pytest.approx(case["expected"]["krippendorff_alpha_masi"], abs=1e-6)
+    assert alpha_of(engine)["value"] == pytest.approx(expected, abs=1e-12)
