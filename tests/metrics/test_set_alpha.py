@@ -148,3 +148,22 @@ def test_singletons_give_nominal_alpha(c) -> None:
     nominal = krippendorff_alpha(ValueCounts.from_judgments(items, opt, n_values=n_opt)).alpha
     masi, jaccard = set_alpha(sc, "masi").alpha, set_alpha(sc, "jaccard").alpha
     assert _close(masi, jaccard) and _close(masi, nominal)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(set_campaigns(), st.sampled_from(["masi", "jaccard"]), st.integers(0, 2**16))
+def test_a_bootstrap_replicate_is_the_alpha_of_the_resampled_items(c, distance, seed) -> None:
+    """One replicate (n_boot=1) equals alpha over the items it drew, each as often as drawn."""
+    items, jud, opt, n_opt = c
+    sc = SetCounts.from_annotations(items, jud, opt, n_options=n_opt)
+    ci = bootstrap_set_alpha(sc, distance, n_boot=1, seed=seed)
+    if ci.estimate is None:
+        return
+    pairable = np.flatnonzero(sc.n >= 2)
+    drawn = pairable[np.random.default_rng(seed).integers(0, pairable.size, size=pairable.size)]
+    direct = set_alpha(sc.take(drawn), distance).alpha
+    if direct is None:
+        assert ci.interval is None
+    else:
+        assert ci.interval is not None
+        assert abs(ci.interval.low - direct) < 1e-9 and abs(ci.interval.high - direct) < 1e-9
