@@ -454,7 +454,9 @@ def build_view(
             if v is not None
         },
         "workers_table": lists.worker_table(kind, by_concern[:MAX_WORKERS], len(workers), anchors),
-        "history_table": lists.history_table(doc["history"]),
+        "history_table": lists.history_table(
+            doc["history"], percent=scale.hidden_for_scale(doc) is None
+        ),
         "decisions_table": lists.decision_table(
             doc["decisions"][:MAX_DECISIONS], len(doc["decisions"])
         ),

@@ -38,6 +38,8 @@ def test_a_0_to_100_scale_hides_the_coefficients_of_equal_ratings(engine: Engine
     assert alpha["n"] == f"{8 * 40:,} pairable values"
     # the JSON document keeps every number; only the page leaves them out
     assert doc["agreement"]["percent_agreement"] is not None
+    history = build_view(copy.deepcopy(doc))["history_table"]
+    assert [c.title for c in history.columns] == ["Run", "Finished", "Alpha", "95% CI"]
     # a wider setting shows them again
     doc["run"]["parameters"]["max_nominal_points"] = 101
     assert any("Percent agreement" in n for n in names(doc))
@@ -60,6 +62,8 @@ def test_a_five_point_scale_shows_them_with_their_counts(engine: Engine) -> None
     assert shown["Percent agreement"]["n"] == "30 items"
     assert all(r["n"] for r in shown.values() if r["value"] is not None)
     assert '<th class="num">n</th>' in render_html(doc)
+    history = build_view(copy.deepcopy(doc))["history_table"]
+    assert history.columns[-1].title == "Percent agreement"
 
 
 def test_transitivity_shows_its_triplets_and_annotators(engine: Engine) -> None:
