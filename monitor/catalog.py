@@ -124,8 +124,12 @@ MEASURES: tuple[Measure, ...] = (
             title="Percent agreement",
             meaning="Share of agreeing pairs of judgments per item, averaged; not corrected "
             "for chance."),
-    Measure("krippendorff_alpha", _C, ALL, "at the campaign's level (nominal on pair outcomes)",
-            interval="bootstrap 95%", n="pairable values", detail=_LEVEL, trend=True,
+    Measure("krippendorff_alpha", _C, ALL,
+            "at the campaign's level (nominal on pair outcomes; multi-label: over the sets at "
+            "the `set_distance`, MASI or Jaccard)",
+            interval="bootstrap 95%", n="pairable values",
+            detail=_LEVEL + " (`masi` or `jaccard` over sets, with `sets`: distinct sets)",
+            trend=True,
             title="Krippendorff's alpha",
             meaning="Agreement beyond chance at the campaign's level: 1 perfect, 0 chance; "
             ">= 0.8 reliable, >= 0.667 tentative."),

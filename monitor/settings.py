@@ -225,6 +225,19 @@ class Settings:
         "With --cluster: the file Dask's own log messages and tracebacks go to (appended), "
         "kept out of the terminal ('' = dropped).",
     )
+    set_distance: str = setting(
+        "masi",
+        Choices(("masi", "jaccard")),
+        "Distance between two answers of a multi-label campaign in its Krippendorff's alpha: "
+        "masi (Passonneau 2006) or jaccard.",
+    )
+    max_nominal_points: int = setting(
+        11,
+        at_least(2),
+        "Rating campaigns on a scale of more points than this (or continuous) do not show "
+        "percent agreement, Fleiss' kappa, unweighted Cohen's kappa or Scott's pi: these count "
+        "only exactly equal ratings.",
+    )
     phi: str = setting(
         "full",
         Choices(("off", "map", "full", "nuts")),

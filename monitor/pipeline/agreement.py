@@ -48,6 +48,9 @@ def agreement(coded: Coded, params: Params, latest: Latest, codes: NDArray[np.in
         "updated with the items that changed; multinomial resampling otherwise"
     )
     items, workers, codes, domain = latest.items, latest.workers, latest.codes, latest.domain
+    if arrays.kind == Kind.RATING:  # what the report reads to show only what the scale supports
+        out.parameters["scale_points"] = int(domain.size)
+        out.parameters["max_nominal_points"] = params.agreement.max_nominal_points
     N, W = len(arrays.item_ids), len(arrays.worker_ids)
     kind: Literal["label", "rating"] = "label" if arrays.kind == Kind.LABEL else "rating"
     vc = ag.ValueCounts.from_judgments(items, codes, n_items=N, value_domain=domain)

@@ -40,6 +40,15 @@ class BootstrapOptions(Section):
 
 
 @dataclass(frozen=True)
+class AgreementOptions(Section):
+    """The distance between two sets of a multi-label campaign's alpha (masi or jaccard), and
+    the widest rating scale whose coefficients of equal answers the report shows."""
+
+    set_distance: str = "masi"
+    max_nominal_points: int = 11
+
+
+@dataclass(frozen=True)
 class CrowdTruthOptions(Section):
     """CrowdTruth's iteration, and the drift its local update may accumulate."""
 
@@ -81,6 +90,7 @@ class Params:
     warm: WarmStart | None = None
     columnar: frozenset[str] = frozenset({"item"})
     names: NameCache = field(default_factory=NameCache, compare=False, repr=False)
+    agreement: AgreementOptions = AgreementOptions()
 
     @classmethod
     def of(
@@ -103,6 +113,7 @@ class Params:
             PhiOptions.of(settings),
             warm,
             columnar,
+            agreement=AgreementOptions.of(settings),
         )
 
     def values(self, campaign: str) -> Values:

@@ -36,6 +36,8 @@ MAX_STATE = 64 * 1024 * 1024
 """Bytes of ``index.json`` read at most (a larger file is not one the index wrote)."""
 SERIES = ("krippendorff_alpha", "phi", "percent_agreement")
 """The trend drawn: the first of these the campaign's history holds."""
+BOUNDS = {"krippendorff_alpha": (-1.0, 1.0), "phi": (-1.0, 1.0), "percent_agreement": (0.0, 1.0)}
+"""The range of each series: its sparkline's fixed scale (a change of 0.00003 is drawn flat)."""
 
 
 def summary(doc: Mapping[str, Any], report: str, document: str | None) -> dict[str, Any]:
@@ -255,7 +257,9 @@ def _entry(s: dict[str, Any], before: Mapping[str, Any] | None) -> Entry:
             counts.append((f"{n:,} {rule.replace('_', ' ')} {what}", rule_title(rule)))
     trend = None
     if len(s["trend"]) > 0:
-        trend = pictures.sparkline(s["trend"], title=f"{s['series']} over runs")
+        trend = pictures.sparkline(
+            s["trend"], title=f"{s['series']} over runs", bounds=BOUNDS.get(s["series"])
+        )
     return Entry(s, changes(s, before), trend, counts)
 
 

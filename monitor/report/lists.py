@@ -278,27 +278,30 @@ def decision_table(decisions: Sequence[dict[str, Any]], total: int) -> Table:
     return Table("decisions-table", cols, out, total, 10)
 
 
-def history_table(history: Sequence[dict[str, Any]]) -> Table:
+def history_table(history: Sequence[dict[str, Any]], percent: bool = True) -> Table:
+    """Alpha and its interval per run, and percent agreement where the scale supports it
+    (``percent``: ``monitor.report.scale.hidden_for_scale``)."""
     cols = [
         Column("run", "Run"),
         Column("at", "Finished", kind="text"),
         Column("alpha", "Alpha"),
         Column("ci", "95% CI", kind="text"),
-        Column("pa", "Percent agreement"),
     ]
+    if percent:
+        cols.append(Column("pa", "Percent agreement"))
     out = []
     for h in reversed(history):
         number = h["number"]
         alpha, pa = h.get("krippendorff_alpha"), h.get("percent_agreement")
-        out.append(
-            [
-                Cell(f"#{number}", sort_key(number)),
-                Cell(when(h.get("at")), str(h.get("at") or "")),
-                Cell(fmt(alpha, 3), sort_key(alpha)),
-                Cell(fmt_ci(h.get("krippendorff_alpha_ci"), 3)),
-                Cell(fmt(pa, 3), sort_key(pa)),
-            ]
-        )
+        row = [
+            Cell(f"#{number}", sort_key(number)),
+            Cell(when(h.get("at")), str(h.get("at") or "")),
+            Cell(fmt(alpha, 3), sort_key(alpha)),
+            Cell(fmt_ci(h.get("krippendorff_alpha_ci"), 3)),
+        ]
+        if percent:
+            row.append(Cell(fmt(pa, 3), sort_key(pa)))
+        out.append(row)
     return Table("history-table", cols, out, len(out), 10)
 
 

@@ -213,15 +213,32 @@ def cycles(triplets: Sequence[tuple[Sequence[str], Sequence[int], str]], *, titl
     return svg_document(max(1, len(triplets)) * cw, h, body, title, fixed=True)
 
 
-def sparkline(values: Sequence[float | None], *, title: str, lo: float | None = None) -> Markup:
-    """A small line of ``values`` (None: a gap), the last point marked."""
+def sparkline(
+    values: Sequence[float | None],
+    *,
+    title: str,
+    lo: float | None = None,
+    bounds: tuple[float, float] | None = None,
+) -> Markup:
+    """A small line of ``values`` (None: a gap), the last point marked.
+
+    With ``bounds`` (a bounded measure: alpha, kappa and Phi in [-1, 1], shares in [0, 1]) the
+    scale is fixed, not fitted to the data: from 0 to the upper bound while every value is at
+    least 0 (else from the lower bound), with a faint line at 0, so that a change of 0.00003
+    is drawn flat and only a change a reader should see shows as one; the title names the
+    scale. Without, the scale spans the values (from ``lo`` when given)."""
     w, h, pad = 120, 28, 3
     pts = [(i, v) for i, v in enumerate(values) if v is not None and math.isfinite(v)]
     if not pts:
         return svg_document(w, h, [svg_text(w / 2, h / 2 + 4, "no data")], title)
     ys = [v for _, v in pts]
-    bottom = min(ys) if lo is None else min(lo, *ys)
-    top = max(ys)
+    if bounds is not None:
+        bottom = 0.0 if min(ys) >= 0 and bounds[0] < 0 else bounds[0]
+        bottom, top = min(bottom, *ys), max(bounds[1], *ys)
+        title = f"{title} (scale {bottom:g} to {top:g})"
+    else:
+        bottom = min(ys) if lo is None else min(lo, *ys)
+        top = max(ys)
     span = (top - bottom) or 1.0
     n = max(len(values) - 1, 1)
 
@@ -232,6 +249,11 @@ def sparkline(values: Sequence[float | None], *, title: str, lo: float | None = 
         return h - pad - (v - bottom) / span * (h - 2 * pad)
 
     body = []
+    if bounds is not None and bottom < 0 < top:
+        body.append(
+            f'<line x1="{pad}" x2="{w - pad}" y1="{num(y(0.0))}" y2="{num(y(0.0))}" '
+            f'stroke="{MUTED}" stroke-width="0.5"/>'
+        )
     if len(pts) > 1:
         line = " ".join(f"{num(x(i))},{num(y(v))}" for i, v in pts)
         body.append(f'<polyline points="{line}" fill="none" stroke="{BLUE}" stroke-width="1.5"/>')

@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from monitor import catalog
 from monitor.catalog import Kind
-from monitor.report import charts, evidence, lists
+from monitor.report import charts, evidence, lists, scale
 from monitor.report.items import ItemPicks, rank_notes
 from monitor.report.tables import fmt
 from monitor.report.titles import meaning, rule_title
@@ -182,7 +182,10 @@ PHI_MAP_NOTE = (
 
 
 def _agreement_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The agreement table: what the scale supports (``monitor.report.scale``), each figure
+    with its count, and a sentence on which of Phi and alpha to believe where they differ."""
     a = doc["agreement"]
+    hidden = scale.hidden_for_scale(doc)
     rows = []
     for key, ci_key in (
         ("krippendorff_alpha", "krippendorff_alpha_ci"),
@@ -196,13 +199,20 @@ def _agreement_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
             continue
         if key in ("cohen_kappa", "scott_pi") and a[key] is None:
             continue  # only defined for two-worker campaigns
+        if hidden and key in scale.EQUALITY:
+            continue
         name, what = meaning(key)
         reason = (a.get("measures", {}).get(key) or {}).get("reason") if a[key] is None else None
+        if key == "krippendorff_alpha" and a.get("level") in ("masi", "jaccard"):
+            what += f" Over the sets, at the {a['level'].upper()} distance (setting set_distance)."
+        if key == "krippendorff_alpha" and hidden:
+            what += " " + hidden
         rows.append(
             {
                 "name": name,
                 "value": a[key],
                 "ci": a.get(ci_key) if ci_key else None,
+                "n": scale.n_text(doc, key),
                 "meaning": what + (f" Undefined here: {reason}." if reason else ""),
             }
         )
@@ -216,8 +226,18 @@ def _agreement_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
         else:
             extra = f" MAP {m:.3f}." if m is not None else ""
         method = f" Method: {phi['method']}." if phi.get("method") else ""
+        which = scale.phi_alpha_sentence(
+            phi["mean"], phi["hpd"], a.get("krippendorff_alpha"), a.get("krippendorff_alpha_ci"),
+            _param(doc, "phi_alpha_gap"),
+        )  # fmt: skip
         rows.append(
-            {"name": name, "value": phi["mean"], "ci": phi["hpd"], "meaning": what + extra + method}
+            {
+                "name": name,
+                "value": phi["mean"],
+                "ci": phi["hpd"],
+                "n": scale.n_text(doc, "phi"),
+                "meaning": what + extra + method + (f" {which}" if which else ""),
+            }
         )
     return rows
 
@@ -449,7 +469,9 @@ def build_view(
             if v is not None
         },
         "workers_table": lists.worker_table(kind, by_concern[:MAX_WORKERS], len(workers), anchors),
-        "history_table": lists.history_table(doc["history"]),
+        "history_table": lists.history_table(
+            doc["history"], percent=scale.hidden_for_scale(doc) is None
+        ),
         "decisions_table": lists.decision_table(
             doc["decisions"][:MAX_DECISIONS], len(doc["decisions"])
         ),

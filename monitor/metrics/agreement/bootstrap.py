@@ -60,6 +60,15 @@ from monitor.metrics.agreement.krippendorff import (
     krippendorff_alphas,
     mid_ranks,
 )
+from monitor.metrics.agreement.sets import (
+    MAX_GRID_SETS,
+    SetCounts,
+    SetDistance,
+    distance_grid,
+    expected_total_sets,
+    item_observed_sets,
+    set_alpha,
+)
 from monitor.metrics.common import Interval, check_same_length
 
 __all__ = [
@@ -78,6 +87,7 @@ __all__ = [
     "bootstrap_alpha",
     "bootstrap_fleiss",
     "bootstrap_kappa",
+    "bootstrap_set_alpha",
     "codetermination",
     "cohen_kappa",
     "fleiss_kappa",
@@ -231,6 +241,41 @@ def bootstrap_alpha(
         return out
 
     reps = _replicates(rng, k, n_boot, v if level != "interval" else 1, stat)
+    return _summarise(est.alpha, reps, n_boot, confidence, None)
+
+
+def bootstrap_set_alpha(
+    sc: SetCounts,
+    distance: SetDistance = "masi",
+    *,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int | np.random.Generator = 0,
+) -> BootstrapCI:
+    """Percentile bootstrap interval of alpha over sets (:func:`set_alpha`), resampling the
+    pairable items: per replicate, ``n = w @ m``, the observed total ``w @ (per-item observed)``
+    and the expected total from the replicate's marginals ``w @ counts`` (shape (B, S))."""
+    _check(n_boot, confidence)
+    rng = _rng(seed)
+    est = set_alpha(sc, distance)
+    if est.alpha is None:
+        return _summarise(None, np.empty(0), n_boot, confidence, est.reason)
+    sub = sc.take(np.flatnonzero(sc.n >= 2))
+    m = sub.n.astype(np.float64)
+    g = item_observed_sets(sub, distance)
+    cm = _dense_if_small(sub.counts.astype(np.float64))
+    every = np.arange(sub.n_sets)
+    grid = distance_grid(sub, distance, every, every) if sub.n_sets <= MAX_GRID_SETS else None
+
+    def stat(mult: NDArray[np.float64]) -> NDArray[np.float64]:
+        n = mult @ m
+        exp = expected_total_sets(_times(mult, cm), sub, distance, grid)
+        out = np.full(mult.shape[0], np.nan)
+        ok = exp > 1e-12 * n * n
+        out[ok] = 1.0 - (mult @ g)[ok] * (n[ok] - 1.0) / exp[ok]
+        return out
+
+    reps = _replicates(rng, sub.n_items, n_boot, sub.n_sets, stat)
     return _summarise(est.alpha, reps, n_boot, confidence, None)
 
 
