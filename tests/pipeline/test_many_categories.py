@@ -83,7 +83,7 @@ def test_export_labels_of_many_categories_use_the_one_coin_model(
     def full_model(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         raise AssertionError("the K x K model was fitted")
 
-    monkeypatch.setattr("monitor.metrics.reliability.dawid_skene", full_model)
+    monkeypatch.setattr("monitor.metrics.labels.label_model.dawid_skene", full_model)
     with session_factory(engine)() as s:
         text = export(s, "labels", "golden", "csv")
     exported = list(csv.DictReader(io.StringIO(text, newline="")))
