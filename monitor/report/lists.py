@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from monitor.catalog import Kind
+from monitor.catalog import DECISIONS, Kind
 from monitor.report.tables import (
     Cell,
     Column,
@@ -58,6 +58,15 @@ def _bars(answers: Mapping[str, Any] | None, width: int = 110) -> Cell:
     )
 
 
+DECISION_LABEL = {
+    "block": "block",
+    "down_weight": "down-weight",
+    "watch": "look at",
+    "cannot_tell": "cannot tell",
+    "ok": "ok",
+}
+
+
 def worker_table(
     kind: str, rows: Sequence[dict[str, Any]], total: int, anchors: Mapping[str, str]
 ) -> Table:
@@ -69,6 +78,7 @@ def worker_table(
     cols = [
         Column("worker", "Worker", kind="id"),
         Column("status", "Status", kind="badges"),
+        Column("decision", "Decision", kind="badges", tip="what to do with the worker, and why"),
         Column("n_judgments", "Judgments", tip="judgments counted by the latest run"),
         *measures,
         *([Column("transitivity", "Transitivity κ", tip="intraobserver kappa")] if kappa else []),
@@ -84,9 +94,19 @@ def worker_table(
             badges=[(status, STATUS_LABEL.get(status, status))],
             sub=f"weight {fmt(r.get('weight'))}" if status == "down_weighted" else "",
         )
+        decision = str(r.get("decision") or "cannot_tell")
+        title = DECISION_LABEL.get(decision, decision)
+        weight = r.get("decision_weight") if decision == "down_weight" else None
         cells = [
             Cell(str(r["worker"]), href=anchors.get(r["worker"], "")),
             badge,
+            Cell(
+                title,
+                sort=str(DECISIONS.index(decision) if decision in DECISIONS else len(DECISIONS)),
+                badges=[(decision, title)],
+                sub=str(r.get("decision_reason") or "")
+                + (f" (weight {fmt(weight)})" if weight is not None else ""),
+            ),
             Cell(fmt(r.get("n_judgments")), sort_key(r.get("n_judgments"))),
             *(measure_cell(r, c) for c in measures),
         ]
