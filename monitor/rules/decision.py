@@ -4,8 +4,9 @@ it is.
 The decisions, most severe first:
 
 - ``block``: the answers carry no information. The worker's quality interval lies at or below
-  chance (accuracy: the upper end at or below what a random or constant answerer reaches; noise
-  sd: the lower end at or above the sd of their answers shuffled across items), or their gold
+  chance, what their own answers reach shuffled across the items (accuracy: the upper end at or
+  below ``model_worker_chance``, the campaign's ``model_chance`` where there is none; noise sd:
+  the lower end at or above ``model_chance_sd``), or their gold
   interval at or below the gold questions' chance, or they answer the same whatever the
   question (a ``constant`` flag, or a ``position_bias`` flag at ``constant_share`` or more).
   Never for a worker whose quality is at or above the crowd's median.
@@ -113,7 +114,10 @@ def _model_quality(run: RunValues, t: Thresholds) -> dict[str, _Quality]:
     table = run.table("worker", metric)
     own_metric = "model_chance_sd" if noise else "model_worker_chance"
     own = run.table("worker", own_metric).aligned(table.subjects)
-    use_own = noise or run.kind == Kind.PAIRWISE or chance > t.skewed_prior
+    # "no information" is what the worker's own answers reach shuffled across the items: a
+    # worker who gives the rarer classes more often than they occur is below the commonest
+    # class's share and still informative
+    use_own = True
     out = {}
     for i, w in enumerate(table.subjects):
         v, lo, hi = finite(table.values[i]), finite(table.low[i]), finite(table.high[i])
@@ -263,6 +267,14 @@ def _decide(
         model_weight if model_weight is not None and 0 < model_weight < 1 else options.down_weight
     )
     # down_weight: worth less than most workers' answers
+    if "position_bias" in rules:
+        f = rules["position_bias"]
+        return made(
+            "down_weight",
+            f"picked the {f.evidence.get('side', 'same')} option in {_pct(f.value or 0)} of "
+            f"{f.evidence.get('n', n)} comparisons",
+            weight,
+        )
     if q is not None and typical is not None and typical > q.chance:
         line = q.chance + options.down_weight_below * (typical - q.chance)
         if q.best < line and not middle:
@@ -288,14 +300,6 @@ def _decide(
                 f"{_pct(gold_typical)}",
                 weight,
             )
-    if "position_bias" in rules:
-        f = rules["position_bias"]
-        return made(
-            "down_weight",
-            f"picked the {f.evidence.get('side', 'same')} option in {_pct(f.value or 0)} of "
-            f"{f.evidence.get('n', n)} comparisons",
-            weight,
-        )
     if block is not None:  # no information, yet at the crowd's middle: look
         return made("watch", block)
     for rule in ("low_quality", "gold_accuracy"):
