@@ -6,7 +6,7 @@ On every real data set with truth (``../shared/real-data``: labels and ratings;
 (``monitor workers --json``) is set against their true quality (labels: share right; ratings:
 mean absolute error; preferences: share of comparisons answered along the true order).
 
-Printed per data set: the number of workers per decision; the crowd's median true quality
+Printed per data set: the number of workers per decision; the campaign's ``verdict.state``; the crowd's median true quality
 (workers with 30+ judgments); the workers decided ``block`` whose true quality is at or above
 that median (target: none); the workers right less than 60% of the time on 500+ binary
 judgments and their decisions (target: at least ``down_weight``).
@@ -51,6 +51,12 @@ def _workers(common: tuple[str, ...], campaign: str) -> dict[str, dict[str, Any]
     out = rd._cli(*common, "workers", "--campaign", campaign, "--json")
     rows = [json.loads(line) for line in out.splitlines() if line.strip()]
     return {r["worker"]: r for r in rows}
+
+
+def _state(common: tuple[str, ...], campaign: str) -> str:
+    """The campaign's ``verdict.state`` in its JSON document."""
+    doc = json.loads(rd._cli(*common, "report", "--campaign", campaign, "--format", "json"))
+    return str(doc["verdict"].get("state"))
 
 
 def _setup(tmp: Path) -> tuple[str, ...]:
@@ -100,9 +106,11 @@ def label_set(path: Path) -> dict[str, Any]:
         rd._cli(*common, "recompute", "--campaign", ds.name)
         seconds = time.perf_counter() - t0
         rows = _workers(common, ds.name)
+        state = _state(common, ds.name)
     binary = ds.kind == "label" and len({v for _, _, v in ds.judgments}) == 2
     out = _summary(rows, quality, n, binary)
     out["seconds"] = round(seconds, 1)
+    out["state"] = state
     blocked_quality = [quality[w] for w in out["blocked"] if w in quality]
     out["blocked_true_quality"] = [round(q, 3) for q in sorted(blocked_quality)]
     return out
@@ -176,6 +184,7 @@ def preference_set(path: Path, seed: int = 7) -> dict[str, Any]:
             }
         real = {w: r for w, r in rows_now.items() if w not in PLANTED}
         out["full"].update(_summary(real, quality, n, binary=False))
+        out["full"]["state"] = _state(common, name)
     return out
 
 
@@ -200,9 +209,36 @@ def main() -> int:
             print(f"== {path.name}")
             print(json.dumps(results[path.name], indent=1, default=str))
             sys.stdout.flush()
+    print("== targets")
+    for name, r in results.items():
+        for line in _targets(r):
+            print(f"{name}: {line}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2, default=str))
     return 0
+
+
+def _targets(r: dict[str, Any]) -> list[str]:
+    """Each target of the module's docstring, met or not, with its figure."""
+    if "full" not in r:
+        below = r["below_60_on_500"]
+        return [
+            f"blocked at or above the median: {len(r['blocked_at_or_above_median'])} "
+            f"({'met' if not r['blocked_at_or_above_median'] else 'MISSED'})",
+            f"right < 60% on 500+ binary judgments: {below} "
+            f"({'met' if all(d in ('block', 'down_weight') for d in below.values()) else 'MISSED'})",
+        ]
+    runs = ("first", "incremental", "full")
+    left90 = [r[k]["planted"]["planted-left90"] for k in runs]
+    left100 = [r[k]["planted"]["planted-left100"] for k in runs]
+    ok90 = all("position_bias" in (p["flags"] or []) and p["decision"] != "ok" for p in left90)
+    ok100 = all(p["decision"] == "block" for p in left100)
+    blocked = r["full"]["blocked_at_or_above_median"]
+    return [
+        f"90% left: {[p['decision'] for p in left90]} ({'met' if ok90 else 'MISSED'})",
+        f"always left: {[p['decision'] for p in left100]} ({'met' if ok100 else 'MISSED'})",
+        f"blocked at or above the median: {len(blocked)} ({'met' if not blocked else 'MISSED'})",
+    ]
 
 
 if __name__ == "__main__":

@@ -76,17 +76,21 @@ def test_left_clickers_in_first_incremental_and_full_runs(
         assert not any("position_bias" in rows[w]["flags"] for w in honest), step
 
 
+@pytest.mark.parametrize(
+    ("answer", "kind"),
+    [("a", ["--kind", "label", "--categories", "a,b"]),
+     ("3", ["--kind", "rating", "--min", "1", "--max", "5"])],
+)  # fmt: skip
 def test_a_unanimous_campaign_flags_nobody_and_cannot_tell(
-    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], answer: str, kind: list[str]
 ) -> None:
     path = tmp_path / "same.csv"
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["worker", "item", "value"])
-        w.writerows((f"w{k}", f"i{i}", "a") for k in range(6) for i in range(60))
+        w.writerows((f"w{k}", f"i{i}", answer) for k in range(6) for i in range(60))
     db = ["--db", db_url]
-    assert main([*db, "campaign", "create", "same", "--kind", "label",
-                 "--categories", "a,b"]) == 0  # fmt: skip
+    assert main([*db, "campaign", "create", "same", *kind]) == 0
     assert main([*db, "ingest", str(path), "--campaign", "same"]) == 0
     assert main([*db, "recompute", "--campaign", "same"]) == 0
     rows = _workers(db_url, "same", capsys)
