@@ -58,7 +58,7 @@ def test_the_crowd_is_ok_and_a_worker_at_chance_is_blocked() -> None:
     out = _decisions(_label_run({**CROWD, "bad": (0.45, 0.38, 0.5)}))
     assert {out[w].decision for w in CROWD} == {"ok"}
     assert out["bad"].decision == "block"
-    assert out["bad"].reason == "answers at chance over 100 questions"
+    assert out["bad"].reason == "answers no better than chance over 100 questions"
     assert out["bad"].applied_weight == 0.0 and out["bad"].evidence["chance"] == 0.5
 
 
@@ -246,7 +246,7 @@ def test_the_advice_policy_applies_block_and_down_weight() -> None:
         ("bad", "block", None),
         ("low", "down_weight", 0.2),
     ]
-    assert taken[0].reason == "answers at chance over 100 questions"
+    assert taken[0].reason == "answers no better than chance over 100 questions"
     states["bad"] = WorkerState(0, "bad", "blocked", 1.0)
     states["low"] = WorkerState(1, "low", "down_weighted", 0.2)
     assert decide([], states, {}, policy="advice", down_weight=0.5, advice=out.values()) == []

@@ -256,7 +256,7 @@ def _decide(
         block = (
             f"ratings unrelated to the items over {n} ratings"
             if q.noise
-            else f"answers at chance over {n} {questions}"
+            else f"answers no better than chance over {n} {questions}"
         )
     elif gold is not None and gold[0].best <= gold[0].chance:
         block = f"answers at chance on {gold[1]} gold questions"
