@@ -250,3 +250,32 @@ def test_the_advice_policy_applies_block_and_down_weight() -> None:
     states["bad"] = WorkerState(0, "bad", "blocked", 1.0)
     states["low"] = WorkerState(1, "low", "down_weighted", 0.2)
     assert decide([], states, {}, policy="advice", down_weight=0.5, advice=out.values()) == []
+
+
+def test_the_campaign_state() -> None:
+    from monitor.report.document import state
+
+    def rows(*decisions: tuple[str, int]) -> list[dict]:
+        return [{"decision": d, "n_judgments": n} for d, n in decisions]
+
+    good = rows(("ok", 100), ("ok", 100), ("cannot_tell", 5))
+    kw = {"has_run": True, "kind": "label", "name": "c"}
+    assert state("reliable", good, **kw)["state"] == "reliable"
+    assert state("reliable", good + rows(("down_weight", 50)), **kw)["state"] == (
+        "usable_with_care"
+    )
+    assert state("tentative", good, **kw)["state"] == "usable_with_care"
+    assert state("unreliable", good, **kw)["state"] == "unreliable"
+    no_run = state("reliable", good, **{**kw, "has_run": False})
+    assert no_run["state"] == "cannot_tell" and "recompute" in no_run["to_tell"][0]
+    # half the judgments by workers nobody can judge
+    assert state("reliable", rows(("ok", 100), ("cannot_tell", 100)), **kw)["state"] == (
+        "cannot_tell"
+    )
+    # nothing judged twice and no gold (face-age): cannot tell, and what would tell
+    once = state("undetermined", good, **{**kw, "kind": "pairwise"})
+    assert once["state"] == "cannot_tell" and "--retest" in once["to_tell"][0]
+    assert state("undetermined", good, **kw, gold=True)["state"] == "usable_with_care"
+    assert state("undetermined", good, **{**kw, "kind": "multilabel"})["state"] == (
+        "usable_with_care"
+    )

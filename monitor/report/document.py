@@ -78,11 +78,19 @@ cannot say who is good."""
 
 
 def state(
-    level: str, workers: list[dict[str, Any]], *, has_run: bool, kind: str, name: str
+    level: str,
+    workers: list[dict[str, Any]],
+    *,
+    has_run: bool,
+    kind: str,
+    name: str,
+    gold: bool = False,
 ) -> dict[str, Any]:
     """The campaign's state for the workers' word (``verdict.state``): ``cannot_tell`` without
-    a run, or where the workers decided ``cannot_tell`` gave at least half of the judgments (the
-    design cannot say who is good); else alpha's level, ``reliable`` turning
+    a run, where the workers decided ``cannot_tell`` gave at least half of the judgments, or
+    where the design cannot say who is good (no unit judged twice, so alpha is undefined, and
+    no gold: a consensus of single answers certifies nobody; multi-label sets, whose alpha is
+    undefined by nature, excepted); else alpha's level, ``reliable`` turning
     ``usable_with_care`` while some worker is decided ``block`` or ``down_weight``. With
     ``state_text`` and, for ``cannot_tell``, ``to_tell``: what would tell."""
     if kind == Kind.PAIRWISE:
@@ -107,6 +115,15 @@ def state(
             "state": "cannot_tell",
             "state_text": f"Cannot tell who is good: the workers judged so gave {unknown:,} of "
             f"the {total:,} judgments (too few answers each, or nothing to compare them with).",
+            "to_tell": tell,
+        }
+    if level == "undetermined" and kind != Kind.MULTILABEL and not gold:
+        return {
+            "state": "cannot_tell",
+            "state_text": "Cannot tell who is good: no "
+            + ("pair" if kind == Kind.PAIRWISE else "item")
+            + " was judged twice and there is no gold, so nothing checks the consensus the "
+            "workers are measured against.",
             "to_tell": tell,
         }
     acted = sum(1 for w in workers if w["decision"] in ("block", "down_weight"))
@@ -462,7 +479,8 @@ def document_from(data: CampaignData, *, items: bool = True) -> dict[str, Any]:
     }
     doc["verdict"].update(
         state(doc["verdict"]["level"], doc["workers"], has_run=data.run is not None,
-              kind=c.kind, name=c.name)
+              kind=c.kind, name=c.name,
+              gold=any(w.get("gold_n") for w in doc["workers"]))
     )  # fmt: skip
     if c.kind == Kind.PAIRWISE:
         doc["pairs"] = _pairs(data)
