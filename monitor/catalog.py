@@ -234,8 +234,7 @@ MEASURES: tuple[Measure, ...] = (
             "share of the worker's answers that are their commonest one (label, rating, side "
             "or tie)", n="answers",
             detail="`answer`, `count`, `expected` (what the others' answers on the same "
-            "questions give), `p_value` (exact Poisson-binomial upper tail)",
-            title="Commonest answer share", key="constant_share"),
+            "questions give), `p_value` (exact Poisson-binomial upper tail)"),
     Measure("side_test", _W, PAIRWISE,
             "share of \"left\" among strict answers, tested against the other annotators' "
             "choices on the same pairs in the same order", n="strict answers",

@@ -77,8 +77,12 @@ def worker_table(
     history = any(r.get("history_text") for r in rows)
     cols = [
         Column("worker", "Worker", kind="id"),
-        Column("status", "Status", kind="badges"),
-        Column("decision", "Decision", kind="badges", tip="what to do with the worker, and why"),
+        Column(
+            "status",
+            "Status",
+            kind="badges",
+            tip="status, then the latest run's decision and why (most severe first)",
+        ),
         Column("n_judgments", "Judgments", tip="judgments counted by the latest run"),
         *measures,
         *([Column("transitivity", "Transitivity κ", tip="intraobserver kappa")] if kappa else []),
@@ -88,25 +92,24 @@ def worker_table(
     out = []
     for r in rows:
         status = str(r["status"])
+        decision = str(r.get("decision") or "cannot_tell")
+        weight = r.get("decision_weight") if decision == "down_weight" else None
+        subs = [f"weight {fmt(r.get('weight'))}"] if status == "down_weighted" else []
+        if decision != "ok":
+            line = DECISION_LABEL.get(decision, decision)
+            if r.get("decision_reason"):
+                line += f": {r['decision_reason']}"
+            subs.append(line + (f" (weight {fmt(weight)})" if weight is not None else ""))
+        severity = DECISIONS.index(decision) if decision in DECISIONS else len(DECISIONS)
         badge = Cell(
             STATUS_LABEL.get(status, status),
-            sort=status,
+            sort=f"{severity} {status}",
             badges=[(status, STATUS_LABEL.get(status, status))],
-            sub=f"weight {fmt(r.get('weight'))}" if status == "down_weighted" else "",
+            sub="; ".join(subs),
         )
-        decision = str(r.get("decision") or "cannot_tell")
-        title = DECISION_LABEL.get(decision, decision)
-        weight = r.get("decision_weight") if decision == "down_weight" else None
         cells = [
             Cell(str(r["worker"]), href=anchors.get(r["worker"], "")),
             badge,
-            Cell(
-                title,
-                sort=str(DECISIONS.index(decision) if decision in DECISIONS else len(DECISIONS)),
-                badges=[(decision, title)],
-                sub=str(r.get("decision_reason") or "")
-                + (f" (weight {fmt(weight)})" if weight is not None else ""),
-            ),
             Cell(fmt(r.get("n_judgments")), sort_key(r.get("n_judgments"))),
             *(measure_cell(r, c) for c in measures),
         ]

@@ -68,14 +68,14 @@ def test_html_worker_table_shows_model_gold_history(engine: Engine) -> None:
     page = parse(html)
     workers = tables(html)["workers-table"]
     # the catalog's titles, the quality estimates (with an interval) first
-    assert workers.headers[4:6] == ["Model accuracy", "Gold accuracy"]
+    assert workers.headers[3:5] == ["Model accuracy", "Gold accuracy"]
     assert "History (platform)" in workers.headers
     doc = document(engine, "now")
     by = {w["worker"]: w for w in doc["workers"]}
     for row, attrs in zip(workers.rows, workers.attrs, strict=True):
         w = by[attrs["data-subject"]]
         lo, hi = w["model_accuracy_interval"]
-        assert row[4] == f"{w['model_accuracy']:.2f} [{lo:.2f}, {hi:.2f}]"
+        assert row[3] == f"{w['model_accuracy']:.2f} [{lo:.2f}, {hi:.2f}]"
     text = " ".join(" ".join(page.text).split())
     assert "accuracy 0.8" in text and "in 1 other campaign" in text  # history of an honest worker
     card = " ".join(" ".join(page.cards["rnd"]).split())

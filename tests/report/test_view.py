@@ -137,7 +137,7 @@ def test_a_new_catalog_measure_shows_up_in_the_table(engine: Engine, monkeypatch
         w["model_consistency"] = 0.5 + k / 100
         w["model_consistency_interval"] = [0.4, 0.6 + k / 100]
     workers = tables(render_html(doc))["workers-table"]
-    assert workers.headers[4] == "Consistency"  # an interval: with the quality estimates
+    assert workers.headers[3] == "Consistency"  # an interval: with the quality estimates
     by = {w["worker"]: w for w in doc["workers"]}
     for cell, attrs in zip(workers.column("Consistency"), workers.attrs, strict=True):
         w = by[attrs["data-subject"]]
