@@ -279,3 +279,14 @@ def test_the_campaign_state() -> None:
     assert state("undetermined", good, **{**kw, "kind": "multilabel"})["state"] == (
         "usable_with_care"
     )
+
+
+def test_chance_is_the_workers_own() -> None:
+    # four classes, the commonest at 0.67: a worker right 58% who gives the rarer classes more
+    # often (their answers shuffled reach 0.34) carries information: down-weight, not block
+    crowd = {f"w{k}": (0.8, 0.75, 0.85) for k in range(6)}
+    values = _label_run({**crowd, "rare": (0.58, 0.52, 0.64)}, chance=0.67)
+    values.append(Value("worker", "rare", "model_worker_chance", 0.34))
+    assert _decisions(values)["rare"].decision == "down_weight"
+    values.append(Value("worker", "w0", "model_worker_chance", 0.9))  # their own chance: 0.9
+    assert _decisions(values)["w0"].decision == "watch"  # at the median: a look, never a block

@@ -101,7 +101,7 @@ class _Quality:
     noise: bool  # a noise sd (smaller is better): the numbers above are negated
 
 
-def _model_quality(run: RunValues, t: Thresholds) -> dict[str, _Quality]:
+def _model_quality(run: RunValues) -> dict[str, _Quality]:
     """Each worker's reliability-model quality (accuracy, or negated noise sd) with its chance
     level, where the model converged."""
     converged, _ = run.model()
@@ -116,14 +116,13 @@ def _model_quality(run: RunValues, t: Thresholds) -> dict[str, _Quality]:
     own = run.table("worker", own_metric).aligned(table.subjects)
     # "no information" is what the worker's own answers reach shuffled across the items: a
     # worker who gives the rarer classes more often than they occur is below the commonest
-    # class's share and still informative
-    use_own = True
+    # class's share and still informative (the campaign's chance where the run has no own one)
     out = {}
     for i, w in enumerate(table.subjects):
         v, lo, hi = finite(table.values[i]), finite(table.low[i]), finite(table.high[i])
         if v is None:
             continue
-        c = finite(own[i]) if use_own else None
+        c = finite(own[i])
         c = chance if c is None else c
         lo = v if lo is None else lo
         hi = v if hi is None else hi
@@ -176,7 +175,7 @@ def decide_workers(
     for f in flags:
         if f.scope == "worker":
             by_worker[f.subject].append(f)
-    model = _model_quality(run, t)
+    model = _model_quality(run)
     gold = _gold_quality(run, t)
     judged = [q.value for w, q in model.items() if n_of.get(w, 0) >= t.min_judgments]
     typical = _median(judged)
