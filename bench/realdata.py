@@ -64,7 +64,7 @@ WRONG_QUANTILE = 0.8
 # worker-scope values that are not quality scores (every other worker metric is evaluated);
 # names with "chance" or "floor" (model_chance_sd, model_floor_sd, model_worker_chance) are a
 # worker's own reference level or flag threshold, not a score either
-NOT_SCORES = {"n_judgments", "mean_duration_s", "tie_rate", "position_bias"}
+NOT_SCORES = {"n_judgments", "mean_duration_s", "tie_rate", "position_bias", "side_test"}
 NOT_SCORE_PARTS = ("chance", "floor")
 
 
@@ -78,6 +78,7 @@ LOWER_IS_BETTER = {
     "model_mae": "neg",
     "gold_mae": "neg",
     "model_bias": "abs",
+    "constant_answer": "neg",  # the share of the commonest answer
 }
 # item-scope values that are an answer per item: how to read the answer
 ITEM_ANSWERS = {"model_label": "label", "model_mean": "number", "phi_mu": "number", "uas": "top"}

@@ -202,6 +202,10 @@ MEASURES: tuple[Measure, ...] = (
             "item), `n` (held-out judgments), `folds`, `message`"),
     Measure("model_scale_width", _C, RATING,
             "max - min of the rating scale (for the `biased` rule)"),
+    Measure("distinct_answers", _C, frozenset({Kind.RATING, Kind.LABEL, Kind.PAIRWISE}),
+            "different answers in the campaign (preferences: the order of the pair, or a tie); "
+            "1: everyone gave the same answer and no worker can be told from another",
+            n="answers"),
     Measure("gold_chance", _C, GOLD,
             "what a constant answerer reaches on the gold items: max(1/K, top gold share) or "
             "the credit of always answering the gold median",
@@ -230,6 +234,20 @@ MEASURES: tuple[Measure, ...] = (
     Measure("position_bias", _W, PAIRWISE, "share of \"left\" among strict answers",
             n="strict answers", detail="`p_value`, `n_left`",
             title="Share \"left\"", key="position_bias"),
+    Measure("constant_answer", _W, frozenset({Kind.RATING, Kind.LABEL, Kind.PAIRWISE}),
+            "share of the worker's answers that are their commonest one (label, rating, side "
+            "or tie)", n="answers",
+            detail="`answer`, `count`, `expected` (what the others' answers on the same "
+            "questions give), `p_value` (exact Poisson-binomial upper tail)"),
+    Measure("side_test", _W, PAIRWISE,
+            "share of \"left\" among strict answers, tested against the other annotators' "
+            "choices on the same pairs in the same order", n="strict answers",
+            detail="`n_left`, `expected_left`, `p_value` (exact two-sided Poisson-binomial)"),
+    Measure("decision", _W, ALL,
+            "what to do with the worker (`monitor.rules.decision`): the weight it gives (block "
+            "0, down_weight its weight, else 1)", n="judgments",
+            detail="`decision` (block, down_weight, watch, cannot_tell, ok), `reason` (one "
+            "line for the worker), `evidence`"),
     Measure("mean_duration_s", _W, ALL, "mean seconds per judgment",
             n="judgments with a duration", title="Seconds per judgment", key="mean_duration_s"),
     Measure("model_accuracy", _W, MODELLED,
@@ -345,8 +363,12 @@ RULES: tuple[Rule, ...] = (
          reads=("transitivity_kappa",), thresholds=("min_triplets", "low_transitivity_kappa"),
          acts=True),
     Rule("position_bias", _W, PAIRWISE, "Prefers one side of the screen regardless of content",
-         reads=("model_position_bias", "model_iterations"),
+         reads=("side_test", "model_position_bias", "model_iterations"),
          thresholds=("position_bias_p", "position_bias_share", "min_judgments"), acts=True),
+    Rule("constant", _W, frozenset({Kind.RATING, Kind.LABEL, Kind.PAIRWISE}),
+         "Gives the same answer whatever the question",
+         reads=("constant_answer", "n_judgments"),
+         thresholds=("constant_share", "position_bias_p", "min_judgments"), acts=True),
     Rule("ambiguous", _I, ABSOLUTE, "Reliable workers disagree on this item beyond their noise",
          reads=("model_label", "majority_disputed", "model_spread", "model_spread_p",
                 "model_expected_spread", "model_chance", "model_iterations"),
@@ -422,6 +444,8 @@ TREND = names(Scope.CAMPAIGN, trend=True)
 """The campaign measures the report draws over runs."""
 HISTORY = names(Scope.WORKER, history=True)
 """The worker measures read as a worker's history on the platform."""
+DECISIONS = ("block", "down_weight", "watch", "cannot_tell", "ok")
+"""A worker's decisions (``monitor.rules.decision``), the most severe first."""
 POLICY_RULES = tuple(r.name for r in rules(Scope.WORKER, acts=True))
 """The worker flags the automatic policy acts on."""
 WARNINGS = tuple(r.name for r in rules(Scope.CAMPAIGN))

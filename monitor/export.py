@@ -92,6 +92,19 @@ def flagged_workers(session: Session, campaign: CampaignInfo) -> dict[str, list[
     return {w: sorted(rules) for w, rules in out.items()}
 
 
+def worker_decisions(session: Session, campaign: CampaignInfo) -> dict[str, dict[str, Any]]:
+    """Each worker's decision in the latest run (``monitor.rules.decision``: ``decision``,
+    ``reason``, ``weight``, ``evidence``); empty without a run."""
+    run = latest_run(session, campaign.id)
+    if run is None:
+        return {}
+    return {
+        v.subject: dict(v.detail)
+        for v in run_values(session, run.id, "worker", ["decision"])
+        if v.detail and v.detail.get("decision")
+    }
+
+
 def shown_status(status: str, flags: Sequence[str]) -> str:
     """The status ``monitor workers`` and the report show: ``flagged`` for a worker whose
     stored status is ``ok`` and whom the latest run flagged."""
@@ -111,6 +124,8 @@ class WorkerWeight:
     effective: float
     n_judgments: int
     model_weight: float | None = None
+    decision: str = "cannot_tell"
+    decision_weight: float | None = None
 
 
 def _finite(x: float | None) -> float | None:
@@ -125,6 +140,7 @@ def worker_weights(session: Session, campaign: CampaignInfo) -> list[WorkerWeigh
         for v in run_values(session, run.id, "worker", ["wqs", "model_weight"]):
             by[v.metric][v.subject] = v.value
     flagged = flagged_workers(session, campaign)
+    decided = worker_decisions(session, campaign)
     out = []
     for w in list_workers(session, campaign.id, campaign.kind):
         q = _finite(by["wqs"].get(w.external_id))
@@ -132,43 +148,59 @@ def worker_weights(session: Session, campaign: CampaignInfo) -> list[WorkerWeigh
         quality = m if m is not None else q if q is not None else 1.0
         eff = 0.0 if w.status == "blocked" else w.weight * quality
         status = shown_status(w.status, flagged.get(w.external_id, []))
-        out.append(WorkerWeight(w.external_id, status, w.weight, q, eff, w.n_judgments, m))
+        d = decided.get(w.external_id, {})
+        out.append(
+            WorkerWeight(
+                w.external_id, status, w.weight, q, eff, w.n_judgments, m,
+                str(d.get("decision") or "cannot_tell"), _finite(d.get("weight")),
+            )
+        )  # fmt: skip
     return out
 
 
 @dataclass(frozen=True)
 class BlockEntry:
-    """A worker of a block list: ``status`` blocked (``decision``: the latest block) or, with
+    """A worker of a block list: ``status`` blocked (``decision``: the latest block), decided
+    (the latest run decided ``block``: ``advice`` is the decision's one-line reason) or, with
     ``include_flagged``, flagged (``rules``: what flagged them in the latest run)."""
 
     worker: str
     status: str
     decision: DecisionRecord | None = None
     rules: tuple[str, ...] = ()
+    advice: str = ""
 
     @property
     def reason(self) -> str:
-        """The block decision's reason, or the rules that flagged the worker; never made up
-        (empty for a worker blocked without a decision, e.g. by a platform's status)."""
+        """The block decision's reason, the run's decision reason, or the rules that flagged
+        the worker; never made up (empty for a worker blocked without a decision, e.g. by a
+        platform's status)."""
         if self.decision is not None:
             return self.decision.reason
+        if self.advice:
+            return self.advice
         return f"flagged by monitor: {', '.join(self.rules)}" if self.rules else ""
 
 
 def blocklist_entries(
     session: Session, campaign: CampaignInfo, *, include_flagged: bool = False
 ) -> list[BlockEntry]:
-    """The blocked workers of a campaign (and the flagged ones, with ``include_flagged``), by
-    worker id."""
+    """The blocked workers of a campaign and those its latest run decided ``block`` (and the
+    other flagged ones, with ``include_flagged``), by worker id."""
     last_block: dict[str, DecisionRecord] = {}
     for d in decisions(session, campaign.id):
         if d.action == "block":
             last_block.setdefault(d.worker, d)
     flagged = flagged_workers(session, campaign) if include_flagged else {}
+    decided = worker_decisions(session, campaign)
     out = []
     for w in list_workers(session, campaign.id, campaign.kind, counts=False):
+        advice = decided.get(w.external_id, {})
         if w.status == "blocked":
             out.append(BlockEntry(w.external_id, "blocked", last_block.get(w.external_id)))
+        elif advice.get("decision") == "block":
+            reason = str(advice.get("reason") or "")
+            out.append(BlockEntry(w.external_id, "decided", advice=reason))
         elif shown_status(w.status, flagged.get(w.external_id, [])) == "flagged":
             out.append(BlockEntry(w.external_id, "flagged", rules=tuple(flagged[w.external_id])))
     return out
@@ -265,17 +297,39 @@ def export_weights(session: Session, campaign_name: str, platform: Platform) -> 
                         "effective_weight": w.effective,
                         "n_judgments": w.n_judgments,
                         "model_weight": w.model_weight,
+                        "decision": w.decision,
+                        "decision_weight": w.decision_weight,
                     }
                     for w in weights
                 ],
             }
         )
     return _table(
-        ("worker", "status", "weight", "wqs", "effective_weight", "n_judgments", "model_weight"),
+        (
+            "worker",
+            "status",
+            "weight",
+            "wqs",
+            "effective_weight",
+            "n_judgments",
+            "model_weight",
+            "decision",
+            "decision_weight",
+        ),
         [
-            (w.worker, w.status, w.weight, w.wqs, w.effective, w.n_judgments, w.model_weight)
+            (
+                w.worker,
+                w.status,
+                w.weight,
+                w.wqs,
+                w.effective,
+                w.n_judgments,
+                w.model_weight,
+                w.decision,
+                w.decision_weight,
+            )
             for w in weights
-        ],
+        ],  # fmt: skip
     )
 
 
@@ -551,6 +605,7 @@ __all__ = [
     "export_weights",
     "flagged_workers",
     "neutralise",
+    "worker_decisions",
     "shown_status",
     "worker_weights",
 ]

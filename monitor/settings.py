@@ -294,13 +294,22 @@ class Settings:
     position_bias_p: float = setting(
         0.001,
         UNIT,
-        "Flag position_bias when the test of the annotator's position bias (the reliability "
-        "model's, against none) gives a p-value below this.",
+        "Flag position_bias (constant) when the exact test of the annotator's 'left' count "
+        "(commonest answer) against the others' answers on the same questions gives a p-value "
+        "below this, after Holm's correction over the workers tested (or the reliability "
+        "model's position bias differs from none with a p-value below this).",
     )
     position_bias_share: float = setting(
         0.75,
         Range(0.5, 1),
         "... and the share of 'left' among strict answers is beyond this (or 1 - it).",
+    )
+    constant_share: float = setting(
+        0.95,
+        Range(0.5, 1),
+        "Flag constant when a worker's commonest answer (label, rating, side or tie) is at "
+        "least this share of their answers (and the test says so); a position bias this "
+        "strong is decided block too.",
     )
     model_max_iter: int = setting(
         500,
@@ -392,10 +401,18 @@ class Settings:
         Range(-1, 1),
         "... while alpha is below this.",
     )
+    down_weight_below: float = setting(
+        0.75,
+        UNIT,
+        "Decide down_weight when the best end of a worker's quality interval lies below chance "
+        "+ this x (the crowd's median worker - chance).",
+    )
     policy: str = setting(
         "suggest",
-        Choices(("suggest", "block", "down_weight")),
-        "What a worker flag does at the end of a run: suggest, block or down_weight.",
+        Choices(("suggest", "block", "down_weight", "advice")),
+        "What a worker flag does at the end of a run: suggest, block or down_weight every "
+        "flagged worker; advice applies each worker's decision (block, down_weight with its "
+        "weight).",
     )
     down_weight: float = setting(
         0.5,

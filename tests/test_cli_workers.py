@@ -84,10 +84,9 @@ def test_an_empty_blocklist_says_why_and_how_to_include_the_flagged(
     code, out, err = _run(capsys, *base, "--platform", "csv")
     assert code == 0 and out == "worker,reason,actor,automatic,blocked_at,status\r\n"
     assert err.splitlines() == [
-        "the block list is empty: nobody is blocked in campaign quality",
-        "1 worker is flagged but not blocked (a flag only suggests a block unless the policy "
-        "setting is 'block'): add --include-flagged to list it too, or block each with monitor "
-        "block WORKER --campaign quality --reason '...'",
+        "the block list is empty: nobody is blocked or decided block in campaign quality",
+        "1 worker is flagged but not decided block (see monitor workers --campaign quality): "
+        "add --include-flagged to list it too",
     ]
     code, out, err = _run(capsys, *base, "--platform", "mturk", "--include-flagged")
     rows = list(csv.reader(io.StringIO(out)))
@@ -120,4 +119,5 @@ def test_export_weights_gives_the_status_workers_gives(engine: Engine, db_url: s
 def test_the_workers_table_names_its_measure(engine: Engine, db_url: str, capsys) -> None:  # noqa: ANN001
     rating_campaign(engine)
     header = _run(capsys, "workers", "--campaign", "quality", "--db", db_url)[1].splitlines()[0]
-    assert header.split("  ")[4].strip() == "model noise sd"
+    columns = [c.strip() for c in header.split("  ") if c.strip()]
+    assert columns[:6] == ["worker", "status", "decision", "weight", "judgments", "model noise sd"]

@@ -119,8 +119,8 @@ def test_cli_actions_and_listing(engine: Engine, db_url: str, capsys) -> None:  
     assert main(["workers", *base, "--flagged"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].split() == [
-        "worker", "status", "weight", "judgments", "model", "noise", "sd", "gold", "wqs",
-        "history", "flags",
+        "worker", "status", "decision", "weight", "judgments", "model", "noise", "sd", "gold",
+        "wqs", "history", "flags", "reason",
     ]  # fmt: skip
     assert out[1].split()[:2] == ["w6", "blocked"] and out[-1] == "1 of 6 workers"
     with transaction(engine) as s:

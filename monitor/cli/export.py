@@ -16,8 +16,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "export",
         parents=[common],
         help="export a block list, worker weights or quality-weighted labels",
-        description="blocklist: the blocked workers (with --include-flagged, also those the "
-        "latest run flagged) as MTurk Workers CSV (UPDATE-BlockStatus), Prolific list, Toloka "
+        description="blocklist: the blocked workers and those the latest run decided block "
+        "(with --include-flagged, also the other workers it flagged) as MTurk Workers CSV (UPDATE-BlockStatus), Prolific list, Toloka "
         "user restrictions TSV, or CSV/JSON. weights: CSV/JSON (MTurk: a qualification score). "
         "labels: CSV/JSON, the reliability model's answer per item (Dawid-Skene label, rating "
         "model mean, multi-label options) with its posterior or sd. See docs/exports.md.",
@@ -31,8 +31,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument(
         "--include-flagged",
         action="store_true",
-        help="blocklist: also list the workers the latest run flagged and nobody blocked "
-        "(the reason names the rules that flagged them)",
+        help="blocklist: also list the other workers the latest run flagged (not decided "
+        "block; the reason names the rules that flagged them)",
     )
     scope = p.add_mutually_exclusive_group()
     scope.add_argument(
@@ -86,14 +86,13 @@ def _empty_blocklist(session: Any, args: argparse.Namespace) -> list[str]:  # no
         for w, rules in flagged_workers(session, campaign).items()
         if w in states and shown_status(states[w].status, rules) == "flagged"
     ]
-    lines = [f"the block list is empty: nobody is blocked in campaign {name}"]
+    lines = [f"the block list is empty: nobody is blocked or decided block in campaign {name}"]
     if flagged:
         n = len(flagged)
         lines.append(
-            f"{n} worker{'s are' if n > 1 else ' is'} flagged but not blocked (a flag only "
-            "suggests a block unless the policy setting is 'block'): add --include-flagged "
-            f"to list {'them' if n > 1 else 'it'} too, or block each with "
-            f"monitor block WORKER --campaign {name} --reason '...'"
+            f"{n} worker{'s are' if n > 1 else ' is'} flagged but not decided block (see "
+            f"monitor workers --campaign {name}): add --include-flagged to list "
+            f"{'them' if n > 1 else 'it'} too"
         )
     else:
         lines.append("no worker is flagged either")

@@ -38,7 +38,13 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "takes one batch back out. A file named history, rejected or undo is ingested as "
         "./history, ./rejected or ./undo.",
     )
-    p.add_argument("file", metavar="FILE", type=Path)
+    p.add_argument(
+        "file",
+        metavar="FILE",
+        type=Path,
+        nargs="?",
+        help="the judgments (optional with --items: the items file alone, gold at any time)",
+    )
     p.add_argument("--campaign", required=True, metavar="NAME")
     p.add_argument("--items", type=Path, metavar="FILE", help="items file: item, gold, text")
     p.add_argument(
@@ -127,8 +133,21 @@ def pairs(values: list[str], option: str) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from monitor.ingest.api import ingest_file
+    from monitor.ingest.api import ingest_file, ingest_items
     from monitor.store.connect import step
+
+    if args.file is None:
+        if args.items is None:
+            raise UsageError(
+                "ingest needs a judgments FILE, or --items FILE alone",
+                hint=f"monitor ingest judgments.csv --campaign {shlex.quote(args.campaign)}",
+            )
+        n = ingest_items(ctx.engine(), args.items, args.campaign)
+        echo(
+            f"{args.items}: {n} items with gold values or texts stored; the next "
+            f"'monitor recompute --campaign {shlex.quote(args.campaign)}' counts them"
+        )
+        return 0
 
     with step(f"loading {args.file} into campaign {args.campaign}"):
         summary = ingest_file(

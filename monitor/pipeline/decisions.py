@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from sqlalchemy.orm import Session
 
 from monitor.results import FlagRecord
+from monitor.rules.decision import WorkerDecision
 from monitor.rules.policy import Decision, decide
 from monitor.rules.thresholds import PolicyOptions
 from monitor.store.workers import DecisionRecord, append_decision, decisions, worker_states
@@ -21,8 +22,10 @@ def apply_policy(
     run_id: int | None,
     flags: Iterable[FlagRecord],
     options: PolicyOptions,
+    advice: Iterable[WorkerDecision] = (),
 ) -> list[Decision]:
-    """Decide and record: each decision is appended to the audit trail and put in force."""
+    """Decide and record: each decision is appended to the audit trail and put in force
+    (``advice``: the run's worker decisions, for the ``advice`` policy)."""
     history: dict[str, list[DecisionRecord]] = defaultdict(list)
     for past in decisions(session, campaign_id):
         history[past.worker].append(past)
@@ -33,6 +36,7 @@ def apply_policy(
         policy=options.policy,
         down_weight=options.down_weight,
         run_id=run_id,
+        advice=advice,
     )
     for d in taken:
         append_decision(

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from monitor.catalog import Kind
-from monitor.pipeline import multilabel, pairwise, scalar
+from monitor.pipeline import behaviour, multilabel, pairwise, scalar
 from monitor.pipeline.collect import Values
 from monitor.pipeline.params import Coded, Params
 
@@ -52,4 +52,5 @@ def measure(coded: Coded, params: Params) -> Values:
             out.per_subject(
                 "worker", "mean_duration_s", arrays.worker_ids, d_sum / d_n, n=d_n, mask=d_n > 0
             )
+    out.add(behaviour.measure(coded, params))
     return out.add(MEASURES[coded.kind](coded, params))

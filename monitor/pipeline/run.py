@@ -25,8 +25,11 @@ from monitor.incremental.cache import RunCache
 from monitor.pipeline.decisions import apply_policy
 from monitor.pipeline.measure import measure
 from monitor.pipeline.params import Coded, Params
-from monitor.rules import PolicyOptions, Thresholds, evaluate
+from monitor.rules import PolicyOptions, RunValues, Thresholds, evaluate
+from monitor.rules.decision import decide_workers
+from monitor.rules.thresholds import DecisionOptions
 from monitor.settings import Settings, run_settings
+from monitor.store.arrays import gold_signature
 from monitor.store.campaigns import (
     CampaignInfo,
     campaign_counts,
@@ -205,12 +208,16 @@ def _run(
         changed = changed_at(s, info.id)
         if last is not None and changed is not None and last.started_at < changed:
             full = True
+        gold = gold_signature(s, info.id)
+        gold_changed = last is not None and (last.parameters or {}).get("gold") != gold
         covered = (
             last is not None
             and last.watermark >= counts.max_id
             and last.n_judgments == counts.n_judgments
             and not (changed is not None and last.started_at < changed)
+            and not gold_changed
         )
+        full = full or gold_changed  # new gold: every measure that reads it starts afresh
         if covered and not full:
             assert last is not None
             return RunOutcome(
@@ -244,7 +251,16 @@ def _run(
     values.parameters["settings"] = run_settings(settings)
     if info.own_settings:
         values.parameters["own_settings"] = sorted(info.own_settings)
-    flags = evaluate(values.values, Thresholds.of(settings), kind=info.kind, columns=values.columns)
+    values.parameters["gold"] = gold
+    thresholds = Thresholds.of(settings)
+    flags = evaluate(values.values, thresholds, kind=info.kind, columns=values.columns)
+    advice = decide_workers(
+        RunValues(info.kind, values.values, values.columns),
+        flags,
+        thresholds,
+        DecisionOptions.of(settings),
+    )
+    values.values.extend(d.value() for d in advice)
     for f in flags:
         if f.rule in ("model_not_converged", "model_fallback"):
             log.warning("%s: %s", info.name, f.evidence.get("message"))
@@ -275,7 +291,7 @@ def _run(
             if lease is not None:
                 lease.confirm(s)
             saved = save_run(s, plan)
-            apply_policy(s, info.id, saved.run.id, flags, PolicyOptions.of(settings))
+            apply_policy(s, info.id, saved.run.id, flags, PolicyOptions.of(settings), advice)
             prune_item_values(s, info.id, settings.keep_item_runs)
         writer.done(saved, values.values, values.states, values.memory)
     counts_by_rule: dict[str, int] = {}

@@ -71,6 +71,79 @@ def verdict(
     return {"level": level, "alpha": alpha, "ci": ci, "text": text}
 
 
+STATES = ("reliable", "usable_with_care", "unreliable", "cannot_tell")
+CANNOT_TELL_SHARE = 0.5
+"""A campaign whose workers decided ``cannot_tell`` gave at least this share of its judgments
+cannot say who is good."""
+
+
+def state(
+    level: str,
+    workers: list[dict[str, Any]],
+    *,
+    has_run: bool,
+    kind: str,
+    name: str,
+    gold: bool = False,
+) -> dict[str, Any]:
+    """The campaign's state for the workers' word (``verdict.state``): ``cannot_tell`` without
+    a run, where the workers decided ``cannot_tell`` gave at least half of the judgments, or
+    where the design cannot say who is good (no unit judged twice, so alpha is undefined, and
+    no gold: a consensus of single answers certifies nobody; multi-label sets, whose alpha is
+    undefined by nature, excepted); else alpha's level, ``reliable`` turning
+    ``usable_with_care`` while some worker is decided ``block`` or ``down_weight``. With
+    ``state_text`` and, for ``cannot_tell``, ``to_tell``: what would tell."""
+    if kind == Kind.PAIRWISE:
+        tell = [
+            f"plan pairs judged again and gold pairs: monitor pairs plan --campaign {name} "
+            "--budget N --out FILE --retest 0.1 --gold 0.1",
+            f"or ingest gold orders: monitor ingest --items gold.csv --campaign {name}",
+        ]
+    else:
+        tell = [
+            f"add gold items (a gold answer for some items): monitor ingest --items gold.csv "
+            f"--campaign {name}, then monitor recompute",
+            "or more judgments per worker and per item",
+        ]
+    if not has_run:
+        return {"state": "cannot_tell", "state_text": "No metric run yet: nothing says who is "
+                "good.", "to_tell": [f"monitor recompute --campaign {name}"]}  # fmt: skip
+    total = sum(w.get("n_judgments") or 0 for w in workers)
+    unknown = sum(w.get("n_judgments") or 0 for w in workers if w["decision"] == "cannot_tell")
+    if total == 0 or unknown >= CANNOT_TELL_SHARE * total:
+        return {
+            "state": "cannot_tell",
+            "state_text": f"Cannot tell who is good: the workers judged so gave {unknown:,} of "
+            f"the {total:,} judgments (too few answers each, or nothing to compare them with).",
+            "to_tell": tell,
+        }
+    if level == "undetermined" and kind != Kind.MULTILABEL and not gold:
+        return {
+            "state": "cannot_tell",
+            "state_text": "Cannot tell who is good: no "
+            + ("pair" if kind == Kind.PAIRWISE else "item")
+            + " was judged twice and there is no gold, so nothing checks the consensus the "
+            "workers are measured against.",
+            "to_tell": tell,
+        }
+    acted = sum(1 for w in workers if w["decision"] in ("block", "down_weight"))
+    if level == "reliable" and not acted:
+        out = "reliable"
+    elif level in ("reliable", "tentative", "undetermined"):
+        out = "usable_with_care"
+    else:
+        out = "unreliable"
+    text = {
+        "reliable": "Reliable: agreement is high and no worker needs acting on.",
+        "usable_with_care": f"Usable with care: {acted} worker{'s' if acted != 1 else ''} to "
+        "block or down-weight"
+        + ("" if level == "reliable" else ", and agreement is only tentative or undetermined")
+        + ".",
+        "unreliable": "Unreliable: agreement is low; the answers should not be trusted as is.",
+    }[out]
+    return {"state": out, "state_text": text}
+
+
 def _agreement(data: CampaignData) -> dict[str, Any]:
     cv = data.campaign_value
     alpha = cv("krippendorff_alpha")
@@ -155,6 +228,7 @@ def _workers(data: CampaignData) -> list[dict[str, Any]]:
             n = state.n_judgments
         pos = data.get("worker", "position_bias", w)
         gold = data.get("worker", "gold_accuracy", w)
+        row.update(_decision(data, w, n))
         row.update(
             n_judgments=n,
             transitivity=_transitivity(data, w),
@@ -170,6 +244,24 @@ def _workers(data: CampaignData) -> list[dict[str, Any]]:
             row["cycles"] = clean((tk.detail or {}).get("cycles") or []) if tk else []
         out.append(row)
     return out
+
+
+def _decision(data: CampaignData, w: str, n: int | None) -> dict[str, Any]:
+    """The run's decision for the worker (:mod:`monitor.rules.decision`): ``decision``,
+    ``decision_reason`` (one line fit to show the worker), ``decision_weight`` and
+    ``decision_evidence``. Without a run, or for a worker the run did not see, ``cannot_tell``."""
+    v = data.get("worker", "decision", w)
+    d = (v.detail or {}) if v is not None else {}
+    if not d.get("decision"):
+        why = "no metric run yet" if data.run is None else "the latest run made no decision"
+        return {"decision": "cannot_tell", "decision_reason": why, "decision_weight": None,
+                "decision_evidence": None}  # fmt: skip
+    return {
+        "decision": d["decision"],
+        "decision_reason": d.get("reason") or "",
+        "decision_weight": num(d.get("weight")),
+        "decision_evidence": clean(d.get("evidence")),
+    }
 
 
 def _worker_history(data: CampaignData, w: str, flags: list[FlagRecord]) -> dict[str, Any]:
@@ -385,6 +477,11 @@ def document_from(data: CampaignData, *, items: bool = True) -> dict[str, Any]:
             for d in data.decisions
         ],
     }
+    doc["verdict"].update(
+        state(doc["verdict"]["level"], doc["workers"], has_run=data.run is not None,
+              kind=c.kind, name=c.name,
+              gold=any(w.get("gold_n") for w in doc["workers"]))
+    )  # fmt: skip
     if c.kind == Kind.PAIRWISE:
         doc["pairs"] = _pairs(data)
     if data.run is not None:

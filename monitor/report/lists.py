@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from monitor.catalog import Kind
+from monitor.catalog import DECISIONS, Kind
 from monitor.report.tables import (
     Cell,
     Column,
@@ -58,6 +58,15 @@ def _bars(answers: Mapping[str, Any] | None, width: int = 110) -> Cell:
     )
 
 
+DECISION_LABEL = {
+    "block": "block",
+    "down_weight": "down-weight",
+    "watch": "look at",
+    "cannot_tell": "cannot tell",
+    "ok": "ok",
+}
+
+
 def worker_table(
     kind: str, rows: Sequence[dict[str, Any]], total: int, anchors: Mapping[str, str]
 ) -> Table:
@@ -68,7 +77,12 @@ def worker_table(
     history = any(r.get("history_text") for r in rows)
     cols = [
         Column("worker", "Worker", kind="id"),
-        Column("status", "Status", kind="badges"),
+        Column(
+            "status",
+            "Status",
+            kind="badges",
+            tip="status, then the latest run's decision and why (most severe first)",
+        ),
         Column("n_judgments", "Judgments", tip="judgments counted by the latest run"),
         *measures,
         *([Column("transitivity", "Transitivity κ", tip="intraobserver kappa")] if kappa else []),
@@ -78,11 +92,20 @@ def worker_table(
     out = []
     for r in rows:
         status = str(r["status"])
+        decision = str(r.get("decision") or "cannot_tell")
+        weight = r.get("decision_weight") if decision == "down_weight" else None
+        subs = [f"weight {fmt(r.get('weight'))}"] if status == "down_weighted" else []
+        if decision != "ok":
+            line = DECISION_LABEL.get(decision, decision)
+            if r.get("decision_reason"):
+                line += f": {r['decision_reason']}"
+            subs.append(line + (f" (weight {fmt(weight)})" if weight is not None else ""))
+        severity = DECISIONS.index(decision) if decision in DECISIONS else len(DECISIONS)
         badge = Cell(
             STATUS_LABEL.get(status, status),
-            sort=status,
+            sort=f"{severity} {status}",
             badges=[(status, STATUS_LABEL.get(status, status))],
-            sub=f"weight {fmt(r.get('weight'))}" if status == "down_weighted" else "",
+            sub="; ".join(subs),
         )
         cells = [
             Cell(str(r["worker"]), href=anchors.get(r["worker"], "")),

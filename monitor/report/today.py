@@ -1,14 +1,16 @@
-"""What to do today: the flagged workers to block, down-weight or look at, each with a
-one-line reason, and the items to send back for more judgments.
+"""What to do today: the workers to block, down-weight or look at, as each one's decision
+says (:mod:`monitor.rules.decision`), with its one-line reason, and the items to send back for
+more judgments.
 
-The advice follows what a flag says. ``low_quality`` and ``gold_accuracy`` flags that compare
+:func:`advice` reads a worker's flags alone (the evidence pictures are fetched in its order
+before the rest of the report is read). It follows what a flag says: ``low_quality`` and ``gold_accuracy`` flags that compare
 the worker with chance (their evidence has a ``chance``: the reliability model's floor, or the
 gold questions') say the answers are no better than a random or constant answerer's: they carry
 no information, so the advice is to block. The other flags the automatic policy acts on
 (disagreement with the others, speed, cycles, position bias, and a quality below the campaign's
 median where there is no model) say the answers are worth less, not worthless: down-weight. A
 flag the policy does not act on (``biased``: a rater who reads the scale shifted, which a model
-corrects) asks for a look. Workers already blocked or down-weighted are not listed again.
+corrects) asks for a look.
 """
 
 from __future__ import annotations
@@ -118,24 +120,56 @@ class Todo:
     rules: list[str]
 
 
+DECISION_ACTION = {"block": "block", "down_weight": "down_weight", "watch": "review"}
+"""The to-do list's group of each decision that asks for something."""
+
+
+def _score(row: Mapping[str, Any]) -> float:
+    """The worker's model score, the worst first: accuracy ascending, noise sd descending."""
+    if row.get("model_noise_sd") is not None:
+        return -float(row["model_noise_sd"])
+    for key in ("model_accuracy", "gold_accuracy"):
+        if row.get(key) is not None:
+            return float(row[key])
+    return float("inf")
+
+
+def concern_order(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The workers' rows by decision, the most severe first (block, down_weight, watch,
+    cannot_tell, ok), then by model score from the worst, then by id."""
+    from monitor.report.jsonsafe import natural_key
+
+    def key(r: Mapping[str, Any]) -> tuple:
+        d = str(r.get("decision"))
+        severity = catalog.DECISIONS.index(d) if d in catalog.DECISIONS else len(catalog.DECISIONS)
+        return (severity, _score(r), natural_key(str(r["worker"])))
+
+    return sorted(rows, key=key)
+
+
 def worker_todo(
-    order: list[str],
+    rows: Sequence[Mapping[str, Any]],
     flags: Mapping[str, Sequence[Flag]],
-    status: Mapping[str, str],
     anchors: Mapping[str, str],
 ) -> dict[str, list[Todo]]:
-    """The workers still to act on, by advice (``block``, ``down_weight``, ``review``)."""
+    """The workers still to act on, by their decision (``block``, ``down_weight``; ``watch``
+    under ``review``), in the order of ``rows``; the reason is the decision's. A worker already
+    in the state the decision asks for is not listed again."""
     out: dict[str, list[Todo]] = {a: [] for a in ACTIONS}
-    for w in order:
-        if status.get(w) in ("blocked", "down_weighted"):
+    for row in rows:
+        w, decision, status = str(row["worker"]), row.get("decision"), row.get("status")
+        action = DECISION_ACTION.get(str(decision))
+        if action is None or status == "blocked":
+            continue
+        if decision == "down_weight" and status == "down_weighted":
             continue
         wflags = by_importance(flags.get(w, []))
-        if not wflags:
-            continue
-        action = advice(wflags)
-        also = [rule_title(str(f["rule"])).lower() for f in wflags[1:]]
+        also = [rule_title(str(f["rule"])).lower() for f in wflags]
         rules = sorted({str(f["rule"]) for f in wflags})
-        out[action].append(Todo(w, action, flag_line(wflags[0]), also, anchors.get(w, ""), rules))
+        reason = str(row.get("decision_reason") or "")
+        if decision == "down_weight" and row.get("decision_weight") is not None:
+            reason += f" (weight {fmt(row['decision_weight'])})"
+        out[action].append(Todo(w, action, reason, also, anchors.get(w, ""), rules))
     return out
 
 
@@ -195,6 +229,7 @@ __all__ = [
     "Todo",
     "advice",
     "by_importance",
+    "concern_order",
     "flag_line",
     "item_reason",
     "worker_order",

@@ -24,17 +24,25 @@ from monitor.report.tables import fmt
 from monitor.report.titles import meaning, rule_title
 from monitor.report.today import (
     ACTION_TITLES,
-    advice,
+    DECISION_ACTION,
     by_importance,
+    concern_order,
     flag_line,
     item_reason,
-    worker_order,
     worker_todo,
 )
 from monitor.settings import Settings
 
 MAX_WORKERS = 100
-"""Rows of the workers table (flagged first); the JSON document has every worker."""
+"""Rows of the workers table beyond those whose decision is not ``ok`` (all shown, the most
+severe first); the JSON document has every worker."""
+DECISION_TITLES = {
+    "block": "Block",
+    "down_weight": "Down-weight",
+    "watch": "Look at",
+    "cannot_tell": "Cannot tell",
+    "ok": "",
+}
 MAX_ITEMS = 200
 """Items of lowest quality read for the items table (and the top scores of a ranking)."""
 MAX_AMBIGUOUS = 50
@@ -378,7 +386,7 @@ def _cards(
 ) -> list[dict[str, Any]]:
     rows = {w["worker"]: w for w in doc["workers"]}
     held = [w for w in doc["workers"] if w["status"] in ("blocked", "down_weighted")]
-    shown = order + [w["worker"] for w in held if w["worker"] not in flags]
+    shown = order + [w["worker"] for w in held if w["worker"] not in order]
     out = []
     for w in shown[:MAX_CARDS]:
         row = rows.get(w)
@@ -389,7 +397,7 @@ def _cards(
             {
                 **row,
                 "anchor": anchors.get(w, ""),
-                "advice": ACTION_TITLES[advice(flags[w])] if flags.get(w) else "",
+                "advice": DECISION_TITLES.get(str(row.get("decision")), ""),
                 "details": details,
                 "picture": pictures.get(w),
             }
@@ -412,22 +420,23 @@ def build_view(
     for w in workers:
         w["history_text"] = history_text(w.get("history") or [])
     worker_flags = _flags_of(doc, "worker")
-    order = worker_order(worker_flags)
+    by_concern = concern_order(workers)
+    order = [
+        str(w["worker"])
+        for w in by_concern
+        if w.get("decision") in DECISION_ACTION or worker_flags.get(w["worker"])
+    ]
     anchors = {w: f"w-{k + 1}" for k, w in enumerate(order)}
-    rank = {w: k for k, w in enumerate(order)}
-    by_concern = sorted(
-        workers,
-        key=lambda w: (
-            rank.get(w["worker"], len(rank)),
-            w["status"] not in ("blocked", "down_weighted"),
-        ),
+    not_ok = [w for w in by_concern if w.get("decision") != "ok"]
+    shown = (
+        not_ok
+        + [w for w in by_concern if w.get("decision") == "ok"][: max(0, MAX_WORKERS - len(not_ok))]
     )
     picks = items if items is not None else picks_from_rows(doc["items"])
     drawn = dict(pictures or {})
     if pairwise:  # their cycles, from the document alone
         drawn.update(evidence.cycle_pictures(doc, order[:MAX_CARDS]))
-    status = {w["worker"]: w["status"] for w in workers}
-    todo = worker_todo(order, worker_flags, status, anchors)
+    todo = worker_todo(by_concern, worker_flags, anchors)
     item_flags = {s: fs[0] for s, fs in _flags_of(doc, "item").items()}
     pair_flags = _flags_of(doc, "pair")
     ambiguous_pairs = {
@@ -468,7 +477,7 @@ def build_view(
             )
             if v is not None
         },
-        "workers_table": lists.worker_table(kind, by_concern[:MAX_WORKERS], len(workers), anchors),
+        "workers_table": lists.worker_table(kind, shown, len(workers), anchors),
         "history_table": lists.history_table(
             doc["history"], percent=scale.hidden_for_scale(doc) is None
         ),

@@ -4,7 +4,11 @@ Every rule is declared in :mod:`monitor.catalog` (its scope, kinds, title, what 
 checked here by one function of its scope's module (:mod:`monitor.rules.worker`,
 :mod:`monitor.rules.item`, :mod:`monitor.rules.campaign`); :func:`evaluate` runs those that
 apply to the campaign's kind. The policy (:mod:`monitor.rules.policy`) turns worker flags into
-decisions; the pipeline records them.
+decisions; the pipeline records them. :mod:`monitor.rules.decision` gives each worker one
+decision (block, down_weight, watch, cannot_tell or ok) from the run's values and flags.
+
+In a campaign where everyone gave the same answer no worker rule is checked: perfect agreement
+cannot tell a good worker from a bad one.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Callable, Sequence
 from monitor import catalog
 from monitor.results import Column, FlagRecord, Value
 from monitor.rules import campaign, item, worker
+from monitor.rules.decision import unanimous_campaign
 from monitor.rules.thresholds import PolicyOptions, Thresholds
 from monitor.rules.values import RunValues
 
@@ -27,6 +32,7 @@ CHECKS: dict[tuple[str, str], Check] = {
     ("worker", "speeder"): worker.speeder,
     ("worker", "intransitive"): worker.intransitive,
     ("worker", "position_bias"): worker.position_bias,
+    ("worker", "constant"): worker.constant,
     ("item", "ambiguous"): item.ambiguous_item,
     ("pair", "ambiguous"): item.ambiguous_pair,
     ("campaign", "kappa_paradox"): campaign.kappa_paradox,
@@ -48,7 +54,10 @@ def evaluate(
     subject."""
     run = RunValues(kind, values, columns)
     flags: list[FlagRecord] = []
+    unanimous = unanimous_campaign(run)
     for rule in catalog.rules(kind=kind):
+        if unanimous and rule.scope == "worker":
+            continue  # everyone gave the same answer: nothing tells one worker from another
         flags += CHECKS[(rule.scope, rule.name)](run, thresholds)
     return sorted(flags, key=lambda f: (f.scope, f.rule, f.subject))
 

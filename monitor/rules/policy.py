@@ -4,6 +4,9 @@ records them).
 - ``suggest``: a recommendation is written to the audit trail; status and weight stay.
 - ``block``: the flagged worker is blocked.
 - ``down_weight``: the flagged worker's weight becomes ``down_weight``.
+- ``advice``: each worker's decision (:mod:`monitor.rules.decision`) is applied: ``block``
+  blocks, ``down_weight`` gives the decision's weight; the decision's one-line reason is the
+  reason recorded (and shown to the worker by the block lists).
 
 Rules that keep the trail honest: a manual decision (block, down-weight or clear by a person) is
 never overridden by the policy; the policy never loosens a state (a blocked worker is not
@@ -22,8 +25,9 @@ from typing import Any, Protocol
 
 from monitor.catalog import POLICY_RULES
 from monitor.results import FlagRecord
+from monitor.rules.decision import WorkerDecision
 
-POLICIES = ("suggest", "block", "down_weight")
+POLICIES = ("suggest", "block", "down_weight", "advice")
 
 
 class WorkerStatus(Protocol):
@@ -77,13 +81,19 @@ def decide(
     policy: str,
     down_weight: float,
     run_id: int | None = None,
+    advice: Iterable[WorkerDecision] = (),
 ) -> list[Decision]:
-    """Pure rules: the decisions the policy takes for the flagged workers.
+    """Pure rules: the decisions the policy takes for the flagged workers (``advice``: the
+    run's worker decisions, which the ``advice`` policy applies).
 
     ``history`` maps a worker to its decisions, newest first.
     """
     if policy not in POLICIES:
-        raise ValueError(f"Unknown policy {policy!r}: expected suggest, block or down_weight.")
+        raise ValueError(
+            f"Unknown policy {policy!r}: expected suggest, block, down_weight or advice."
+        )
+    if policy == "advice":
+        return _apply_advice(advice, states, history, run_id)
     by_worker: dict[str, list[FlagRecord]] = defaultdict(list)
     for f in flags:
         if f.scope == "worker" and f.rule in POLICY_RULES:
@@ -134,4 +144,36 @@ def decide(
             ],
         }
         out.append(Decision(worker, action, weight, reason, rules, evidence))
+    return out
+
+
+def _apply_advice(
+    advice: Iterable[WorkerDecision],
+    states: Mapping[str, WorkerStatus],
+    history: Mapping[str, Sequence[PastDecision]],
+    run_id: int | None,
+) -> list[Decision]:
+    """The ``block`` and ``down_weight`` decisions put in force, under the same rules as the
+    other policies: a person's decision stands, a state is never loosened, nothing is repeated."""
+    out: list[Decision] = []
+    for d in sorted(advice, key=lambda d: d.worker):
+        state = states.get(d.worker)
+        if state is None or d.decision not in ("block", "down_weight"):
+            continue
+        effective = next((p for p in history.get(d.worker, ()) if p.action != "suggest"), None)
+        if effective is not None and not effective.automatic:
+            continue
+        if state.status == "blocked":
+            continue
+        weight = None if d.decision == "block" else float(d.applied_weight)
+        if (
+            d.decision == "down_weight"
+            and state.status == "down_weighted"
+            and abs(state.weight - (weight or 0.0)) < 1e-12
+        ):
+            continue
+        rules = tuple(d.evidence.get("rules") or ())
+        evidence = {"run_id": run_id, "rules": list(rules), "decision": d.decision,
+                    **{k: v for k, v in d.evidence.items() if k != "rules"}}  # fmt: skip
+        out.append(Decision(d.worker, d.decision, weight, d.reason, rules, evidence))
     return out

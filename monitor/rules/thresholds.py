@@ -18,6 +18,7 @@ class Thresholds(Section):
     low_transitivity_kappa: float = 0.5
     position_bias_p: float = 0.001
     position_bias_share: float = 0.75
+    constant_share: float = 0.95
     model_max_iter: int = 500
     quality_margin: float = 0.2
     skewed_prior: float = 0.7
@@ -31,6 +32,14 @@ class Thresholds(Section):
     phi_alpha_gap: float = 0.4
     paradox_agreement: float = 0.8
     paradox_alpha: float = 0.2
+
+
+@dataclass(frozen=True)
+class DecisionOptions(Section):
+    """What turns a worker's numbers into a decision (:mod:`monitor.rules.decision`)."""
+
+    down_weight_below: float = 0.75
+    down_weight: float = 0.5
 
 
 @dataclass(frozen=True)

@@ -17,18 +17,28 @@
 - ``intransitive`` (pairwise): the whole interval on the intraobserver kappa (Wilson on the
   effective number of triplets) lies below ``low_transitivity_kappa``, over at least
   ``min_triplets`` triplets.
-- ``position_bias`` (pairwise): the reliability model's position bias differs from none
-  (p below ``position_bias_p``) and pulls two equal items to one side at least
-  ``position_bias_share`` of the time.
+- ``position_bias`` (pairwise): the annotator picks one side at least ``position_bias_share``
+  of their strict answers and the exact test against the others' choices on the same pairs
+  (``side_test``) gives a Holm-adjusted p below ``position_bias_p``; or the reliability model's
+  position bias differs from none (p below ``position_bias_p``) and pulls two equal items to
+  one side at least ``position_bias_share`` of the time.
+- ``constant``: the worker's commonest answer is at least ``constant_share`` of their answers
+  and the exact test against the others' answers on the same questions (``constant_answer``)
+  gives a Holm-adjusted p below ``position_bias_p``.
+
+The tests of answering habits are corrected for testing every worker with Holm's step-down
+method (family-wise error, over the workers with at least ``min_judgments`` answers).
 
 Every flag keeps its evidence: value, floor, interval, n, and a sentence saying why.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy import stats
 
 from monitor.catalog import Kind
@@ -333,12 +343,105 @@ def intransitive(run: RunValues, t: Thresholds) -> list[FlagRecord]:
     return flags
 
 
+def holm(p: Sequence[float]) -> NDArray[np.float64]:
+    """Holm's (1979) step-down adjusted p-values, in the order of ``p``: the family-wise error
+    over every worker tested stays below the level a flag compares them with."""
+    x = np.asarray(p, dtype=np.float64)
+    m = x.size
+    if not m:
+        return x.copy()
+    order = np.argsort(x, kind="stable")
+    stepped = np.maximum.accumulate(x[order] * (m - np.arange(m)))
+    out = np.empty(m)
+    out[order] = np.minimum(stepped, 1.0)
+    return out
+
+
+def _tested(run: RunValues, metric: str, t: Thresholds) -> tuple[Table, list[int], NDArray]:
+    """The workers of ``metric`` with at least ``min_judgments`` answers tested and their
+    Holm-adjusted p-values."""
+    table = run.table("worker", metric)
+    rows, ps = [], []
+    for i in range(len(table)):
+        p = finite((table.detail(i) or {}).get("p_value"))
+        if p is not None and int(table.n[i]) >= t.min_judgments and finite(table.values[i]):
+            rows.append(i)
+            ps.append(p)
+    return table, rows, holm(ps)
+
+
+def constant(run: RunValues, t: Thresholds) -> list[FlagRecord]:
+    """Workers whose commonest answer is at least ``constant_share`` of their answers, far more
+    often than the others' answers on the same questions give it (Holm-adjusted exact p below
+    ``position_bias_p``): their answers do not depend on the question."""
+    table, rows, adjusted = _tested(run, "constant_answer", t)
+    flags = []
+    m = len(rows)
+    for i, q in zip(rows, adjusted.tolist(), strict=True):
+        share, d = float(table.values[i]), table.detail(i) or {}
+        if share < t.constant_share or q >= t.position_bias_p:
+            continue
+        n = int(table.n[i])
+        expected = finite(d.get("expected"))
+        others = f" (the others' answers give {expected / n:.0%})" if expected is not None else ""
+        message = (
+            f"answers {d.get('answer')!r} to {share:.0%} of {n} questions{others}: p = "
+            f"{q:.2g} after Holm's correction over {m} workers"
+        )
+        flags.append(
+            FlagRecord("worker", table.subjects[i], "constant", share, t.constant_share,
+                       {"message": message, "n": n, "answer": d.get("answer"),
+                        "count": d.get("count"), "expected": expected,
+                        "p_value": d.get("p_value"), "p_adjusted": q, "tested": m,
+                        "correction": "holm", "metric": "constant_answer"})
+        )  # fmt: skip
+    return flags
+
+
 def position_bias(run: RunValues, t: Thresholds) -> list[FlagRecord]:
+    """Annotators who pick one side at least ``position_bias_share`` of their strict answers
+    where the other annotators' choices on the same pairs say otherwise (the exact test of
+    ``side_test``, Holm-adjusted over the annotators tested, below ``position_bias_p``); or
+    whose reliability model's position bias says so. The model's parameter is shrunk toward the
+    crowd: it adds evidence, it never withholds a flag the test raises."""
+    table, rows, adjusted = _tested(run, "side_test", t)
+    model = _model_position(run, t)
+    flags = []
+    m = len(rows)
+    seen = set()
+    for i, q in zip(rows, adjusted.tolist(), strict=True):
+        share, d = float(table.values[i]), table.detail(i) or {}
+        top = max(share, 1 - share)
+        subject = table.subjects[i]
+        if top < t.position_bias_share or q >= t.position_bias_p:
+            continue
+        seen.add(subject)
+        side = "left" if share >= 0.5 else "right"
+        n = int(table.n[i])
+        message = (
+            f"picks the {side} item in {top:.0%} of {n} strict answers (the others' choices "
+            f"on the same pairs give {(d.get('expected_left') or 0) / n:.0%} left): p = {q:.2g} "
+            f"after Holm's correction over {m} annotators"
+        )
+        ev: dict[str, Any] = {"message": message, "n": n, "side": side, "share": top,
+                              "left_share": share, "p_value": d.get("p_value"),
+                              "p_adjusted": q, "tested": m, "correction": "holm",
+                              "metric": "side_test"}  # fmt: skip
+        if subject in model:
+            ev["model"] = model[subject].evidence
+        flags.append(FlagRecord("worker", subject, "position_bias", top,
+                                t.position_bias_share, ev))  # fmt: skip
+    flags += [f for s, f in model.items() if s not in seen]
+    return sorted(flags, key=lambda f: f.subject)
+
+
+def _model_position(run: RunValues, t: Thresholds) -> dict[str, FlagRecord]:
+    """The position bias flags of the reliability model's parameter, by annotator."""
     if _model(run) is None:
-        return []
+        return {}
     table = run.table("worker", "model_position_bias")
     share_limit = float(np.log(t.position_bias_share / (1 - t.position_bias_share)))
-    flags = []
+    flags = {}
     for i, subject in enumerate(table.subjects):
         v = table.record(i)
         b, low, high = finite(v.value), finite(v.low), finite(v.high)
@@ -356,6 +459,6 @@ def position_bias(run: RunValues, t: Thresholds) -> list[FlagRecord]:
             f"{b:.2f} log-odds, 95% interval {low:.2f} to {high:.2f}, p = {p:.2g}) over {n} "
             "strict answers"
         )
-        flags.append(_beyond(subject, "position_bias", v, t.position_bias_share, message,
-                             "model_position_bias", p_value=p, share=share))  # fmt: skip
+        flags[subject] = _beyond(subject, "position_bias", v, t.position_bias_share, message,
+                                 "model_position_bias", p_value=p, share=share, side=side)  # fmt: skip
     return flags

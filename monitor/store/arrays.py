@@ -8,6 +8,7 @@ rows, no Python loop per judgment beyond the driver's own row conversion.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -103,6 +104,22 @@ def _ids_and_names(
     external = np.empty(len(rows), dtype=object)
     external[:] = [r[1] for r in rows]
     return np.array([r[0] for r in rows], dtype=np.int64), external
+
+
+def gold_signature(session: Session, cid: int) -> str | None:
+    """A digest of the campaign's gold values (which items, which values); None without gold.
+    A run keeps it: gold ingested since changes it, and the next run counts it."""
+    rows = session.execute(
+        select(Item.id, Item.gold)
+        .where(Item.campaign_id == cid, Item.gold.is_not(None))
+        .order_by(Item.id)
+    ).all()
+    if not rows:
+        return None
+    digest = hashlib.blake2b(digest_size=16)
+    for item_id, gold in rows:
+        digest.update(f"{item_id}\t{gold}\n".encode())
+    return digest.hexdigest()
 
 
 def _gold(session: Session, cid: int, item_db: NDArray[np.int64]) -> NDArray[np.object_]:

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from monitor.metrics.preferences.flags import (
-    _poisson_binomial_sf,
     ambiguous_pairs,
     kappa_interval,
+    poisson_binomial_sf,
 )
 from monitor.metrics.preferences.intraobserver import P_E_WEAK, triangle_state
 from monitor.metrics.preferences.model import preference_model
@@ -97,7 +97,7 @@ def test_relabelling_annotators_and_items_permutes_everything(c, seed) -> None:
 def test_poisson_binomial_tail_matches_enumeration(probs, k) -> None:
     p = np.asarray(probs, dtype=float)
     group = np.zeros(len(p), dtype=np.int64)
-    got = _poisson_binomial_sf(group, p, np.array([k]), 1)[0]
+    got = poisson_binomial_sf(group, p, np.array([k]), 1)[0]
     want = 0.0
     for bits in itertools.product([0, 1], repeat=len(p)):
         if sum(bits) >= k:

@@ -127,15 +127,17 @@ def test_cli_workers_lists_model_gold_and_history(db_url: str, engine: Engine, c
     assert main(["workers", "--campaign", "now", "--db", db_url]) == 0
     out = capsys.readouterr().out
     header, *rows = out.splitlines()
-    assert header.split()[:10] == [
-        "worker", "status", "weight", "judgments", "model", "accuracy", "gold", "wqs", "history",
-        "flags",
+    assert header.split()[:12] == [
+        "worker", "status", "decision", "weight", "judgments", "model", "accuracy", "gold", "wqs",
+        "history", "flags", "reason",
     ]  # fmt: skip
     h0 = next(r for r in rows if r.startswith("h0 "))
     assert "(10)" in h0 and "other campaign" in h0
     assert main(["workers", "--campaign", "now", "--db", db_url, "--json"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
-    assert {"model_accuracy", "gold_accuracy", "history"} <= set(lines[0])
+    assert {"model_accuracy", "gold_accuracy", "history", "decision", "decision_reason"} <= set(
+        lines[0]
+    )
 
 
 def test_the_model_line_says_when_the_exports_fall_back_to_the_mean() -> None:

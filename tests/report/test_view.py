@@ -17,7 +17,14 @@ from monitor.report.document import verdict
 from monitor.report.items import rank_ranges, uncertain_ranks
 from monitor.report.render import render_html
 from monitor.report.tables import fmt, measure_columns
-from monitor.report.today import advice, flag_line, item_reason, worker_order, worker_todo
+from monitor.report.today import (
+    advice,
+    concern_order,
+    flag_line,
+    item_reason,
+    worker_order,
+    worker_todo,
+)
 from monitor.report.view import build_view
 from tests.report.fixtures import pairwise_campaign, rating_campaign
 from tests.report.pages import tables
@@ -39,10 +46,29 @@ def test_advice_follows_what_the_flags_say() -> None:
     assert advice([_flag("biased")]) == "review"
     flags = {"a": [_flag("speeder")], "b": [model, _flag("speeder")], "c": [model], "d": []}
     assert worker_order(flags) == ["b", "c", "a"]
-    todo = worker_todo(worker_order(flags), flags, {"c": "blocked"}, {"b": "w-1"})
+
+
+def test_the_todo_list_and_the_order_follow_the_decisions() -> None:
+    model = _flag("low_quality", chance=0.45, metric="model_accuracy", value=0.3, threshold=0.56)
+    flags = {"b": [model, _flag("speeder")], "c": [model], "e": [_flag("speeder")]}
+
+    def row(w: str, decision: str, acc: float | None, status: str = "ok", **more: Any) -> dict:
+        return {"worker": w, "decision": decision, "model_accuracy": acc, "status": status,
+                "decision_reason": f"why {w}", **more}  # fmt: skip
+
+    rows = [
+        row("a", "ok", 0.5), row("b", "block", 0.3), row("c", "block", 0.2, "blocked"),
+        row("d", "down_weight", 0.6, decision_weight=0.25), row("e", "watch", 0.9),
+        row("f", "cannot_tell", None), row("g", "down_weight", 0.55),
+    ]  # fmt: skip
+    ordered = concern_order(rows)
+    assert [r["worker"] for r in ordered] == ["c", "b", "g", "d", "e", "f", "a"]
+    todo = worker_todo(ordered, flags, {"b": "w-1"})
     assert [t.subject for t in todo["block"]] == ["b"] and todo["block"][0].anchor == "w-1"
-    assert [t.subject for t in todo["down_weight"]] == ["a"]
-    assert todo["block"][0].also == [catalog.rule_title("speeder").lower()]
+    assert todo["block"][0].reason == "why b"
+    assert [t.subject for t in todo["down_weight"]] == ["g", "d"]
+    assert todo["down_weight"][1].reason == "why d (weight 0.25)"
+    assert [t.subject for t in todo["review"]] == ["e"]
     assert todo["block"][0].rules == ["low_quality", "speeder"]
 
 

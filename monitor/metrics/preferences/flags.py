@@ -214,8 +214,8 @@ def ambiguous_pairs(
     expected = np.bincount(pair[strict], weights=err, minlength=P).astype(np.float64, copy=False)
     var = np.bincount(pair[strict], weights=err * (1 - err), minlength=P)
     # against "first item better" = answers preferring the second; and the reverse
-    p_first = _poisson_binomial_sf(pair[strict], err, n - first, P)
-    p_second = _poisson_binomial_sf(pair[strict], err, first, P)
+    p_first = poisson_binomial_sf(pair[strict], err, n - first, P)
+    p_second = poisson_binomial_sf(pair[strict], err, first, P)
     p = np.maximum(p_first, p_second)
     against = np.where(p_first >= p_second, n - first, first)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -241,7 +241,7 @@ def ambiguous_pairs(
     )
 
 
-def _poisson_binomial_sf(
+def poisson_binomial_sf(
     group: NDArray[np.int64], prob: NDArray[np.float64], k: NDArray[np.int64], n_groups: int
 ) -> NDArray[np.float64]:
     """``P(S_g >= k_g)`` for ``S_g`` the number of successes among the trials of group ``g``
