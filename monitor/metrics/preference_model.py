@@ -47,6 +47,7 @@ Intervals and per-annotator summaries: :mod:`monitor.metrics.preference_summary`
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from typing import overload
 
@@ -55,6 +56,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
 from monitor.metrics.lbfgs import lbfgs
+from monitor.metrics.preference_accuracy import TrueAccuracy, consensus_right, true_accuracy
 from monitor.metrics.preference_data import Layout, _Data, gold_order, prepare
 from monitor.metrics.preference_summary import (
     FisherTerms,
@@ -303,9 +305,32 @@ def preference_model(
         post.bias_sd = fast.bias_sd = bias_sd
         fit_tol = tol
     f, _ = post(x)
-    return summarise(D, lay, x, terms, post.mu, -f, converged, iterations, max_iter,
-                     tol, confidence, (SCORE_SD, RELIABILITY_SD, post.bias_sd, TIE_SD),
-                     messages)  # fmt: skip
+    fit = summarise(D, lay, x, terms, post.mu, -f, converged, iterations, max_iter,
+                    tol, confidence, (SCORE_SD, RELIABILITY_SD, post.bias_sd, TIE_SD),
+                    messages)  # fmt: skip
+    truth = answer_accuracy(D, lay, x, terms, messages, confidence)
+    return replace(fit, answer_accuracy=truth.accuracy, answer_accuracy_low=truth.low,
+                   answer_accuracy_high=truth.high)  # fmt: skip
+
+
+def answer_accuracy(
+    D: _Data,
+    lay: Layout,
+    x: NDArray[np.float64],
+    terms: FisherTerms,
+    messages: NDArray[np.float64] | None = None,
+    confidence: float = 0.95,
+) -> TrueAccuracy:
+    """Each annotator's expected share of answers along the true order, with its interval
+    (:mod:`monitor.metrics.preference_accuracy`): a strict answer off gold is right with the
+    chance the leave-one-out consensus gives (:func:`consensus_cavity`), one on a gold pair
+    that orders its items is right or wrong as gold says, a tie is wrong."""
+    a, b = D.a, D.b
+    mean, var = consensus_cavity(D, lay, x, terms, messages)
+    right = np.concatenate([consensus_right(D.y[:a], mean, var),
+                            (D.y[a:b] == D.o[a:b]).astype(np.float64)])  # fmt: skip
+    n_ties = np.bincount(D.w[b:], minlength=lay.n_workers)
+    return true_accuracy(D.w[:b], right, n_ties, lay.n_workers, confidence)
 
 
 def _minimise(
@@ -478,3 +503,29 @@ def _start(
         x[lay.t : -1] = lam
         x[-1] = lam.mean() if W else 0.0
     return x
+
+
+def consensus_cavity(
+    D: _Data,
+    lay: Layout,
+    x: NDArray[np.float64],
+    terms: FisherTerms,
+    messages: NDArray[np.float64] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """For each strict answer off gold (rows ``[0, a)``), the mean and variance of its pair's
+    score difference ``d`` given every other comparison: the comparison's own Fisher weight
+    removed from the variance of ``d`` and its pull on the scores undone by one Newton step
+    (:func:`crowd_accuracy`)."""
+    a = D.a
+    s, g, b, _, _ = lay.unpack(x)
+    ws, ys = D.w[:a], D.y[:a]
+    d = s[D.left[:a]] - s[D.right[:a]]
+    e = sigmoid(g)[ws]
+    yb = ys * b[ws] if b is not None else 0.0
+    A, C = sigmoid(yb + ys * d), sigmoid(yb - ys * d)
+    grad_d = ys * (e * A * (1 - A) - (1 - e) * C * (1 - C)) / (C + e * (A - C))
+    var, _, _ = score_variance(D.pair, D.pairs, terms.weight, lay.n_items, 1 / SCORE_SD**2, 0,
+                               1e-3, messages, D.edges)  # fmt: skip
+    v_d = var[D.left[:a]] + var[D.right[:a]]
+    v = v_d / np.maximum(1 - terms.weight[:a] * v_d, 0.05)
+    return d - grad_d * v, v
