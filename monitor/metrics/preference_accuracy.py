@@ -7,11 +7,11 @@ answer, make the consensus look surer than it is. Here the annotator's accuracy 
 probability that an answer goes along the true order of its pair (a tie is wrong), and the
 consensus enters only through its chance of being right.
 
-For each strict answer ``n`` of annotator ``k``, ``c_n`` is the probability, given every *other*
-comparison, that the answer is along the true order: the pair's score difference ``d`` has the
-cavity posterior ``N(m_n, v_n)`` (the comparison's own pull on the two scores undone by one
-Newton step and its Fisher weight removed from their precisions, as in
-:func:`monitor.metrics.preference_model.crowd_accuracy`), the true order is ``sign(d)``, so
+For each strict answer ``n`` of annotator ``k``, ``c_n`` is the probability, given the
+comparisons of every *other* annotator, that the answer is along the true order: the pair's
+score difference ``d`` has the cavity posterior ``N(m_n, v_n)`` (the annotator's own pull on the
+scores undone by one Newton step and their Fisher weight removed from the precisions,
+:func:`monitor.metrics.preference_model.consensus_cavity`), the true order is ``sign(d)``, so
 ``c_n = Phi(y_n m_n / sqrt(v_n))``. On a gold pair, ``c_n`` is 1 or 0. The answer goes along
 the consensus with probability ``q_n = a c_n + (1 - a) (1 - c_n)``, the likelihood of ``a``
 (Dawid & Skene 1979 with the consensus's correctness in place of a known label). A consensus

@@ -513,10 +513,15 @@ def consensus_cavity(
     messages: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """For each strict answer off gold (rows ``[0, a)``), the mean and variance of its pair's
-    score difference ``d`` given every other comparison: the comparison's own Fisher weight
-    removed from the variance of ``d`` and its pull on the scores undone by one Newton step
-    (:func:`crowd_accuracy`)."""
-    a = D.a
+    score difference ``d`` given the comparisons of every *other* annotator (the scores'
+    covariances left out, as in :func:`crowd_accuracy`):
+
+    * the annotator's answers on the same pair are one site on ``d``: their total Fisher weight
+      ``w`` removed from the precision of ``d`` and their total pull ``g`` undone by one Newton
+      step, ``d - g v`` with ``v = v_d / (1 - w v_d)``;
+    * their answers on other pairs touching either item: their weight removed from that item's
+      precision and their pull on it undone the same way, ``s_i - var'_i g_i``."""
+    a, N = D.a, lay.n_items
     s, g, b, _, _ = lay.unpack(x)
     ws, ys = D.w[:a], D.y[:a]
     d = s[D.left[:a]] - s[D.right[:a]]
@@ -524,8 +529,33 @@ def consensus_cavity(
     yb = ys * b[ws] if b is not None else 0.0
     A, C = sigmoid(yb + ys * d), sigmoid(yb - ys * d)
     grad_d = ys * (e * A * (1 - A) - (1 - e) * C * (1 - C)) / (C + e * (A - C))
-    var, _, _ = score_variance(D.pair, D.pairs, terms.weight, lay.n_items, 1 / SCORE_SD**2, 0,
+    var, _, _ = score_variance(D.pair, D.pairs, terms.weight, N, 1 / SCORE_SD**2, 0,
                                1e-3, messages, D.edges)  # fmt: skip
-    v_d = var[D.left[:a]] + var[D.right[:a]]
-    v = v_d / np.maximum(1 - terms.weight[:a] * v_d, 0.05)
-    return d - grad_d * v, v
+    n, w_all = len(D.w), terms.weight
+    pull_all = np.zeros(n)
+    pull_all[:a] = grad_d  # gold rows pull the scores through the clamp, not the annotator
+    # one site per (annotator, pair), oriented low item minus high item
+    orient = np.where(D.left == D.pairs[D.pair, 0], 1.0, -1.0)
+    site, at = np.unique(D.w * len(D.pairs) + D.pair, return_inverse=True)
+    at = at.reshape(-1)
+    w_site = np.bincount(at, w_all, len(site))[at[:a]]
+    g_site = np.bincount(at, orient * pull_all, len(site))[at[:a]] * orient[:a]
+    # per (annotator, item): weight and pull over all their comparisons
+    keys, inv = np.unique(np.concatenate([D.w * N + D.left, D.w * N + D.right]),
+                          return_inverse=True)  # fmt: skip
+    inv = inv.reshape(-1)
+    w_item = np.bincount(inv, np.concatenate([w_all, w_all]), len(keys))
+    p_item = np.bincount(inv, np.concatenate([pull_all, -pull_all]), len(keys))
+    kl, kr = inv[:a], inv[n : n + a]
+    # the other pairs' share of the annotator's weight and pull on each item
+    shifts, v_sides = [], []
+    for k_, item, sign in ((kl, D.left[:a], 1.0), (kr, D.right[:a], -1.0)):
+        w_other = np.maximum(w_item[k_] - w_site, 0.0)
+        p_other = p_item[k_] - sign * g_site
+        v_i = var[item] / np.maximum(1 - w_other * var[item], 0.05)
+        v_sides.append(v_i)
+        shifts.append(sign * v_i * p_other)
+    v_d = v_sides[0] + v_sides[1]
+    out_v = v_d / np.maximum(1 - w_site * v_d, 0.05)
+    out_d = d - g_site * out_v - shifts[0] - shifts[1]
+    return out_d, out_v
