@@ -18,15 +18,16 @@ the consensus with probability ``q_n = a c_n + (1 - a) (1 - c_n)``, the likeliho
 near a coin (``c_n`` near 1/2: pairs judged once, items with few other comparisons) makes the
 likelihood flat, so the interval stays wide: a consensus that is often wrong certifies nobody.
 
-Prior: the crowd's Beta, its two parameters at the mode of their posterior given all the
-annotators' answers (the marginal likelihood on the same grid times the hyperprior
-``(alpha + beta)^(-5/2)``, which keeps answers that say little from making the crowd's prior a
-point mass); posterior on a grid of ``GRID`` points
-in (0, 1), its mean the estimate and its equal-tailed quantiles the interval. The ``c_n`` are
-binned to ``1 / C_BINS`` (an error below 0.003 in any ``c_n``), so the cost is one
-(W x C_BINS) @ (C_BINS x GRID) product whatever the number of comparisons.
+Prior: uniform, each annotator on their own answers; the estimate is the posterior mean, the
+interval its equal-tailed quantiles, on a grid of ``GRID`` points in (0, 1). No crowd prior: where
+the consensus cannot tell (every ``c_n`` near 1/2), a prior fitted to the crowd's answers would
+itself be fitted to nothing and, concentrated, would show every annotator as the crowd; uniform,
+the interval stays as wide as the answers leave it. The ``c_n`` are binned to ``1 / C_BINS``
+(an error below 0.003 in any ``c_n``), so the cost is one (W x C_BINS) @ (C_BINS x GRID)
+product whatever the number of comparisons.
 
-Ties (wrong, unless the pair's gold says its items are equal): the share of strict answers
+Ties are wrong, unless the pair's gold says its items are equal (then a tie counts as a right
+answer and a strict one as a wrong one, both certain). The share of strict answers
 ``1 - tau`` has the Beta(n_tie + 1/2, n_strict + 1/2) posterior, independent of ``a`` given the
 scores, and the accuracy over all answers is ``(1 - tau) a_strict``: its interval from the
 product of the two posteriors (``TAU_NODES`` quantiles of ``tau``).
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import optimize, special
+from scipy import special
 
 GRID = 400
 """Points of the accuracy grid, at the midpoints of equal cells of (0, 1)."""
@@ -47,13 +48,6 @@ C_BINS = 201
 coin, 1/2, is the centre of its cell)."""
 TAU_NODES = 32
 """Quantiles of the strict-answer share used to spread the interval when there are ties."""
-PRIOR_MIN = 0.5
-"""Floor of each of the crowd's Beta parameters: no prior is more peaked at 0 or 1 than
-Beta(1/2, 1/2), Jeffreys'."""
-HYPER_POWER = 2.5
-"""The crowd's Beta parameters have the hyperprior ``(alpha + beta)^(-5/2)`` (Gelman et al.,
-*Bayesian Data Analysis*, 3rd ed., section 5.3): without it the marginal likelihood of answers
-that say little runs off to a point mass, a crowd taken to be certain."""
 
 
 @dataclass(frozen=True)
@@ -61,14 +55,13 @@ class TrueAccuracy:
     """Per annotator (W,): the expected share of answers along the true order, its interval,
     the strict-answer accuracy alone and the information the consensus gives (``certainty``:
     the mean of ``(2 c_n - 1)^2`` over the strict answers, 0 where every consensus is a coin,
-    1 where it is sure); ``crowd`` the Beta prior's ``(alpha, beta)``."""
+    1 where it is sure)."""
 
     accuracy: NDArray[np.float64]
     low: NDArray[np.float64]
     high: NDArray[np.float64]
     strict: NDArray[np.float64]
     certainty: NDArray[np.float64]
-    crowd: tuple[float, float]
 
 
 def consensus_right(
@@ -86,9 +79,9 @@ def true_accuracy(
     n_workers: int,
     confidence: float = 0.95,
 ) -> TrueAccuracy:
-    """The module's estimate. ``workers, right : (n,)`` each strict answer's annotator and the
-    chance ``c_n`` that it is along the true order (1 or 0 on gold pairs); ``n_ties : (W,)``
-    each annotator's ties (wrong answers)."""
+    """The module's estimate. ``workers, right : (n,)`` each answer's annotator and the chance
+    ``c_n`` that it is along the true order (1 or 0 where gold says); ``n_ties : (W,)`` each
+    annotator's other answers, ties, all wrong."""
     W = n_workers
     grid = (np.arange(GRID) + 0.5) / GRID
     cell = np.clip(np.floor(np.asarray(right) * C_BINS), 0, C_BINS - 1).astype(np.int64)
@@ -106,9 +99,7 @@ def true_accuracy(
     sums = np.bincount(workers * K + cell, (2 * c - 1) ** 2, W * K).reshape(W, K).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         certainty = np.where(n_strict > 0, sums / np.maximum(n_strict, 1), 0.0)
-    alpha, beta = _crowd_prior(loglik, grid, n_strict > 0)
-    logpost = loglik + (alpha - 1) * np.log(grid) + (beta - 1) * np.log1p(-grid)
-    post = np.exp(logpost - logpost.max(axis=1, keepdims=True))
+    post = np.exp(loglik - loglik.max(axis=1, keepdims=True))  # uniform prior
     post /= post.sum(axis=1, keepdims=True)
     strict = post @ grid
     tail = (1 - confidence) / 2
@@ -116,7 +107,7 @@ def true_accuracy(
     if not nt.any():
         cdf = np.cumsum(post, axis=1)
         low, high = _quantile(cdf, grid, tail), _quantile(cdf, grid, 1 - tail)
-        return TrueAccuracy(strict, low, high, strict, certainty, (alpha, beta))
+        return TrueAccuracy(strict, low, high, strict, certainty)
     # the share of strict answers, 1 - tau ~ Beta(n_strict + 1/2, n_tie + 1/2)
     nodes = (np.arange(TAU_NODES) + 0.5) / TAU_NODES
     share = special.betaincinv(n_strict[:, None] + 0.5, nt[:, None] + 0.5, nodes[None, :])
@@ -130,7 +121,7 @@ def true_accuracy(
         top = len(cum) - 1
         low[k] = vals[order][min(int(np.searchsorted(cum, tail)), top)]
         high[k] = vals[order][min(int(np.searchsorted(cum, 1 - tail)), top)]
-    return TrueAccuracy(strict * mean_share, low, high, strict, certainty, (alpha, beta))
+    return TrueAccuracy(strict * mean_share, low, high, strict, certainty)
 
 
 def _quantile(cdf: NDArray[np.float64], grid: NDArray[np.float64], p: float) -> NDArray:
@@ -143,30 +134,3 @@ def _quantile(cdf: NDArray[np.float64], grid: NDArray[np.float64], p: float) -> 
     frac = np.clip((p - below) / mass, 0.0, 1.0)
     step = 1.0 / len(grid)
     return grid[idx] - step / 2 + frac * step
-
-
-def _crowd_prior(
-    loglik: NDArray[np.float64], grid: NDArray[np.float64], seen: NDArray[np.bool_]
-) -> tuple[float, float]:
-    """The crowd's Beta(alpha, beta) at the mode of the marginal likelihood of the annotators'
-    answers (each ``loglik`` row integrated against the prior on the grid) times the hyperprior
-    ``(alpha + beta)^-HYPER_POWER``; both at least ``PRIOR_MIN``. Without annotators: Beta(1, 1)."""
-    if not seen.any():
-        return 1.0, 1.0
-    L = loglik[seen]
-    top = L.max(axis=1, keepdims=True)
-    lik = np.exp(L - top)
-    lg, l1g = np.log(grid), np.log1p(-grid)
-
-    def nll(z: NDArray[np.float64]) -> float:
-        al, be = PRIOR_MIN + np.exp(np.clip(z, -10.0, 8.0))
-        logp = (al - 1) * lg + (be - 1) * l1g
-        logp -= special.logsumexp(logp)
-        m = logp.max()
-        hyper = -HYPER_POWER * np.log(al + be)
-        return -float(np.log(lik @ np.exp(logp - m)).sum() + m * len(lik) + hyper)
-
-    best = optimize.minimize(nll, np.zeros(2), method="Nelder-Mead",
-                             options={"xatol": 1e-3, "fatol": 1e-4, "maxiter": 400})  # fmt: skip
-    al, be = PRIOR_MIN + np.exp(np.clip(best.x, -10.0, 8.0))
-    return float(al), float(be)

@@ -308,7 +308,10 @@ def preference_model(
     fit = summarise(D, lay, x, terms, post.mu, -f, converged, iterations, max_iter,
                     tol, confidence, (SCORE_SD, RELIABILITY_SD, post.bias_sd, TIE_SD),
                     messages)  # fmt: skip
-    truth = answer_accuracy(D, lay, x, terms, messages, confidence)
+    equal = None
+    if gold is not None:
+        equal = np.asarray(gold, dtype=np.float64).reshape(-1)[D.order] == 0
+    truth = answer_accuracy(D, lay, x, terms, messages, confidence, equal)
     return replace(fit, answer_accuracy=truth.accuracy, answer_accuracy_low=truth.low,
                    answer_accuracy_high=truth.high)  # fmt: skip
 
@@ -320,17 +323,26 @@ def answer_accuracy(
     terms: FisherTerms,
     messages: NDArray[np.float64] | None = None,
     confidence: float = 0.95,
+    equal: NDArray[np.bool_] | None = None,
 ) -> TrueAccuracy:
     """Each annotator's expected share of answers along the true order, with its interval
     (:mod:`monitor.metrics.preference_accuracy`): a strict answer off gold is right with the
-    chance the leave-one-out consensus gives (:func:`consensus_cavity`), one on a gold pair
-    that orders its items is right or wrong as gold says, a tie is wrong."""
-    a, b = D.a, D.b
+    chance the consensus of the other annotators gives (:func:`consensus_cavity`), one on a
+    gold pair is right or wrong as gold says, a tie is wrong. ``equal : (n,)`` in block order,
+    the comparisons whose gold says the two items are equal: there a tie is right and a strict
+    answer wrong."""
+    a, b, c = D.a, D.b, D.c
     mean, var = consensus_cavity(D, lay, x, terms, messages)
-    right = np.concatenate([consensus_right(D.y[:a], mean, var),
-                            (D.y[a:b] == D.o[a:b]).astype(np.float64)])  # fmt: skip
-    n_ties = np.bincount(D.w[b:], minlength=lay.n_workers)
-    return true_accuracy(D.w[:b], right, n_ties, lay.n_workers, confidence)
+    off = consensus_right(D.y[:a], mean, var)
+    workers, n_ties = D.w[:b], np.bincount(D.w[b:], minlength=lay.n_workers)
+    if equal is not None and equal.any():
+        off = np.where(equal[:a], 0.0, off)
+        tie_right = np.flatnonzero(equal[c:]) + c
+        workers = np.concatenate([workers, D.w[tie_right]])
+        n_ties = n_ties - np.bincount(D.w[tie_right], minlength=lay.n_workers)
+    right = np.concatenate([off, (D.y[a:b] == D.o[a:b]).astype(np.float64),
+                            np.ones(len(workers) - b)])  # fmt: skip
+    return true_accuracy(workers, right, n_ties, lay.n_workers, confidence)
 
 
 def _minimise(
