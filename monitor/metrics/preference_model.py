@@ -532,7 +532,10 @@ def consensus_cavity(
       ``w`` removed from the precision of ``d`` and their total pull ``g`` undone by one Newton
       step, ``d - g v`` with ``v = v_d / (1 - w v_d)``;
     * their answers on other pairs touching either item: their weight removed from that item's
-      precision and their pull on it undone the same way, ``s_i - var'_i g_i``."""
+      precision, and their pull on it undone over the item's variance without any of their
+      answers, ``s_i - var'_i g_i``;
+    * no cavity is wider than the prior (``SCORE_SD^2`` per item): an item only the annotator
+      compared goes back to the prior's mean, not past it."""
     a, N = D.a, lay.n_items
     s, g, b, _, _ = lay.unpack(x)
     ws, ys = D.w[:a], D.y[:a]
@@ -543,9 +546,12 @@ def consensus_cavity(
     grad_d = ys * (e * A * (1 - A) - (1 - e) * C * (1 - C)) / (C + e * (A - C))
     var, _, _ = score_variance(D.pair, D.pairs, terms.weight, N, 1 / SCORE_SD**2, 0,
                                1e-3, messages, D.edges)  # fmt: skip
-    n, w_all = len(D.w), terms.weight
+    n = len(D.w)
+    # gold rows inform the scores through the clamp, gold's information, not the annotator's
+    w_all = terms.weight.copy()
+    w_all[a : D.c] = 0.0
     pull_all = np.zeros(n)
-    pull_all[:a] = grad_d  # gold rows pull the scores through the clamp, not the annotator
+    pull_all[:a] = grad_d
     # one site per (annotator, pair), oriented low item minus high item
     orient = np.where(D.left == D.pairs[D.pair, 0], 1.0, -1.0)
     site, at = np.unique(D.w * len(D.pairs) + D.pair, return_inverse=True)
@@ -564,10 +570,15 @@ def consensus_cavity(
     for k_, item, sign in ((kl, D.left[:a], 1.0), (kr, D.right[:a], -1.0)):
         w_other = np.maximum(w_item[k_] - w_site, 0.0)
         p_other = p_item[k_] - sign * g_site
-        v_i = var[item] / np.maximum(1 - w_other * var[item], 0.05)
+        # the prior stays: no cavity is wider than it (a wider one would step past the prior's
+        # mean and turn an annotator's own consistency into a consensus against them)
+        v_i = np.minimum(var[item] / np.maximum(1 - w_other * var[item], 0.05), SCORE_SD**2)
         v_sides.append(v_i)
-        shifts.append(sign * v_i * p_other)
+        # the other pairs' pull is undone over the item's cavity without any of the annotator's
+        # answers: an item only they compared returns exactly to the prior's mean
+        v_all = np.minimum(var[item] / np.maximum(1 - w_item[k_] * var[item], 0.05), SCORE_SD**2)
+        shifts.append(sign * v_all * p_other)
     v_d = v_sides[0] + v_sides[1]
-    out_v = v_d / np.maximum(1 - w_site * v_d, 0.05)
+    out_v = np.minimum(v_d / np.maximum(1 - w_site * v_d, 0.05), 2 * SCORE_SD**2)
     out_d = d - g_site * out_v - shifts[0] - shifts[1]
     return out_d, out_v

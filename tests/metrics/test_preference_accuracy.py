@@ -161,3 +161,25 @@ def test_model_answer_accuracy_tracks_the_truth() -> None:
     # the good annotators' true accuracy is held
     good = (m.answer_accuracy_low[:10] <= 0.9) & (m.answer_accuracy_high[:10] >= 0.9)
     assert np.mean(good) >= 0.8
+
+
+def test_an_annotator_cannot_certify_themselves() -> None:
+    # annotator 6 alone compares items 20..29, consistently (80 answers along one order): no
+    # other annotator says anything of those items, so the consensus their answers are judged
+    # by is a coin and their interval stays wide, however consistent they are
+    rng = np.random.default_rng(12)
+    w, left, right, y, _ = _campaign(rng, np.full(6, 0.9), n_items=20, per=80)
+    own_l = rng.integers(20, 30, 80)
+    own_r = 20 + (own_l - 20 + rng.integers(1, 10, 80)) % 10
+    own_y = np.where(own_l > own_r, 1, -1)
+    m = preference_model(
+        np.r_[w, np.full(80, 6)],
+        np.r_[left, own_l],
+        np.r_[right, own_r],
+        np.r_[y, own_y],
+        ties_allowed=False,
+    )
+    assert m.answer_accuracy_low is not None and m.answer_accuracy_high is not None
+    assert m.answer_accuracy_low[6] < 0.1 and m.answer_accuracy_high[6] > 0.9
+    # the six others, judged by each other, are told apart from a coin
+    assert np.all(m.answer_accuracy_low[:6] > 0.6)
