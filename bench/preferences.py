@@ -10,8 +10,9 @@ For each, in one run:
   different truth by their true accuracy (the share of those comparisons whose preferred item
   has the higher truth; a tie counts as not preferred; ``realdata.bad_workers`` keeps ties of
   the cut together). A golden case without latent scores has its planted spammers and
-  adversaries as the bad workers. Scores: the model's ``accuracy`` and ``agreement``
-  (:mod:`monitor.metrics.preferences.model`), monitor's transitivity kappa, CrowdTruth WQS / WUA /
+  adversaries as the bad workers. Scores: the model's ``accuracy``, ``agreement`` and
+  ``answer_accuracy`` (:mod:`monitor.metrics.preferences.model`; the last is the run's
+  ``model_accuracy``), monitor's transitivity kappa, CrowdTruth WQS / WUA /
   WWA on pairs, leave-one-out agreement and the agreement with the Davidson order (the existing
   metric functions, called directly); the peers: crowd-kit's NoisyBT skill and each worker's
   agreement (share of their strict answers along the order) with a converged Bradley-Terry fit
@@ -190,6 +191,8 @@ def monitor_scores(d: PrefData, out: dict[str, Any]) -> tuple[dict, dict]:
     }
     workers["model accuracy"] = m.accuracy
     workers["model agreement"] = m.agreement
+    if m.answer_accuracy is not None:  # along the true order, through the consensus of others
+        workers["model answer accuracy"] = m.answer_accuracy
     items["model"] = m.score
     if d.gold is not None:
         workers["gold accuracy"] = gold_pair_accuracy(d.workers, d.outcome, d.gold,

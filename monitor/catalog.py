@@ -252,8 +252,9 @@ MEASURES: tuple[Measure, ...] = (
             n="judgments with a duration", title="Seconds per judgment", key="mean_duration_s"),
     Measure("model_accuracy", _W, MODELLED,
             "expected accuracy under the reliability model (multi-label: mean balanced "
-            "accuracy over options; preferences: the probability of answering along the "
-            "consensus order)",
+            "accuracy over options; preferences: the expected share of answers along the "
+            "true order of the pair, a tie wrong, judged through the leave-one-out consensus "
+            "and its chance of being right)",
             interval="95%", n="judgments", history=True,
             title="Model accuracy", key="model_accuracy",
             shows_interval=True),

@@ -3,13 +3,14 @@ reliability estimated together (:mod:`monitor.metrics.preferences.model`: Crowd-
 Davidson's ties and a position bias per annotator), gold-pair accuracy, the ambiguous pairs'
 test, and what the campaign's design lets monitor measure.
 
-``model_accuracy`` is the probability that an annotator's answer goes along the consensus order.
-In strict campaigns that is the model's ``eta`` (strict answers, net of the annotator's position
-bias, which is reported apart): chance is 0.5 for everyone. With ties it is the share of all
-their answers along the order, a tie counting as not along (``agreement``), and chance is what
-the same annotator reaches answering at random with their own tie rate and side habit
-(:func:`monitor.metrics.preferences.flags.chance_floor`), kept per worker as
-``model_worker_chance``.
+``model_accuracy`` is the expected share of an annotator's answers that go along the true order
+of their pairs, a tie counting as wrong: each answer is judged against the consensus of every
+other comparison, with that consensus's own chance of being right
+(:mod:`monitor.metrics.preferences.accuracy`), so a consensus that is often wrong leaves the
+interval wide. Chance is what the same annotator reaches answering at random with their own tie
+rate, half their strict answers (0.5 in strict campaigns), kept per worker as
+``model_worker_chance``. The model's ``eta`` (answers along the Bradley-Terry outcome) still
+weighs the answers in the ambiguous pairs' test.
 """
 
 from __future__ import annotations
@@ -72,14 +73,13 @@ def preference_reliability(coded: Coded, params: Params) -> Values:
         },
     )
     judged = fit.n_judgments > 0
-    if info.strict or not fit.ties_modelled:
-        acc, low, high = fit.accuracy, fit.accuracy_low, fit.accuracy_high
-        chance = np.where(judged, 0.5, np.nan)
-        measure = "strict answers along the consensus order (eta)"
-    else:
-        acc, low, high = fit.agreement, fit.agreement_low, fit.agreement_high
-        chance = np.where(judged, fit.agreement_floor, np.nan)
-        measure = "answers along the consensus order, a tie not along"
+    assert fit.answer_accuracy is not None
+    assert fit.answer_accuracy_low is not None and fit.answer_accuracy_high is not None
+    acc, low, high = fit.answer_accuracy, fit.answer_accuracy_low, fit.answer_accuracy_high
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # an annotator answering at random with their own tie rate: half their strict answers
+        chance = np.where(judged, 0.5 * fit.n_strict / fit.n_judgments, np.nan)
+    measure = "answers along the true order of the pair, a tie wrong"
     campaign_chance = float(np.nanmedian(chance)) if judged.any() else 0.5
     out.campaign_value(
         "model_chance", campaign_chance,

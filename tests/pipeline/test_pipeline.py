@@ -272,3 +272,32 @@ def test_old_runs_keep_campaign_values_but_not_item_columns(engine: Engine) -> N
     assert alpha["krippendorff_alpha"] == next(
         v.value for v in newest if v.metric == "krippendorff_alpha"
     )
+
+
+def test_preference_accuracy_is_the_share_along_the_true_order(engine: Engine) -> None:
+    # ties count as wrong: chance is half an annotator's strict share; the adversary, right
+    # less often than a coin, gets an interval below it, and the good annotators score above the
+    # spammer and the adversary
+    case = load(GOLDEN / "cases" / "pairwise_small_weak.json")
+    store_case(engine, case)
+    recompute(engine, SETTINGS)
+    with transaction(engine) as s:
+        run = latest_run(s, get_campaign(s, "golden").id)
+        assert run is not None
+        got = {(v.subject, v.metric): v for v in run_values(s, run.id, "worker")}
+    kinds = {w: a["type"] for w, a in case["truth_info"]["annotators"].items()}
+    for w in kinds:
+        mine = [j for j in case["judgments"] if j["worker"] == w]
+        strict = sum(j["preference"] != "tie" for j in mine)
+        chance = got[(w, "model_worker_chance")].value
+        assert chance == pytest.approx(0.5 * strict / len(mine))
+        acc = got[(w, "model_accuracy")]
+        assert acc.low is not None and acc.high is not None
+        # at most the expected strict share, (strict + 1/2) / (n + 1)
+        assert acc.low <= acc.value <= (strict + 0.5) / (len(mine) + 1) + 1e-9
+        assert acc.value <= acc.high
+    good = [got[(w, "model_accuracy")].value for w, k in kinds.items() if k == "good"]
+    bad = [got[(w, "model_accuracy")].value for w, k in kinds.items() if k != "good"]
+    assert min(good) > max(bad)
+    adversary = got[("a05", "model_accuracy")]
+    assert adversary.high is not None and adversary.high < got[("a05", "model_worker_chance")].value

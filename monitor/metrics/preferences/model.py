@@ -47,6 +47,7 @@ Intervals and per-annotator summaries: :mod:`monitor.metrics.preferences.model_s
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from typing import overload
 
@@ -55,6 +56,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
 from monitor.metrics.lbfgs import lbfgs
+from monitor.metrics.preferences.accuracy import TrueAccuracy, consensus_right, true_accuracy
 from monitor.metrics.preferences.model_data import Layout, PreferenceData, gold_order, prepare
 from monitor.metrics.preferences.model_summary import (
     FisherTerms,
@@ -303,9 +305,44 @@ def preference_model(
         post.bias_sd = fast.bias_sd = bias_sd
         fit_tol = tol
     f, _ = post(x)
-    return summarise(D, lay, x, terms, post.mu, -f, converged, iterations, max_iter,
-                     tol, confidence, (SCORE_SD, RELIABILITY_SD, post.bias_sd, TIE_SD),
-                     messages)  # fmt: skip
+    fit = summarise(D, lay, x, terms, post.mu, -f, converged, iterations, max_iter,
+                    tol, confidence, (SCORE_SD, RELIABILITY_SD, post.bias_sd, TIE_SD),
+                    messages)  # fmt: skip
+    equal = None
+    if gold is not None:
+        equal = np.asarray(gold, dtype=np.float64).reshape(-1)[D.order] == 0
+    truth = answer_accuracy(D, lay, x, terms, messages, confidence, equal)
+    return replace(fit, answer_accuracy=truth.accuracy, answer_accuracy_low=truth.low,
+                   answer_accuracy_high=truth.high)  # fmt: skip
+
+
+def answer_accuracy(
+    D: PreferenceData,
+    lay: Layout,
+    x: NDArray[np.float64],
+    terms: FisherTerms,
+    messages: NDArray[np.float64] | None = None,
+    confidence: float = 0.95,
+    equal: NDArray[np.bool_] | None = None,
+) -> TrueAccuracy:
+    """Each annotator's expected share of answers along the true order, with its interval
+    (:mod:`monitor.metrics.preferences.accuracy`): a strict answer off gold is right with the
+    chance the consensus of the other annotators gives (:func:`consensus_cavity`), one on a
+    gold pair is right or wrong as gold says, a tie is wrong. ``equal : (n,)`` in block order,
+    the comparisons whose gold says the two items are equal: there a tie is right and a strict
+    answer wrong."""
+    a, b, c = D.a, D.b, D.c
+    mean, var = consensus_cavity(D, lay, x, terms, messages)
+    off = consensus_right(D.y[:a], mean, var)
+    workers, n_ties = D.w[:b], np.bincount(D.w[b:], minlength=lay.n_workers)
+    if equal is not None and equal.any():
+        off = np.where(equal[:a], 0.0, off)
+        tie_right = np.flatnonzero(equal[c:]) + c
+        workers = np.concatenate([workers, D.w[tie_right]])
+        n_ties = n_ties - np.bincount(D.w[tie_right], minlength=lay.n_workers)
+    right = np.concatenate([off, (D.y[a:b] == D.o[a:b]).astype(np.float64),
+                            np.ones(len(workers) - b)])  # fmt: skip
+    return true_accuracy(workers, right, n_ties, lay.n_workers, confidence)
 
 
 def _minimise(
@@ -480,3 +517,70 @@ def _start(
         x[lay.t : -1] = lam
         x[-1] = lam.mean() if W else 0.0
     return x
+
+
+def consensus_cavity(
+    D: PreferenceData,
+    lay: Layout,
+    x: NDArray[np.float64],
+    terms: FisherTerms,
+    messages: NDArray[np.float64] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """For each strict answer off gold (rows ``[0, a)``), the mean and variance of its pair's
+    score difference ``d`` given the comparisons of every *other* annotator (the scores'
+    covariances left out, as in :func:`crowd_accuracy`):
+
+    * the annotator's answers on the same pair are one site on ``d``: their total Fisher weight
+      ``w`` removed from the precision of ``d`` and their total pull ``g`` undone by one Newton
+      step, ``d - g v`` with ``v = v_d / (1 - w v_d)``;
+    * their answers on other pairs touching either item: their weight removed from that item's
+      precision, and their pull on it undone over the item's variance without any of their
+      answers, ``s_i - var'_i g_i``;
+    * no cavity is wider than the prior (``SCORE_SD^2`` per item): an item only the annotator
+      compared goes back to the prior's mean, not past it."""
+    a, N = D.a, lay.n_items
+    s, g, b, _, _ = lay.unpack(x)
+    ws, ys = D.w[:a], D.y[:a]
+    d = s[D.left[:a]] - s[D.right[:a]]
+    e = sigmoid(g)[ws]
+    yb = ys * b[ws] if b is not None else 0.0
+    A, C = sigmoid(yb + ys * d), sigmoid(yb - ys * d)
+    grad_d = ys * (e * A * (1 - A) - (1 - e) * C * (1 - C)) / (C + e * (A - C))
+    var, _, _ = score_variance(D.pair, D.pairs, terms.weight, N, 1 / SCORE_SD**2, 0,
+                               1e-3, messages, D.edges)  # fmt: skip
+    n = len(D.w)
+    # gold rows inform the scores through the clamp, gold's information, not the annotator's
+    w_all = terms.weight.copy()
+    w_all[a : D.c] = 0.0
+    pull_all = np.zeros(n)
+    pull_all[:a] = grad_d
+    # one site per (annotator, pair), oriented low item minus high item
+    orient = np.where(D.left == D.pairs[D.pair, 0], 1.0, -1.0)
+    site, at = np.unique(D.w * len(D.pairs) + D.pair, return_inverse=True)
+    at = at.reshape(-1)
+    w_site = np.bincount(at, w_all, len(site))[at[:a]]
+    g_site = np.bincount(at, orient * pull_all, len(site))[at[:a]] * orient[:a]
+    # per (annotator, item): weight and pull over all their comparisons
+    keys, inv = np.unique(np.concatenate([D.w * N + D.left, D.w * N + D.right]),
+                          return_inverse=True)  # fmt: skip
+    inv = inv.reshape(-1)
+    w_item = np.bincount(inv, np.concatenate([w_all, w_all]), len(keys))
+    p_item = np.bincount(inv, np.concatenate([pull_all, -pull_all]), len(keys))
+    kl, kr = inv[:a], inv[n : n + a]
+    # the other pairs' share of the annotator's weight and pull on each item
+    shifts, v_sides = [], []
+    for k_, item, sign in ((kl, D.left[:a], 1.0), (kr, D.right[:a], -1.0)):
+        w_other = np.maximum(w_item[k_] - w_site, 0.0)
+        p_other = p_item[k_] - sign * g_site
+        # the prior stays: no cavity is wider than it (a wider one would step past the prior's
+        # mean and turn an annotator's own consistency into a consensus against them)
+        v_i = np.minimum(var[item] / np.maximum(1 - w_other * var[item], 0.05), SCORE_SD**2)
+        v_sides.append(v_i)
+        # the other pairs' pull is undone over the item's cavity without any of the annotator's
+        # answers: an item only they compared returns exactly to the prior's mean
+        v_all = np.minimum(var[item] / np.maximum(1 - w_item[k_] * var[item], 0.05), SCORE_SD**2)
+        shifts.append(sign * v_all * p_other)
+    v_d = v_sides[0] + v_sides[1]
+    out_v = np.minimum(v_d / np.maximum(1 - w_site * v_d, 0.05), 2 * SCORE_SD**2)
+    out_d = d - g_site * out_v - shifts[0] - shifts[1]
+    return out_d, out_v

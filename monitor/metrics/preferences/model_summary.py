@@ -63,7 +63,10 @@ class PreferenceModel:
     """Crowd-BT with ties and position bias (:mod:`monitor.metrics.preferences.model`).
 
     Arrays by item code (I,) or annotator code (W,); codes without comparisons hold their prior.
-    ``*_low`` / ``*_high`` bound the ``confidence`` intervals. ``n_strict`` counts strict answers,
+    ``*_low`` / ``*_high`` bound the ``confidence`` intervals. ``answer_accuracy`` is the
+    expected share of the annotator's answers along the true order of their pairs (a tie wrong),
+    judged through the leave-one-out consensus and its chance of being right
+    (:mod:`monitor.metrics.preferences.accuracy`). ``n_strict`` counts strict answers,
     ``n_gold`` strict answers on gold pairs that order their items. ``crowd_accuracy`` is the
     crowd's ``expit(mu)``; ``crowd_bias_sd`` the crowd's sd of position bias (None when not
     modelled); ``crowd_tie_propensity`` the tie propensity at the crowd's ``mu_t``
@@ -105,6 +108,9 @@ class PreferenceModel:
     iterations: int
     max_iter: int
     tol: float
+    answer_accuracy: NDArray[np.float64] | None = field(default=None, repr=False)
+    answer_accuracy_low: NDArray[np.float64] | None = field(default=None, repr=False)
+    answer_accuracy_high: NDArray[np.float64] | None = field(default=None, repr=False)
 
     def start(self) -> PreferenceStart:
         """This fit as a warm start for the next one."""

@@ -1,0 +1,201 @@
+"""Calibration bench: does ``model_accuracy`` say how often a worker is right?
+
+Every real data set with truth under ``../shared/real-data`` (label sets; rating sets have no
+accuracy and are skipped, noted in the output) and ``../shared/real-preferences`` (pairwise
+sets) is run the way a user runs it (``monitor campaign create``, ``ingest``, ``recompute``, in
+process, on a throwaway SQLite database, default settings but ``bootstrap_samples = 0`` and
+``phi = map``, which no worker accuracy depends on), without gold. Then, over the workers with
+at least ``MIN_N`` judgments that the truth can score:
+
+* **true accuracy** ``t``: labels, the share of the worker's answers on items with a truth that
+  equal it; preferences, the share of their comparisons of two items with different truth whose
+  preferred item has the higher truth (a tie counts as wrong; the shared sets have none);
+  ``n`` the number of such answers;
+* **bias**: the mean of ``model_accuracy - t``; **MAE**: the mean of ``|model_accuracy - t|``;
+* **coverage**: the share of workers whose 95% interval, widened by the binomial noise of
+  ``t``, holds ``t``. ``model_accuracy`` (``a``) is an expected share, ``t`` the share observed
+  on ``n`` answers, so ``t - a`` has the model's uncertainty plus a binomial sd
+  ``sqrt(a (1 - a) / n)``: each side of the interval is widened in quadrature, ``low' = a -
+  sqrt((a - low)^2 + z^2 a (1 - a) / n)`` and ``high' = a + sqrt((high - a)^2 + z^2 a (1 - a) /
+  n)``, ``z = 1.96``;
+* the mean interval width (unwidened) and the mean ``t``.
+
+Targets, per set: ``|bias| <= 0.05`` and coverage ``>= 0.85``.
+
+    python bench/calibration.py [--only NAME ...] [--min-n 30] [--json PATH] [--worst K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import realdata as rd  # noqa: E402
+
+from monitor.store.campaigns import get_campaign  # noqa: E402
+from monitor.store.engine import make_engine, transaction  # noqa: E402
+from monitor.store.runs import latest_run, run_values  # noqa: E402
+from tests.golden import shared_dir  # noqa: E402
+
+MIN_N = 30
+Z = 1.959963984540054
+TARGET_BIAS, TARGET_COVERAGE = 0.05, 0.85
+SETTINGS = {"bootstrap_samples": "0", "phi": "map"}
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def truth_labels(path: Path) -> tuple[dict[str, float], dict[str, int]]:
+    """Per worker: share of answers equal to the truth, and the number of answers with one."""
+    truth = {r["item"]: r["truth"] for r in _rows(path / "truth.csv")}
+    hits: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in _rows(path / "judgments.csv"):
+        t = truth.get(r["item"])
+        if t is None or t == "":
+            continue
+        h = hits[r["worker"]]
+        h[0] += int(r["value"] == t)
+        h[1] += 1
+    return {w: h[0] / h[1] for w, h in hits.items()}, {w: h[1] for w, h in hits.items()}
+
+
+def truth_preferences(path: Path) -> tuple[dict[str, float], dict[str, int]]:
+    """Per worker: share of comparisons of items with different truth answered along it."""
+    truth = {r["item"]: float(r["truth"]) for r in _rows(path / "truth.csv")}
+    hits: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in _rows(path / "preferences.csv"):
+        tl, tr = truth.get(r["left"]), truth.get(r["right"])
+        if tl is None or tr is None or tl == tr:
+            continue
+        along = (r["preference"] == "left" and tl > tr) or (r["preference"] == "right" and tr > tl)
+        h = hits[r["worker"]]
+        h[0] += int(along)
+        h[1] += 1
+    return {w: h[0] / h[1] for w, h in hits.items()}, {w: h[1] for w, h in hits.items()}
+
+
+def run(path: Path, kind: str, args: list[str], data: Path) -> tuple[dict[str, Any], float]:
+    """Create, ingest, recompute; the workers' ``model_accuracy`` with its interval."""
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{tmp}/monitor.db"
+        config = Path(tmp) / "monitor.toml"
+        config.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in SETTINGS.items()))
+        common = ("--db", url, "--config", str(config))
+        t0 = time.perf_counter()
+        rd._cli(*common, "campaign", "create", path.name, *args)
+        rd._cli(*common, "ingest", str(data), "--campaign", path.name)
+        rd._cli(*common, "recompute", "--campaign", path.name)
+        seconds = time.perf_counter() - t0
+        engine = make_engine(url)
+        try:
+            with transaction(engine) as s:
+                c = get_campaign(s, path.name)
+                r = latest_run(s, c.id)
+                assert r is not None
+                vals = run_values(s, r.id, "worker", ["model_accuracy"])
+                out = {v.subject: (v.value, v.low, v.high) for v in vals}
+        finally:
+            engine.dispose()
+    return out, seconds
+
+
+def figures(
+    model: dict[str, Any], true: dict[str, float], n: dict[str, int], min_n: int
+) -> dict[str, Any]:
+    rows = []
+    for w, t in true.items():
+        if n[w] < min_n or w not in model or model[w][0] is None:
+            continue
+        a, lo, hi = model[w]
+        lo = a if lo is None else lo
+        hi = a if hi is None else hi
+        b2 = Z**2 * a * (1 - a) / n[w]
+        wlo, whi = a - math.sqrt((a - lo) ** 2 + b2), a + math.sqrt((hi - a) ** 2 + b2)
+        rows.append((w, n[w], t, a, lo, hi, wlo <= t <= whi))
+    if not rows:
+        return {"workers": 0}
+    t_ = np.array([r[2] for r in rows])
+    a_ = np.array([r[3] for r in rows])
+    width = np.array([r[5] - r[4] for r in rows])
+    return {
+        "workers": len(rows),
+        "mean_true": float(t_.mean()),
+        "mean_model": float(a_.mean()),
+        "bias": float((a_ - t_).mean()),
+        "mae": float(np.abs(a_ - t_).mean()),
+        "coverage": float(np.mean([r[6] for r in rows])),
+        "mean_width": float(width.mean()),
+        "rows": rows,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", action="append", default=[], metavar="NAME")
+    ap.add_argument("--min-n", type=int, default=MIN_N)
+    ap.add_argument("--worst", type=int, default=0, help="print the K workers furthest off")
+    ap.add_argument("--json", type=Path, metavar="PATH")
+    ap.add_argument("--real-data", type=Path, default=shared_dir() / "real-data")
+    ap.add_argument("--real-preferences", type=Path, default=shared_dir() / "real-preferences")
+    a = ap.parse_args()
+    rd.scrub_environment()
+    sets: list[tuple[Path, str]] = [(p, "data") for p in rd.find_datasets(a.real_data)]
+    sets += [(p, "pref") for p in rd.find_datasets(a.real_preferences)]
+    if a.only:
+        sets = [s for s in sets if s[0].name in a.only]
+    results: dict[str, Any] = {}
+    print(f"workers with {a.min_n}+ judgments scored by the truth; 95% intervals widened in "
+          "quadrature by the binomial sd of the true share")  # fmt: skip
+    print(f"{'set':<10}{'workers':>8}{'true':>7}{'model':>7}{'bias':>8}{'MAE':>7}"
+          f"{'cover':>7}{'width':>7}{'secs':>6}  targets")  # fmt: skip
+    for path, where in sets:
+        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+        if meta["kind"] == "rating":
+            print(f"{path.name:<10}  skipped: a rating set (no accuracy to calibrate)")
+            continue
+        if where == "data":
+            true, n = truth_labels(path)
+            data = path / "judgments.csv"
+        else:
+            true, n = truth_preferences(path)
+            data = path / "preferences.csv"
+        model, secs = run(path, meta["kind"], list(meta["args"]), data)
+        f = figures(model, true, n, a.min_n)
+        if not f["workers"]:
+            print(f"{path.name:<10}  no worker with {a.min_n}+ judgments")
+            continue
+        ok = abs(f["bias"]) <= TARGET_BIAS and f["coverage"] >= TARGET_COVERAGE
+        print(f"{path.name:<10}{f['workers']:>8}{f['mean_true']:>7.3f}{f['mean_model']:>7.3f}"
+              f"{f['bias']:>+8.3f}{f['mae']:>7.3f}{f['coverage']:>7.2f}{f['mean_width']:>7.3f}"
+              f"{secs:>6.0f}  {'ok' if ok else 'MISSED'}")  # fmt: skip
+        if a.worst:
+            for w, nn, t, m, lo, hi, cov in sorted(f["rows"], key=lambda r: -abs(r[3] - r[2]))[
+                : a.worst
+            ]:
+                print(f"    {w:<24} n={nn:<5} true {t:.3f}  model {m:.3f} [{lo:.3f}, {hi:.3f}]"
+                      f"{'' if cov else '  (outside)'}")  # fmt: skip
+        results[path.name] = {k: v for k, v in f.items() if k != "rows"}
+    print(f"targets: |bias| <= {TARGET_BIAS}, coverage >= {TARGET_COVERAGE}")
+    if a.json:
+        a.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
