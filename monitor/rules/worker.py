@@ -172,8 +172,9 @@ def low_quality(run: RunValues, t: Thresholds) -> list[FlagRecord]:
 
 
 def _random_preferences(run: RunValues, t: Thresholds, model: str) -> list[FlagRecord]:
-    """Annotators whose interval on answering along the consensus order lies below what they
-    would reach answering at random (``model_worker_chance``)."""
+    """Annotators whose interval on answering along the true order of their pairs (estimated
+    against the others' consensus and its own chance of being right) lies below what they would
+    reach answering at random (``model_worker_chance``)."""
     table = run.table("worker", "model_accuracy")
     chance = run.table("worker", "model_worker_chance").aligned(table.subjects)
     flags = []
@@ -185,7 +186,7 @@ def _random_preferences(run: RunValues, t: Thresholds, model: str) -> list[FlagR
         if v.high >= floor:
             continue
         message = (
-            f"answers along the consensus order {v.value:.2f} of the time (95% interval "
+            f"answers along the true order an estimated {v.value:.2f} of the time (95% interval "
             f"{v.low:.2f} to {v.high:.2f}, {model}) over {n} judgments: below {floor:.2f}, "
             "what the same annotator reaches answering at random"
         )
