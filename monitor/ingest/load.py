@@ -12,10 +12,12 @@ the rows repeated inside the chunk are dropped (the first wins), and each dedup 
   A transaction-level advisory lock per campaign, taken first, makes concurrent ingests into
   one campaign wait for each other, so no other transaction can store a key between the lookup
   and the copy; the unique constraint stays as the last word.
-- SQLite (one writer at a time anyway): one executemany through sqlite3 straight into the
-  table, ``INSERT ... ON CONFLICT (campaign_id, dedup_key) DO NOTHING``, with a page cache large
-  enough for the unique index while the file loads (multi-label judgments, whose annotations
-  need the new ids, go through a TEMP staging table and ``INSERT ... SELECT ... RETURNING``).
+- SQLite (one writer at a time anyway): one executemany through sqlite3 of the resolved rows
+  into a TEMP table without types or indexes, then one ``INSERT ... SELECT ... ON CONFLICT
+  (campaign_id, dedup_key) DO NOTHING`` into the table, run like PostgreSQL's COPY in a helper
+  thread while the next chunk is read (one call into SQLite: the GIL stays free for the reading
+  thread), with a page cache large enough for the unique index while the file loads
+  (multi-label judgments, whose annotations need the new ids, load in turn with ``RETURNING``).
 
 The number of rows stored is the number of new judgments; the rest of the chunk were
 duplicates. Nothing is committed here: the caller's transaction holds the whole file.
@@ -105,6 +107,8 @@ STAGE_PREFERENCES = _stage_table(
 )
 LOOKUP_BATCH = 10_000
 BULK_CACHE_KIB = 256 * 1024  # SQLite's page cache while a file loads (a maximum, in KiB)
+STAGE_CACHE_KIB = 64 * 1024  # and its TEMP database's, where a chunk's rows wait
+ROWS_STAGE = "monitor_stage_rows"
 CACHE_SIZE = 100_000  # ids of workers or items kept between chunks (then the cache restarts)
 
 W = cast(Table, Worker.__table__)
@@ -171,6 +175,7 @@ class Loader:
         self._deferred: Callable[[], int] | None = None
         self._settled = 0  # new rows stored by _settle() since the last finish()
         self._cache_size: int | None = None  # SQLite: the page cache's size before the load
+        self._stage_sql = self._insert_sql = ""
         if self.pg:
             # Ingests into one campaign, one at a time until commit (see the module docstring).
             conn.execute(
@@ -190,6 +195,23 @@ class Loader:
             # cache: the transaction and its guarantees are the same.
             self._cache_size = conn.exec_driver_sql("PRAGMA cache_size").scalar()
             conn.exec_driver_sql(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
+            # The rows of a chunk wait in a TEMP table without types or indexes (kept in its
+            # cache, never spilled), then go into the target in one statement.
+            conn.exec_driver_sql(f"PRAGMA temp.cache_size = -{STAGE_CACHE_KIB}")
+            conn.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{ROWS_STAGE}")
+            middle = COPY_PREFERENCES[0] if self.pairwise else COPY_JUDGMENTS[0]
+            columns = ("worker_id", *middle, *_COPY_TAIL)
+            conn.exec_driver_sql(
+                f"CREATE TEMP TABLE {ROWS_STAGE} (seq INTEGER PRIMARY KEY, {', '.join(columns)})"
+            )
+            marks = ", ".join("?" * (len(columns) + 1))
+            self._stage_sql = f"INSERT INTO temp.{ROWS_STAGE} VALUES ({marks})"  # noqa: S608
+            self._insert_sql = (
+                f"INSERT INTO {self.target.name} (campaign_id, batch_id, {', '.join(columns)})"  # noqa: S608
+                f" SELECT ?, ?, {', '.join(columns)} FROM temp.{ROWS_STAGE}"
+                " WHERE true ORDER BY seq"  # WHERE: so that ON CONFLICT does not read as a join
+                " ON CONFLICT (campaign_id, dedup_key) DO NOTHING"
+            )
         self.seq = 0
 
     def finish(self) -> int:
@@ -215,6 +237,7 @@ class Loader:
         self._settle()
         if not self.pg:
             self.stage.drop(self.conn, checkfirst=True)
+            self.conn.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{ROWS_STAGE}")
             self._restore_cache()
 
     def _restore_cache(self) -> None:
@@ -313,7 +336,11 @@ class Loader:
         workers = self.ids(W, chunk.workers)
         items = self.ids(I, chunk.items)
         if not self.pg and self.campaign.kind != "multilabel":
-            return self._insert_direct(rows, digests, workers, items)
+            self._stage_rows(rows, digests, workers, items)
+            if self.defer:  # finish() stores them (a statement that leaves the GIL free)
+                self._deferred = self._insert_staged
+                return 0
+            return self._insert_staged()
         if self.pairwise:
             staged = [
                 (workers[r[0]], items[r[1]], items[r[2]], r[3], d, r[5], r[6], r[7], r[8])
@@ -521,42 +548,49 @@ class Loader:
             [dict(zip(names, (seq, *r), strict=True)) for seq, r in enumerate(rows, start)],
         )
 
-    def _insert_direct(
+    def _stage_rows(
         self,
         rows: list[Any],
         digests: list[bytes],
         workers: dict[str, int],
         items: dict[str, int],
-    ) -> int:
-        """SQLite: one executemany of the chunk's rows straight into the target table through
-        sqlite3, ``ON CONFLICT (campaign_id, dedup_key) DO NOTHING``, in file order (ids follow
-        it), the values bound as SQLAlchemy would store them (:func:`sqlite_time`, the JSON
-        column's serializer) without its per-row parameter dicts. The number of new rows."""
-        middle = COPY_PREFERENCES[0] if self.pairwise else COPY_JUDGMENTS[0]
-        names = ("campaign_id", "batch_id", "worker_id", *middle, *_COPY_TAIL)
-        sql = (
-            f"INSERT INTO {self.target.name} ({', '.join(names)})"  # noqa: S608 - names
-            f" VALUES ({', '.join('?' * len(names))})"
-            " ON CONFLICT (campaign_id, dedup_key) DO NOTHING"
-        )
+    ) -> None:
+        """SQLite: the chunk's rows into the TEMP table, one executemany through sqlite3, the
+        values bound as SQLAlchemy would store them (:func:`sqlite_time`, the JSON column's
+        serializer) without its per-row parameter dicts; ``seq`` keeps the file order."""
         dump = self.target.c.payload.type._cached_bind_processor(self.conn.dialect)
         if dump is None:  # pragma: no cover - JSON always has one
             raise RuntimeError("the payload column has no JSON serializer")
-        cid, bid, when = self.campaign.id, self.batch_id, sqlite_time
+        start, when = self.seq, sqlite_time
+        self.seq += len(rows)
         if self.pairwise:
             values = [
-                (cid, bid, workers[r[0]], items[r[1]], items[r[2]], r[3], d, r[5])
-                + (when(r[6]), r[7], None if r[8] is None else dump(r[8]))
-                for r, d in zip(rows, digests, strict=True)
+                (seq, workers[r[0]], items[r[1]], items[r[2]], r[3], d, r[5])
+                + (None if r[6] is None else when(r[6]), r[7])
+                + (None if r[8] is None else dump(r[8]),)
+                for seq, (r, d) in enumerate(zip(rows, digests, strict=True), start)
             ]
         else:
             values = [
-                (cid, bid, workers[r[0]], items[r[1]], r[2], r[3], d, r[5])
+                (seq, workers[r[0]], items[r[1]], r[2], r[3], d, r[5])
                 + (None if r[6] is None else when(r[6]), r[7])
                 + (None if r[8] is None else dump(r[8]),)
-                for r, d in zip(rows, digests, strict=True)
+                for seq, (r, d) in enumerate(zip(rows, digests, strict=True), start)
             ]
-        return self._executemany(sql, values)
+        self._executemany(f"DELETE FROM temp.{ROWS_STAGE}", [()])  # noqa: S608 - a name
+        self._executemany(self._stage_sql, values)
+
+    def _insert_staged(self) -> int:
+        """SQLite: the staged rows into the target, ``ON CONFLICT (campaign_id, dedup_key) DO
+        NOTHING``, in file order (ids follow it): one statement, one call into SQLite that
+        leaves the GIL free while it runs (the ingest reads the next chunk meanwhile, see
+        :meth:`~monitor.ingest.chunks.FileRun.run`). The number of new rows."""
+        cursor = self._cursor()
+        try:
+            cursor.execute(self._insert_sql, (self.campaign.id, self.batch_id))
+            return int(cursor.rowcount)
+        finally:
+            cursor.close()
 
     def _insert_from_stage(self):  # noqa: ANN202 - a dialect Insert
         s = self.stage
