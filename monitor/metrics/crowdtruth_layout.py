@@ -27,7 +27,8 @@ def label_counts(codes: ArrayLike, n_categories: int | None = None) -> sp.csr_ar
     c = _codes(codes, "codes")
     k = _size(c, n_categories, "n_categories")
     n = c.shape[0]
-    return sp.csr_array((np.ones(n), c, np.arange(n + 1)), shape=(n, k))
+    index = np.int32 if max(n, k) < 2**31 else np.int64  # 32-bit: half the memory
+    return sp.csr_array((np.ones(n), c.astype(index), np.arange(n + 1, dtype=index)), shape=(n, k))
 
 
 def multilabel_counts(
@@ -225,6 +226,11 @@ def _layout(
     aqs_ops = None
     if closed:
         aqs_ops = _aqs_operators(pw, pu, ep, ea, x, n_workers, n_units, n_ann)
+    if max(n, n_workers, n_units, cell_keys.shape[0]) < 2**31:  # kept for every iteration:
+        del cell_keys  # 32-bit positions, half the memory (one array at a time)
+        pw, pu, ep = pw.astype(np.int32), pu.astype(np.int32), ep.astype(np.int32)
+        ea, ec = ea.astype(np.int32), ec.astype(np.int32)
+        cell_unit, cell_ann = cell_unit.astype(np.int32), cell_ann.astype(np.int32)
 
     layout = _Layout(
         n_workers=n_workers,
