@@ -203,7 +203,13 @@ def _layout(
     worker_kept[pw] = True
 
     # merge a worker's judgments on one unit (sum of counts), rows sorted by pair
-    merged = _group(pair_of_row, n_pairs) @ counts[kept_rows]
+    if n_pairs == kept_rows.shape[0]:  # one judgment per pair: its row, in pair order
+        in_order = np.empty_like(kept_rows)
+        in_order[pair_of_row] = kept_rows
+        merged = counts[in_order]
+        del in_order
+    else:
+        merged = _group(pair_of_row, n_pairs) @ counts[kept_rows]
     del kept_rows, pair_of_row
     merged = sp.csr_array(merged)
     merged.sum_duplicates()
