@@ -5,6 +5,7 @@ the metrics over them, every step a sparse product over the judgment x annotatio
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -199,6 +200,7 @@ def _layout(
     pw = pair_keys // n_units
     pu = pair_keys % n_units
     n_pairs = pair_keys.shape[0]
+    del pair_keys
     worker_kept = np.zeros(n_workers, dtype=bool)
     worker_kept[pw] = True
 
@@ -214,8 +216,10 @@ def _layout(
     merged = sp.csr_array(merged)
     merged.sum_duplicates()
     merged.eliminate_zeros()
-    ep = np.repeat(np.arange(n_pairs, dtype=np.int64), np.diff(merged.indptr))
-    ea = merged.indices.astype(np.int64, copy=False)
+    small = max(n, n_workers, n_units, n_pairs * max(n_ann, 1)) < 2**31
+    index = np.int32 if small else np.int64  # 32-bit positions: half the memory
+    ep: NDArray[Any] = np.repeat(np.arange(n_pairs, dtype=index), np.diff(merged.indptr))
+    ea = merged.indices.astype(index, copy=False)
     x = merged.data.astype(np.float64, copy=False)
     del merged
     if binary:
@@ -228,14 +232,14 @@ def _layout(
     entries_per_pair = np.bincount(ep, minlength=n_pairs)
     cells_per_unit = np.bincount(cell_unit, minlength=n_units)
     covers_unit = entries_per_pair == cells_per_unit[pu]
+    del entries_per_pair, cells_per_unit
 
     aqs_ops = None
     if closed:
         aqs_ops = _aqs_operators(pw, pu, ep, ea, x, n_workers, n_units, n_ann)
-    if max(n, n_workers, n_units, cell_keys.shape[0]) < 2**31:  # kept for every iteration:
-        del cell_keys  # 32-bit positions, half the memory (one array at a time)
-        pw, pu, ep = pw.astype(np.int32), pu.astype(np.int32), ep.astype(np.int32)
-        ea, ec = ea.astype(np.int32), ec.astype(np.int32)
+    del cell_keys
+    if small:  # kept for every iteration: 32-bit positions (one array at a time)
+        pw, pu, ec = pw.astype(np.int32), pu.astype(np.int32), ec.astype(np.int32)
         cell_unit, cell_ann = cell_unit.astype(np.int32), cell_ann.astype(np.int32)
 
     layout = _Layout(
