@@ -204,8 +204,10 @@ class Loader:
             conn.exec_driver_sql(
                 f"CREATE TEMP TABLE {ROWS_STAGE} (seq INTEGER PRIMARY KEY, {', '.join(columns)})"
             )
-            marks = ", ".join("?" * (len(columns) + 1))
-            self._stage_sql = f"INSERT INTO temp.{ROWS_STAGE} VALUES ({marks})"  # noqa: S608
+            marks = ", ".join("?" * len(columns))  # seq: the order of insertion
+            self._stage_sql = (
+                f"INSERT INTO temp.{ROWS_STAGE} ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608
+            )
             self._insert_sql = (
                 f"INSERT INTO {self.target.name} (campaign_id, batch_id, {', '.join(columns)})"  # noqa: S608
                 f" SELECT ?, ?, {', '.join(columns)} FROM temp.{ROWS_STAGE}"
@@ -557,26 +559,32 @@ class Loader:
     ) -> None:
         """SQLite: the chunk's rows into the TEMP table, one executemany through sqlite3, the
         values bound as SQLAlchemy would store them (:func:`sqlite_time`, the JSON column's
-        serializer) without its per-row parameter dicts; ``seq`` keeps the file order."""
+        serializer) without its per-row parameter dicts; ``seq`` (the rowid) keeps the file order."""
         dump = self.target.c.payload.type._cached_bind_processor(self.conn.dialect)
         if dump is None:  # pragma: no cover - JSON always has one
             raise RuntimeError("the payload column has no JSON serializer")
-        start, when = self.seq, sqlite_time
-        self.seq += len(rows)
+        when, iso, utc = sqlite_time, datetime.isoformat, UTC
+        # sqlite_time(t), inlined for a time in UTC (what the readers give)
         if self.pairwise:
             values = [
-                (seq, workers[r[0]], items[r[1]], items[r[2]], r[3], d, r[5])
-                + (None if r[6] is None else when(r[6]), r[7])
-                + (None if r[8] is None else dump(r[8]),)
-                for seq, (r, d) in enumerate(zip(rows, digests, strict=True), start)
-            ]
+                (
+                    workers[r[0]], items[r[1]], items[r[2]], r[3], d, r[5],
+                    None if (t := r[6]) is None
+                    else iso(t, " ", "microseconds")[:26] if t.tzinfo is utc else when(t),
+                    r[7], None if r[8] is None else dump(r[8]),
+                )
+                for r, d in zip(rows, digests, strict=True)
+            ]  # fmt: skip
         else:
             values = [
-                (seq, workers[r[0]], items[r[1]], r[2], r[3], d, r[5])
-                + (None if r[6] is None else when(r[6]), r[7])
-                + (None if r[8] is None else dump(r[8]),)
-                for seq, (r, d) in enumerate(zip(rows, digests, strict=True), start)
-            ]
+                (
+                    workers[r[0]], items[r[1]], r[2], r[3], d, r[5],
+                    None if (t := r[6]) is None
+                    else iso(t, " ", "microseconds")[:26] if t.tzinfo is utc else when(t),
+                    r[7], None if r[8] is None else dump(r[8]),
+                )
+                for r, d in zip(rows, digests, strict=True)
+            ]  # fmt: skip
         self._executemany(f"DELETE FROM temp.{ROWS_STAGE}", [()])  # noqa: S608 - a name
         self._executemany(self._stage_sql, values)
 
