@@ -1,25 +1,33 @@
-"""Benchmark: ``monitor ingest`` into PostgreSQL against a bare ``COPY`` of the same CSV.
+"""Benchmark: ``monitor ingest`` into SQLite and into PostgreSQL side by side, on the same CSV,
+with the physical limit of each.
 
-    /work/venv/bin/python bench/ingest.py                 # 1,000,000 judgments
-    /work/venv/bin/python bench/ingest.py --n 5000000
-    /work/venv/bin/python bench/ingest.py --db postgresql://user@host/postgres
+    .venv/bin/python bench/ingest.py                 # 1,000,000 judgments
+    .venv/bin/python bench/ingest.py --n 300000
+    .venv/bin/python bench/ingest.py --db postgresql://user@host/postgres
 
 The CSV is a rating campaign (1..5; 5 judgments per item, 200 workers) with ``created_at`` and
 ``duration_s`` and no ``judgment_id`` (so every row is hashed: the costlier dedup path; ``--ids``
-adds ids). The server is ``--db``, else ``MONITOR_DATABASE_URL``, else the local one; the
-benchmark creates a throwaway database there and drops it at the end. Each measurement runs in
-its own subprocess, so its peak resident memory (``ru_maxrss``) is its own:
+adds ids). The PostgreSQL server is ``--db``, else ``MONITOR_DATABASE_URL``, else the local one;
+the benchmark creates a throwaway database there and drops it at the end; the SQLite database is
+a file in a temporary folder. Each measurement runs in its own subprocess, so its peak resident
+memory (``ru_maxrss``) and its CPU time are its own (the client's: a PostgreSQL server's work is
+in its own processes, and shows in the wall time only):
 
-- ``ingest``: ``monitor.ingest.api.ingest_file`` into a fresh campaign (all indexes, foreign
-  keys, dedup);
-- ``copy``: ``COPY ... FROM STDIN (FORMAT csv, HEADER)`` of the same file into a plain table of
-  the same columns without keys or indexes: the physical limit of getting these bytes into the
-  server;
-- ``keyed``: ``COPY`` of the same rows already resolved (integer worker and item ids, 16-byte
-  dedup digests, as ``judgments`` stores them; prepared before the clock starts) into a table
-  ``LIKE judgments INCLUDING ALL``: the same primary key, unique dedup key, ``(campaign_id, id)``
-  index and checks, without the integrity triggers. The physical limit for a table that
-  guarantees what ``judgments`` guarantees, short of checking the workers and items.
+- ``sqlite ingest``: ``monitor.ingest.api.ingest_file`` into a fresh campaign of a fresh SQLite
+  database (all indexes, integrity triggers, dedup);
+- ``sqlite executemany``: one ``executemany`` of the same rows already resolved (integer worker
+  and item ids, 16-byte dedup digests, times as SQLite keeps them; prepared before the clock
+  starts) into a table with the keys of ``judgments`` (primary key, unique dedup key,
+  ``(campaign_id, id)`` index, checks; no triggers), in one transaction, on a connection set up
+  as the loader's: the physical limit of SQLite for these rows;
+- ``postgres ingest``: ``ingest_file`` into a fresh campaign on PostgreSQL;
+- ``postgres bare COPY``: ``COPY ... FROM STDIN (FORMAT csv, HEADER)`` of the same file into a
+  plain table of the same columns without keys or indexes;
+- ``postgres keyed COPY``: ``COPY`` of the resolved rows into a table ``LIKE judgments
+  INCLUDING ALL``: the same keys and checks, without the integrity triggers.
+
+Besides the client's CPU time, the CPU time of the PostgreSQL backends serving it is read from
+``/proc`` when the server is local: the work SQLite does in the client, PostgreSQL does there.
 """
 
 from __future__ import annotations
@@ -82,16 +90,108 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
+def _measure(fn) -> tuple[float, float]:  # noqa: ANN001
+    """Wall and CPU seconds of ``fn()``."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def _backend_cpu(pids: list[int]) -> float:
+    """CPU seconds of PostgreSQL server processes so far (a local server's ``/proc``; 0 when
+    it cannot be read)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def child_ingest(url: str, csv_path: Path) -> dict[str, float]:
-    from monitor.ingest.api import ingest_file
+    from sqlalchemy import event
+
+    from monitor.ingest.api import create_campaign, ingest_file
+    from monitor.store.campaigns import CampaignSpec
     from monitor.store.engine import make_engine
+    from monitor.store.migrate import upgrade
 
     engine = make_engine(url)
-    t = time.perf_counter()
-    summary = ingest_file(engine, csv_path, "bench")
-    seconds = time.perf_counter() - t
+    pids: list[int] = []
+    if url.startswith("sqlite"):
+        upgrade(engine)
+        create_campaign(engine, CampaignSpec("bench", "rating", scale_min=1, scale_max=5))
+    else:
+        event.listen(
+            engine,
+            "connect",
+            lambda c, _r: pids.append(c.execute("SELECT pg_backend_pid()").fetchone()[0]),
+        )
+        with engine.connect():  # the pool's connection, before the clock starts
+            pass
+    out = {}
+    server = _backend_cpu(pids)
+    seconds, cpu = _measure(lambda: out.update(s=ingest_file(engine, csv_path, "bench")))
+    server = _backend_cpu(pids) - server
     engine.dispose()
-    return {"seconds": seconds, "rows": summary.n_new, "peak_mb": _peak_mb()}
+    return {
+        "seconds": seconds,
+        "cpu": cpu,
+        "server_cpu": server,
+        "rows": out["s"].n_new,
+        "peak_mb": _peak_mb(),
+    }
+
+
+def child_executemany(url: str, csv_path: Path) -> dict[str, float]:
+    """The resolved rows into a keyed SQLite table: one executemany, one transaction."""
+    import csv
+
+    from sqlalchemy import MetaData
+
+    from monitor.ingest import load as loader
+    from monitor.store.engine import make_engine
+    from monitor.store.models import Judgment
+
+    engine = make_engine(url)
+    keyed = Judgment.__table__.to_metadata(MetaData(), name="keyed")
+    keyed.create(engine)
+    rows = []
+    with open(csv_path.with_suffix(".resolved.csv"), encoding="utf-8") as handle:
+        for c, w, i, v, d, e, t, s in csv.reader(handle):
+            moment = t.replace("T", " ").replace("+00:00", ".000000") if t else None
+            rows.append(
+                (
+                    int(c),
+                    int(w),
+                    int(i),
+                    float(v),
+                    bytes.fromhex(d[2:]),
+                    e or None,
+                    moment,
+                    float(s) if s else None,
+                )
+            )
+    sql = (
+        "INSERT INTO keyed (campaign_id, worker_id, item_id, value_num, dedup_key,"
+        " external_id, created_at, duration_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    raw = engine.raw_connection()
+    cache = getattr(loader, "BULK_CACHE_KIB", 2000)  # as the loader's (SQLite's default before)
+    raw.execute(f"PRAGMA cache_size = -{cache}")
+
+    def load() -> None:
+        raw.execute("BEGIN")
+        raw.executemany(sql, rows)
+        raw.commit()
+
+    seconds, cpu = _measure(load)
+    n = raw.execute("SELECT count(*) FROM keyed").fetchone()[0]
+    raw.close()
+    engine.dispose()
+    return {"seconds": seconds, "cpu": cpu, "rows": n, "peak_mb": _peak_mb()}
 
 
 def child_copy(url: str, csv_path: Path) -> dict[str, float]:
@@ -104,7 +204,9 @@ def child_copy(url: str, csv_path: Path) -> dict[str, float]:
             + (", judgment_id text)" if _has_ids(csv_path) else ")")
         )
         conn.commit()
-        t = time.perf_counter()
+        pid = [conn.info.backend_pid]
+        server = _backend_cpu(pid)
+        t, cpu = time.perf_counter(), time.process_time()
         with (
             conn.cursor() as cur,
             cur.copy("COPY bare FROM STDIN (FORMAT csv, HEADER true)") as copy,
@@ -113,9 +215,16 @@ def child_copy(url: str, csv_path: Path) -> dict[str, float]:
             while block := handle.read(1 << 20):
                 copy.write(block)
         conn.commit()
-        seconds = time.perf_counter() - t
+        seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
+        server = _backend_cpu(pid) - server
         rows = conn.execute("SELECT count(*) FROM bare").fetchone()[0]  # type: ignore[index]
-    return {"seconds": seconds, "rows": rows, "peak_mb": _peak_mb()}
+    return {
+        "seconds": seconds,
+        "cpu": cpu,
+        "server_cpu": server,
+        "rows": rows,
+        "peak_mb": _peak_mb(),
+    }
 
 
 def resolve(csv_path: Path, out_path: Path) -> None:
@@ -150,7 +259,9 @@ def child_keyed(url: str, csv_path: Path) -> dict[str, float]:
     with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as conn:
         conn.execute("CREATE TABLE keyed (LIKE judgments INCLUDING ALL)")
         conn.commit()
-        t = time.perf_counter()
+        pid = [conn.info.backend_pid]
+        server = _backend_cpu(pid)
+        t, cpu = time.perf_counter(), time.process_time()
         columns = "campaign_id, worker_id, item_id, value_num, dedup_key, external_id, created_at"
         with (
             conn.cursor() as cur,
@@ -160,9 +271,16 @@ def child_keyed(url: str, csv_path: Path) -> dict[str, float]:
             while block := handle.read(1 << 20):
                 copy.write(block)
         conn.commit()
-        seconds = time.perf_counter() - t
+        seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
+        server = _backend_cpu(pid) - server
         rows = conn.execute("SELECT count(*) FROM keyed").fetchone()[0]  # type: ignore[index]
-    return {"seconds": seconds, "rows": rows, "peak_mb": _peak_mb()}
+    return {
+        "seconds": seconds,
+        "cpu": cpu,
+        "server_cpu": server,
+        "rows": rows,
+        "peak_mb": _peak_mb(),
+    }
 
 
 def _has_ids(csv_path: Path) -> bool:
@@ -202,6 +320,7 @@ def main() -> None:
     admin = make_engine(admin_url(args.db), isolation_level="AUTOCOMMIT")
     name = f"monitor_bench_{uuid.uuid4().hex[:10]}"
     url = admin.url.set(database=name).render_as_string(hide_password=False)
+    results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         csv_path = Path(tmp) / "judgments.csv"
         t = time.perf_counter()
@@ -209,6 +328,10 @@ def main() -> None:
         size = csv_path.stat().st_size / 1e6
         print(f"generated {args.n:,} judgments ({size:,.0f} MB) in {time.perf_counter() - t:.1f} s")
         resolve(csv_path, csv_path.with_suffix(".resolved.csv"))
+        results["sqlite ingest"] = run_child("ingest", f"sqlite:///{tmp}/ingest.db", csv_path)
+        results["sqlite executemany"] = run_child(
+            "executemany", f"sqlite:///{tmp}/keyed.db", csv_path
+        )
         with admin.connect() as c:
             c.execute(text(f'CREATE DATABASE "{name}"'))
         try:
@@ -218,31 +341,42 @@ def main() -> None:
 
             create_campaign(engine, CampaignSpec("bench", "rating", scale_min=1, scale_max=5))
             engine.dispose()
-            ingest = run_child("ingest", url, csv_path)
-            copy = run_child("copy", url, csv_path)
-            keyed = run_child("keyed", url, csv_path)
+            results["postgres ingest"] = run_child("ingest", url, csv_path)
+            results["postgres bare COPY"] = run_child("copy", url, csv_path)
+            results["postgres keyed COPY"] = run_child("keyed", url, csv_path)
         finally:
             with admin.connect() as c:
                 c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
             admin.dispose()
-    rate_i = ingest["rows"] / ingest["seconds"]
-    rate_c = copy["rows"] / copy["seconds"]
-    rate_k = keyed["rows"] / keyed["seconds"]
-    print(f"{'':16}{'rows':>12}{'seconds':>10}{'rows/s':>12}{'peak MB':>10}")
-    for label, r, rate in (
-        ("monitor ingest", ingest, rate_i),
-        ("bare COPY", copy, rate_c),
-        ("keyed COPY", keyed, rate_k),
-    ):
+    rate = {k: r["rows"] / r["seconds"] for k, r in results.items()}
+    print(
+        f"{'':22}{'rows':>12}{'wall s':>9}{'CPU s':>9}{'server':>9}{'rows/s':>12}"
+        f"{'rows/CPU s':>12}{'peak MB':>10}"
+    )
+    for label, r in results.items():
+        cpu = r["cpu"] + r.get("server_cpu", 0.0)
         print(
-            f"{label:16}{int(r['rows']):>12,}{r['seconds']:>10.1f}{rate:>12,.0f}"
+            f"{label:22}{int(r['rows']):>12,}{r['seconds']:>9.1f}{r['cpu']:>9.1f}"
+            f"{r.get('server_cpu', 0.0):>9.1f}{rate[label]:>12,.0f}{r['rows'] / cpu:>12,.0f}"
             f"{r['peak_mb']:>10.0f}"
         )
-    print(f"ratio ingest / bare COPY: {rate_i / rate_c:.2f}")
-    print(f"ratio ingest / keyed COPY (resolved rows, judgments' keys): {rate_i / rate_k:.2f}")
+    print(
+        "(CPU s: the client process's; server: the PostgreSQL backends' (a local server);"
+        " rows/CPU s: over both. On a shared machine the wall time varies with the load.)"
+    )
+    sqlite, pg = rate["sqlite ingest"], rate["postgres ingest"]
+    print(f"ratio sqlite ingest / postgres ingest: {sqlite / pg:.2f} (target >= 1.0)")
+    print(f"ratio sqlite ingest / sqlite executemany: {sqlite / rate['sqlite executemany']:.2f}")
+    print(f"ratio postgres ingest / bare COPY: {pg / rate['postgres bare COPY']:.2f}")
+    print(f"ratio postgres ingest / keyed COPY: {pg / rate['postgres keyed COPY']:.2f}")
 
 
-CHILDREN = {"ingest": child_ingest, "copy": child_copy, "keyed": child_keyed}
+CHILDREN = {
+    "ingest": child_ingest,
+    "executemany": child_executemany,
+    "copy": child_copy,
+    "keyed": child_keyed,
+}
 
 if __name__ == "__main__":
     main()

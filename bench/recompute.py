@@ -4,6 +4,12 @@ array snapshot); the report of the campaign; and a large campaign end to end (in
 recompute) with its peak memory.
 
     python bench/recompute.py [--n 1000000] [--big 10000000 | --no-big] [--db URL]
+    python bench/recompute.py --memory [--quick]     # 4.3 million judgments of 5,000 workers
+
+``--memory`` measures the peak resident memory (``ru_maxrss`` of a child process) of a full
+recompute of a rating campaign of 4,300,000 judgments by 5,000 workers (``--quick``: 430,000 by
+500) in the embedded default, SQLite (a file in a temporary folder), against the target of
+1.5 GB; the ingest's peak is printed too.
 
 Runs against PostgreSQL (a throwaway database on --db's server, default the local one) with the
 default settings (the array snapshots in a temporary directory). Each phase runs in a fresh
@@ -153,6 +159,31 @@ def run_phase(url: str, what: str, arg: str) -> None:
     print(json.dumps({"peak_mb": peak, **detail}))
 
 
+MEMORY_TARGET_MB = 1536
+
+
+def memory(tmp: Path, *, quick: bool) -> None:
+    """Peak memory of a full recompute of 4.3 million judgments of 5,000 workers (SQLite)."""
+    n, workers = (430_000, 500) if quick else (4_300_000, 5_000)
+    path = tmp / "memory.csv"
+    t = time.perf_counter()
+    generate(path, n, seed=4, n_workers=workers)
+    print(f"generated {n:,} judgments of {workers:,} workers in {time.perf_counter() - t:.0f} s")
+    url = f"sqlite:///{tmp / 'memory.db'}"
+    cache = str(tmp / "cache")
+    ing = phase(url, "ingest", str(path), cache)
+    full = phase(url, "full", "", cache)
+    files = (
+        sum(f.stat().st_size for f in Path(cache).glob("*")) / 1e6 if Path(cache).is_dir() else 0
+    )
+    print(f"\n{n:,} judgments of {workers:,} workers (SQLite)")
+    print(f"  ingest                 {ing['seconds']:8.1f} s  peak {ing['peak_mb']:7.0f} MB")
+    print(
+        f"  full recompute         {full['seconds']:8.1f} s  peak {full['peak_mb']:7.0f} MB"
+        f"  (target < {MEMORY_TARGET_MB} MB at 4.3M)  cache files {files:,.0f} MB"
+    )
+
+
 def with_database(server: str, fn) -> None:  # noqa: ANN001
     import psycopg
 
@@ -173,6 +204,8 @@ def main() -> None:
     ap.add_argument("--big", type=int, default=10_000_000)
     ap.add_argument("--no-big", action="store_true")
     ap.add_argument("--db", default=os.environ.get("MONITOR_BENCH_PG", DEFAULT_SERVER))
+    ap.add_argument("--memory", action="store_true", help="peak memory at 4.3M judgments")
+    ap.add_argument("--quick", action="store_true", help="--memory at a tenth of the size")
     ap.add_argument("--phase", help=argparse.SUPPRESS)
     ap.add_argument("--arg", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -181,6 +214,9 @@ def main() -> None:
         return
 
     tmp = Path(tempfile.mkdtemp(prefix="monitor-bench-"))
+    if args.memory:
+        memory(tmp, quick=args.quick)
+        return
 
     def incremental(url: str) -> None:
         base, more = tmp / "base.csv", tmp / "more.csv"

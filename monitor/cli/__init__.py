@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from monitor import __version__
 from monitor.cli import (
     analyze,
+    cache,
     campaign,
     db,
     demo,
@@ -30,7 +31,20 @@ from monitor.cli.parsing import Parser
 from monitor.cli.show import echo
 from monitor.errors import InputError, MonitorError
 
-MODULES = (db, campaign, ingest, recompute, report, schedule, analyze, demo, workers, export, pairs)
+MODULES = (
+    db,
+    campaign,
+    ingest,
+    recompute,
+    report,
+    schedule,
+    analyze,
+    demo,
+    workers,
+    export,
+    pairs,
+    cache,
+)
 MAX_PROBLEMS = 50
 
 

@@ -39,7 +39,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.pipeline import recompute
 
     logging.getLogger("monitor.pipeline").setLevel(logging.WARNING)
-    outcomes = recompute(ctx.engine(), ctx.settings, campaign=args.campaign, full=args.full)
+    outcomes = recompute(
+        ctx.engine(), ctx.settings, campaign=args.campaign, full=args.full, progress=True
+    )
     if not outcomes:
         echo("no campaigns yet: create one with 'monitor campaign create'")
     for outcome in outcomes:

@@ -9,6 +9,7 @@ from pathlib import Path
 from monitor.cli.context import Context
 from monitor.cli.show import JsonStream, TerminalStream, echo
 from monitor.errors import UsageError
+from monitor.progress import Progress
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -60,7 +61,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         else Path(ctx.settings.report_dir) / report_filename(args.campaign, args.format)
     )
     # the default file is in the folder of reports, perhaps shared: never through a link
-    path = write_report(engine, args.campaign, out, args.format, follow=args.out is not None)
+    with Progress(f"report {args.campaign}", unit="reports", tick=True, interval=1) as bar:
+        bar.update(0, note=f"writing {out.name}")
+        path = write_report(engine, args.campaign, out, args.format, follow=args.out is not None)
     echo(path)
     return 0
 
@@ -77,7 +80,14 @@ def _all(args: argparse.Namespace, ctx: Context) -> int:
     folder = Path(args.out) if args.out else Path(ctx.settings.report_dir)
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{folder} is a file, not a folder for the reports", hint="name a folder")
-    written = write_all(ctx.engine(), folder)
+    with Progress("report --all", unit="reports", tick=True, interval=1) as bar:
+        done: list[Path] = []
+
+        def on_report(path: Path) -> None:
+            done.append(path)
+            bar.update(len(done), note=path.name)
+
+        written = write_all(ctx.engine(), folder, on_report=on_report)
     for warning in written.warnings:
         echo(f"monitor: warning: {warning}", err=True)
     for name, error in written.failed.items():

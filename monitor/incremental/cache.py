@@ -23,10 +23,12 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from monitor.incremental.arrays import ArrayCache, cache_key
@@ -34,11 +36,73 @@ from monitor.incremental.columns import ColumnSnapshot, PendingWrite
 from monitor.incremental.warm import WarmStart
 from monitor.results import State, Value
 from monitor.store.arrays import CampaignArrays
-from monitor.store.campaigns import CampaignCounts, CampaignInfo
+from monitor.store.campaigns import CampaignCounts, CampaignInfo, get_campaign
+from monitor.store.engine import snapshot
 from monitor.store.runs import RunInfo, run_columns, run_states, run_values
 from monitor.store.save import Base, Plan, Saved, chain_full, read_base
 
 log = logging.getLogger("monitor.incremental")
+
+# The files a run cache writes under its directory: ``<database digest>-<campaign id>.npz``
+# (arrays), ``….columns.npz`` (columns) and the temporary files of either while it is written.
+_CACHE_FILE = re.compile(r"[0-9a-f]{20}-[0-9]+\.(?:columns\.)?npz(?:.*\.tmp)?", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Cleared:
+    """What :func:`clear_files` removed: how many files and bytes, and those it could not."""
+
+    n_files: int
+    n_bytes: int
+    failed: tuple[str, ...] = ()
+
+
+def clear_files(
+    directory: str | Path | None,
+    session: Session | None = None,
+    campaign: CampaignInfo | None = None,
+) -> Cleared:
+    """Remove the run cache's files under ``directory``: every campaign's of every database,
+    or with ``campaign`` only that campaign's of the database ``session`` is bound to. Other
+    files are left alone; a missing directory has nothing to remove. The next run of a campaign
+    reads its arrays from the database again (a missed shortcut, never a wrong result)."""
+    if not directory or not Path(directory).is_dir():
+        return Cleared(0, 0)
+    prefix = ""
+    if campaign is not None:
+        if session is None:
+            raise ValueError("a campaign's files are named after its database: give the session")
+        digest, cid = cache_key(session, campaign)
+        prefix = f"{digest}-{cid}."
+    n_files = n_bytes = 0
+    failed: list[str] = []
+    for path in sorted(Path(directory).iterdir()):
+        name = path.name
+        if not _CACHE_FILE.fullmatch(name) or not name.startswith(prefix) or not path.is_file():
+            continue
+        try:
+            size = path.stat().st_size
+            path.unlink()
+        except FileNotFoundError:  # removed meanwhile (a run replacing its snapshot)
+            continue
+        except OSError as exc:
+            failed.append(f"{path}: {exc.strerror or exc}")
+            continue
+        n_files, n_bytes = n_files + 1, n_bytes + size
+    return Cleared(n_files, n_bytes, tuple(failed))
+
+
+def clear_cache(
+    directory: str | Path | None, engine: Engine | None = None, campaign: str | None = None
+) -> Cleared:
+    """``monitor cache clear``: every run cache file under ``directory``, or with ``campaign``
+    (a name in the database of ``engine``; NotFound if none) only that campaign's."""
+    if campaign is None:
+        return clear_files(directory)
+    if engine is None:
+        raise ValueError("a campaign is named in a database: give the engine")
+    with snapshot(engine) as session:
+        return clear_files(directory, session, get_campaign(session, campaign))
 
 
 @dataclass(frozen=True)

@@ -171,14 +171,15 @@ class FileRun:
         counter: ByteCounter,
         size: int,
     ) -> None:
-        """Validate and load the chunks. On PostgreSQL the storing of a chunk's judgments
-        (:meth:`Loader.finish`: the lookup of the stored digests, the COPY) runs in a helper
-        thread while the next chunk is read, validated and prepared (the connection is only
-        ever used by one thread at a time: the helper is waited for before the next load and
-        before leaving).
+        """Validate and load the chunks. The storing of a chunk's judgments
+        (:meth:`Loader.finish`: on PostgreSQL the lookup of the stored digests and the COPY, on
+        SQLite the one statement from the staged rows into the table) runs in a helper thread
+        while the next chunk is read, validated and prepared (the connection is only ever used
+        by one thread at a time: the helper is waited for before the next load and before
+        leaving). Multi-label judgments load in turn.
         """
         loader = self.loader
-        background = loader.defer = loader.pg
+        background = loader.defer = loader.pg or loader.campaign.kind != "multilabel"
         pending: _Job | None = None
         try:
             for chunk in chunks(rows, size):

@@ -12,8 +12,12 @@ the rows repeated inside the chunk are dropped (the first wins), and each dedup 
   A transaction-level advisory lock per campaign, taken first, makes concurrent ingests into
   one campaign wait for each other, so no other transaction can store a key between the lookup
   and the copy; the unique constraint stays as the last word.
-- SQLite (one writer at a time anyway): one executemany into a TEMP staging table, then one
-  ``INSERT ... SELECT ... ON CONFLICT (campaign_id, dedup_key) DO NOTHING``.
+- SQLite (one writer at a time anyway): one executemany through sqlite3 of the resolved rows
+  into a TEMP table without types or indexes, then one ``INSERT ... SELECT ... ON CONFLICT
+  (campaign_id, dedup_key) DO NOTHING`` into the table, run like PostgreSQL's COPY in a helper
+  thread while the next chunk is read (one call into SQLite: the GIL stays free for the reading
+  thread), with a page cache large enough for the unique index while the file loads
+  (multi-label judgments, whose annotations need the new ids, load in turn with ``RETURNING``).
 
 The number of rows stored is the number of new judgments; the rest of the chunk were
 duplicates. Nothing is committed here: the caller's transaction holds the whole file.
@@ -22,7 +26,9 @@ duplicates. Nothing is committed here: the caller's transaction holds the whole 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any, cast
 
 import numpy as np
@@ -100,6 +106,9 @@ STAGE_PREFERENCES = _stage_table(
     Column("outcome", Text),
 )
 LOOKUP_BATCH = 10_000
+BULK_CACHE_KIB = 256 * 1024  # SQLite's page cache while a file loads (a maximum, in KiB)
+STAGE_CACHE_KIB = 64 * 1024  # and its TEMP database's, where a chunk's rows wait
+ROWS_STAGE = "monitor_stage_rows"
 CACHE_SIZE = 100_000  # ids of workers or items kept between chunks (then the cache restarts)
 
 W = cast(Table, Worker.__table__)
@@ -114,6 +123,16 @@ _COPY_TAIL = ("dedup_key", "external_id", "created_at", "duration_s", "payload")
 _COPY_TAIL_TYPES = ("bytea", "text", "timestamptz", "float8", "jsonb")
 COPY_JUDGMENTS = (("item_id", "value_num", "value_label"), ("int8", "float8", "text"))
 COPY_PREFERENCES = (("left_item_id", "right_item_id", "outcome"), ("int8", "int8", "text"))
+
+
+def sqlite_time(moment: datetime | None) -> str | None:
+    """The text SQLite keeps of a moment (what the ``created_at`` column's SQLAlchemy type
+    binds: the wall time in UTC, ``YYYY-MM-DD HH:MM:SS.ffffff``, without its offset)."""
+    if moment is None:
+        return None
+    if moment.utcoffset():
+        moment = moment.astimezone(UTC)
+    return moment.isoformat(" ", "microseconds")[:26]
 
 
 class Chunk(list[Any]):
@@ -155,6 +174,8 @@ class Loader:
         self.defer = False
         self._deferred: Callable[[], int] | None = None
         self._settled = 0  # new rows stored by _settle() since the last finish()
+        self._cache_size: int | None = None  # SQLite: the page cache's size before the load
+        self._stage_sql = self._insert_sql = ""
         if self.pg:
             # Ingests into one campaign, one at a time until commit (see the module docstring).
             conn.execute(
@@ -169,6 +190,30 @@ class Loader:
         else:
             self.stage.drop(conn, checkfirst=True)
             self.stage.create(conn)
+            # A page cache that holds the unique index the rows go into (random digests): with
+            # the default 2 MB, SQLite spills and rereads its pages for every chunk. Only a
+            # cache: the transaction and its guarantees are the same.
+            self._cache_size = conn.exec_driver_sql("PRAGMA cache_size").scalar()
+            conn.exec_driver_sql(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
+            # The rows of a chunk wait in a TEMP table without types or indexes (kept in its
+            # cache, never spilled), then go into the target in one statement.
+            conn.exec_driver_sql(f"PRAGMA temp.cache_size = -{STAGE_CACHE_KIB}")
+            conn.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{ROWS_STAGE}")
+            middle = COPY_PREFERENCES[0] if self.pairwise else COPY_JUDGMENTS[0]
+            columns = ("worker_id", *middle, *_COPY_TAIL)
+            conn.exec_driver_sql(
+                f"CREATE TEMP TABLE {ROWS_STAGE} (seq INTEGER PRIMARY KEY, {', '.join(columns)})"
+            )
+            marks = ", ".join("?" * len(columns))  # seq: the order of insertion
+            self._stage_sql = (
+                f"INSERT INTO temp.{ROWS_STAGE} ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608
+            )
+            self._insert_sql = (
+                f"INSERT INTO {self.target.name} (campaign_id, batch_id, {', '.join(columns)})"  # noqa: S608
+                f" SELECT ?, ?, {', '.join(columns)} FROM temp.{ROWS_STAGE}"
+                " WHERE true ORDER BY seq"  # WHERE: so that ON CONFLICT does not read as a join
+                " ON CONFLICT (campaign_id, dedup_key) DO NOTHING"
+            )
         self.seq = 0
 
     def finish(self) -> int:
@@ -187,12 +232,21 @@ class Loader:
     def abort(self) -> None:
         """Forget the chunk left to :meth:`finish`, if any (on the way out of a failed ingest)."""
         self._deferred = None
+        self._restore_cache()
 
     def close(self) -> None:
         """Drop the staging table (SQLite; PostgreSQL stages nothing)."""
         self._settle()
         if not self.pg:
             self.stage.drop(self.conn, checkfirst=True)
+            self.conn.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{ROWS_STAGE}")
+            self._restore_cache()
+
+    def _restore_cache(self) -> None:
+        """SQLite: the connection's page cache back to its size before the load."""
+        size, self._cache_size = self._cache_size, None
+        if size is not None:
+            self.conn.exec_driver_sql(f"PRAGMA cache_size = {int(size)}")
 
     # --- workers and items with their own data -------------------------------------------
 
@@ -283,6 +337,12 @@ class Loader:
         rows, digests = chunk.rows, chunk.digests
         workers = self.ids(W, chunk.workers)
         items = self.ids(I, chunk.items)
+        if not self.pg and self.campaign.kind != "multilabel":
+            self._stage_rows(rows, digests, workers, items)
+            if self.defer:  # finish() stores them (a statement that leaves the GIL free)
+                self._deferred = self._insert_staged
+                return 0
+            return self._insert_staged()
         if self.pairwise:
             staged = [
                 (workers[r[0]], items[r[1]], items[r[2]], r[3], d, r[5], r[6], r[7], r[8])
@@ -299,10 +359,7 @@ class Loader:
                 return 0
             return self._copy_new(staged, digests, rows, chunk.maybe)
         self._stage(staged)
-        if self.campaign.kind == "multilabel":
-            return self._insert_multilabel(rows, digests)
-        stmt = self._insert_from_stage().execution_options(preserve_rowcount=True)
-        return int(self.conn.execute(stmt).rowcount)
+        return self._insert_multilabel(rows, digests)
 
     def ids(self, table: Table, keys: dict[str, None]) -> dict[str, int]:
         """Database ids of the campaign's workers or items named ``keys``, created if new
@@ -334,10 +391,17 @@ class Loader:
             with self._cursor() as cursor:
                 cursor.execute(query, (self.campaign.id, keys))
                 return cursor.fetchall()
-        found = select(table.c.external_id, table.c.id).where(
-            table.c.campaign_id == self.campaign.id, table.c.external_id.in_(keys)
-        )
-        return [(k, i) for k, i in self.conn.execute(found)]
+        # One JSON array parameter instead of thousands, straight through sqlite3.
+        cursor = self._cursor()
+        try:
+            cursor.execute(
+                f"SELECT external_id, id FROM {table.name} WHERE campaign_id = ?"  # noqa: S608
+                " AND external_id IN (SELECT value FROM json_each(?))",
+                (self.campaign.id, json.dumps(keys)),
+            )
+            return cursor.fetchall()
+        finally:
+            cursor.close()
 
     def _create(self, table: Table, keys: list[str]) -> list[tuple[str, int]]:
         """Create the rows named ``keys`` that do not exist; on PostgreSQL, return the new
@@ -360,12 +424,25 @@ class Loader:
             with self._cursor() as cursor:
                 cursor.execute(query, (cid, *extra.values(), keys))
                 return cursor.fetchall()
-        stmt = self.insert(table)
-        self.conn.execute(
-            stmt.on_conflict_do_nothing(index_elements=["campaign_id", "external_id"]),
-            [{"campaign_id": cid, "external_id": k, **extra} for k in keys],
+        names = ", ".join(("campaign_id", "external_id", *extra))
+        marks = ", ".join("?" * (2 + len(extra)))
+        tail = tuple(extra.values())
+        self._executemany(  # straight through sqlite3: no per-row dicts
+            f"INSERT INTO {table.name} ({names}) VALUES ({marks})"  # noqa: S608 - names
+            " ON CONFLICT (campaign_id, external_id) DO NOTHING",
+            [(cid, k, *tail) for k in keys],
         )
         return []
+
+    def _executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> int:
+        """``sql`` for each of ``rows`` on the sqlite3 connection under the transaction; the
+        number of rows it changed."""
+        cursor = self._cursor()
+        try:
+            cursor.executemany(sql, rows)
+            return int(cursor.rowcount)
+        finally:
+            cursor.close()
 
     # --- PostgreSQL: look up, then COPY ------------------------------------------------------
 
@@ -472,6 +549,56 @@ class Loader:
             stage.insert(),
             [dict(zip(names, (seq, *r), strict=True)) for seq, r in enumerate(rows, start)],
         )
+
+    def _stage_rows(
+        self,
+        rows: list[Any],
+        digests: list[bytes],
+        workers: dict[str, int],
+        items: dict[str, int],
+    ) -> None:
+        """SQLite: the chunk's rows into the TEMP table, one executemany through sqlite3, the
+        values bound as SQLAlchemy would store them (:func:`sqlite_time`, the JSON column's
+        serializer) without its per-row parameter dicts; ``seq`` (the rowid) keeps the file order."""
+        dump = self.target.c.payload.type._cached_bind_processor(self.conn.dialect)
+        if dump is None:  # pragma: no cover - JSON always has one
+            raise RuntimeError("the payload column has no JSON serializer")
+        when, iso, utc = sqlite_time, datetime.isoformat, UTC
+        # sqlite_time(t), inlined for a time in UTC (what the readers give)
+        if self.pairwise:
+            values = [
+                (
+                    workers[r[0]], items[r[1]], items[r[2]], r[3], d, r[5],
+                    None if (t := r[6]) is None
+                    else iso(t, " ", "microseconds")[:26] if t.tzinfo is utc else when(t),
+                    r[7], None if r[8] is None else dump(r[8]),
+                )
+                for r, d in zip(rows, digests, strict=True)
+            ]  # fmt: skip
+        else:
+            values = [
+                (
+                    workers[r[0]], items[r[1]], r[2], r[3], d, r[5],
+                    None if (t := r[6]) is None
+                    else iso(t, " ", "microseconds")[:26] if t.tzinfo is utc else when(t),
+                    r[7], None if r[8] is None else dump(r[8]),
+                )
+                for r, d in zip(rows, digests, strict=True)
+            ]  # fmt: skip
+        self._executemany(f"DELETE FROM temp.{ROWS_STAGE}", [()])  # noqa: S608 - a name
+        self._executemany(self._stage_sql, values)
+
+    def _insert_staged(self) -> int:
+        """SQLite: the staged rows into the target, ``ON CONFLICT (campaign_id, dedup_key) DO
+        NOTHING``, in file order (ids follow it): one statement, one call into SQLite that
+        leaves the GIL free while it runs (the ingest reads the next chunk meanwhile, see
+        :meth:`~monitor.ingest.chunks.FileRun.run`). The number of new rows."""
+        cursor = self._cursor()
+        try:
+            cursor.execute(self._insert_sql, (self.campaign.id, self.batch_id))
+            return int(cursor.rowcount)
+        finally:
+            cursor.close()
 
     def _insert_from_stage(self):  # noqa: ANN202 - a dialect Insert
         s = self.stage

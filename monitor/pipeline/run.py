@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -25,6 +26,7 @@ from monitor.incremental.cache import RunCache
 from monitor.pipeline.decisions import apply_policy
 from monitor.pipeline.measure import measure
 from monitor.pipeline.params import Coded, Params
+from monitor.progress import Progress
 from monitor.rules import PolicyOptions, RunValues, Thresholds, evaluate
 from monitor.rules.decision import decide_workers
 from monitor.rules.thresholds import DecisionOptions
@@ -85,33 +87,84 @@ def recompute(
     full: bool = False,
     cache: RunCache | None = None,
     full_since: datetime | None = None,
+    progress: bool = False,
 ) -> list[RunOutcome]:
     """Bring the metrics of one campaign (or all) up to date; ``cache``: what this process
     keeps between runs (default: a new one for this call, as a new process has);
     ``full_since``: a full run skips a campaign whose latest run is a full one started since
-    then that counted every judgment (another scheduler's nightly run)."""
+    then that counted every judgment (another scheduler's nightly run); ``progress``: a
+    progress bar on stderr when it is a terminal (:class:`RecomputeProgress`)."""
     if cache is None:
         cache = RunCache.from_settings(settings)
     with transaction(engine) as s:
         campaigns = [get_campaign(s, campaign)] if campaign else list_campaigns(s)
     outcomes = []
-    for info in campaigns:
-        try:
-            with campaign_lock(engine, info.id) as lease:
-                outcome = _recompute_one(engine, settings, cache, info, full=full,
-                                         full_since=full_since, lease=lease)  # fmt: skip
-        except Busy as exc:
-            outcome = RunOutcome(info.name, "busy", message=str(exc))
-        except LockLost as exc:
-            outcome = RunOutcome(info.name, "lock_lost", message=str(exc))
-        except CampaignFailed as exc:
-            # One campaign's failure (bad data, a bug in a measure) is recorded on its run
-            # and must not stop the others.
-            outcome = RunOutcome(info.name, "failed", message=f"failed: {exc.error}")
-            log.debug("campaign %s failed", info.name, exc_info=exc.__cause__)
-        log.info(outcome.line())
-        outcomes.append(outcome)
+    with RecomputeProgress(engine, campaigns, enabled=progress) as bar:
+        for info in campaigns:
+            try:
+                with campaign_lock(engine, info.id) as lease:
+                    outcome = _recompute_one(engine, settings, cache, info, full=full,
+                                             full_since=full_since, lease=lease,
+                                             stage=bar.step(info))  # fmt: skip
+            except Busy as exc:
+                outcome = RunOutcome(info.name, "busy", message=str(exc))
+            except LockLost as exc:
+                outcome = RunOutcome(info.name, "lock_lost", message=str(exc))
+            except CampaignFailed as exc:
+                # One campaign's failure (bad data, a bug in a measure) is recorded on its run
+                # and must not stop the others.
+                outcome = RunOutcome(info.name, "failed", message=f"failed: {exc.error}")
+                log.debug("campaign %s failed", info.name, exc_info=exc.__cause__)
+            bar.finished(info)
+            log.info(outcome.line())
+            outcomes.append(outcome)
     return outcomes
+
+
+Step = Callable[[str, float], None]
+"""What a campaign's run says of itself: the step under way and its share of the run done."""
+
+# The share of a campaign's run done when each step starts (measured at 1-4 million
+# judgments: the measures take most of it).
+STEPS = {"reading": 0.0, "measuring": 0.15, "flagging": 0.85, "saving": 0.9}
+
+
+class RecomputeProgress:
+    """The progress bar of a recompute: the campaigns' judgments as the total, each campaign's
+    counted as its steps (:data:`STEPS`) pass, with the step under way, the rate and the time
+    left; redrawn every second between steps. Nothing when disabled or not on a terminal."""
+
+    def __init__(self, engine: Engine, campaigns: list[CampaignInfo], *, enabled: bool) -> None:
+        self.bar = Progress("recompute", enabled=enabled, unit="judgments", tick=True, interval=1)
+        self.sizes: dict[int, int] = {}
+        if self.bar.enabled:
+            with snapshot(engine) as s:
+                self.sizes = {c.id: max(campaign_counts(s, c).n_judgments, 1) for c in campaigns}
+            self.bar.total = sum(self.sizes.values()) or None
+        self.count = 0  # judgments of the campaigns finished
+
+    def __enter__(self) -> RecomputeProgress:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.bar.close()
+
+    def step(self, info: CampaignInfo) -> Step:
+        size = self.sizes.get(info.id, 0)
+
+        def step(name: str, share: float) -> None:
+            done = self.count + share * size
+            self.bar.update(round(done), done, f"{info.name}: {name}")
+
+        return step
+
+    def finished(self, info: CampaignInfo) -> None:
+        self.count += self.sizes.get(info.id, 0)
+        self.bar.update(self.count, self.count)
+
+
+def _quiet(_name: str, _share: float) -> None:
+    """A :data:`Step` that says nothing."""
 
 
 class CampaignFailed(Exception):
@@ -131,6 +184,7 @@ def _recompute_one(
     full: bool,
     full_since: datetime | None = None,
     lease: Lease | None = None,
+    stage: Step = _quiet,
 ) -> RunOutcome:
     """One campaign's run; any error is recorded as a failed run and raised as
     :class:`CampaignFailed`. When even that cannot be written (the database is gone), the
@@ -140,7 +194,7 @@ def _recompute_one(
     progress = _Progress(started_at=utcnow())
     try:
         return _run(engine, settings, cache, info, full=full, progress=progress,
-                    full_since=full_since, lease=lease)  # fmt: skip
+                    full_since=full_since, lease=lease, stage=stage)  # fmt: skip
     except LockLost:
         raise
     except Exception as exc:
@@ -192,6 +246,7 @@ def _run(
     progress: _Progress,
     full_since: datetime | None = None,
     lease: Lease | None = None,
+    stage: Step = _quiet,
 ) -> RunOutcome:
     started = time.perf_counter()
     started_at = progress.started_at
@@ -241,17 +296,20 @@ def _run(
                 "counted every judgment: nothing to do",
             )
         progress.watermark = counts.max_id
+        stage("reading", STEPS["reading"])
         arrays = cache.load_arrays(s, info, counts, full=full)
         history = worker_history(s, info, arrays.worker_ids.tolist())
         base = cache.base(s, info, last, full=full)
         warm = cache.warm(s, info, last, base, full=full)
         saving = cache.saving(s, info)
     n_new = max(arrays.n - (last.n_judgments if last is not None else 0), 0)
+    stage("measuring", STEPS["measuring"])
     values = measure(Coded(info, arrays, history), Params.of(settings, info.kind, warm=warm))
     values.parameters["settings"] = run_settings(settings)
     if info.own_settings:
         values.parameters["own_settings"] = sorted(info.own_settings)
     values.parameters["gold"] = gold
+    stage("flagging", STEPS["flagging"])
     thresholds = Thresholds.of(settings)
     flags = evaluate(values.values, thresholds, kind=info.kind, columns=values.columns)
     advice = decide_workers(
@@ -285,6 +343,7 @@ def _run(
         value_tolerance=cache.tolerances.value,
         approximate=catalog.APPROXIMATE,
     )
+    stage("saving", STEPS["saving"])
     with saving as writer:
         writer.begin(plan)
         with transaction(engine) as s, step(f"saving the run of campaign {info.name}"):

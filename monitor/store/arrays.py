@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -185,24 +185,49 @@ def _judgment_numbers(
             order = np.argsort(ids, kind="stable")
             columns = {name: c[order] for name, c in columns.items()}
         return columns
-    q = select(
-        Judgment.id,
-        Judgment.worker_id,
-        Judgment.item_id,
-        Judgment.value_num,
-        Judgment.duration_s,
-        Judgment.created_at,
-    ).where(Judgment.campaign_id == cid, Judgment.id > after, Judgment.id <= upto)
-    rows = session.execute(q.order_by(Judgment.id)).all()
-    cols: list[Any] = list(zip(*rows, strict=True)) if rows else [[]] * 6
+    return _sqlite_numbers(session, cid, after, upto)
+
+
+_SQLITE_NUMBERS = (
+    "SELECT id, worker_id, item_id, value_num, duration_s, created_at FROM judgments"
+    " WHERE campaign_id = ? AND id > ? AND id <= ? ORDER BY id"
+)
+SQLITE_BATCH = 100_000
+"""Rows read at a time on SQLite: each becomes NumPy arrays before the next is fetched, so
+that no Python object per judgment outlives its batch (4 million rows as Python objects take
+gigabytes)."""
+
+
+def _sqlite_numbers(session: Session, cid: int, after: int, upto: int) -> dict[str, NDArray[Any]]:
+    """:func:`_judgment_numbers` on SQLite: the rows through the sqlite3 cursor of the
+    session's transaction, a batch at a time, the times read as the column type reads them."""
+    read_time = cast(Any, Judgment.__table__.c.created_at.type)._cached_result_processor(
+        session.get_bind().dialect, None
+    )
+    parts: dict[str, list[NDArray[Any]]] = {name: [] for name in _NUMBERS}
     nan = np.nan
+    cursor = session.connection().connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(_SQLITE_NUMBERS, (int(cid), int(after), upto))
+        while rows := cursor.fetchmany(SQLITE_BATCH):
+            cols: list[Any] = list(zip(*rows, strict=True))
+            del rows
+            parts["id"].append(np.array(cols[0], dtype=np.int64))
+            parts["worker"].append(np.array(cols[1], dtype=np.int64))
+            parts["item"].append(np.array(cols[2], dtype=np.int64))
+            parts["value"].append(
+                np.array([nan if v is None else v for v in cols[3]], dtype=np.float64)
+            )
+            parts["duration"].append(
+                np.array([nan if d is None else d for d in cols[4]], dtype=np.float64)
+            )
+            parts["epoch"].append(epochs([None if c is None else read_time(c) for c in cols[5]]))
+    finally:
+        cursor.close()
+    kinds = (np.int64,) * 3 + (np.float64,) * 3
     return {
-        "id": np.array(cols[0], dtype=np.int64),
-        "worker": np.array(cols[1], dtype=np.int64),
-        "item": np.array(cols[2], dtype=np.int64),
-        "value": np.array([nan if v is None else v for v in cols[3]], dtype=np.float64),
-        "duration": np.array([nan if d is None else d for d in cols[4]], dtype=np.float64),
-        "epoch": epochs(list(cols[5])),
+        name: np.concatenate(parts[name]) if parts[name] else np.empty(0, dtype=kind)
+        for name, kind in zip(_NUMBERS, kinds, strict=True)
     }
 
 

@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import Engine, func, select, text
+from sqlalchemy.pool import StaticPool
 
+from monitor.errors import InputError
 from monitor.ingest import api
 from monitor.ingest.api import create_campaign, ingest_file
-from monitor.ingest.load import INGEST_LOCK_CLASS, Loader, SeenKeys
+from monitor.ingest.load import BULK_CACHE_KIB, INGEST_LOCK_CLASS, Loader, SeenKeys, sqlite_time
 from monitor.store.campaigns import CampaignSpec
 from monitor.store.engine import make_engine
+from monitor.store.migrate import upgrade
 from monitor.store.models import Judgment, JudgmentAnnotation, Preference, dedup_digest
 from tests.conftest import _truncate
 
@@ -137,3 +143,85 @@ def test_ingest_holds_the_campaign_lock_until_commit(
         assert other.scalar(
             text("SELECT pg_try_advisory_xact_lock(:k1, 1)"), {"k1": INGEST_LOCK_CLASS}
         )
+
+
+@given(
+    moment=st.datetimes(timezones=st.none() | st.timezones()),
+)
+def test_sqlite_time_is_what_the_column_type_binds(moment: datetime) -> None:
+    """The SQLite loader binds times itself: the same text SQLAlchemy's column type binds."""
+    from sqlalchemy.dialects import sqlite
+
+    if moment.utcoffset() and not datetime.min.replace(tzinfo=UTC) + timedelta(
+        days=1
+    ) < moment < datetime.max.replace(tzinfo=UTC) - timedelta(days=1):
+        return  # out of range once in UTC
+    bind = Judgment.__table__.c.created_at.type._cached_bind_processor(sqlite.dialect())
+    assert bind is not None
+    assert sqlite_time(moment) == bind(moment)
+    assert sqlite_time(None) is None
+
+
+def test_times_and_payloads_read_back_alike(engine: Engine, tmp_path: Path) -> None:
+    """Times with an offset, without one, durations and extra columns (the payload) read back
+    the same on both backends, for judgments and preferences; a re-ingest adds nothing."""
+    create_campaign(engine, CampaignSpec("r", "rating", scale_min=1, scale_max=5))
+    path = tmp_path / "r.csv"
+    path.write_text(
+        "worker,item,value,created_at,duration_s,note\n"
+        "w1,i1,3,2025-01-02T03:04:05+02:00,1.5,x\n"
+        "w2,i1,4,2025-01-02T03:04:05.250,,\n"
+        "w3,i2,5,,7,y\n",
+        encoding="utf-8",
+    )
+    assert ingest_file(engine, path, "r").n_new == 3
+    assert ingest_file(engine, path, "r").n_new == 0
+    create_campaign(engine, CampaignSpec("p", "pairwise"))
+    pairs = tmp_path / "p.csv"
+    pairs.write_text(
+        "worker,left,right,preference,created_at,note\nw1,x,y,left,2025-01-02T01:04:05Z,z\n",
+        encoding="utf-8",
+    )
+    assert ingest_file(engine, pairs, "p").n_new == 1
+    with engine.connect() as c:
+        got = c.execute(
+            select(Judgment.created_at, Judgment.duration_s, Judgment.payload).order_by(Judgment.id)
+        ).all()
+        pref = c.execute(select(Preference.created_at, Preference.payload)).one()
+    first = datetime(2025, 1, 2, 1, 4, 5, tzinfo=UTC)
+    assert [tuple(r) for r in got] == [
+        (first, 1.5, {"note": "x"}),
+        (datetime(2025, 1, 2, 3, 4, 5, 250000, tzinfo=UTC), None, {"note": ""}),
+        (None, 7.0, {"note": "y"}),
+    ]
+    assert tuple(pref) == (first, {"note": "z"})
+
+
+def test_sqlite_page_cache_back_to_its_size_after_a_load(tmp_path: Path) -> None:
+    """The loader's larger page cache is the load's only: the pooled connection gets its
+    size back whether the file loads or fails."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'c.db'}", poolclass=StaticPool)
+    upgrade(engine)
+    create_campaign(engine, CampaignSpec("r", "rating", scale_min=1, scale_max=5))
+    with engine.connect() as c:
+        before = c.exec_driver_sql("PRAGMA cache_size").scalar()
+    assert before != -BULK_CACHE_KIB
+    good, bad = tmp_path / "good.csv", tmp_path / "bad.csv"
+    good.write_text("worker,item,value\nw1,i1,3\n", encoding="utf-8")
+    bad.write_text("worker,item,value\nw1,i1,3\nw1,i2,9\n", encoding="utf-8")
+    seen: list[int] = []
+    original = Loader.load
+
+    def spying(self: Loader, records):  # noqa: ANN001, ANN202
+        seen.append(self.conn.exec_driver_sql("PRAGMA cache_size").scalar())
+        return original(self, records)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Loader, "load", spying)
+        assert ingest_file(engine, good, "r").n_new == 1
+    assert seen == [-BULK_CACHE_KIB]
+    with pytest.raises(InputError):
+        ingest_file(engine, bad, "r")
+    with engine.connect() as c:
+        assert c.exec_driver_sql("PRAGMA cache_size").scalar() == before
+    engine.dispose()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import Engine, select, update
 
+from monitor.store import arrays as arrays_module
 from monitor.store.arrays import (
     CampaignArrays,
     _judgment_numbers,
@@ -21,7 +23,12 @@ from tests.golden import GOLDEN, load
 from tests.pipeline.cases import store_case
 
 
-def test_numbers_match_the_rows(engine: Engine) -> None:
+@pytest.mark.parametrize("batch", [100_000, 7])
+def test_numbers_match_the_rows(
+    engine: Engine, batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On SQLite also when the rows come a few at a time (``SQLITE_BATCH``)."""
+    monkeypatch.setattr(arrays_module, "SQLITE_BATCH", batch)
     store_case(engine, load(GOLDEN / "cases" / "rating_small_complete.json"))
     with transaction(engine) as s:
         s.execute(update(Judgment).where(Judgment.id % 3 == 0).values(duration_s=2.5))

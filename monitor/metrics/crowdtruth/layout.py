@@ -5,6 +5,7 @@ the metrics over them, every step a sparse product over the judgment x annotatio
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,7 +28,8 @@ def label_counts(codes: ArrayLike, n_categories: int | None = None) -> sp.csr_ar
     c = check_codes(codes, "codes")
     k = code_count(c, n_categories, "n_categories")
     n = c.shape[0]
-    return sp.csr_array((np.ones(n), c, np.arange(n + 1)), shape=(n, k))
+    index = np.int32 if max(n, k) < 2**31 else np.int64  # 32-bit: half the memory
+    return sp.csr_array((np.ones(n), c.astype(index), np.arange(n + 1, dtype=index)), shape=(n, k))
 
 
 def multilabel_counts(
@@ -149,8 +151,7 @@ class _AqsOperators:
     numerator and denominator of P_a(i|j) for every ordered worker pair (J needs no mask by
     the cell (u, a): X_a[j, u] > 0 already says someone gave a on u)."""
 
-    x: list[sp.csr_array]  # (W, U) per annotation
-    x_t: list[sp.csr_array]  # (U, W) per annotation
+    x: list[sp.csr_array]  # (W, U) per annotation (its transpose is made when needed)
     j: sp.csr_array  # (W, U)
 
 
@@ -199,20 +200,32 @@ def build_layout(
     judgment_kept = nonempty & unit_kept[units]
     kept_rows = np.flatnonzero(judgment_kept)
     pair_keys, pair_of_row = _unique(key[kept_rows])
+    del key  # judgment-sized arrays go as soon as they are used: the peak is this function's
     pw = pair_keys // n_units
     pu = pair_keys % n_units
     n_pairs = pair_keys.shape[0]
+    del pair_keys
     worker_kept = np.zeros(n_workers, dtype=bool)
     worker_kept[pw] = True
 
     # merge a worker's judgments on one unit (sum of counts), rows sorted by pair
-    merged = _group(pair_of_row, n_pairs) @ counts[kept_rows]
+    if n_pairs == kept_rows.shape[0]:  # one judgment per pair: its row, in pair order
+        in_order = np.empty_like(kept_rows)
+        in_order[pair_of_row] = kept_rows
+        merged = counts[in_order]
+        del in_order
+    else:
+        merged = _group(pair_of_row, n_pairs) @ counts[kept_rows]
+    del kept_rows, pair_of_row
     merged = sp.csr_array(merged)
     merged.sum_duplicates()
     merged.eliminate_zeros()
-    ep = np.repeat(np.arange(n_pairs, dtype=np.int64), np.diff(merged.indptr))
-    ea = merged.indices.astype(np.int64)
-    x = merged.data.astype(np.float64)
+    small = max(n, n_workers, n_units, n_pairs * max(n_ann, 1)) < 2**31
+    index = np.int32 if small else np.int64  # 32-bit positions: half the memory
+    ep: NDArray[Any] = np.repeat(np.arange(n_pairs, dtype=index), np.diff(merged.indptr))
+    ea = merged.indices.astype(index, copy=False)
+    x = merged.data.astype(np.float64, copy=False)
+    del merged
     if binary:
         x = np.ones_like(x)
 
@@ -223,10 +236,15 @@ def build_layout(
     entries_per_pair = np.bincount(ep, minlength=n_pairs)
     cells_per_unit = np.bincount(cell_unit, minlength=n_units)
     covers_unit = entries_per_pair == cells_per_unit[pu]
+    del entries_per_pair, cells_per_unit
 
     aqs_ops = None
     if closed:
         aqs_ops = _aqs_operators(pw, pu, ep, ea, x, n_workers, n_units, n_ann)
+    del cell_keys
+    if small:  # kept for every iteration: 32-bit positions (one array at a time)
+        pw, pu, ec = pw.astype(np.int32), pu.astype(np.int32), ec.astype(np.int32)
+        cell_unit, cell_ann = cell_unit.astype(np.int32), cell_ann.astype(np.int32)
 
     layout = Layout(
         n_workers=n_workers,
@@ -269,9 +287,17 @@ def _aqs_operators(
         e = order[bounds[a] : bounds[a + 1]]
         block = sp.csr_array((x[e], (pw[ep[e]], pu[ep[e]])), shape=shape)
         block.sum_duplicates()
-        blocks.append(block)
+        blocks.append(_small_indices(block))
     j = sp.csr_array((np.ones(pw.shape[0]), (pw, pu)), shape=shape)
-    return _AqsOperators(x=blocks, x_t=[sp.csr_array(b.T) for b in blocks], j=j)
+    return _AqsOperators(x=blocks, j=_small_indices(j))
+
+
+def _small_indices(m: sp.csr_array) -> sp.csr_array:
+    """``m`` with 32-bit indices where they fit (half the memory of 64-bit ones)."""
+    if max(m.shape) < 2**31 and m.nnz < 2**31:
+        m.indices = m.indices.astype(np.int32, copy=False)
+        m.indptr = m.indptr.astype(np.int32, copy=False)
+    return m
 
 
 # ----------------------------------------------------------------------------- iteration
@@ -295,16 +321,15 @@ def _aqs(ops: _AqsOperators, uqs: NDArray, wqs: NDArray, n_ann: int) -> NDArray[
     """AQS(a) = sum_{i != j} w_i w_j P_a(i|j) / sum_{i != j} w_i w_j over ordered pairs with a
     positive denominator of P_a(i|j) (the package's rule)."""
     j = _with_data(ops.j, uqs[ops.j.indices])
-    num = sp.csr_array(
-        sp.block_diag(
-            [
-                _with_data(x, x.data * uqs[x.indices]) @ x_t
-                for x, x_t in zip(ops.x, ops.x_t, strict=True)
-            ],
-            format="csr",
-        )
-    )
-    den = sp.csr_array(sp.block_diag([j @ x_t for x_t in ops.x_t], format="csr"))
+    num_blocks, den_blocks = [], []
+    for x in ops.x:  # one transpose at a time, not all of them kept
+        x_t = sp.csr_array(x.T)
+        num_blocks.append(_with_data(x, x.data * uqs[x.indices]) @ x_t)
+        den_blocks.append(j @ x_t)
+        del x_t
+    num = sp.csr_array(sp.block_diag(num_blocks, format="csr"))
+    den = sp.csr_array(sp.block_diag(den_blocks, format="csr"))
+    del num_blocks, den_blocks
     den.eliminate_zeros()
     positive = den.data > 0
     inverse = _with_data(den, np.where(positive, 1.0 / np.where(positive, den.data, 1.0), 0.0))

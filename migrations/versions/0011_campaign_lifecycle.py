@@ -6,7 +6,7 @@ taken out (``monitor ingest undo``): a run started before it cannot be extended,
 run is a full one. An ingest batch records the campaign's newest worker and item ids before
 and after it, so that undoing it also removes the workers and items it alone brought.
 
-Revision ID: 0011_h40a
+Revision ID: 0011
 Revises: 0010
 Create Date: 2026-11-27 20:30:00
 """
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0011_h40a"
+revision: str = "0011"
 down_revision: str | None = "0010"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
