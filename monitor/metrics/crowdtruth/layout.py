@@ -349,13 +349,15 @@ def _aqs(ops: _AqsOperators, uqs: NDArray, wqs: NDArray, n_ann: int) -> NDArray[
 def jacobi_step(L: Layout, uqs: NDArray, wqs: NDArray, aqs: NDArray, weighted_wua: bool) -> Step:
     """One Jacobi iteration: every metric from the previous iteration's values."""
     x, ep, ec = L.x, L.ep, L.ec
+    # pair- and entry-sized arrays are freed as soon as they are used (the step's peak is
+    # the run's, at millions of judgments); every value is computed as before
     wp = wqs[L.pw]
-    up = uqs[L.pu]
     ae = aqs[L.ea]
 
     # AQS-weighted, normalised vectors: WCos(i, j) = z_i . z_j
     norm2 = L.pair_sum @ (ae * x * x)
     z = x * np.sqrt(ae) / np.sqrt(norm2[ep])
+    del norm2
     weighted = wp[ep] * z
     zw = L.cell_sum @ weighted
     # c_p = sum_{j != i on u} w_j WCos(i, j); subtracting the worker's own term entry by
@@ -370,26 +372,37 @@ def jacobi_step(L: Layout, uqs: NDArray, wqs: NDArray, aqs: NDArray, weighted_wu
     uqs_den = 0.5 * (w_sum * w_sum - L.unit_sum @ (wp * wp))
     new_uqs = uqs_num / np.maximum(uqs_den, FLOOR)
 
+    up = uqs[L.pu]
     wwa_num = L.worker_sum @ (up * c)
+    del c
     wwa_den = L.worker_sum @ (up * (w_sum[L.pu] - wp))
+    wua_den = L.worker_sum @ up
+    del up  # taken again for WUA's numerator
 
     # WUA: cosine of the worker's vector with the (weighted) sum of the others on the unit
     om = wp if weighted_wua else np.ones_like(wp)
     own = om[ep] * x
+    del om, wp
     unit_vec = L.cell_sum @ own
     others = unit_vec[ec] - own
     num = L.pair_sum @ (ae * own * others)
     dw = L.pair_sum @ (ae * own * own)
+    del own
+    others_sq = L.pair_sum @ (ae * others * others)
+    del others
     # others' norm: the pair's own cells, plus the unit's cells the worker left empty
     unit_sq = L.unit_cell_sum @ (aqs[L.cell_ann] * unit_vec * unit_vec)
     untouched = unit_sq[L.pu] - L.pair_sum @ (ae * unit_vec[ec] ** 2)
+    del unit_vec, ae, unit_sq
     untouched = np.where(L.covers_unit, 0.0, np.maximum(untouched, 0.0))
-    ds = L.pair_sum @ (ae * others * others) + untouched
-    del own, others, unit_vec
+    ds = others_sq + untouched
+    del others_sq, untouched
     root = np.sqrt(dw * ds)
     small = root < FLOOR
     cos = np.where(small, FLOOR, num / np.where(small, 1.0, root))
-    sums = np.column_stack([wwa_num, wwa_den, L.worker_sum @ (up * cos), L.worker_sum @ up])
+    del num, dw, ds, root, small
+    wua_num = L.worker_sum @ (uqs[L.pu] * cos)
+    sums = np.column_stack([wwa_num, wwa_den, wua_num, wua_den])
     wwa, wua = ratios(sums)
 
     new_aqs = aqs if L.aqs_ops is None else _aqs(L.aqs_ops, uqs, wqs, L.n_ann)

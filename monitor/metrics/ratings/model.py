@@ -344,35 +344,51 @@ def rating_model(
 
     def sweep(b: NDArray[np.float64], var: NDArray[np.float64]) -> Sweep:
         """One step of the alternating least squares from biases ``b`` and noise ``var``."""
+        # judgment-sized temporaries are freed as soon as they are used (the fit's peak
+        # memory is this function's); every value is computed as before
         w = 1.0 / var[wk]
         y = np.where(at_bound, x, x - b[wk])
-        s_sum = np.bincount(it, weights=w * y, minlength=n_items)
+        wy = w * y
+        del y
+        s_sum = np.bincount(it, weights=wy, minlength=n_items)
         w_sum = np.bincount(it, weights=w, minlength=n_items)
         new_mu = np.where(is_gold, g, s_sum / np.where(w_sum > 0, w_sum, 1.0))
         # leave-one-out means and their variances (gold: known exactly)
-        loo_w = w_sum[it] - w
-        ok = (loo_w > 1e-12 * w_sum[it]) | jg
+        w_all = w_sum[it]
+        loo_w = w_all - w
+        ok = (loo_w > 1e-12 * w_all) | jg
+        del w_all
         safe = np.where(ok & ~jg, loo_w, 1.0)
-        loo_mu = np.where(jg, g[it], (s_sum[it] - w * y) / safe)
+        del loo_w
+        loo_mu = np.where(jg, g[it], (s_sum[it] - wy) / safe)
+        del wy
         loo_v = np.where(jg, 0.0, 1.0 / safe)
+        del safe
         r = np.where(ok, x - loo_mu, 0.0)
-        m = np.bincount(wk, weights=ok.astype(np.float64), minlength=n_workers)
-        free = np.where(at_bound, 0.0, ok.astype(np.float64))
+        del loo_mu
+        ok_f = ok.astype(np.float64)
+        m = np.bincount(wk, weights=ok_f, minlength=n_workers)
+        free = np.where(at_bound, 0.0, ok_f)
+        del ok_f
         m_b = np.bincount(wk, weights=free, minlength=n_workers)
         R = np.bincount(wk, weights=free * r, minlength=n_workers)
         # damped step, as for s^2 below: b_j's update uses its partners' biases (through the
         # leave-one-out mean) with slopes w_p / loo_w; with two judgments per item opposite
         # biases swap back and forth (slope -m / (m + 1)). c_b = sum_i sum_p (w_p / loo_w)^2 /
         # (m_b + 1) bounds that slope; the step 1 / (1 + c_b) keeps the fixed point
-        q = np.bincount(it, weights=w * w, minlength=n_items)[it] - w * w
-        cb = free * np.where(jg, 0.0, q * loo_v**2)
+        w2 = w * w
+        q = np.bincount(it, weights=w2, minlength=n_items)[it] - w2
+        del w2
+        loo_v2 = loo_v**2
+        cb = free * np.where(jg, 0.0, q * loo_v2)
         cb = np.bincount(wk, weights=cb, minlength=n_workers)
+        # sum_i v_ij^2 sum_{j' != j} w_j'^2 over the judgments with a leave-one-out mean
+        c = np.bincount(wk, weights=np.where(ok & ~jg, loo_v2 * q, 0.0), minlength=n_workers)
+        del q, loo_v2
         kappa = np.ones(n_workers)
         if bias:
             A = np.bincount(wk, weights=np.where(ok, r * r - loo_v, 0.0), minlength=n_workers)
-            C = np.bincount(wk, weights=np.where(ok & ~jg, loo_v**2 * q, 0.0),
-                            minlength=n_workers)  # fmt: skip
-            kappa = bias_prior(var, m_b, R, A, C, m)
+            kappa = bias_prior(var, m_b, R, A, c, m)
         new_bias, cb = R / (m_b + kappa), cb / (m_b + kappa)
         new_bias = (cb * b + new_bias) / (1.0 + cb)
         if not bias:
@@ -386,16 +402,19 @@ def rating_model(
                 # (censored ones as given) equal their gold in aggregate
                 res_g = np.where(jg, x - free * new_bias[wk] - np.nan_to_num(g[it]), 0.0)
                 new_bias += float(np.sum(w * res_g) / np.sum(w * fg))
+                del res_g
+            del fg
+        del w, free
         shift = np.where(at_bound, 0.0, new_bias[wk])
         # a tied pair's residuals are differences of two judgments, variance 2 s^2 (not s^2 +
         # the partner's current s^2, whose update would swap the two values back and forth)
         e2 = np.where(ok, (r - shift) ** 2 - np.where(tied[wk], 0.0, loo_v), 0.0)
+        del r, shift
         ss = np.bincount(wk, weights=e2, minlength=n_workers)
         per = np.where(tied, 2.0, 1.0)  # residual variance per unit of s_j^2
         if m.sum() > 0:
             pooled[0] = max(float(np.sum(ss / per) / m.sum()), floor2)
         centre = np.where(np.isnan(prior_var), pooled[0], prior_var)
-        c = np.bincount(wk, weights=np.where(ok & ~jg, loo_v**2 * q, 0.0), minlength=n_workers)
         nu = noise_prior(ss / per, m, c, pooled[0])
         weight = np.where(np.isnan(prior_var), nu, pw)
         num = np.bincount(group, weights=weight * centre + ss, minlength=n_workers)[group]
