@@ -15,6 +15,8 @@ from monitor.metrics.common import check_same_length
 
 FLOOR = 1e-8
 """The reference package's smallest denominator (``SMALL_NUMBER_CONST``)."""
+SUM_BLOCK = 1 << 20
+"""Entries summed at a time by the layout's summing operators."""
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -116,7 +118,12 @@ class _Sum:
     n: int
 
     def __matmul__(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.bincount(self.keys, weights=v, minlength=self.n).astype(np.float64, copy=False)
+        # np.add.at adds in the order np.bincount does (the same sums, bit for bit), a block
+        # at a time: bincount would copy every 32-bit key to a 64-bit one first
+        out = np.zeros(self.n)
+        for lo in range(0, self.keys.shape[0], SUM_BLOCK):
+            np.add.at(out, self.keys[lo : lo + SUM_BLOCK], v[lo : lo + SUM_BLOCK])
+        return out
 
 
 @dataclass(frozen=True)
@@ -392,8 +399,10 @@ def jacobi_step(L: Layout, uqs: NDArray, wqs: NDArray, aqs: NDArray, weighted_wu
     del others
     # others' norm: the pair's own cells, plus the unit's cells the worker left empty
     unit_sq = L.unit_cell_sum @ (aqs[L.cell_ann] * unit_vec * unit_vec)
-    untouched = unit_sq[L.pu] - L.pair_sum @ (ae * unit_vec[ec] ** 2)
-    del unit_vec, ae, unit_sq
+    own_sq = L.pair_sum @ (ae * unit_vec[ec] ** 2)
+    del unit_vec, ae
+    untouched = unit_sq[L.pu] - own_sq
+    del unit_sq, own_sq
     untouched = np.where(L.covers_unit, 0.0, np.maximum(untouched, 0.0))
     ds = others_sq + untouched
     del others_sq, untouched
