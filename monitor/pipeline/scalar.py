@@ -55,6 +55,7 @@ def measure(coded: Coded, params: Params) -> Values:
             "item" in params.columnar, arrays,
         )  # fmt: skip
         out.add(crowdtruth_values(info.name, task, params))
+        del task  # its annotation counts (a row per judgment) are not kept for the others
         if arrays.kind == Kind.RATING and params.phi.phi != "off":
             out.add(_phi(coded, params, latest))
         out.add(model())

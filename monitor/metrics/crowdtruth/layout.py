@@ -295,7 +295,8 @@ def _aqs_operators(
         block = sp.csr_array((x[e], (pw[ep[e]], pu[ep[e]])), shape=shape)
         block.sum_duplicates()
         blocks.append(_small_indices(block))
-    j = sp.csr_array((np.ones(pw.shape[0]), (pw, pu)), shape=shape)
+    # J's values are never read (_aqs puts the units' UQS in their place): one byte each
+    j = sp.csr_array((np.ones(pw.shape[0], dtype=np.int8), (pw, pu)), shape=shape)
     return _AqsOperators(x=blocks, j=_small_indices(j))
 
 

@@ -126,7 +126,7 @@ def as_codes(name: str, x: ArrayLike, upper: int) -> NDArray[np.int64]:
     a = np.asarray(x).reshape(-1)
     if a.size and (a.min() < 0 or a.max() >= upper):
         raise ValueError(f"{name} must lie in 0..{upper - 1}.")
-    return a.astype(np.int64)
+    return a.astype(np.int64, copy=False)  # only read: no copy of the caller's int64 codes
 
 
 def _warm(name: str, x: ArrayLike, n: int, fill: float) -> NDArray[np.float64]:
@@ -189,6 +189,9 @@ def squarem(
             return done(res, True)
         if it >= max_iter:
             return done(res, False)
+        # from here on ``res`` is read for its means, biases and noise only: its judgment-sized
+        # arrays go before the next sweep makes its own
+        res = Sweep(res.mu, res.b, res.var, np.zeros(0, dtype=bool), np.zeros(0))
         res2, moved2, change2 = step(res.mu, res.b, res.var)
         if change2 < tol or it >= max_iter:
             res, change = res2, change2
