@@ -412,6 +412,7 @@ def jacobi_step(L: Layout, uqs: NDArray, wqs: NDArray, aqs: NDArray, weighted_wu
     cos = np.where(small, FLOOR, num / np.where(small, 1.0, root))
     del num, dw, ds, root, small
     wua_num = L.worker_sum @ (uqs[L.pu] * cos)
+    del cos
     sums = np.column_stack([wwa_num, wwa_den, wua_num, wua_den])
     wwa, wua = ratios(sums)
 
