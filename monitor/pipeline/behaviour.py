@@ -87,15 +87,18 @@ def measure(coded: Coded, params: Params) -> Values:
         names: list[str] = list(SHOWN)
     else:
         keep = np.isfinite(a.values)
+        if keep.all():  # the arrays themselves, not copies of every judgment's codes
+            keep = slice(None)  # type: ignore[assignment]
         workers, items = a.workers[keep], a.items[keep]
         codes, shown = np.unique(a.values[keep], return_inverse=True)
         shown = shown.reshape(-1).astype(np.int64)
-        canon, units, flipped = shown, items.astype(np.int64), np.zeros(shown.size, bool)
+        canon, units = shown, items.astype(np.int64, copy=False)
+        flipped = np.zeros(shown.size, bool)
         if coded.kind == Kind.LABEL and a.categories:
             names = [a.categories[int(c)] for c in codes]
         else:
             names = [f"{c:g}" for c in codes]
-    units = units.reshape(-1).astype(np.int64)
+    units = units.reshape(-1).astype(np.int64, copy=False)
     V = len(names)
     out.campaign_value("distinct_answers", int(np.unique(canon).size), n=int(canon.size))
     if not canon.size:
