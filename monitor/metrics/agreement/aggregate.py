@@ -364,11 +364,15 @@ class _RatingRounds:
         where = sparse.coo_array((np.arange(1.0, i.size + 1), (i, w)), shape=shape).tocsr()
         if where.nnz == i.size:  # no repeated cell: each cell holds its judgment's number
             at = where.data.astype(np.int64) - 1
-            self.a = sparse.csr_array((x[at], where.indices, where.indptr), shape=shape)
-            self.b = sparse.csr_array((np.ones(at.size), where.indices, where.indptr), shape=shape)
-            dxt = sparse.csr_array((dx[at], where.indices, where.indptr), shape=shape).T
-            bst = sparse.csr_array((shared[at].astype(np.float64), where.indices, where.indptr),
+            indices, indptr = where.indices, where.indptr
+            del where  # its judgment numbers: judgment-sized arrays go as soon as they are used
+            self.a = sparse.csr_array((x[at], indices, indptr), shape=shape)
+            self.b = sparse.csr_array((np.ones(at.size), indices, indptr), shape=shape)
+            dxt = sparse.csr_array((dx[at], indices, indptr), shape=shape).T
+            del dx
+            bst = sparse.csr_array((shared[at].astype(np.float64), indices, indptr),
                                    shape=shape).T  # fmt: skip
+            del at
         else:
             self.a = sparse.coo_array((x, (i, w)), shape=shape).tocsr()
             self.b = sparse.coo_array((np.ones(i.size), (i, w)), shape=shape).tocsr()
