@@ -326,3 +326,25 @@ def test_validation(kwargs: dict[str, Any], message: str) -> None:
     args.update(kwargs)
     with pytest.raises(ValueError, match=message):
         crowdtruth(args.pop("workers"), args.pop("units"), args.pop("annotations"), **args)
+
+
+@pytest.mark.parametrize("block", [1, 7, 1 << 20])
+def test_layout_sums_are_bincounts_bit_for_bit(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The layout's summing operators add a block of entries at a time (no 64-bit copy of
+    every key) and give np.bincount's sums exactly, whatever the block: the scores do not
+    depend on how the sums are cut."""
+    from monitor.metrics.crowdtruth import layout
+
+    monkeypatch.setattr(layout, "SUM_BLOCK", block)
+    rng = np.random.default_rng(7)
+    n = 2_000
+    workers, units = rng.integers(0, 30, n), rng.integers(0, 200, n)
+    counts = label_counts(rng.integers(0, 4, n), 4)
+    L, *_ = layout.build_layout(workers, units, counts, 30, 200, True, binary=False)
+    for op, keys in ((L.pair_sum, L.ep), (L.cell_sum, L.ec), (L.unit_sum, L.pu),
+                     (L.worker_sum, L.pw)):  # fmt: skip
+        v = rng.normal(size=keys.shape[0]) * 10.0 ** rng.integers(-8, 8, keys.shape[0])
+        want = np.bincount(keys, weights=v, minlength=op.n)
+        got = op @ v
+        assert got.dtype == np.float64
+        assert np.array_equal(got, want)
