@@ -308,3 +308,13 @@ def test_campaign_errors_are_the_commands(db_url: str, tmp_path: Path) -> None:
             campaign.ingest(_write_csv(_ratings(), tmp_path / "r.csv"))
         with pytest.raises(UsageError, match="unknown report format"):
             campaign.report(format="pdf")  # type: ignore[arg-type]
+
+
+def test_py_typed_is_shipped() -> None:
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "py.typed" in data["tool"]["setuptools"]["package-data"]["monitor"]
+    assert (root / "monitor" / "py.typed").is_file()
+    assert "pandas" in data["project"]["optional-dependencies"]
