@@ -393,15 +393,21 @@ def _from_columns(columns: dict[str, Any]) -> list[dict[str, Any]]:
             + ", ".join(f"{k} {len(v)}" for k, v in columns.items()),
             hint="give one value a judgment in each",
         )
-    values = [list(v.tolist() if hasattr(v, "tolist") else v) for v in columns.values()]
+    values = [list(_as_us(v).tolist() if hasattr(v, "tolist") else v) for v in columns.values()]
     return [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)]
+
+
+def _as_us(value: Any) -> Any:  # noqa: ANN401
+    """NumPy times in microseconds, whose ``tolist`` gives datetimes (nanoseconds give ints)."""
+    dtype = getattr(value, "dtype", None)
+    return value.astype("datetime64[us]") if getattr(dtype, "kind", None) == "M" else value
 
 
 def _plain(value: Any) -> Any:  # noqa: ANN401
     """A value JSON can hold: NumPy scalars and arrays as Python's, times in ISO 8601, a
     missing value (NaN, NaT, None) as null."""
     if hasattr(value, "tolist") and not isinstance(value, str | bytes):
-        value = value.tolist()  # NumPy scalar or array
+        value = _as_us(value).tolist()  # NumPy scalar or array
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     if type(value).__name__ in ("NaTType", "NAType"):

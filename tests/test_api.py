@@ -148,6 +148,34 @@ def test_pandas_dataframe_gives_the_commands_numbers(
     assert len(result.verdict.to_pandas()) == 1
 
 
+@pytest.mark.skipif(
+    importlib.util.find_spec("pandas") is None, reason="pandas is not installed (monitor[pandas])"
+)
+def test_times_durations_and_gaps_of_a_dataframe_are_the_files(tmp_path: Path) -> None:
+    """Missing durations (NaN), times with and without a zone, a column monitor does not read;
+    and times as NumPy datetime64 (nanoseconds) read as the same instants."""
+    import pandas as pd
+
+    good = Path(__file__).parent / "data" / "good" / "ratings.csv"
+    options = ["--kind", "rating", "--min", "1", "--max", "5", "--bootstrap", "0"]
+    scale: dict[str, Any] = {"kind": "rating", "scale_min": 1, "scale_max": 5, "bootstrap": 0}
+    want = _cli_document(good, *options)
+    got = monitor.analyze(pd.read_csv(good), name="ratings", **scale)
+    assert _differences(got.document, want) == []
+    assert got.workers["w1"]["mean_duration_s"] == 12.5
+    rows = [
+        {"worker": f"w{k % 3}", "item": f"i{k // 3}", "value": 1 + k % 5, "duration_s": 2.0 + k}
+        for k in range(12)
+    ]
+    stamps = [f"2025-11-03T09:{k:02d}:00" for k in range(12)]
+    timed = [{**r, "created_at": t} for r, t in zip(rows, stamps, strict=True)]
+    want = _cli_document(_write_csv(timed, tmp_path / "timed.csv"), *options)
+    columns = {k: np.array([r[k] for r in rows]) for k in rows[0]}
+    columns["created_at"] = np.array(stamps, dtype="datetime64[ns]")
+    got = monitor.analyze(columns, name="timed", **scale)
+    assert _differences(got.document, want) == []
+
+
 @pytest.mark.skipif(importlib.util.find_spec("polars") is None, reason="polars is not installed")
 def test_polars_dataframe_gives_the_commands_numbers(
     expected: tuple[Path, dict[str, Any]],
