@@ -20,7 +20,7 @@ from datetime import datetime
 
 from sqlalchemy import Engine
 
-from monitor import __version__, catalog
+from monitor import catalog
 from monitor.errors import Busy, LockLost
 from monitor.incremental.cache import RunCache
 from monitor.pipeline.decisions import apply_policy
@@ -46,6 +46,7 @@ from monitor.store.locks import Lease, campaign_lock
 from monitor.store.models import utcnow
 from monitor.store.runs import latest_run, mark_failed, prune_item_values
 from monitor.store.save import NewRun, plan_run, save_run
+from monitor.version import __version__
 
 log = logging.getLogger("monitor.pipeline")
 
