@@ -9,6 +9,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sqlalchemy import Engine
 
@@ -139,3 +140,68 @@ def test_cli(engine: Engine, db_url: str, labels, tmp_path: Path, capsys) -> Non
     assert main(["export", "requeue", "--db", db_url, "--campaign", "quiet"]) == 0
     err = capsys.readouterr()
     assert err.out == "item,text\r\n" and "nothing to send back" in err.err
+
+
+def test_a_gold_item_is_never_flagged_ambiguous(db_url: str, tmp_path: Path) -> None:
+    """End to end: items the workers split on are flagged ambiguous until their gold value is
+    given; then the run flags them no more, and the requeue file leaves them out."""
+    from monitor.cli import main
+    from monitor.store.campaigns import get_campaign
+    from monitor.store.engine import make_engine
+    from monitor.store.runs import latest_run, run_flags
+
+    rng = np.random.default_rng(3)
+    truth = {f"i{k:02d}": "ab"[k % 2] for k in range(40)}
+    split = [f"s{k}" for k in range(6)]
+    path = tmp_path / "j.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["worker", "item", "value"])
+        for k in range(4):
+            for item, t in truth.items():
+                w.writerow([f"w{k}", item, t if rng.random() < 0.9 else "ab"[t == "a"]])
+            for item in split:  # two say a, two say b
+                w.writerow([f"w{k}", item, "ab"[k % 2]])
+    gold = tmp_path / "gold.csv"
+    gold.write_text("item,gold\ns0,a\ns1,b\n")
+    db = ["--db", db_url]
+    assert main([*db, "campaign", "create", "g", "--kind", "label"]) == 0
+    assert main([*db, "ingest", str(path), "--campaign", "g"]) == 0
+
+    def flagged() -> set[str]:
+        assert main([*db, "recompute", "--campaign", "g"]) == 0
+        engine = make_engine(db_url)
+        try:
+            with session_factory(engine)() as s:
+                run = latest_run(s, get_campaign(s, "g").id)
+                assert run is not None
+                return {f.subject for f in run_flags(s, run.id, "item") if f.rule == "ambiguous"}
+        finally:
+            engine.dispose()
+
+    assert {"s0", "s1", "s2"} <= flagged()
+    assert main([*db, "ingest", "--items", str(gold), "--campaign", "g"]) == 0
+    after = flagged()
+    assert "s2" in after and not {"s0", "s1"} & after
+    out = tmp_path / "again.csv"
+    assert main([*db, "export", "requeue", "--campaign", "g", "--out", str(out)]) == 0
+    sent = {r["item"] for r in csv.DictReader(out.open(encoding="utf-8"))}
+    assert "s2" in sent and not {"s0", "s1"} & sent
+
+
+def test_without_gold_keeps_a_pair_with_one_unknown_item() -> None:
+    from monitor.rules.item import without_gold
+
+    flags = [
+        _flag("g1", 0.1),
+        _flag("i1", 0.1),
+        _flag("g1\tg2", 0.1, "pair"),
+        _flag("g1\ti1", 0.1, "pair"),
+        _flag("g1", 0.1, "worker", "low_quality"),  # a worker of that name is no item
+    ]
+    kept = without_gold(flags, {"g1", "g2"})
+    assert [(f.scope, f.subject) for f in kept] == [
+        ("item", "i1"),
+        ("pair", "g1\ti1"),
+        ("worker", "g1"),
+    ]

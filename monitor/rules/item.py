@@ -10,11 +10,14 @@
   split of the pair's strict answers (``q < ambiguous_p``).
 
 The model's flags are withheld while it has not converged. Items need at least
-``min_item_judgments`` judgments.
+``min_item_judgments`` judgments. An item whose answer is known (a gold value) is never
+ambiguous, nor a pair of two such items (:func:`without_gold`): more judgments would not tell
+anything new of it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from typing import Any
 
 import numpy as np
@@ -161,3 +164,17 @@ def ambiguous_pair(run: RunValues, t: Thresholds) -> list[FlagRecord]:
             )
         )
     return flags
+
+
+def without_gold(flags: Iterable[FlagRecord], gold: Collection[str]) -> list[FlagRecord]:
+    """``flags`` less the ``ambiguous`` ones on an item of ``gold`` (the items with a gold
+    value) or on a pair of two such items: their answer is known, none is to be sent back."""
+    return [
+        f
+        for f in flags
+        if not (
+            f.rule == "ambiguous"
+            and f.scope in ("item", "pair")
+            and all(s in gold for s in f.subject.split("\t"))
+        )
+    ]
