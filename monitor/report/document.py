@@ -19,6 +19,7 @@ from monitor.report.data import CampaignData, load
 from monitor.report.jsonsafe import clean, natural_key, num
 from monitor.report.jsonsafe import value_interval as _interval
 from monitor.report.jsonsafe import value_number as _v
+from monitor.report.today import document_todo
 from monitor.store.runs import FlagRecord, Value
 
 P_E = {False: 13 / 27, True: 6 / 8}
@@ -517,6 +518,8 @@ def document_from(data: CampaignData, *, items: bool = True) -> dict[str, Any]:
     if items:
         doc["items"] = data.items.rows(range(len(data.items)))
     doc["flags"] = [_flag_dict(f) for f in data.flags]
+    flagged = [p for p, rules in data.items.flags.items() if "ambiguous" in rules]
+    doc["todo"] = document_todo(doc, doc["items"] if items else data.items.reason_rows(flagged))
     return doc
 
 

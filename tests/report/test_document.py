@@ -154,6 +154,16 @@ def test_pair_rows_carry_their_split_and_flags(engine: Engine) -> None:
     ab, ac = pairs[("a", "b")], pairs[("a", "c")]
     assert (ab["left_wins"], ab["right_wins"], ab["ties"], ab["flags"]) == (7, 5, 2, ["ambiguous"])
     assert (ac["left_wins"], ac["right_wins"], ac["ties"], ac["flags"]) == (0, 4, 0, [])
+    assert doc["todo"] == [
+        {
+            "action": "send_back",
+            "pair": ["a", "b"],
+            "reason": "split",
+            "left_wins": 7,
+            "right_wins": 5,
+            "ties": 2,
+        }
+    ]
     # the page shows the split beside the pair sent back
     from monitor.report.render import render_html
 
@@ -170,3 +180,26 @@ def test_answer_split_most_given_first() -> None:
     assert answer_split({"b": 2, "a": 2, "c": 5}) == "c ×5, a ×2, b ×2"
     assert answer_split({str(k): 1 for k in range(7)}, most=2) == "0 ×1, 1 ×1, …"
     assert answer_split(None) == ""
+
+
+def test_todo_lists_what_the_page_lists(engine: Engine) -> None:
+    import copy
+
+    from monitor.report.today import document_todo
+    from monitor.report.view import build_view
+
+    rating_campaign(engine)
+    doc = _doc(engine, "quality")
+    decided = {"w6": "block", "w2": "watch", "w3": "down_weight", "w4": "ok"}
+    for w in doc["workers"]:
+        if w["worker"] in decided:
+            w["decision"], w["decision_reason"] = decided[w["worker"]], f"why {w['worker']}"
+    doc["todo"] = document_todo(doc)
+    view = build_view(copy.deepcopy(doc))
+    page = [(a, t.subject) for _, a, entries in view["todo"] for t in entries]
+    workers = [(t["action"], t["worker"]) for t in doc["todo"] if "worker" in t]
+    assert workers == page == [("block", "w6"), ("down_weight", "w3"), ("review", "w2")]
+    assert all(t["reason"] for t in doc["todo"])
+    sent = [t for t in doc["todo"] if t["action"] == "send_back"]
+    assert [t["item"] for t in sent] == [s["subject"] for s in view["send_back"]] == ["i3"]
+    assert sent[0]["reason"] == view["send_back"][0]["reason"]
