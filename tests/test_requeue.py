@@ -205,3 +205,31 @@ def test_without_gold_keeps_a_pair_with_one_unknown_item() -> None:
         ("pair", "g1\ti1"),
         ("worker", "g1"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("interval", "flagged"),
+    [([0.40, 0.62], True), ([0.78, 0.86], False), ([0.10, 0.45], False), (None, True)],
+)
+def test_an_ambiguous_pair_is_one_the_workers_divide_on(interval, flagged: bool) -> None:  # noqa: ANN001
+    """The split test alone flags a pair of 354 answers split 82/18 (more against its order
+    than the annotators' reliability expects); a pair is ambiguous only when the interval of
+    its first-item share holds one half (a run stored without that interval: the test alone)."""
+    from monitor.results import Value
+    from monitor.rules import RunValues, Thresholds
+    from monitor.rules.item import ambiguous_pair
+
+    detail = {"q_value": 1e-6, "against": 64, "expected_against": 30.0, "ties": 0}
+    if interval is not None:
+        detail["first_interval"] = interval
+    run = RunValues(
+        "pairwise",
+        [
+            Value("campaign", "c", "model_iterations", 10.0, detail={"converged": True}),
+            Value("pair", "a\tb", "model_split_p", 1e-8, n=354, detail={**detail, "left": "a"}),
+        ],
+    )
+    flags = ambiguous_pair(run, Thresholds())
+    assert [f.subject for f in flags] == (["a\tb"] if flagged else [])
+    if flagged and interval is not None:
+        assert "no clear majority" in flags[0].evidence["message"]
