@@ -531,9 +531,15 @@ def _pairs_to_send_back(
     out = []
     for s, fs in sorted(pair_flags.items(), key=lambda kv: kv[1][0]["value"] or 0.0):
         left, _, right = s.partition("\t")
-        answers = (fs[0]["evidence"] or {}).get("answers") or {}
+        ev = fs[0]["evidence"] or {}
+        answers = ev.get("answers") or {}
         split = ", ".join(f"{k} {v}" for k, v in sorted(answers.items(), key=lambda kv: -kv[1]))
         reason = f"the workers split: {split}" if split else flag_line(fs[0])
+        if not split and ev.get("against") is not None and ev.get("expected_against") is not None:
+            reason = (
+                f"{ev['against']} of {ev.get('n')} answers go against the order they support "
+                f"best, where the annotators' reliability expects {ev['expected_against']:.1f}"
+            )
         row = wins.get(s)
         shown = (
             f"left {row.get('left_wins', 0)}, right {row.get('right_wins', 0)}, "

@@ -147,7 +147,8 @@ def test_pair_rows_carry_their_split_and_flags(engine: Engine) -> None:
                 Value("pair", p, "n_judgments", float(sum(a.values())), detail={"answers": a})
                 for p, a in answers.items()
             ],
-            flags=[FlagRecord("pair", "a\tb", "ambiguous", 0.001, 0.01, {"message": "split"})],
+            flags=[FlagRecord("pair", "a\tb", "ambiguous", 0.001, 0.01, {"message": "split",
+                   "against": 5, "n": 12, "expected_against": 1.2})],
         )  # fmt: skip
     doc = _doc(engine, "split")
     pairs = {(p["left"], p["right"]): p for p in doc["pairs"]}
@@ -169,9 +170,10 @@ def test_pair_rows_carry_their_split_and_flags(engine: Engine) -> None:
 
     page = render_html(doc)
     assert (
-        '<span class="who">a vs b</span> <span class="split">(left 7, right 5, tie 2)</span>'
-        in (page)
-    )
+        '<span class="who">a vs b</span> <span class="split">(left 7, right 5, tie 2)</span>: '
+        "5 of 12 answers go against the order they support best, where the annotators&#39; "
+        "reliability expects 1.2</li>"
+    ) in page
 
 
 def test_answer_split_most_given_first() -> None:
