@@ -29,6 +29,7 @@ from monitor.pipeline.params import Coded, Params
 from monitor.progress import Progress
 from monitor.rules import PolicyOptions, RunValues, Thresholds, evaluate
 from monitor.rules.decision import decide_workers
+from monitor.rules.item import without_gold
 from monitor.rules.thresholds import DecisionOptions
 from monitor.settings import Settings, run_settings
 from monitor.store.arrays import gold_signature
@@ -313,6 +314,10 @@ def _run(
     stage("flagging", STEPS["flagging"])
     thresholds = Thresholds.of(settings)
     flags = evaluate(values.values, thresholds, kind=info.kind, columns=values.columns)
+    known = {
+        str(i) for i, g in zip(arrays.item_ids, arrays.item_gold, strict=True) if g is not None
+    }
+    flags = without_gold(flags, known)  # a gold item is never sent back
     advice = decide_workers(
         RunValues(info.kind, values.values, values.columns),
         flags,
