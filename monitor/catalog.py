@@ -334,7 +334,8 @@ MEASURES: tuple[Measure, ...] = (
             "each annotator's reliability (exact Poisson-binomial test)",
             n="strict answers",
             detail="`q_value` (Benjamini-Hochberg), `against`, `expected_against`, `ties`, "
-            "`gold`, `left`, `right`"),
+            "`gold`, `left`, `right`, `first_interval` (95% Wilson interval of the share "
+            "preferring `left`)"),
     # --- annotation -----------------------------------------------------------------------
     Measure("aqs", _A, ALL, "CrowdTruth annotation quality (closed tasks)", warm=True,
             title="AQS", key="aqs"),

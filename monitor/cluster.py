@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from distributed import Client, WorkerPlugin, get_worker
 
-from monitor import __version__
 from monitor.errors import MonitorError, UsageError
+from monitor.version import __version__
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine

@@ -243,12 +243,19 @@ def task_file(rows: Sequence, platform: str, texts: dict[str, str] | None = None
         + ((texts.get(r.left, r.left), texts.get(r.right, r.right)) if shown else ())
         for r in rows
     ]
+    return task_table(columns, cells, platform)
+
+
+def task_table(columns: Sequence[str], cells: Sequence[Sequence[str]], platform: str) -> str:
+    """Tasks with these ``columns`` as the platform's upload takes them: Label Studio tasks
+    JSON (``[{"data": {...}}]``), a Toloka task TSV (``INPUT:*``), else CSV (MTurk's batch
+    input, Prolific, plain), every cell a spreadsheet would read as a formula neutralised."""
     if platform == "labelstudio":
         tasks = [{"data": dict(zip(columns, c, strict=True))} for c in cells]
         return json.dumps(tasks, indent=2, ensure_ascii=False) + "\n"
     buf = io.StringIO()
     out = csv.writer(buf, delimiter="\t" if platform == "toloka" else ",", lineterminator="\r\n")
-    out.writerow([PREFIX[platform] + c for c in columns])
+    out.writerow([PREFIX.get(platform, "") + c for c in columns])
     out.writerows([neutralise(v) for v in c] for c in cells)
     return buf.getvalue()
 

@@ -106,6 +106,13 @@ def test_layer_imports(layer: str) -> None:
     assert bad == []
 
 
+def test_api_is_below_the_cli_and_imports_no_dataframe_library() -> None:
+    """``monitor/api.py`` is what the CLI calls; pandas only inside ``to_pandas``, lazily."""
+    imports = _imports(ROOT / "api.py")
+    assert [m for m, _ in imports if m.startswith("monitor.cli")] == []
+    assert [m for m, top in imports if m.split(".")[0] in ("pandas", "polars") and top] == []
+
+
 def test_pymc_only_in_phi_and_lazily() -> None:
     offenders = [
         f"{p.relative_to(ROOT)}"

@@ -250,22 +250,10 @@ def test_a_plan_held_up_past_the_lock_timeout_is_one_line(
     tmp_path, db_url, capsys, backend, monkeypatch
 ) -> None:  # noqa: ANN001
     """Another session holds the campaign (PostgreSQL: its row; SQLite: the write lock): past
-    the server's lock_timeout (SQLite: the busy timeout, here made short) the plan ends with one
-    line (exit 1), nothing stored or written."""
-    from monitor.store import engine as engines
-
+    the ``lock_timeout`` setting (SQLite: the busy timeout it sets), here made short, the plan
+    ends with one line (exit 1), nothing stored or written."""
     _setup(tmp_path, db_url, capsys)
-    timed = db_url
-    if backend == "postgres":
-        timed += ("&" if "?" in db_url else "?") + "options=-c%20lock_timeout%3D300"
-    else:
-        real = engines._sqlite_pragmas
-
-        def short(dbapi_connection, record) -> None:  # noqa: ANN001
-            real(dbapi_connection, record)
-            dbapi_connection.execute("PRAGMA busy_timeout=300")
-
-        monkeypatch.setattr(engines, "_sqlite_pragmas", short)
+    monkeypatch.setenv("MONITOR_LOCK_TIMEOUT", "0.3")
     engine = make_engine(db_url)
     out = tmp_path / "t.csv"
     try:
@@ -276,7 +264,7 @@ def test_a_plan_held_up_past_the_lock_timeout_is_one_line(
                 )
             else:
                 holder.execute(text("UPDATE campaigns SET name = name WHERE name = 'pc'"))
-            code, _, err = _run(capsys, *PLAN, "--out", str(out), "--db", timed)
+            code, _, err = _run(capsys, *PLAN, "--out", str(out), "--db", db_url)
             holder.rollback()
     finally:
         engine.dispose()

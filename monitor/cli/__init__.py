@@ -11,7 +11,6 @@ import os
 import sys
 from collections.abc import Sequence
 
-from monitor import __version__
 from monitor.cli import (
     analyze,
     cache,
@@ -30,6 +29,7 @@ from monitor.cli.context import Context
 from monitor.cli.parsing import Parser
 from monitor.cli.show import echo
 from monitor.errors import InputError, MonitorError
+from monitor.version import __version__
 
 MODULES = (
     db,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from monitor.cli.context import Context
 from monitor.cli.show import echo, json_text
+from monitor.errors import NotFound
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -79,14 +79,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.api import analyze_file
     from monitor.cli.campaign import spec_from_args
     from monitor.cli.ingest import pairs
-    from monitor.errors import NotFound
-    from monitor.ingest.api import create_campaign, ingest_file
-    from monitor.pipeline import recompute
-    from monitor.report.document import build_document
-    from monitor.store.engine import make_engine, transaction
-    from monitor.store.migrate import upgrade
 
     if not args.file.is_file():
         raise NotFound(f"{args.file}: no such file")
@@ -96,38 +91,24 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         bootstrap_samples=args.bootstrap,
         phi_mapping=args.phi_mapping,
         phi_prior=args.phi_prior,
-        cache_dir="",  # a throwaway database: nothing to keep for a next run
     )
-    name = args.file.stem or "analysis"
-    spec = spec_from_args(args, name)
-    with tempfile.TemporaryDirectory(prefix="monitor-analyze-") as tmp:
-        db = args.keep_db or Path(tmp) / "analyze.db"
-        if args.keep_db and db.exists():
-            db.unlink()
-        engine = make_engine(f"sqlite:///{db}")
-        try:
-            upgrade(engine)
-            create_campaign(engine, spec)
-            summary = ingest_file(
-                engine,
-                args.file,
-                name,
-                items=args.items,
-                format=args.format,
-                mapping=pairs(args.map, "--map") or None,
-                options=pairs(args.option, "--option") or None,
-                progress=sys.stderr.isatty() and not args.json,
-                delimiter=args.delimiter,
-            )
-            [outcome] = recompute(engine, settings, campaign=name, full=True)
-            with transaction(engine) as s:
-                document = build_document(s, name)
-        finally:
-            engine.dispose()
+    spec = spec_from_args(args, args.file.stem or "analysis")
+    result, outcome = analyze_file(
+        args.file,
+        spec,
+        settings,
+        items=args.items,
+        format=args.format,
+        mapping=pairs(args.map, "--map") or None,
+        options=pairs(args.option, "--option") or None,
+        progress=sys.stderr.isatty() and not args.json,
+        delimiter=args.delimiter,
+        keep_db=args.keep_db,
+    )
     if args.json:
-        sys.stdout.write(json_text(document) + "\n")
+        sys.stdout.write(json_text(result.document) + "\n")
         return 0
-    _summary(document, summary, outcome)
+    _summary(result.document, result.ingest, outcome)
     return 0
 
 

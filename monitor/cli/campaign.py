@@ -71,37 +71,18 @@ def add_scale_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strict", action="store_true", help="pairwise: ties are not allowed")
 
 
-def _split(text: str | None, option: str) -> tuple[str, ...] | None:
-    if text is None:
-        return None
-    parts = tuple(p.strip() for p in text.split(","))
-    if not all(parts):
-        raise UsageError(f"{option}: an empty name in '{text}'", hint=f"write {option} a,b,c")
-    return parts
-
-
 def spec_from_args(args: argparse.Namespace, name: str) -> CampaignSpec:
     """The campaign spec the scale options describe (UsageError for options of another kind)."""
-    from monitor.store.campaigns import CampaignSpec
+    from monitor.api import campaign_spec
 
-    kind = args.kind
-    if kind != "rating" and (args.scale_min is not None or args.scale_max is not None):
-        raise UsageError("--min and --max are for rating campaigns")
-    if args.categories is not None and kind != "label":
-        hint = "a multilabel campaign takes --options" if kind == "multilabel" else None
-        raise UsageError("--categories is for label campaigns", hint=hint)
-    if (args.options is not None or args.open) and kind != "multilabel":
-        raise UsageError("--options and --open are for multilabel campaigns")
-    if args.strict and kind != "pairwise":
-        raise UsageError("--strict is for pairwise campaigns")
-    categories = _split(args.categories, "--categories") or _split(args.options, "--options")
-    return CampaignSpec(
-        name=name,
-        kind=kind,
-        level=args.level,
+    return campaign_spec(
+        name,
+        args.kind,
         scale_min=args.scale_min,
         scale_max=args.scale_max,
-        categories=categories,
+        level=args.level,
+        categories=args.categories,
+        options=args.options,
         open=args.open,
         strict=args.strict,
         platform=getattr(args, "platform", None),

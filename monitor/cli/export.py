@@ -20,12 +20,18 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "(with --include-flagged, also the other workers it flagged) as MTurk Workers CSV (UPDATE-BlockStatus), Prolific list, Toloka "
         "user restrictions TSV, or CSV/JSON. weights: CSV/JSON (MTurk: a qualification score). "
         "labels: CSV/JSON, the reliability model's answer per item (Dawid-Skene label, rating "
-        "model mean, multi-label options) with its posterior or sd. See docs/exports.md.",
+        "model mean, multi-label options) with its posterior or sd. requeue: the items (or "
+        "pairs) the latest run says to send back, with their text, as a task file for csv, "
+        "toloka, labelstudio or prolific. See docs/exports.md.",
     )
-    p.add_argument("what", choices=("blocklist", "weights", "labels"))
+    p.add_argument("what", choices=("blocklist", "weights", "labels", "requeue"))
     p.add_argument("--campaign", required=True, metavar="NAME")
     p.add_argument(
-        "--platform", choices=("mturk", "prolific", "toloka", "csv", "json"), default="csv"
+        "--platform",
+        default="csv",
+        metavar="{mturk,prolific,toloka,labelstudio,csv,json}",
+        help="blocklist and weights: mturk, prolific, toloka, csv or json; labels: csv or "
+        "json; requeue: csv, toloka, labelstudio or prolific (default: csv)",
     )
     p.add_argument("--out", metavar="PATH", help="file to write (default: standard output)")
     p.add_argument(
@@ -49,6 +55,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.output import check_target, write_output
     from monitor.store.engine import session_factory
 
+    if args.what == "requeue":
+        return _requeue(args, ctx)
     to_file = bool(args.out and args.out != "-")
     if to_file:
         check_target(Path(args.out), "export", f"{args.what}.{args.platform}")
@@ -64,6 +72,33 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         write_data(text)
     for line in note:
         echo(line, err=True)
+    return 0
+
+
+def _requeue(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.errors import UsageError
+    from monitor.output import check_target, write_output
+    from monitor.requeue import PLATFORMS, requeue
+    from monitor.store.engine import session_factory
+
+    if args.include_flagged or args.project is not None or args.pool is not None:
+        raise UsageError("--include-flagged, --project and --pool are for the blocklist")
+    if args.platform not in PLATFORMS:  # before the database is opened
+        raise UsageError(
+            f"unknown platform {args.platform!r} for a requeue file: use --platform "
+            + ", ".join(PLATFORMS)
+        )
+    to_file = bool(args.out and args.out != "-")
+    if to_file:
+        check_target(Path(args.out), "export", f"requeue.{args.platform}")
+    with session_factory(ctx.engine())() as s:
+        done = requeue(s, args.campaign, args.platform)
+    if to_file:
+        echo(write_output(Path(args.out), done.text, "export", newline=""))
+    else:
+        write_data(done.text)
+    if done.note:
+        echo(done.note, err=True)
     return 0
 
 

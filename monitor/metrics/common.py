@@ -49,6 +49,22 @@ def encode(labels: ArrayLike) -> tuple[NDArray[np.int64], NDArray]:
     return codes.astype(np.int64).reshape(-1), uniques
 
 
+def bounded_codes(name: str, x: ArrayLike, upper: int) -> NDArray[np.int64]:
+    """``x`` as integer codes in ``0..upper - 1`` (whole floats accepted), else a ValueError
+    naming ``name``."""
+    a = np.asarray(x).reshape(-1)
+    if (
+        a.size
+        and not np.issubdtype(a.dtype, np.integer)
+        and (not np.all(np.isfinite(a)) or np.any(a != np.round(a)))
+    ):
+        raise ValueError(f"{name} must be integer codes.")
+    a = a.astype(np.int64)
+    if a.size and (a.min() < 0 or a.max() >= upper):
+        raise ValueError(f"{name} must lie in 0..{upper - 1}, got {a.min()}..{a.max()}.")
+    return a
+
+
 def check_same_length(**arrays: NDArray) -> int:
     """Raise ValueError unless all arrays are one-dimensional with the same length."""
     lengths = {name: np.shape(a) for name, a in arrays.items()}

@@ -245,6 +245,10 @@ def _ambiguous(
                     "expected_against": round(float(amb.expected_against[k]), 6),
                     "ties": int(amb.n_ties[k]),
                     "gold": bool(amb.gold[k]),
+                    "first_interval": [
+                        round(float(amb.first_low[k]), 6),
+                        round(float(amb.first_high[k]), 6),
+                    ],
                     "left": lo,
                     "right": hi,
                 },

@@ -20,7 +20,7 @@ from datetime import datetime
 
 from sqlalchemy import Engine
 
-from monitor import __version__, catalog
+from monitor import catalog
 from monitor.errors import Busy, LockLost
 from monitor.incremental.cache import RunCache
 from monitor.pipeline.decisions import apply_policy
@@ -29,6 +29,7 @@ from monitor.pipeline.params import Coded, Params
 from monitor.progress import Progress
 from monitor.rules import PolicyOptions, RunValues, Thresholds, evaluate
 from monitor.rules.decision import decide_workers
+from monitor.rules.item import without_gold
 from monitor.rules.thresholds import DecisionOptions
 from monitor.settings import Settings, run_settings
 from monitor.store.arrays import gold_signature
@@ -46,6 +47,7 @@ from monitor.store.locks import Lease, campaign_lock
 from monitor.store.models import utcnow
 from monitor.store.runs import latest_run, mark_failed, prune_item_values
 from monitor.store.save import NewRun, plan_run, save_run
+from monitor.version import __version__
 
 log = logging.getLogger("monitor.pipeline")
 
@@ -312,6 +314,10 @@ def _run(
     stage("flagging", STEPS["flagging"])
     thresholds = Thresholds.of(settings)
     flags = evaluate(values.values, thresholds, kind=info.kind, columns=values.columns)
+    known = {
+        str(i) for i, g in zip(arrays.item_ids, arrays.item_gold, strict=True) if g is not None
+    }
+    flags = without_gold(flags, known)  # a gold item is never sent back
     advice = decide_workers(
         RunValues(info.kind, values.values, values.columns),
         flags,

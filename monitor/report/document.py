@@ -8,6 +8,7 @@ are ``None`` (JSON null), never NaN and never 0; ids are strings.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -18,6 +19,7 @@ from monitor.report.data import CampaignData, load
 from monitor.report.jsonsafe import clean, natural_key, num
 from monitor.report.jsonsafe import value_interval as _interval
 from monitor.report.jsonsafe import value_number as _v
+from monitor.report.today import document_todo
 from monitor.store.runs import FlagRecord, Value
 
 P_E = {False: 13 / 27, True: 6 / 8}
@@ -343,9 +345,17 @@ def _annotations(data: CampaignData) -> list[dict[str, Any]]:
 
 
 def _pairs(data: CampaignData) -> list[dict[str, Any]]:
+    """Each pair's row: its items, judgments, UQS and UAS, its split (``left_wins``,
+    ``right_wins``, ``ties``: the answers as given, each pair in its stored order) and the
+    rules that flagged it in the latest run."""
+    flags: dict[str, list[str]] = defaultdict(list)
+    for f in data.flags:
+        if f.scope == "pair" and f.rule not in flags[f.subject]:
+            flags[f.subject].append(f.rule)
     out = []
     for p in sorted(data.subjects("pair"), key=natural_key):
         nj = data.get("pair", "n_judgments", p)
+        answers = ((nj.detail if nj is not None else None) or {}).get("answers") or {}
         uas = data.get("pair", "uas", p)
         detail = next(
             (v.detail for v in (nj, uas, data.get("pair", "uqs", p)) if v and v.detail), {}
@@ -358,6 +368,10 @@ def _pairs(data: CampaignData) -> list[dict[str, Any]]:
                 "n_judgments": _count(nj),
                 "uqs": _v(data.get("pair", "uqs", p)),
                 "uas": clean((uas.detail or {}).get("scores")) if uas is not None else None,
+                "left_wins": int(answers.get("left", 0)),
+                "right_wins": int(answers.get("right", 0)),
+                "ties": int(answers.get("tie", 0)),
+                "flags": sorted(flags.get(p, [])),
             }
         )
     return out
@@ -504,6 +518,8 @@ def document_from(data: CampaignData, *, items: bool = True) -> dict[str, Any]:
     if items:
         doc["items"] = data.items.rows(range(len(data.items)))
     doc["flags"] = [_flag_dict(f) for f in data.flags]
+    flagged = [p for p, rules in data.items.flags.items() if "ambiguous" in rules]
+    doc["todo"] = document_todo(doc, doc["items"] if items else data.items.reason_rows(flagged))
     return doc
 
 

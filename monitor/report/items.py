@@ -269,6 +269,22 @@ class ItemTable:
                        posteriors=clean(post))  # fmt: skip
         return row
 
+    def reason_rows(self, positions: Iterable[int]) -> list[dict[str, Any]]:
+        """What the to-do list's reasons read of the items at ``positions`` (``item``,
+        ``answers``, ``model_label``, ``posteriors``), without building their whole rows."""
+        out = []
+        for p in positions:
+            nj, label = self.get("n_judgments", p), self.get("model_label", p)
+            row: dict[str, Any] = {
+                "item": str(self.ids[p]),
+                "answers": clean((nj.detail or {}).get("answers")) if nj is not None else None,
+            }
+            if label is not None:
+                post = (label.detail or {}).get("posterior") or {}
+                row.update(model_label=model_label(post, self.kind), posteriors=clean(post))
+            out.append(row)
+        return out
+
     # --- all items at once ----------------------------------------------------------------
 
     def floats(self, metric: str) -> NDArray[np.float64]:

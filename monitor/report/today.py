@@ -222,6 +222,70 @@ def item_reason(row: Mapping[str, Any], flag: Mapping[str, Any] | None, kind: st
     return str(ev.get("message") or "the reliable workers disagree")
 
 
+def _natural(s: str) -> tuple:
+    from monitor.report.jsonsafe import natural_key
+
+    return natural_key(s)
+
+
+def _by_value(flags: Iterable[Flag]) -> list[Flag]:
+    """Ambiguous flags, the least settled first (the flag's value: a posterior, a p- or
+    q-value), then by subject."""
+    return sorted(
+        (f for f in flags if f["rule"] == "ambiguous"),
+        key=lambda f: (f["value"] if f["value"] is not None else 2.0, _natural(f["subject"])),
+    )
+
+
+def document_todo(
+    doc: Mapping[str, Any], item_rows: Iterable[Mapping[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The JSON document's ``todo``: what the page's "what to do today" lists. The workers to
+    act on by their decision (``block``, ``down_weight``, then ``review`` for ``watch``), each
+    with its ``worker``, ``reason`` and ``rules``; then the items (``item``) or pairs (``pair``:
+    [left, right]) to ``send_back``, the least settled first, each with its ``reason`` and how
+    its judgments split (``answers``; a pair's ``left_wins``, ``right_wins``, ``ties``).
+    ``item_rows``: the document rows of (at least) the flagged items, when ``doc`` lists none."""
+    kind = doc["campaign"]["kind"]
+    worker_flags: dict[str, list[Flag]] = {}
+    for f in doc["flags"]:
+        if f["scope"] == "worker":
+            worker_flags.setdefault(str(f["subject"]), []).append(f)
+    todo = worker_todo(concern_order(list(doc["workers"])), worker_flags, {})
+    out: list[dict[str, Any]] = [
+        {"action": a, "worker": t.subject, "reason": t.reason, "rules": t.rules}
+        for a in ACTIONS
+        for t in todo[a]
+    ]
+    if kind == Kind.PAIRWISE:
+        pairs = {f"{p['left']}\t{p['right']}": p for p in doc.get("pairs") or []}
+        for f in _by_value(f for f in doc["flags"] if f["scope"] == "pair"):
+            left, _, right = str(f["subject"]).partition("\t")
+            row = pairs.get(str(f["subject"])) or {}
+            out.append(
+                {
+                    "action": "send_back",
+                    "pair": [left, right],
+                    "reason": str((f.get("evidence") or {}).get("message") or flag_line(f)),
+                    **{k: row.get(k) for k in ("left_wins", "right_wins", "ties")},
+                }
+            )
+        return out
+    rows = doc.get("items") or [] if item_rows is None else item_rows
+    items = {str(i["item"]): i for i in rows}
+    for f in _by_value(f for f in doc["flags"] if f["scope"] == "item"):
+        row = items.get(str(f["subject"])) or {}
+        out.append(
+            {
+                "action": "send_back",
+                "item": str(f["subject"]),
+                "reason": item_reason(row, f, kind),
+                "answers": row.get("answers") or (f.get("evidence") or {}).get("answers"),
+            }
+        )
+    return out
+
+
 __all__ = [
     "ACTIONS",
     "ACTION_TITLES",
@@ -230,6 +294,7 @@ __all__ = [
     "advice",
     "by_importance",
     "concern_order",
+    "document_todo",
     "flag_line",
     "item_reason",
     "worker_order",

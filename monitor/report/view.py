@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ from monitor import catalog
 from monitor.catalog import Kind
 from monitor.report import charts, evidence, lists, scale
 from monitor.report.items import ItemPicks, rank_notes
+from monitor.report.jsonsafe import natural_key
 from monitor.report.tables import fmt
 from monitor.report.titles import meaning, rule_title
 from monitor.report.today import (
@@ -443,11 +444,15 @@ def build_view(
         (s.partition("\t")[0], s.partition("\t")[2]) for s in pair_flags if "\t" in s
     }
     if pairwise:
-        send_back = _pairs_to_send_back(pair_flags)
+        send_back = _pairs_to_send_back(pair_flags, doc.get("pairs", []))
         n_send_back = len(pair_flags)
     else:
         send_back = [
-            {"subject": str(r["item"]), "reason": item_reason(r, item_flags.get(r["item"]), kind)}
+            {
+                "subject": str(r["item"]),
+                "reason": item_reason(r, item_flags.get(r["item"]), kind),
+                "split": answer_split(r.get("answers")),
+            }
             for r in picks.ambiguous[:MAX_TODO_ITEMS]
         ]
         n_send_back = picks.n_ambiguous
@@ -506,15 +511,43 @@ def build_view(
     return view
 
 
-def _pairs_to_send_back(pair_flags: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, str]]:
-    """The ambiguous pairs, the least agreed first, with how the workers split."""
+def answer_split(answers: Mapping[str, Any] | None, most: int = 5) -> str:
+    """How the judgments of an item split, the most given answer first (``a ×7, b ×5``; at most
+    ``most`` answers, then ``…``)."""
+    counts = sorted(
+        ((str(k), int(v)) for k, v in (answers or {}).items() if isinstance(v, int | float)),
+        key=lambda kv: (-kv[1], natural_key(kv[0])),
+    )
+    text = ", ".join(f"{k} ×{v}" for k, v in counts[:most])
+    return text + (", …" if len(counts) > most else "")
+
+
+def _pairs_to_send_back(
+    pair_flags: Mapping[str, list[dict[str, Any]]], rows: Sequence[Mapping[str, Any]] = ()
+) -> list[dict[str, str]]:
+    """The ambiguous pairs, the least agreed first, with how the workers split (the pair's
+    row: ``left 7, right 5, tie 2``)."""
+    wins = {f"{r['left']}\t{r['right']}": r for r in rows}
     out = []
     for s, fs in sorted(pair_flags.items(), key=lambda kv: kv[1][0]["value"] or 0.0):
         left, _, right = s.partition("\t")
-        answers = (fs[0]["evidence"] or {}).get("answers") or {}
+        ev = fs[0]["evidence"] or {}
+        answers = ev.get("answers") or {}
         split = ", ".join(f"{k} {v}" for k, v in sorted(answers.items(), key=lambda kv: -kv[1]))
         reason = f"the workers split: {split}" if split else flag_line(fs[0])
-        out.append({"subject": f"{left} vs {right}", "reason": reason})
+        if not split and ev.get("against") is not None and ev.get("expected_against") is not None:
+            reason = (
+                f"{ev['against']} of {ev.get('n')} answers go against the order they support "
+                f"best, where the annotators' reliability expects {ev['expected_against']:.1f}"
+            )
+        row = wins.get(s)
+        shown = (
+            f"left {row.get('left_wins', 0)}, right {row.get('right_wins', 0)}, "
+            f"tie {row.get('ties', 0)}"
+            if row is not None and "left_wins" in row
+            else ""
+        )
+        out.append({"subject": f"{left} vs {right}", "reason": reason, "split": shown})
         if len(out) == MAX_TODO_ITEMS:
             break
     return out

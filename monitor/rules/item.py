@@ -7,14 +7,19 @@
 - Ratings: the model's chi-square test says the spread of the item's judgments (biases
   removed) exceeds what its workers' noise sd explains (``p < ambiguous_p``).
 - Pairs (preference campaigns): the reliability model's test says neither order explains the
-  split of the pair's strict answers (``q < ambiguous_p``).
+  split of the pair's strict answers (``q < ambiguous_p``), and the workers really divide on
+  it: the 95% interval of the probability that an answer prefers its first item holds one half
+  (a pair of 354 answers split 82/18 has a clear majority, however surprising its 18%).
 
 The model's flags are withheld while it has not converged. Items need at least
-``min_item_judgments`` judgments.
+``min_item_judgments`` judgments. An item whose answer is known (a gold value) is never
+ambiguous, nor a pair of two such items (:func:`without_gold`): more judgments would not tell
+anything new of it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from typing import Any
 
 import numpy as np
@@ -138,6 +143,9 @@ def ambiguous_pair(run: RunValues, t: Thresholds) -> list[FlagRecord]:
         q, n = finite(detail.get("q_value")), int(v.n or 0)
         if q is None or v.value is None or n < t.min_item_judgments or q >= t.ambiguous_p:
             continue
+        interval = detail.get("first_interval")
+        if interval is not None and not interval[0] <= 0.5 <= interval[1]:
+            continue  # a clear majority: the workers do not divide on it
         flags.append(
             FlagRecord(
                 "pair",
@@ -149,15 +157,36 @@ def ambiguous_pair(run: RunValues, t: Thresholds) -> list[FlagRecord]:
                     "message": f"{detail.get('against')} of its {n} strict answers go against "
                     f"the order they support best, where the annotators' reliability expects "
                     f"{detail.get('expected_against', 0):.1f}: neither order explains the split "
-                    f"(p = {v.value:.2g}, q = {q:.2g} over the campaign's pairs)",
+                    f"(p = {v.value:.2g}, q = {q:.2g} over the campaign's pairs)"
+                    + (
+                        f"; the share preferring {detail.get('left')!r} is {interval[0]:.2f} to "
+                        f"{interval[1]:.2f}: no clear majority"
+                        if interval is not None
+                        else ""
+                    ),
                     "n": n,
                     "p_value": v.value,
                     "against": detail.get("against"),
                     "expected_against": detail.get("expected_against"),
                     "ties": detail.get("ties"),
+                    "first_interval": interval,
                     "floor": t.ambiguous_p,
                     "metric": "model_split_p",
                 },
             )
         )
     return flags
+
+
+def without_gold(flags: Iterable[FlagRecord], gold: Collection[str]) -> list[FlagRecord]:
+    """``flags`` less the ``ambiguous`` ones on an item of ``gold`` (the items with a gold
+    value) or on a pair of two such items: their answer is known, none is to be sent back."""
+    return [
+        f
+        for f in flags
+        if not (
+            f.rule == "ambiguous"
+            and f.scope in ("item", "pair")
+            and all(s in gold for s in f.subject.split("\t"))
+        )
+    ]

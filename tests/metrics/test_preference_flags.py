@@ -97,6 +97,11 @@ def test_ambiguous_pairs_known_splits() -> None:
     assert amb.against.tolist() == [4, 1, 0, 1] and amb.first.tolist() == [4, 1, 1, 7]
     assert amb.expected_against[0] == pytest.approx(0.8)
     assert np.all(amb.q_value >= amb.p_value)
+    low, high = wilson_interval(np.array([4, 1, 1, 7]) / np.array([8, 2, 1, 8]), [8, 2, 1, 8])
+    np.testing.assert_allclose(amb.first_low, low)
+    np.testing.assert_allclose(amb.first_high, high)
+    assert amb.first_low[0] < 0.5 < amb.first_high[0]  # 4 to 4: they divide
+    assert amb.first_low[3] > 0.5  # 7 to 1 of 8: a clear majority
     with pytest.raises(ValueError, match="accuracy must hold probabilities"):
         ambiguous_pairs([1.5], [0], [0], [1], [1])
 

@@ -125,3 +125,83 @@ def test_clean_and_verdict() -> None:
     assert "spans" in verdict(0.79, [0.7, 0.85])["text"]
     assert verdict(0.3, None)["level"] == "unreliable"
     assert verdict(None, None)["level"] == "undetermined"
+
+
+def test_pair_rows_carry_their_split_and_flags(engine: Engine) -> None:
+    from datetime import UTC, datetime
+
+    from monitor.results import FlagRecord
+    from monitor.store.models import Item
+    from monitor.store.runs import Value
+    from monitor.store.save import insert_run
+
+    with transaction(engine) as s:
+        c = create_campaign(s, CampaignSpec("split", "pairwise"))
+        s.add_all(Item(campaign_id=c.id, external_id=i) for i in "abc")
+        s.flush()
+        answers = {"a\tb": {"left": 7, "right": 5, "tie": 2}, "a\tc": {"right": 4}}
+        insert_run(
+            s, campaign_id=c.id, watermark=10**6, full=True, started_at=datetime.now(UTC),
+            parameters={}, code_version="test", n_judgments=18, n_new=18, seconds=0.1,
+            values=[
+                Value("pair", p, "n_judgments", float(sum(a.values())), detail={"answers": a})
+                for p, a in answers.items()
+            ],
+            flags=[FlagRecord("pair", "a\tb", "ambiguous", 0.001, 0.01, {"message": "split",
+                   "against": 5, "n": 12, "expected_against": 1.2})],
+        )  # fmt: skip
+    doc = _doc(engine, "split")
+    pairs = {(p["left"], p["right"]): p for p in doc["pairs"]}
+    ab, ac = pairs[("a", "b")], pairs[("a", "c")]
+    assert (ab["left_wins"], ab["right_wins"], ab["ties"], ab["flags"]) == (7, 5, 2, ["ambiguous"])
+    assert (ac["left_wins"], ac["right_wins"], ac["ties"], ac["flags"]) == (0, 4, 0, [])
+    assert doc["todo"] == [
+        {
+            "action": "send_back",
+            "pair": ["a", "b"],
+            "reason": "split",
+            "left_wins": 7,
+            "right_wins": 5,
+            "ties": 2,
+        }
+    ]
+    # the page shows the split beside the pair sent back
+    from monitor.report.render import render_html
+
+    page = render_html(doc)
+    assert (
+        '<span class="who">a vs b</span> <span class="split">(left 7, right 5, tie 2)</span>: '
+        "5 of 12 answers go against the order they support best, where the annotators&#39; "
+        "reliability expects 1.2</li>"
+    ) in page
+
+
+def test_answer_split_most_given_first() -> None:
+    from monitor.report.view import answer_split
+
+    assert answer_split({"b": 2, "a": 2, "c": 5}) == "c ×5, a ×2, b ×2"
+    assert answer_split({str(k): 1 for k in range(7)}, most=2) == "0 ×1, 1 ×1, …"
+    assert answer_split(None) == ""
+
+
+def test_todo_lists_what_the_page_lists(engine: Engine) -> None:
+    import copy
+
+    from monitor.report.today import document_todo
+    from monitor.report.view import build_view
+
+    rating_campaign(engine)
+    doc = _doc(engine, "quality")
+    decided = {"w6": "block", "w2": "watch", "w3": "down_weight", "w4": "ok"}
+    for w in doc["workers"]:
+        if w["worker"] in decided:
+            w["decision"], w["decision_reason"] = decided[w["worker"]], f"why {w['worker']}"
+    doc["todo"] = document_todo(doc)
+    view = build_view(copy.deepcopy(doc))
+    page = [(a, t.subject) for _, a, entries in view["todo"] for t in entries]
+    workers = [(t["action"], t["worker"]) for t in doc["todo"] if "worker" in t]
+    assert workers == page == [("block", "w6"), ("down_weight", "w3"), ("review", "w2")]
+    assert all(t["reason"] for t in doc["todo"])
+    sent = [t for t in doc["todo"] if t["action"] == "send_back"]
+    assert [t["item"] for t in sent] == [s["subject"] for s in view["send_back"]] == ["i3"]
+    assert sent[0]["reason"] == view["send_back"][0]["reason"]

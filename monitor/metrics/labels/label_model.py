@@ -70,7 +70,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics.common import accuracy_floor, check_same_length
+from monitor.metrics.common import accuracy_floor, bounded_codes, check_same_length
 from monitor.metrics.labels.gold import wilson_interval
 
 EPS = 1e-10
@@ -97,20 +97,6 @@ class LabelModel:
     iterations: int
     converged: bool
     log_likelihood: float
-
-
-def _codes(name: str, x: ArrayLike, upper: int) -> NDArray[np.int64]:
-    a = np.asarray(x).reshape(-1)
-    if (
-        a.size
-        and not np.issubdtype(a.dtype, np.integer)
-        and (not np.all(np.isfinite(a)) or np.any(a != np.round(a)))
-    ):
-        raise ValueError(f"{name} must be integer codes.")
-    a = a.astype(np.int64)
-    if a.size and (a.min() < 0 or a.max() >= upper):
-        raise ValueError(f"{name} must lie in 0..{upper - 1}, got {a.min()}..{a.max()}.")
-    return a
 
 
 def _softmax_rows(s: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -263,9 +249,9 @@ def dawid_skene(
         raise ValueError("n_classes must be >= 1 and n_items, n_workers >= 0.")
     if max_iter < 1 or not 0.0 < confidence < 1.0 or smoothing < 0 or prior_weight < 0:
         raise ValueError("need max_iter >= 1, 0 < confidence < 1, smoothing, prior_weight >= 0.")
-    it = _codes("items", items, n_items)
-    wk = _codes("workers", workers, n_workers)
-    lb = _codes("labels", labels, k)
+    it = bounded_codes("items", items, n_items)
+    wk = bounded_codes("workers", workers, n_workers)
+    lb = bounded_codes("labels", labels, k)
     check_same_length(items=it, workers=wk, labels=lb)
     d = _Design(it, wk, lb, n_items, n_workers, k)
     judged = d.per_item > 0

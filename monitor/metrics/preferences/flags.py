@@ -164,7 +164,9 @@ class AmbiguousPairs:
     model expects against a clear order, ``sum (1 - eta)`` over the answers; ``statistic``
     ``(against - expected) / sd``; ``p_value`` the larger of the two tail probabilities
     (below); ``q_value`` Benjamini-Hochberg adjusted over the pairs; ``gold`` whether the pair
-    has a gold order.
+    has a gold order; ``first_low``, ``first_high`` the 95% Wilson interval of the probability
+    that a strict answer prefers the first item (Wilson 1927): a pair whose interval excludes
+    one half has a clear majority, however its split compares with the model's expectation.
     """
 
     pairs: NDArray[np.int64] = field(repr=False)
@@ -177,6 +179,8 @@ class AmbiguousPairs:
     p_value: NDArray[np.float64] = field(repr=False)
     q_value: NDArray[np.float64] = field(repr=False)
     gold: NDArray[np.bool_] = field(repr=False)
+    first_low: NDArray[np.float64] = field(repr=False)
+    first_high: NDArray[np.float64] = field(repr=False)
 
 
 def ambiguous_pairs(
@@ -226,6 +230,8 @@ def ambiguous_pairs(
         check_same_length(workers=j.workers, gold=g)
         has_gold[pair[np.isfinite(g) & (g != 0)]] = True
     keep = n > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low, high = wilson_interval(first / np.maximum(n, 1), n)
     pairs = np.stack([keys // n_i, keys % n_i], axis=1)
     return AmbiguousPairs(
         pairs=pairs[keep],
@@ -238,6 +244,8 @@ def ambiguous_pairs(
         p_value=p[keep],
         q_value=benjamini_hochberg(p[keep]),
         gold=has_gold[keep],
+        first_low=low[keep],
+        first_high=high[keep],
     )
 
 

@@ -1,0 +1,3 @@
+"""The package's version (kept apart so that importing it loads nothing else)."""
+
+__version__ = "0.1.0"
