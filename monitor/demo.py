@@ -361,7 +361,9 @@ def _run_demo(
             outcome = recompute(engine, settings, campaign=c.name)
             for o in outcome:
                 log(f"{o.line()} ({summary.n_new} judgments ingested from {batch.name})")
-        path = write_report(engine, c.name, report_dir / report_filename(c.name), "html")
+        path = write_report(
+            engine, c.name, report_dir / report_filename(c.name), "html", follow=False
+        )
         paths.append(path)
     return paths
 

@@ -134,3 +134,25 @@ def test_the_demo_removes_its_temporary_folder_and_says_so(
     assert main(["demo", *small, *db, "--data-dir", str(kept)]) == 0
     assert capsys.readouterr().err.splitlines()[0] == f"demo data written to {kept}"
     assert (kept / "demo-ratings.csv").is_file() and list(scratch.iterdir()) == []
+
+
+def test_the_demo_writes_no_report_through_a_link(tmp_path: Path) -> None:
+    """The report folder may be shared: a link planted where a demo report goes is replaced,
+    and the file it pointed to is left as it was."""
+    url = f"sqlite:///{tmp_path / 'demo.db'}"
+    engine = make_engine(url)
+    upgrade(engine)
+    settings = Settings(database_url=url, bootstrap_samples=0, phi="off")
+    reports, victim = tmp_path / "reports", tmp_path / "precious.txt"
+    reports.mkdir()
+    victim.write_text("precious", encoding="utf-8")
+    (reports / "demo-ratings.html").symlink_to(victim)
+    paths = run_demo(
+        engine, settings, report_dir=reports, seed=1, n_workers=8, n_items=10, per_item=2,
+        log=lambda line: None,
+    )  # fmt: skip
+    assert victim.read_text(encoding="utf-8") == "precious"
+    link = reports / "demo-ratings.html"
+    assert link in paths
+    assert not link.is_symlink()
+    assert "<html" in link.read_text(encoding="utf-8").lower()
