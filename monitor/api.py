@@ -448,27 +448,13 @@ class Campaign:
     def engine(self) -> Engine:
         """The engine, made on first use; the schema checked (a new database: created)."""
         if self._engine is None:
-            from sqlalchemy.exc import DBAPIError
+            from monitor.store.connect import open_database
 
-            from monitor.store.connect import check_connection, database_error
-            from monitor.store.engine import make_engine
-            from monitor.store.migrate import ensure_schema
-
-            engine = make_engine(
+            self._engine = open_database(
                 self.settings.database_url,
                 lock_timeout=self.settings.lock_timeout,
                 statement_timeout=self.settings.statement_timeout,
             )
-            try:
-                check_connection(engine)
-                ensure_schema(engine)
-            except DBAPIError as exc:
-                engine.dispose()
-                raise database_error(exc, engine.url) from None
-            except BaseException:
-                engine.dispose()
-                raise
-            self._engine = engine
         return self._engine
 
     def close(self) -> None:

@@ -29,39 +29,32 @@ class Context:
     def engine(self, *, check_schema: bool = True) -> Engine:
         """The engine, created on first use; the schema is checked (SQLite: upgraded)."""
         if self._engine is None:
-            from sqlalchemy.exc import DBAPIError
+            from monitor.store.connect import open_database
 
-            from monitor.store.connect import check_connection, database_error
-            from monitor.store.engine import make_engine
-            from monitor.store.migrate import ensure_schema
-
-            engine = make_engine(
+            self._engine = open_database(
                 self.settings.database_url,
                 lock_timeout=self.settings.lock_timeout,
                 statement_timeout=self.settings.statement_timeout,
+                check_schema=check_schema,
+                on_created=_say_created,
             )
-            try:
-                check_connection(engine)
-                if check_schema and ensure_schema(engine) and engine.dialect.name != "sqlite":
-                    from monitor.cli.show import echo
-                    from monitor.store.engine import redact
-                    from monitor.store.migrate import head_revision
-
-                    echo(
-                        f"{redact(engine.url)}: a new database: schema created "
-                        f"(revision {head_revision()})",
-                        err=True,
-                    )
-            except DBAPIError as exc:
-                engine.dispose()
-                raise database_error(exc, engine.url) from None
-            except BaseException:
-                engine.dispose()
-                raise
-            self._engine = engine
         return self._engine
 
     def close(self) -> None:
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
+
+
+def _say_created(engine: Engine) -> None:
+    """A new PostgreSQL database got the schema: say so (SQLite's upgrade is silent)."""
+    if engine.dialect.name == "sqlite":
+        return
+    from monitor.cli.show import echo
+    from monitor.store.engine import redact
+    from monitor.store.migrate import head_revision
+
+    echo(
+        f"{redact(engine.url)}: a new database: schema created (revision {head_revision()})",
+        err=True,
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -253,3 +253,32 @@ def _sqlite_error(url: URL, detail: str) -> DatabaseUnavailable:
         f"cannot open the SQLite database {path}: {detail}",
         f"the folder {folder} must be writable and allow new files, or {hint}",
     )
+
+
+def open_database(
+    url: str,
+    *,
+    lock_timeout: float,
+    statement_timeout: float,
+    check_schema: bool = True,
+    on_created: Callable[[Engine], None] | None = None,
+) -> Engine:
+    """An engine on ``url`` whose connection answers and (``check_schema``) whose schema is at
+    head (:func:`~monitor.store.migrate.ensure_schema`); ``on_created`` is called when this
+    created the schema. A driver's failure becomes the typed error of
+    :func:`database_error`; the engine is disposed of on any failure."""
+    from monitor.store.engine import make_engine
+    from monitor.store.migrate import ensure_schema
+
+    engine = make_engine(url, lock_timeout=lock_timeout, statement_timeout=statement_timeout)
+    try:
+        check_connection(engine)
+        if check_schema and ensure_schema(engine) and on_created is not None:
+            on_created(engine)
+    except DBAPIError as exc:
+        engine.dispose()
+        raise database_error(exc, engine.url) from None
+    except BaseException:
+        engine.dispose()
+        raise
+    return engine
