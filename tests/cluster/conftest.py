@@ -1,5 +1,6 @@
 """Every cluster test: Dask's messages go to a file of the test's own (``cluster_log``), and
-the library's loggers are as they were afterwards."""
+the library's loggers are as they were afterwards; a PostgreSQL database per module, emptied
+after each test that uses its engine."""
 
 from __future__ import annotations
 
@@ -8,6 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import Engine, text
+
+from monitor.store.engine import make_engine
+from monitor.store.migrate import upgrade
+from monitor.store.models import Base
 
 LOGGERS = ("distributed", "tornado", "asyncio")
 
@@ -29,3 +35,22 @@ def cluster_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
             if h not in logger.handlers:
                 logger.addHandler(h)
         logger.propagate = propagate
+
+
+@pytest.fixture(scope="module")
+def pg_url(pg_server) -> str:  # noqa: ANN001
+    url = pg_server.new_database()
+    engine = make_engine(url)
+    upgrade(engine)
+    engine.dispose()
+    return url
+
+
+@pytest.fixture
+def engine(pg_url: str) -> Iterator[Engine]:
+    eng = make_engine(pg_url)
+    yield eng
+    tables = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
+    with eng.begin() as c:
+        c.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+    eng.dispose()

@@ -17,7 +17,7 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from sqlalchemy import Engine, select, text  # noqa: E402
+from sqlalchemy import Engine, select  # noqa: E402
 
 from monitor.cli import main  # noqa: E402
 from monitor.cluster import (  # noqa: E402
@@ -28,9 +28,8 @@ from monitor.cluster import (  # noqa: E402
     recompute_on,
 )
 from monitor.settings import Settings  # noqa: E402
-from monitor.store.engine import make_engine, transaction  # noqa: E402
-from monitor.store.migrate import upgrade  # noqa: E402
-from monitor.store.models import Base, Campaign, MetricRun  # noqa: E402
+from monitor.store.engine import transaction  # noqa: E402
+from monitor.store.models import Campaign, MetricRun  # noqa: E402
 from tests.golden import GOLDEN, load  # noqa: E402
 from tests.pipeline.cases import store_case  # noqa: E402
 
@@ -101,30 +100,11 @@ def address(faults_dir: Path) -> Iterator[str]:
     cluster.close()
 
 
-@pytest.fixture(scope="module")
-def pg_url(pg_server) -> str:  # noqa: ANN001
-    url = pg_server.new_database()
-    engine = make_engine(url)
-    upgrade(engine)
-    engine.dispose()
-    return url
-
-
 @pytest.fixture
 def client(address: str) -> Iterator[distributed.Client]:
     with connect(address) as c:
         c.wait_for_workers(2, timeout=60)
         yield c
-
-
-@pytest.fixture
-def engine(pg_url: str) -> Iterator[Engine]:
-    eng = make_engine(pg_url)
-    yield eng
-    tables = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
-    with eng.begin() as c:
-        c.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
-    eng.dispose()
 
 
 @pytest.fixture

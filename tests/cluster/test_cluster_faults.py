@@ -20,35 +20,13 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from sqlalchemy import Engine, text  # noqa: E402
+from sqlalchemy import Engine  # noqa: E402
 
 from monitor.cli import main  # noqa: E402
 from monitor.cluster import ClusterUnavailable, JobResult, connect, recompute_on  # noqa: E402
 from monitor.settings import Settings  # noqa: E402
-from monitor.store.engine import make_engine  # noqa: E402
-from monitor.store.migrate import upgrade  # noqa: E402
-from monitor.store.models import Base  # noqa: E402
 from tests.cluster.test_cluster import LABELS, Faults, _runs  # noqa: E402
 from tests.pipeline.cases import store_case  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def pg_url(pg_server) -> str:  # noqa: ANN001
-    url = pg_server.new_database()
-    engine = make_engine(url)
-    upgrade(engine)
-    engine.dispose()
-    return url
-
-
-@pytest.fixture
-def engine(pg_url: str) -> Iterator[Engine]:
-    eng = make_engine(pg_url)
-    yield eng
-    tables = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
-    with eng.begin() as c:
-        c.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
-    eng.dispose()
 
 
 @pytest.fixture
