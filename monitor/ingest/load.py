@@ -560,7 +560,8 @@ class Loader:
         """SQLite: the chunk's rows into the TEMP table, one executemany through sqlite3, the
         values bound as SQLAlchemy would store them (:func:`sqlite_time`, the JSON column's
         serializer) without its per-row parameter dicts; ``seq`` (the rowid) keeps the file order."""
-        dump = self.target.c.payload.type._cached_bind_processor(self.conn.dialect)
+        dialect = self.conn.dialect
+        dump = self.target.c.payload.type.dialect_impl(dialect).bind_processor(dialect)
         if dump is None:  # pragma: no cover - JSON always has one
             raise RuntimeError("the payload column has no JSON serializer")
         when, iso, utc = sqlite_time, datetime.isoformat, UTC

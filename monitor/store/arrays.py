@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime, timedelta
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -201,9 +201,9 @@ gigabytes)."""
 def _sqlite_numbers(session: Session, cid: int, after: int, upto: int) -> dict[str, NDArray[Any]]:
     """:func:`_judgment_numbers` on SQLite: the rows through the sqlite3 cursor of the
     session's transaction, a batch at a time, the times read as the column type reads them."""
-    read_time = cast(Any, Judgment.__table__.c.created_at.type)._cached_result_processor(
-        session.get_bind().dialect, None
-    )
+    dialect = session.get_bind().dialect
+    time_type = Judgment.__table__.c.created_at.type.dialect_impl(dialect)
+    read_time = time_type.result_processor(dialect, None) or (lambda value: value)
     parts: dict[str, list[NDArray[Any]]] = {name: [] for name in _NUMBERS}
     nan = np.nan
     cursor = session.connection().connection.driver_connection.cursor()  # type: ignore[union-attr]
