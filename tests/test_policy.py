@@ -7,6 +7,7 @@ from sqlalchemy import Engine, select
 from monitor.cli import main
 from monitor.pipeline.decisions import apply_policy
 from monitor.rules import PolicyOptions
+from monitor.rules.decision import WorkerDecision as WorkerDecisionRow
 from monitor.rules.policy import decide
 from monitor.settings import Settings
 from monitor.store.engine import transaction
@@ -40,9 +41,24 @@ def test_decide_is_pure_and_ignores_non_worker_flags() -> None:
     item_flag = FlagRecord("item", "i3", "ambiguous", 0.3, 0.5, {})
     out = decide([FLAG, item_flag], states, {}, policy="block", down_weight=0.5, run_id=3)
     assert [(d.worker, d.action, d.rules) for d in out] == [("w6", "block", ("low_quality",))]
-    assert "WQS 0.12" in out[0].reason and out[0].evidence["run_id"] == 3
+    assert out[0].reason == "flagged: low quality"  # short: the block lists show it
+    assert "WQS 0.12" in out[0].evidence["detail"]
+    assert out[0].evidence["run_id"] == 3
     assert out[0].evidence["flags"][0]["n"] == 8
     assert decide([FLAG], {}, {}, policy="block", down_weight=0.5) == []  # unknown worker
+
+
+def test_block_and_down_weight_record_the_decisions_one_line_reason() -> None:
+    states = {"w6": WorkerState(1, "w6", "ok", 1.0)}
+    advice = [
+        WorkerDecisionRow("w6", "down_weight", "right about 55% of the time over 8 questions",
+                          0.4, {}),
+        WorkerDecisionRow("w7", "ok", "", None, {}),
+    ]  # fmt: skip
+    for policy in ("block", "down_weight", "suggest"):
+        out = decide([FLAG], states, {}, policy=policy, down_weight=0.5, advice=advice)
+        assert [d.reason for d in out] == ["right about 55% of the time over 8 questions"]
+        assert "WQS 0.12" in out[0].evidence["detail"]
 
 
 def test_suggest_writes_the_trail_once_and_keeps_the_status(engine: Engine) -> None:

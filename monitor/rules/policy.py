@@ -4,6 +4,10 @@ records them).
 - ``suggest``: a recommendation is written to the audit trail; status and weight stay.
 - ``block``: the flagged worker is blocked.
 - ``down_weight``: the flagged worker's weight becomes ``down_weight``.
+
+These three record as the reason the worker's decision's one-line reason (what the block lists
+show the worker: "answers no better than chance over 40 questions"), else the flags' names; the
+flags' technical messages stay in the evidence (``detail``).
 - ``advice``: each worker's decision (:mod:`monitor.rules.decision`) is applied: ``block``
   blocks, ``down_weight`` gives the decision's weight; the decision's one-line reason is the
   reason recorded (and shown to the worker by the block lists).
@@ -28,6 +32,7 @@ from monitor.results import FlagRecord
 from monitor.rules.decision import WorkerDecision
 
 POLICIES = ("suggest", "block", "down_weight", "advice")
+VERBS = {"suggest": "suggested block", "block": "blocked", "down_weight": "down-weighted"}
 
 
 class WorkerStatus(Protocol):
@@ -94,6 +99,7 @@ def decide(
         )
     if policy == "advice":
         return _apply_advice(advice, states, history, run_id)
+    short = {d.worker: d.reason for d in advice if d.reason}
     by_worker: dict[str, list[FlagRecord]] = defaultdict(list)
     for f in flags:
         if f.scope == "worker" and f.rule in POLICY_RULES:
@@ -131,13 +137,12 @@ def decide(
             if state.status == "down_weighted" and abs(state.weight - down_weight) < 1e-12:
                 continue
             action, weight = "down_weight", float(down_weight)
-        verb = {"suggest": "suggested block", "block": "blocked", "down_weight": "down-weighted"}
-        reason = f"{verb[action]} by the automatic policy: " + "; ".join(
-            _describe(f) for f in wflags
-        )
+        reason = short.get(worker) or "flagged: " + ", ".join(rules).replace("_", " ")
         evidence = {
             "run_id": run_id,
             "rules": list(rules),
+            "detail": f"{VERBS[action]} by the automatic policy: "
+            + "; ".join(_describe(f) for f in wflags),
             "flags": [
                 {"rule": f.rule, "value": f.value, "threshold": f.threshold, **f.evidence}
                 for f in wflags
