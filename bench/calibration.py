@@ -18,7 +18,14 @@ at least ``MIN_N`` judgments that the truth can score:
   ``sqrt(a (1 - a) / n)``: each side of the interval is widened in quadrature, ``low' = a -
   sqrt((a - low)^2 + z^2 a (1 - a) / n)`` and ``high' = a + sqrt((high - a)^2 + z^2 a (1 - a) /
   n)``, ``z = 1.96``;
-* the mean interval width (unwidened) and the mean ``t``.
+* the mean interval width (unwidened) and the mean ``t``;
+* **sure**: how far the truth itself can be reached from the answers: over the units (items;
+  unordered pairs) with ``SURE_N`` or more answers of which ``SURE_SHARE`` or more agree, the
+  share whose truth is the crowd's answer. Below 1 the truth is a proxy the crowd does not see
+  (a passage's school grade is not how hard it reads; a face's real age is not the age it
+  shows): a worker measured against any consensus of the answers is then "right" more often
+  than against the truth, and no estimate from the answers alone (without gold) can close that
+  gap. The gap it leaves in ``t`` is roughly ``(2 a - 1) (1 - sure)``.
 
 Targets, per set: ``|bias| <= 0.05`` and coverage ``>= 0.85``.
 
@@ -52,6 +59,7 @@ from monitor.store.runs import latest_run, run_values  # noqa: E402
 from tests.golden import shared_dir  # noqa: E402
 
 MIN_N = 30
+SURE_N, SURE_SHARE = 10, 0.9
 Z = 1.959963984540054
 TARGET_BIAS, TARGET_COVERAGE = 0.05, 0.85
 SETTINGS = {"bootstrap_samples": "0", "phi": "map"}
@@ -89,6 +97,42 @@ def truth_preferences(path: Path) -> tuple[dict[str, float], dict[str, int]]:
         h[0] += int(along)
         h[1] += 1
     return {w: h[0] / h[1] for w, h in hits.items()}, {w: h[1] for w, h in hits.items()}
+
+
+def sure_crowd(path: Path, pairwise: bool) -> tuple[int, float | None]:
+    """The units with ``SURE_N``+ answers, ``SURE_SHARE`` of them alike, and the share of them
+    whose truth is the crowd's answer (None: no such unit)."""
+    counts: dict[Any, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    if pairwise:
+        truth = {r["item"]: float(r["truth"]) for r in _rows(path / "truth.csv")}
+        for r in _rows(path / "preferences.csv"):
+            if r["preference"] not in ("left", "right"):
+                continue
+            won = r["left"] if r["preference"] == "left" else r["right"]
+            counts[frozenset((r["left"], r["right"]))][won] += 1
+    else:
+        labels = {r["item"]: r["truth"] for r in _rows(path / "truth.csv")}
+        for r in _rows(path / "judgments.csv"):
+            counts[r["item"]][r["value"]] += 1
+    sure = agree = 0
+    for unit, c in counts.items():
+        n = sum(c.values())
+        answer, top = max(c.items(), key=lambda kv: kv[1])
+        if n < SURE_N or top < SURE_SHARE * n:
+            continue
+        if pairwise:
+            a, b = tuple(unit)
+            other = b if answer == a else a
+            if a not in truth or b not in truth or truth[a] == truth[b]:
+                continue
+            right = truth[answer] > truth[other]
+        else:
+            if not labels.get(unit):
+                continue
+            right = labels[unit] == answer
+        sure += 1
+        agree += int(right)
+    return sure, (agree / sure if sure else None)
 
 
 def run(path: Path, kind: str, args: list[str], data: Path) -> tuple[dict[str, Any], float]:
@@ -164,7 +208,7 @@ def main() -> None:
     print(f"workers with {a.min_n}+ judgments scored by the truth; 95% intervals widened in "
           "quadrature by the binomial sd of the true share")  # fmt: skip
     print(f"{'set':<10}{'workers':>8}{'true':>7}{'model':>7}{'bias':>8}{'MAE':>7}"
-          f"{'cover':>7}{'width':>7}{'secs':>6}  targets")  # fmt: skip
+          f"{'cover':>7}{'width':>7}{'secs':>6}{'sure':>7}  targets")  # fmt: skip
     for path, where in sets:
         meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
         if meta["kind"] == "rating":
@@ -181,10 +225,13 @@ def main() -> None:
         if not f["workers"]:
             print(f"{path.name:<10}  no worker with {a.min_n}+ judgments")
             continue
+        n_sure, sure = sure_crowd(path, where == "pref")
+        f["sure_units"], f["sure"] = n_sure, sure
         ok = abs(f["bias"]) <= TARGET_BIAS and f["coverage"] >= TARGET_COVERAGE
+        shown = "     —" if sure is None else f"{sure:>7.3f}"
         print(f"{path.name:<10}{f['workers']:>8}{f['mean_true']:>7.3f}{f['mean_model']:>7.3f}"
               f"{f['bias']:>+8.3f}{f['mae']:>7.3f}{f['coverage']:>7.2f}{f['mean_width']:>7.3f}"
-              f"{secs:>6.0f}  {'ok' if ok else 'MISSED'}")  # fmt: skip
+              f"{secs:>6.0f}{shown}  {'ok' if ok else 'MISSED'}")  # fmt: skip
         if a.worst:
             for w, nn, t, m, lo, hi, cov in sorted(f["rows"], key=lambda r: -abs(r[3] - r[2]))[
                 : a.worst
@@ -192,7 +239,9 @@ def main() -> None:
                 print(f"    {w:<24} n={nn:<5} true {t:.3f}  model {m:.3f} [{lo:.3f}, {hi:.3f}]"
                       f"{'' if cov else '  (outside)'}")  # fmt: skip
         results[path.name] = {k: v for k, v in f.items() if k != "rows"}
-    print(f"targets: |bias| <= {TARGET_BIAS}, coverage >= {TARGET_COVERAGE}")
+    print(f"targets: |bias| <= {TARGET_BIAS}, coverage >= {TARGET_COVERAGE}; sure: the share of "
+          f"the units with {SURE_N}+ answers, {SURE_SHARE:.0%} alike, whose truth is the crowd's "
+          "answer (below 1: the truth is a proxy the answers cannot reach)")  # fmt: skip
     if a.json:
         a.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
 
