@@ -362,6 +362,8 @@ def push(
         raise UsageError(
             "--approve, --reject and --bonus act on a study's submissions: give --study ID"
         )
+    if options.settle_pay and options.bonus is None:
+        raise UsageError("--settle-pay settles a bonus payment: give it with --study and --bonus")
     if options.apply and client is None:
         raise UsageError(f"--apply sends to Prolific: set {TOKEN_ENV}")
     campaign_id, workers = campaign_workers(engine, campaign_name)
@@ -506,26 +508,12 @@ class _Pusher:
     ) -> None:
         from monitor.store.ledger import mark
 
+        if self.options.settle_pay:
+            self._settle(study)
         rows = [r for k, r in self.done.items() if k.startswith(f"prolific:study:{study}:bonus:")]
         pays = {
             k.split(":")[2]: r for k, r in self.done.items() if k.startswith("prolific:bulk-bonus:")
         }
-        # settle a pay left unconfirmed, as the user checked it in Prolific
-        for bulk, verdict in self.options.settle_pay.items():
-            pay = pays.get(bulk)
-            if pay is None or pay.status != "pending":
-                raise UsageError(f"--settle-pay {bulk}: no unconfirmed pay of that payment")
-            status = "done" if verdict == "paid" else "failed"
-            mark(self.engine, f"prolific:bulk-bonus:{bulk}:pay", status,
-                 error=None if verdict == "paid" else "settled unpaid")  # fmt: skip
-            for r in rows:
-                if r.remote_id == bulk:
-                    mark(self.engine, r.key, "done" if verdict == "paid" else "pending")
-            self.line(f"bonus payment {bulk}: settled {verdict}")
-            from monitor.store.ledger import ledger
-
-            self.done = ledger(self.engine, self.campaign_id, PLATFORM)
-            return self.bonuses(workers, subs, study, amount)
         unconfirmed = sorted(b for b, r in pays.items() if r.status == "pending")
         if unconfirmed:
             for b in unconfirmed:
@@ -580,6 +568,24 @@ class _Pusher:
         for key, _, _ in keys:
             mark(self.engine, key, "pending", remote_id=bulk)
         self._pay(bulk, [k for k, _, _ in keys], desc)
+
+    def _settle(self, study: str) -> None:
+        """Settle the pays left unconfirmed as the user checked them in Prolific: ``paid`` is
+        recorded done, ``unpaid`` failed (the payment is paid by this push)."""
+        from monitor.store.ledger import ledger, mark
+
+        for bulk, verdict in self.options.settle_pay.items():
+            pay = self.done.get(f"prolific:bulk-bonus:{bulk}:pay")
+            if pay is None or pay.status != "pending":
+                raise UsageError(f"--settle-pay {bulk}: no unconfirmed pay of that payment")
+            paid = verdict == "paid"
+            mark(self.engine, pay.key, "done" if paid else "failed",
+                 error=None if paid else "settled unpaid")  # fmt: skip
+            for k, r in self.done.items():
+                if k.startswith(f"prolific:study:{study}:bonus:") and r.remote_id == bulk:
+                    mark(self.engine, k, "done" if paid else "pending")
+            self.line(f"bonus payment {bulk}: settled {verdict}")
+        self.done = ledger(self.engine, self.campaign_id, PLATFORM)
 
     def _pay(self, bulk: str, keys: Iterable[str], desc: str) -> None:
         from monitor.store.ledger import mark, record_intent
