@@ -90,9 +90,12 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         apply=args.apply,
         settle_pay=_settle(args.settle_pay),
     )
-    if not options.group and not options.study:
-        raise UsageError("nothing to push: give --group ID and/or --study ID with --approve, "
-                         "--reject or --bonus")  # fmt: skip
+    if not options.group and not (
+        options.study and (options.approve or options.reject or options.bonus is not None)
+    ):
+        raise UsageError(
+            "nothing to push: give --group ID and/or --study ID with --approve, --reject or --bonus"
+        )
     needs_token = options.apply or options.study is not None
     client = None
     if needs_token or os.environ.get(prolific.TOKEN_ENV):

@@ -209,6 +209,9 @@ class Client:
             out.extend(r for r in page.get("results") or [] if isinstance(r, dict))
             nxt = (page.get("_links") or {}).get("next") or {}
             url = nxt.get("href") if isinstance(nxt, dict) else None
+            if url and "://" in url and not url.startswith(self.base_url + "/"):
+                # the token goes to Prolific's API only
+                raise PlatformError(f"Prolific's next page is on another server: {url[:80]}")
             pages += 1
         return out
 
@@ -358,6 +361,11 @@ def push(
     ``say`` as it happens."""
     from monitor.store.ledger import ledger
 
+    acts = options.approve or options.reject or options.bonus is not None
+    if not options.group and not (options.study and acts):
+        raise UsageError(
+            "nothing to push: give --group ID and/or --study ID with --approve, --reject or --bonus"
+        )
     if (options.approve or options.reject or options.bonus is not None) and not options.study:
         raise UsageError(
             "--approve, --reject and --bonus act on a study's submissions: give --study ID"
@@ -392,9 +400,6 @@ def push(
             pusher.transitions(workers, subs)
         if options.bonus is not None:
             pusher.bonuses(workers, subs, options.study, options.bonus)
-    if not options.group and not options.study:
-        raise UsageError("nothing to push: give --group ID and/or --study ID with --approve, "
-                         "--reject or --bonus")  # fmt: skip
     return out
 
 
