@@ -75,6 +75,11 @@ def _settle(raw: list[str]) -> dict[str, str]:
     return out
 
 
+def _say(line: str) -> None:
+    """What was done on standard output; what failed or was refused on standard error."""
+    echo(line, err=line.startswith(("failed:", "refused:")))
+
+
 def run(args: argparse.Namespace, ctx: Context) -> int:
     import os
 
@@ -101,7 +106,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if needs_token or os.environ.get(prolific.TOKEN_ENV):
         client = prolific.Client(settings.prolific_api_url, prolific.token_from_env())
     try:
-        out = prolific.push(ctx.engine(), args.campaign, options, client, say=echo)
+        out = prolific.push(ctx.engine(), args.campaign, options, client, say=_say)
     finally:
         if client is not None:
             client.close()

@@ -499,11 +499,12 @@ class _Pusher:
             if act == "reject":
                 body["rejection_category"] = rejection_category(w.reason)
                 body["message"] = rejection_message(w.reason)
-            what = f"{act}ed submission {sub.id} of {w.id}" + (
+            done = "rejected" if act == "reject" else "approved"
+            what = f"{done} submission {sub.id} of {w.id}" + (
                 f" ({body['rejection_category']}: {w.reason})" if act == "reject" else ""
             )
             if not self.options.apply:
-                self.line("would " + what.replace(f"{act}ed", act, 1))
+                self.line("would " + what.replace(done, act, 1))
                 continue
             self._send([(key, act, sub.id)], f"/api/v1/submissions/{sub.id}/transition/",
                        body, what)  # fmt: skip

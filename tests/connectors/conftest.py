@@ -92,6 +92,8 @@ class FakeProlific:
     requests: list[tuple[str, str, Any]] = field(default_factory=list)
     fail_pay: int = 0
     fail_group: int = 0
+    refuse: set[str] = field(default_factory=set)
+    """Submissions whose next transition Prolific refuses (400)."""
 
     def sent(self, method: str = "POST") -> list[tuple[str, str, Any]]:
         return [r for r in self.requests if r[0] == method]
@@ -152,6 +154,9 @@ def prolific(httpserver: HTTPServer) -> FakeProlific:
             sub = fake.submissions.get(m.group(1))
             if sub is None:
                 return _json({"error": {"detail": "Not found."}}, 404)
+            if sub["id"] in fake.refuse:
+                fake.refuse.discard(sub["id"])
+                return _json({"error": {"detail": "Submission is not awaiting review."}}, 400)
             if body.get("action") == "REJECT":
                 if (
                     len(body.get("message", "")) < MIN_MESSAGE

@@ -110,8 +110,8 @@ def test_an_unconfirmed_pay_is_never_sent_again(
     capsys.readouterr()
     assert _push(db_url, prolific, *bonus) == 1
     out, err = capsys.readouterr()
-    assert "refused: bonus payment bulk1" in out and "--settle-pay bulk1=paid" in out
-    assert "settle them" in err
+    assert "refused: bonus payment bulk1" in err and "--settle-pay bulk1=paid" in err
+    assert "settle them" in err and "refused" not in out
     assert dict(prolific.paid) == {"bulk1": 1} and len(prolific.bulks) == 1
     # checked in Prolific: it was not paid; pay it now, once
     assert _push(db_url, prolific, *bonus, "--settle-pay", "bulk1=unpaid") == 0
@@ -142,6 +142,26 @@ def test_an_append_whose_answer_was_lost_is_sent_again(
     assert _push(db_url, prolific, "--group", GROUP, "--apply") == 0
     assert _push(db_url, prolific, "--group", GROUP, "--apply") == 0
     assert len(prolific.sent("POST")) == 2 and prolific.group == ["P1", "P2"]
+
+
+def test_a_refused_action_is_marked_failed_and_tried_again(
+    db_url: str, engine: Engine, campaign: int, prolific: FakeProlific,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    prolific.refuse.add("sub02P3")
+    args = ("--study", STUDY, "--approve", "--apply")
+    assert _push(db_url, prolific, *args) == 1
+    err = capsys.readouterr().err
+    assert "failed: approved submission sub02P3 of P3: Prolific refused it (400): " \
+           "Submission is not awaiting review." in err  # fmt: skip
+    with transaction(engine) as s:
+        row = s.scalars(select(ConnectorAction).where(ConnectorAction.target == "sub02P3")).one()
+        assert row.status == "failed" and "400" in (row.error or "")
+    assert prolific.submissions["sub03P4"]["status"] == "APPROVED"  # the others went on
+    assert _push(db_url, prolific, *args) == 0
+    assert prolific.submissions["sub02P3"]["status"] == "APPROVED"
+    transitions = [p for _, p, _ in prolific.sent("POST") if "sub02P3" in p]
+    assert len(transitions) == 2
 
 
 def test_a_wrong_token_is_one_line_exit_1_and_never_shown(
