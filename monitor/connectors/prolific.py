@@ -429,18 +429,16 @@ class _Pusher:
         from monitor.store.ledger import mark, record_intent
 
         assert self.client is not None
-        for key, action, target in keys:
-            record_intent(self.engine, self.campaign_id, PLATFORM, key, action, target, dict(body))
+        record_intent(self.engine, self.campaign_id, PLATFORM, keys, dict(body))
+        names = [k for k, _, _ in keys]
         try:
             answer = self.client.request("POST", path, body)
         except Refused as exc:
-            for key, _, _ in keys:
-                mark(self.engine, key, "failed", error=str(exc))
+            mark(self.engine, names, "failed", error=str(exc))
             self.out.failed += 1
             self.line(f"failed: {what}: {exc}")
             return None
-        for key, _, _ in keys:
-            mark(self.engine, key, "done")
+        mark(self.engine, names, "done")
         self.out.sent += 1
         self.line(what)
         return answer
@@ -492,7 +490,7 @@ class _Pusher:
                 if status == "pending":  # sent before, confirmed by Prolific's state now
                     from monitor.store.ledger import mark
 
-                    mark(self.engine, key, "done")
+                    mark(self.engine, [key], "done")
                     self.line(f"submission {sub.id} ({w.id}) is {sub.status}: marked done")
                 continue
             body: dict[str, Any] = {"action": act.upper()}
@@ -571,8 +569,7 @@ class _Pusher:
         if not bulk:
             raise PlatformError("Prolific created a bonus payment without an id: not paid")
         # the rows stay pending with the payment's id until it is paid
-        for key, _, _ in keys:
-            mark(self.engine, key, "pending", remote_id=bulk)
+        mark(self.engine, [k for k, _, _ in keys], "pending", remote_id=bulk)
         self._pay(bulk, [k for k, _, _ in keys], desc)
 
     def _settle(self, study: str) -> None:
@@ -585,11 +582,14 @@ class _Pusher:
             if pay is None or pay.status != "pending":
                 raise UsageError(f"--settle-pay {bulk}: no unconfirmed pay of that payment")
             paid = verdict == "paid"
-            mark(self.engine, pay.key, "done" if paid else "failed",
+            mark(self.engine, [pay.key], "done" if paid else "failed",
                  error=None if paid else "settled unpaid")  # fmt: skip
-            for k, r in self.done.items():
-                if k.startswith(f"prolific:study:{study}:bonus:") and r.remote_id == bulk:
-                    mark(self.engine, k, "done" if paid else "pending")
+            rows = [
+                k
+                for k, r in self.done.items()
+                if k.startswith(f"prolific:study:{study}:bonus:") and r.remote_id == bulk
+            ]
+            mark(self.engine, rows, "done" if paid else "pending")
             self.line(f"bonus payment {bulk}: settled {verdict}")
         self.done = ledger(self.engine, self.campaign_id, PLATFORM)
 
@@ -601,16 +601,16 @@ class _Pusher:
             return
         assert self.client is not None
         pay_key = f"prolific:bulk-bonus:{bulk}:pay"
-        record_intent(self.engine, self.campaign_id, PLATFORM, pay_key, "bonus_pay", bulk, None)
+        record_intent(self.engine, self.campaign_id, PLATFORM, [(pay_key, "bonus_pay", bulk)],
+                      None)  # fmt: skip
         try:
             self.client.request("POST", f"/api/v1/bulk-bonus-payments/{bulk}/pay/")
         except Refused as exc:  # Prolific did nothing: it may be paid on the next push
-            mark(self.engine, pay_key, "failed", error=str(exc))
+            mark(self.engine, [pay_key], "failed", error=str(exc))
             self.out.failed += 1
             self.line(f"failed: pay bonus payment {bulk}: {exc}")
             return
-        mark(self.engine, pay_key, "done")
-        for key in keys:
-            mark(self.engine, key, "done")
+        mark(self.engine, [pay_key], "done")
+        mark(self.engine, list(keys), "done")
         self.out.sent += 1
         self.line(f"paid bonus payment {bulk} ({desc})")

@@ -9,6 +9,7 @@ it ``pending``, and the next push decides from that what may be sent again
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -58,37 +59,50 @@ def record_intent(
     engine: Engine,
     campaign_id: int,
     platform: str,
-    key: str,
-    action: str,
-    target: str,
+    actions: Sequence[tuple[str, str, str]],
     payload: dict[str, Any] | None,
 ) -> None:
-    """Record an action as ``pending`` before it is sent (committed at once); an action of
-    the same key that failed before is set pending again, one pending or done is left."""
+    """Record actions (key, action, target) ``pending`` before they are sent, in one
+    transaction committed at once; an action of the same key that failed before is set pending
+    again, one pending or done is left as it is."""
+    keys = [k for k, _, _ in actions]
     with transaction(engine) as s:
-        row = s.scalars(select(ConnectorAction).where(ConnectorAction.key == key)).one_or_none()
-        if row is None:
-            s.add(
-                ConnectorAction(
-                    campaign_id=campaign_id, platform=platform, key=key, action=action,
-                    target=target, payload=payload, status="pending",
-                )
-            )  # fmt: skip
-        elif row.status == "failed":
-            row.status, row.error, row.payload = "pending", None, payload
+        known = {
+            r.key: r
+            for r in s.scalars(select(ConnectorAction).where(ConnectorAction.key.in_(keys)))
+        }
+        for key, action, target in actions:
+            row = known.get(key)
+            if row is None:
+                s.add(
+                    ConnectorAction(
+                        campaign_id=campaign_id, platform=platform, key=key, action=action,
+                        target=target, payload=payload, status="pending",
+                    )
+                )  # fmt: skip
+            elif row.status == "failed":
+                row.status, row.error, row.payload = "pending", None, payload
 
 
-def mark(engine: Engine, key: str, status: str, *, remote_id: str | None = None,
-         error: str | None = None) -> None:  # fmt: skip
-    """Set an action ``done`` or ``failed`` (with the platform's id of what it made, or the
-    one-line reason it failed)."""
+def mark(
+    engine: Engine,
+    keys: Sequence[str],
+    status: str,
+    *,
+    remote_id: str | None = None,
+    error: str | None = None,
+) -> None:
+    """Set actions ``done``, ``failed`` or back to ``pending`` in one transaction (with the
+    platform's id of what they made, or the one-line reason they failed)."""
     values: dict[str, Any] = {"status": status, "error": error}
     if remote_id is not None:
         values["remote_id"] = remote_id
     if status == "done":
         values["done_at"] = utcnow()
     with transaction(engine) as s:
-        s.execute(update(ConnectorAction).where(ConnectorAction.key == key).values(**values))
+        s.execute(
+            update(ConnectorAction).where(ConnectorAction.key.in_(list(keys))).values(**values)
+        )
 
 
 def remember_event(engine: Engine, source: str, event_id: str) -> bool:
