@@ -27,12 +27,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import hmac
 import importlib
 import json
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -272,7 +273,13 @@ def build_app(
     async def health(_request: Request) -> Response:
         return PlainTextResponse("ok")
 
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        yield
+        await pulls.wait()  # a pull under way finishes before the server stops
+
     app = Starlette(
+        lifespan=lifespan,
         routes=[
             Route("/health", health, methods=["GET"]),
             Route("/hooks/labelstudio/{campaign}", labelstudio, methods=["POST"]),
