@@ -189,3 +189,12 @@ class DatabaseTimeout(MonitorError):
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)
         self.hint = hint
+
+
+class PlatformError(MonitorError):
+    """A platform's API could not be reached or refused a request (its token, a server
+    error): one line naming the platform and what failed, never the token; exit 1."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint

@@ -85,6 +85,20 @@ def _recompute_all(
     for outcome in outcomes:
         level = logging.WARNING if outcome.status in ("failed", "lock_lost") else logging.INFO
         log.log(level, "%s %s", job, outcome.line())
+    _notify(engine, settings, [(o.campaign, o.run_id) for o in outcomes
+                               if o.status == "ok" and o.run_id])  # fmt: skip
+
+
+def _notify(engine: Engine, settings: Settings, runs: list[tuple[str, int]]) -> None:
+    """The one notification of a job's runs (settings notify_*); never stops the scheduler."""
+    from monitor.connectors.notify import enabled, notify
+
+    if not runs or not enabled(settings):
+        return
+    try:
+        notify(engine, settings, runs)
+    except Exception as exc:  # noqa: BLE001 - a notification never stops the scheduler
+        log.warning("notification failed: %s: %s", type(exc).__name__, _first_line(exc))
 
 
 def _dispatch(
@@ -103,9 +117,14 @@ def _dispatch(
 
     try:
         due = due_campaigns(engine, full=full)
-        recompute_on(cluster, settings, due, full=full, full_since=full_since, on_result=logged)
+        results = recompute_on(
+            cluster, settings, due, full=full, full_since=full_since, on_result=logged
+        )
     except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad run
         log.error("%s recompute failed: %s: %s", job, type(exc).__name__, _first_line(exc))
+        return
+    _notify(engine, settings, [(r.campaign, r.outcome.run_id) for r in results
+                               if r.outcome and r.outcome.status == "ok" and r.outcome.run_id])  # fmt: skip
 
 
 def _described(exc: BaseException, engine: Engine) -> str:

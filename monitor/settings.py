@@ -420,6 +420,49 @@ class Settings:
         "The weight given by the down_weight policy.",
     )
 
+    prolific_api_url: str = setting(
+        "https://api.prolific.com",
+        Text("an http:// or https:// URL", r"https?://\S+"),
+        "Base URL of Prolific's API (``monitor push prolific``; the token is read from "
+        "MONITOR_PROLIFIC_TOKEN).",
+    )
+    notify_webhook_url: str = setting(
+        "",
+        Text("an http:// or https:// URL, or '' for none", r"(https?://\S+)?"),
+        "After a run whose worker decisions or campaign verdicts changed, POST one JSON "
+        "message ``{\"text\": ...}`` (what chat tools accept) to this URL ('' = none).",
+    )
+    notify_email_to: str = setting(
+        "",
+        Text(
+            "e-mail addresses separated by commas, or '' for none",
+            r"[^\s,@]+@[^\s,@]+(,\s*[^\s,@]+@[^\s,@]+)*|",
+        ),
+        "After a run whose worker decisions or campaign verdicts changed, e-mail one message "
+        "to these addresses over SMTP ('' = none; login from MONITOR_SMTP_USER and "
+        "MONITOR_SMTP_PASSWORD).",
+    )
+    notify_email_from: str = setting(
+        "monitor@localhost",
+        Text("an e-mail address", r"[^\s,@]+@[^\s,@]+"),
+        "The sender of the notification e-mails.",
+    )
+    smtp_host: str = setting(
+        "localhost",
+        Text("a host name"),
+        "The SMTP server of the notification e-mails.",
+    )
+    smtp_port: int = setting(
+        25,
+        Range(1, 65535),
+        "Its port (587 with starttls, 465 with ssl, usually).",
+    )
+    smtp_security: str = setting(
+        "none",
+        Choices(("none", "starttls", "ssl")),
+        "How the SMTP connection is secured: none, starttls or ssl (TLS from the start).",
+    )
+
     def __post_init__(self) -> None:
         for f in fields(self):
             _check(f.name, getattr(self, f.name), "")
@@ -447,7 +490,20 @@ def _keys() -> dict[str, type]:
 
 
 PROCESS_KEYS = frozenset(
-    {"database_url", "report_dir", "recompute_every_minutes", "nightly_at", "cache_dir"}
+    {
+        "database_url",
+        "report_dir",
+        "recompute_every_minutes",
+        "nightly_at",
+        "cache_dir",
+        "prolific_api_url",
+        "notify_webhook_url",
+        "notify_email_to",
+        "notify_email_from",
+        "smtp_host",
+        "smtp_port",
+        "smtp_security",
+    }
 )
 """Settings of a process, not of a campaign: ``monitor campaign set`` refuses them."""
 

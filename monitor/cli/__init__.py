@@ -20,9 +20,11 @@ from monitor.cli import (
     export,
     ingest,
     pairs,
+    push,
     recompute,
     report,
     schedule,
+    serve,
     workers,
 )
 from monitor.cli.context import Context
@@ -43,6 +45,8 @@ MODULES = (
     workers,
     export,
     pairs,
+    push,
+    serve,
     cache,
 )
 MAX_PROBLEMS = 50

@@ -46,7 +46,19 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         echo("no campaigns yet: create one with 'monitor campaign create'")
     for outcome in outcomes:
         echo(outcome.line())
+    _notify(ctx, [(o.campaign, o.run_id) for o in outcomes if o.status == "ok" and o.run_id])
     return _summary([o.campaign for o in outcomes if o.status == "failed"], len(outcomes))
+
+
+def _notify(ctx: Context, runs: list[tuple[str, int]]) -> None:
+    """The one notification of the run (settings notify_*), when something changed."""
+    from monitor.connectors.notify import enabled, notify
+
+    if not runs or not enabled(ctx.settings):
+        return
+    sent = notify(ctx.engine(), ctx.settings, runs)
+    for error in sent.errors if sent else []:
+        echo(f"monitor: warning: {error}", err=True)
 
 
 def cluster_module() -> ModuleType:
@@ -79,6 +91,8 @@ def _on_cluster(args: argparse.Namespace, ctx: Context) -> int:
         results = cluster.recompute_on(
             client, ctx.settings, due, full=args.full, on_result=lambda r: echo(r.line())
         )
+    _notify(ctx, [(r.campaign, r.outcome.run_id) for r in results
+                  if r.outcome and r.outcome.status == "ok" and r.outcome.run_id])  # fmt: skip
     unrecorded = sum(1 for r in results if r.status in ("refused", "lost"))
     return _summary([r.campaign for r in results if r.failed], len(results), unrecorded)
 

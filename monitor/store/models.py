@@ -537,6 +537,47 @@ class CampaignLock(Base):
     acquired_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
 
 
+LEDGER_STATES = ("pending", "done", "failed")
+
+
+class ConnectorAction(Base):
+    """An action sent to a platform (``monitor push``), by its idempotency key: recorded
+    ``pending`` before it is sent, ``done`` once the platform answered (``remote_id``: the id of
+    what it created), ``failed`` when it refused; ``payload`` is the body sent, never a token."""
+
+    __tablename__ = "connector_actions"
+    __table_args__ = (
+        UniqueConstraint("key"),
+        CheckConstraint(_in("status", LEDGER_STATES), name="status"),
+        Index("ix_connector_actions_campaign_id_platform", "campaign_id", "platform"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    platform: Mapped[str] = mapped_column(String(32))
+    key: Mapped[str] = mapped_column(String(300))
+    action: Mapped[str] = mapped_column(String(32))
+    target: Mapped[str] = mapped_column(Text)
+    payload: Mapped[dict[str, Any] | None] = mapped_column(Json)
+    status: Mapped[str] = mapped_column(String(16))
+    remote_id: Mapped[str | None] = mapped_column(String(200))
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
+    done_at: Mapped[datetime | None] = mapped_column(UtcTime)
+
+
+class WebhookEvent(Base):
+    """A webhook event received (``monitor serve``), by its sender's id: seen once."""
+
+    __tablename__ = "webhook_events"
+    __table_args__ = (UniqueConstraint("source", "event_id"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    source: Mapped[str] = mapped_column(String(32))
+    event_id: Mapped[str] = mapped_column(String(300))
+    received_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
+
+
 @event.listens_for(WorkerDecision, "before_update")
 @event.listens_for(WorkerDecision, "before_delete")
 def _append_only(_mapper: Any, _connection: Any, target: WorkerDecision) -> None:

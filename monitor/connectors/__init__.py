@@ -1,0 +1,2 @@
+"""Connectors: monitor inside the annotation tools' loop (pulls from them, pushes to them,
+notifications after a run)."""

@@ -1,0 +1,205 @@
+"""monitor serve run for real (uvicorn on a free port, in a thread) and asked over HTTP: the
+Label Studio hook needs its secret and triggers the injected pull, one at a time per campaign
+with the events coalesced; Prolific's events are verified and acted on once; the reports are
+served read-only behind the token."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from sqlalchemy import Engine
+
+from monitor.connectors.prolific import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
+from monitor.server import SECRET_HEADER, Secrets, build_app
+from monitor.settings import Settings
+from tests.connectors.conftest import free_port
+
+HOOK, TOKEN, PSECRET = "hook-secret-1", "report-token-2", "prolific-secret-3"
+
+
+class Puller:
+    """The injected pull: records each call; holds while ``gate`` is closed."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.running = 0
+        self.most = 0
+        self.gate = threading.Event()
+        self.gate.set()
+        self.lock = threading.Lock()
+
+    def __call__(self, _engine: Engine, _settings: Settings, campaign: str) -> str:
+        with self.lock:
+            self.calls.append(campaign)
+            self.running += 1
+            self.most = max(self.most, self.running)
+        self.gate.wait(30)
+        with self.lock:
+            self.running -= 1
+        return "pulled"
+
+
+def wait_for(check: Any, what: str, limit: float = 20.0) -> None:  # noqa: ANN401
+    """Wait until ``check()`` holds (a deadline only against a hang, not a timing claim)."""
+    end = time.monotonic() + limit
+    while not check():
+        if time.monotonic() > end:
+            raise AssertionError(f"never happened: {what}")
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def reports(tmp_path: Path) -> Path:
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    (folder / "index.html").write_text("<html>index of campaigns</html>")
+    (folder / "crowd.html").write_text("<html>crowd report</html>")
+    (folder / "crowd.json").write_text('{"campaign": {"name": "crowd"}}')
+    (tmp_path / "secret.html").write_text("outside")
+    (folder / "link.html").symlink_to(tmp_path / "secret.html")
+    return folder
+
+
+@pytest.fixture
+def served(engine: Engine, reports: Path) -> Iterator[tuple[str, Puller, list[dict]]]:
+    puller, events = Puller(), []
+    app = build_app(engine, Settings(), Secrets(HOOK, TOKEN, PSECRET), report_dir=reports,
+                    pull=puller, on_prolific_event=events.append)  # fmt: skip
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_for(lambda: server.started, "the server started")
+    try:
+        yield f"http://127.0.0.1:{port}", puller, events
+    finally:
+        puller.gate.set()
+        server.should_exit = True
+        thread.join(30)
+
+
+def _event(action: str) -> dict:
+    return {"action": action, "annotation": {"id": 7, "task": 3}, "project": {"id": 1}}
+
+
+def test_hook_without_the_secret_is_401_and_pulls_nothing(served) -> None:  # noqa: ANN001
+    url, puller, _ = served
+    for headers in ({}, {SECRET_HEADER: "wrong"}):
+        r = httpx.post(f"{url}/hooks/labelstudio/crowd", json=_event("ANNOTATION_CREATED"),
+                       headers=headers)  # fmt: skip
+        assert r.status_code == 401
+    r = httpx.get(f"{url}/health")
+    assert r.status_code == 200 and r.text == "ok"
+    assert puller.calls == []
+
+
+def test_hook_triggers_the_pull_one_at_a_time_events_coalesced(served) -> None:  # noqa: ANN001
+    url, puller, _ = served
+    hook = f"{url}/hooks/labelstudio/crowd"
+    puller.gate.clear()  # the first pull holds
+    r = httpx.post(hook, json=_event("ANNOTATION_CREATED"), headers={SECRET_HEADER: HOOK})
+    assert r.status_code == 202 and r.json()["pull"] == "started"
+    wait_for(lambda: puller.calls == ["crowd"], "the first pull")
+    for action in ("ANNOTATIONS_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED"):
+        r = httpx.post(hook, json=_event(action), headers={SECRET_HEADER: HOOK})
+        assert r.status_code == 202 and r.json()["pull"] == "queued"
+    r = httpx.post(hook, json=_event("PROJECT_UPDATED"), headers={SECRET_HEADER: HOOK})
+    assert r.status_code == 200 and r.json()["pull"] == "ignored"
+    # another campaign's pull runs beside it
+    r = httpx.post(f"{url}/hooks/labelstudio/other", json=_event("ANNOTATION_CREATED"),
+                   headers={SECRET_HEADER: HOOK})  # fmt: skip
+    wait_for(lambda: "other" in puller.calls, "the other campaign's pull")
+    puller.gate.set()
+    # the three events during the first pull made one more pull of crowd, not three
+    wait_for(lambda: puller.calls.count("crowd") == 2 and puller.running == 0, "the second pull")
+    time.sleep(0.3)
+    assert puller.calls.count("crowd") == 2
+    r = httpx.post(hook, content=b"not json", headers={SECRET_HEADER: HOOK})
+    assert r.status_code == 400
+
+
+def test_prolific_events_verified_and_deduplicated(served) -> None:  # noqa: ANN001
+    url, _, events = served
+    body = json.dumps({"event_id": "evt-1", "event_type": "submission.status.change",
+                       "resource_id": "sub00P1", "status": "AWAITING REVIEW"}).encode()  # fmt: skip
+    ts = "1764288000"
+    good = {TIMESTAMP_HEADER: ts, SIGNATURE_HEADER: signature(PSECRET, ts, body),
+            "Content-Type": "application/json"}  # fmt: skip
+    r = httpx.post(f"{url}/hooks/prolific", content=body, headers={**good, SIGNATURE_HEADER: "x"})
+    assert r.status_code == 401
+    r = httpx.post(f"{url}/hooks/prolific", content=body)
+    assert r.status_code == 401
+    assert events == []
+    r = httpx.post(f"{url}/hooks/prolific", content=body, headers=good)
+    assert r.status_code == 200 and r.json() == {"event": "evt-1", "duplicate": False}
+    r = httpx.post(f"{url}/hooks/prolific", content=body, headers=good)
+    assert r.status_code == 200 and r.json()["duplicate"] is True
+    assert [e["event_id"] for e in events] == ["evt-1"]
+
+
+def test_reports_read_only_behind_the_token(served, reports: Path) -> None:  # noqa: ANN001
+    url, _, _ = served
+    assert httpx.get(f"{url}/reports/").status_code == 401
+    r = httpx.get(f"{url}/reports/crowd.html", headers={"Authorization": "Bearer nope"})
+    assert r.status_code == 401 and "Basic" in r.headers["www-authenticate"]
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    r = httpx.get(f"{url}/reports/", headers=bearer)
+    assert r.status_code == 200 and "index of campaigns" in r.text
+    r = httpx.get(f"{url}/reports", headers=bearer, follow_redirects=True)
+    assert r.status_code == 200 and "index of campaigns" in r.text
+    basic = base64.b64encode(f"anyone:{TOKEN}".encode()).decode()
+    r = httpx.get(f"{url}/reports/crowd.json", headers={"Authorization": f"Basic {basic}"})
+    assert r.status_code == 200 and r.json() == {"campaign": {"name": "crowd"}}
+    for name in ("link.html", "..%2Fsecret.html", "missing.html", ".hidden.html"):
+        assert httpx.get(f"{url}/reports/{name}", headers=bearer).status_code == 404
+    for method in ("POST", "PUT", "DELETE"):
+        r = httpx.request(method, f"{url}/reports/crowd.html", headers=bearer, content=b"x")
+        assert r.status_code == 405
+    assert (reports / "crowd.html").read_text() == "<html>crowd report</html>"
+
+
+def test_monitor_serve_command(db_url: str, reports: Path, tmp_path: Path) -> None:
+    """The command itself, in a process of its own: refuses to start with no secret, serves
+    what its secrets open, and its log never holds them."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MONITOR_")}
+    cmd = [sys.executable, "-m", "monitor", "--db", db_url, "serve", "--port"]
+    r = subprocess.run([*cmd, str(free_port())], env=env, capture_output=True, text=True)
+    assert r.returncode == 2 and "nothing to serve" in r.stderr
+    port = free_port()
+    env |= {"MONITOR_SERVE_TOKEN": TOKEN, "MONITOR_HOOK_SECRET": HOOK}
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([*cmd, str(port), "--report-dir", str(reports)], env=env,
+                                stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+        try:
+            url = f"http://127.0.0.1:{port}"
+
+            def up() -> bool:
+                try:
+                    return httpx.get(f"{url}/health").status_code == 200
+                except httpx.HTTPError:
+                    return False
+
+            wait_for(up, "monitor serve answers", 60)
+            r = httpx.get(f"{url}/reports/crowd.html", headers={"Authorization": f"Bearer {TOKEN}"})
+            assert r.status_code == 200 and "crowd report" in r.text
+            assert httpx.post(f"{url}/hooks/labelstudio/crowd", json={}).status_code == 401
+            assert httpx.post(f"{url}/hooks/prolific", content=b"{}").status_code == 404
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    text = log.read_text()
+    assert "serving Label Studio webhooks, reports on http://127.0.0.1" in text
+    assert TOKEN not in text and HOOK not in text
