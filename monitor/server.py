@@ -215,6 +215,7 @@ def build_app(
 
     async def prolific(request: Request) -> Response:
         from monitor.connectors.prolific import (
+            EVENT_ID_HEADER,
             SIGNATURE_HEADER,
             TIMESTAMP_HEADER,
             event_id,
@@ -237,7 +238,7 @@ def build_app(
             return PlainTextResponse("the body is not JSON", status_code=400)
         if not isinstance(event, dict):
             return PlainTextResponse("the body is no JSON object", status_code=400)
-        eid = event_id(event, timestamp or "", body)
+        eid = event_id(event, timestamp or "", body, request.headers.get(EVENT_ID_HEADER))
         new = await asyncio.to_thread(remember_event, engine, "prolific", eid)
         if not new:
             return JSONResponse({"event": eid, "duplicate": True})

@@ -108,9 +108,18 @@ def verify_signature(secret: str, timestamp: str | None, body: bytes, sig: str |
     )
 
 
-def event_id(payload: Mapping[str, Any], timestamp: str, body: bytes) -> str:
-    """The id a Prolific event is deduplicated by: its own (``event_id`` or ``id``) when the
-    body has one, else a digest of the timestamp and the body (a delivery repeated as is)."""
+EVENT_ID_HEADER = "X-Event-ID"
+"""The header Prolific's retried deliveries of one event share (its idempotency key)."""
+
+
+def event_id(
+    payload: Mapping[str, Any], timestamp: str, body: bytes, header: str | None = None
+) -> str:
+    """The id a Prolific event is deduplicated by: the ``X-Event-ID`` header, which Prolific
+    documents as the same across the retries of an event, else the body's own (``event_id`` or
+    ``id``), else a digest of the timestamp and the body (a delivery repeated as is)."""
+    if header and header.strip():
+        return header.strip()[:300]
     for key in ("event_id", "id"):
         value = payload.get(key)
         if isinstance(value, str | int) and str(value):

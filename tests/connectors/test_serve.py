@@ -147,6 +147,16 @@ def test_prolific_events_verified_and_deduplicated(served) -> None:  # noqa: ANN
     r = httpx.post(f"{url}/hooks/prolific", content=body, headers=good)
     assert r.status_code == 200 and r.json()["duplicate"] is True
     assert [e["event_id"] for e in events] == ["evt-1"]
+    # Prolific's retries of one event share its X-Event-ID header, whatever the body says
+    retried = json.dumps({"event_type": "study.status.change", "status": "COMPLETED"}).encode()
+    for sent in range(2):
+        ts = f"176428810{sent}"
+        r = httpx.post(f"{url}/hooks/prolific", content=retried, headers={
+            TIMESTAMP_HEADER: ts, SIGNATURE_HEADER: signature(PSECRET, ts, retried),
+            "X-Event-ID": "evt-2"})  # fmt: skip
+        assert r.status_code == 200
+        assert r.json() == {"event": "evt-2", "duplicate": bool(sent)}
+    assert len(events) == 2
 
 
 def test_reports_read_only_behind_the_token(served, reports: Path) -> None:  # noqa: ANN001
