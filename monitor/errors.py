@@ -189,3 +189,12 @@ class DatabaseTimeout(MonitorError):
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)
         self.hint = hint
+
+
+class SourceUnavailable(MonitorError):
+    """A platform's server could not be reached or failed (a connection refused, a timeout, an
+    answer of 5xx or not of the platform's shape): one line, never a token."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint

@@ -20,6 +20,7 @@ from monitor.cli import (
     export,
     ingest,
     pairs,
+    pull,
     recompute,
     report,
     schedule,
@@ -43,6 +44,7 @@ MODULES = (
     workers,
     export,
     pairs,
+    pull,
     cache,
 )
 MAX_PROBLEMS = 50
