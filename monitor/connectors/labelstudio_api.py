@@ -94,6 +94,14 @@ def read_token(token_file: str | Path | None) -> str:
     return token
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _is_jwt(token: str) -> bool:
     parts = token.split(".")
     return len(parts) == 3 and parts[0].startswith("eyJ")
@@ -107,6 +115,15 @@ class Control:
     type: str
     name: str
     multiple: bool = False
+    values: tuple[str, ...] = ()  # a Choices tag's choices
+
+    def fits(self, kind: str) -> bool:
+        """Whether a campaign of ``kind`` can read it: Choices of numbers for a rating."""
+        if self.type not in KIND_CONTROLS[kind]:
+            return False
+        if kind == "rating" and self.type == "Choices":
+            return bool(self.values) and all(_is_number(v) for v in self.values)
+        return True
 
     def __str__(self) -> str:
         return f"{self.type} '{self.name}'"
@@ -122,7 +139,10 @@ def controls(label_config: str) -> list[Control]:
     for element in root.iter():
         if element.tag in CONTROLS and element.get("name"):
             multiple = element.get("choice", "single").lower() == "multiple"
-            out.append(Control(element.tag, str(element.get("name")), multiple))
+            values = tuple(
+                str(c.get("value") or c.get("alias") or "") for c in element.iter("Choice")
+            )
+            out.append(Control(element.tag, str(element.get("name")), multiple, values))
     return out
 
 
@@ -139,27 +159,31 @@ def choose_control(found: list[Control], kind: str, name: str | None, project: s
                 hint=f"its controls: {listed}",
             )
         control = named[0]
-        if control.type not in fits:
+        if not control.fits(kind):
             raise UsageError(
                 f"project {project}'s control {control} does not fit a {kind} campaign",
-                hint=f"a {kind} campaign reads {', '.join(fits)}; choose another control with "
+                hint=f"a {kind} campaign reads {', '.join(fits)}{_numbers(kind)}; choose another control with "
                 "--map value=NAME or pull into a campaign of the control's kind",
             )
         return control
-    fitting = [c for c in found if c.type in fits]
+    fitting = [c for c in found if c.fits(kind)]
     if len(fitting) == 1:
         return fitting[0]
     if not fitting:
         raise UsageError(
             f"project {project}'s labeling config has no control for a {kind} campaign "
             f"(it has {listed})",
-            hint=f"a {kind} campaign reads {', '.join(fits)}: pull into a campaign of the "
+            hint=f"a {kind} campaign reads {', '.join(fits)}{_numbers(kind)}: pull into a campaign of the "
             "control's kind",
         )
     raise UsageError(
         f"project {project}'s labeling config has several controls: {listed}",
         hint="choose one with --map value=NAME",
     )
+
+
+def _numbers(kind: str) -> str:
+    return " (Choices of numbers)" if kind == "rating" else ""
 
 
 class Client:

@@ -1,0 +1,347 @@
+"""``monitor pull labelstudio`` against a real Label Studio server: what is stored follows the
+annotations created, changed and deleted there; a pull with nothing new reads one page and
+stores nothing; both kinds of token; bad input refused in one line, nothing stored."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, text
+
+from monitor.cli import main
+from monitor.connectors import labelstudio as ls
+from monitor.connectors.labelstudio_api import Client
+from monitor.ingest.api import create_campaign
+from monitor.settings import Settings
+from monitor.store.campaigns import CampaignSpec
+from tests.connectors.labelstudio_server import LEGACY_TOKEN, LabelStudio, choices, rating
+
+CHOICES = (
+    '<View><Text name="text" value="$text"/><Choices name="sentiment" toName="text">'
+    '<Choice value="pos"/><Choice value="neg"/></Choices></View>'
+)
+RATING = (
+    '<View><Text name="text" value="$text"/><Rating name="stars" toName="text" maxRating="5"/>'
+    "</View>"
+)
+
+
+def _count(engine: Engine, sql: str, campaign: str) -> int:
+    with engine.connect() as c:
+        return int(
+            c.execute(
+                text(sql.replace("CID", "(SELECT id FROM campaigns WHERE name = :c)")),
+                {"c": campaign},
+            ).scalar_one()
+        )
+
+
+def judgments(engine: Engine, campaign: str) -> int:
+    return _count(engine, "SELECT count(*) FROM judgments WHERE campaign_id = CID", campaign)
+
+
+def gold(engine: Engine, campaign: str) -> int:
+    return _count(
+        engine, "SELECT count(*) FROM items WHERE campaign_id = CID AND gold IS NOT NULL", campaign
+    )
+
+
+def batches(engine: Engine, campaign: str) -> int:
+    return _count(engine, "SELECT count(*) FROM ingest_batches WHERE campaign_id = CID", campaign)
+
+
+def labels(engine: Engine, campaign: str) -> dict[str, str]:
+    with engine.connect() as c:
+        rows = c.execute(
+            text(
+                "SELECT j.external_id, j.value_label FROM judgments j JOIN campaigns c "
+                "ON c.id = j.campaign_id WHERE c.name = :c"
+            ),
+            {"c": campaign},
+        )
+        return {str(a): str(v) for a, v in rows}
+
+
+@pytest.fixture
+def label_campaign(engine: Engine) -> str:
+    create_campaign(engine, CampaignSpec(name="sentiment", kind="label", categories=("pos", "neg")))
+    return "sentiment"
+
+
+@pytest.fixture
+def project(labelstudio: LabelStudio) -> tuple[int, list[int], list[int]]:
+    """A Choices project with four tasks and three annotators: its id, task ids, user ids."""
+    pid = labelstudio.project(CHOICES)
+    labelstudio.import_tasks(pid, [{"text": f"text {i}"} for i in range(4)])
+    users = [labelstudio.user(f"annotator{i}@example.com") for i in range(3)]
+    return pid, labelstudio.task_ids(pid), users
+
+
+def _pull(
+    engine: Engine, server: LabelStudio, pid: int, token: str = LEGACY_TOKEN
+) -> ls.PullSummary:
+    return ls.pull(engine, "sentiment", url=server.url, project=pid, token=token)
+
+
+def test_counts_follow_created_changed_and_deleted_annotations(
+    engine: Engine,
+    labelstudio: LabelStudio,
+    project: tuple[int, list[int], list[int]],
+    label_campaign: str,
+) -> None:
+    pid, tasks, users = project
+    made = {}
+    for t, task in enumerate(tasks):
+        for u, user in enumerate(users):
+            made[t, u] = labelstudio.annotate(
+                task, user, choices("sentiment", "pos" if (t + u) % 2 else "neg")
+            )
+    labelstudio.annotate(tasks[0], users[0], choices("sentiment", "neg"), ground_truth=True)
+    first = _pull(engine, labelstudio, pid)
+    own = labelstudio.counts(pid)
+    assert own == {"annotations": 13, "ground_truth": 1}
+    assert judgments(engine, label_campaign) == own["annotations"] - own["ground_truth"] == 12
+    assert gold(engine, label_campaign) == 1
+    assert first.n_judgments == 12 and first.n_gold == 1 and first.batch_id is not None
+
+    changed, deleted = made[1, 1], made[2, 0]
+    labelstudio.update(changed, choices("sentiment", "pos"))
+    labelstudio.delete(deleted)
+    added = labelstudio.annotate(
+        tasks[3], labelstudio.user("annotator3@example.com"), choices("sentiment", "pos")
+    )
+    second = _pull(engine, labelstudio, pid)
+    own = labelstudio.counts(pid)
+    assert own["annotations"] == 13
+    assert judgments(engine, label_campaign) == own["annotations"] - own["ground_truth"]
+    stored = labels(engine, label_campaign)
+    assert (
+        stored[str(changed)] == "pos" and str(deleted) not in stored and stored[str(added)] == "pos"
+    )
+    assert second.n_annotations == 2 and second.n_removed == 2  # the changed one replaced
+    assert second.n_judgments == 2
+
+
+def test_a_pull_with_nothing_new_reads_one_page_and_stores_nothing(
+    engine: Engine,
+    labelstudio: LabelStudio,
+    project: tuple[int, list[int], list[int]],
+    label_campaign: str,
+) -> None:
+    pid, tasks, users = project
+    for task in tasks:
+        labelstudio.annotate(task, users[0], choices("sentiment", "pos"))
+    _pull(engine, labelstudio, pid)
+    n, b = judgments(engine, label_campaign), batches(engine, label_campaign)
+    again = _pull(engine, labelstudio, pid)
+    assert (again.n_pages, again.n_annotations, again.batch_id) == (1, 0, None)
+    assert (judgments(engine, label_campaign), batches(engine, label_campaign)) == (n, b) == (4, 1)
+
+
+def test_the_deletion_of_a_ground_truth_takes_its_gold_value_out(
+    engine: Engine,
+    labelstudio: LabelStudio,
+    project: tuple[int, list[int], list[int]],
+    label_campaign: str,
+) -> None:
+    pid, tasks, users = project
+    truth = labelstudio.annotate(tasks[0], users[0], choices("sentiment", "neg"), ground_truth=True)
+    labelstudio.annotate(tasks[1], users[1], choices("sentiment", "pos"))
+    _pull(engine, labelstudio, pid)
+    assert gold(engine, label_campaign) == 1
+    labelstudio.delete(truth)
+    _pull(engine, labelstudio, pid)
+    assert gold(engine, label_campaign) == 0 and judgments(engine, label_campaign) == 1
+
+
+def test_a_personal_access_token_is_exchanged_and_renewed(
+    engine: Engine,
+    labelstudio: LabelStudio,
+    project: tuple[int, list[int], list[int]],
+    label_campaign: str,
+) -> None:
+    pid, tasks, users = project
+    labelstudio.annotate(tasks[0], users[0], choices("sentiment", "pos"))
+    token = personal_token(labelstudio)
+    summary = _pull(engine, labelstudio, pid, token=token)
+    assert summary.n_judgments == 1
+    with Client(labelstudio.url, token) as client:
+        client.project(str(pid))
+        client._auth = "Bearer expired"  # as after five minutes
+        assert client.project(str(pid))["id"] == pid
+        assert client.n_requests == 5  # refresh, project, refused, refresh again, project
+
+
+_PERSONAL: list[str] = []
+
+
+def personal_token(server: LabelStudio) -> str:
+    if not _PERSONAL:
+        _PERSONAL.append(server.personal_token())
+    return _PERSONAL[0]
+
+
+def test_pages_keyed_on_updated_at_read_every_task_once_at_least(
+    labelstudio: LabelStudio, project: tuple[int, list[int], list[int]]
+) -> None:
+    pid, tasks, _ = project
+    with Client(labelstudio.url, LEGACY_TOKEN, page_size=3) as client:
+        pages = list(client.tasks_since(str(pid), None))
+    read = [t["id"] for page in pages for t in page]
+    assert set(read) == set(tasks) and len(pages) == 2  # 3 tasks, then the third again and one more
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _cli(capsys: pytest.CaptureFixture[str], db: str, *words: str) -> tuple[int, str]:
+    code = main(["--db", db, *words])
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_bad_input_is_one_line_and_stores_nothing(
+    engine: Engine,
+    db_url: str,
+    labelstudio: LabelStudio,
+    project: tuple[int, list[int], list[int]],
+    label_campaign: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pid, tasks, users = project
+    labelstudio.annotate(tasks[0], users[0], choices("sentiment", "pos"))
+    create_campaign(engine, CampaignSpec(name="stars", kind="rating", scale_min=1, scale_max=5))
+    wrong = "wrongtoken0123456789wrongtoken0123456789"
+    cases = [
+        (
+            LEGACY_TOKEN,
+            f"http://127.0.0.1:{_closed_port()}",
+            str(pid),
+            "sentiment",
+            1,
+            "cannot reach",
+        ),
+        (wrong, labelstudio.url, str(pid), "sentiment", 2, "refused the token (401)"),
+        ("eyJ" + wrong + ".x.y", labelstudio.url, str(pid), "sentiment", 2, "refused the personal"),
+        (LEGACY_TOKEN, labelstudio.url, "999999", "sentiment", 2, "no project 999999"),
+        (
+            LEGACY_TOKEN,
+            labelstudio.url,
+            str(pid),
+            "stars",
+            2,
+            "no control for a rating campaign",
+        ),
+        (LEGACY_TOKEN, labelstudio.url, "x1", "sentiment", 2, "not a project number"),
+    ]
+    for token, url, project_id, campaign, code, words in cases:
+        monkeypatch.setenv("MONITOR_LABELSTUDIO_TOKEN", token)
+        got, said = _cli(
+            capsys,
+            db_url,
+            "pull",
+            "labelstudio",
+            "--url",
+            url,
+            "--project",
+            project_id,
+            "--campaign",
+            campaign,
+        )
+        assert got == code, said
+        assert words in said and token not in said
+        assert said.startswith("monitor: error:") and said.count("\n") == 2  # the line, the hint
+    for campaign in ("sentiment", "stars"):
+        assert judgments(engine, campaign) == batches(engine, campaign) == 0
+        assert (
+            _count(
+                engine, "SELECT count(*) FROM campaign_sources WHERE campaign_id = CID", campaign
+            )
+            == 0
+        )
+    monkeypatch.delenv("MONITOR_LABELSTUDIO_TOKEN")
+    got, said = _cli(
+        capsys,
+        db_url,
+        "pull",
+        "labelstudio",
+        "--url",
+        labelstudio.url,
+        "--project",
+        str(pid),
+        "--campaign",
+        "sentiment",
+    )
+    assert got == 2 and "MONITOR_LABELSTUDIO_TOKEN is not set" in said
+
+
+def test_a_rating_project_and_a_named_control(engine: Engine, labelstudio: LabelStudio) -> None:
+    pid = labelstudio.project(RATING)
+    labelstudio.import_tasks(pid, [{"text": "a", "id": "a"}, {"text": "b", "id": "b"}])
+    user = labelstudio.user("rater@example.com")
+    for task, stars in zip(labelstudio.task_ids(pid), (2, 5), strict=True):
+        labelstudio.annotate(task, user, rating("stars", stars))
+    create_campaign(engine, CampaignSpec(name="stars", kind="rating", scale_min=1, scale_max=5))
+    summary = ls.pull(
+        engine,
+        "stars",
+        url=labelstudio.url,
+        project=pid,
+        token=LEGACY_TOKEN,
+        mapping={"value": "stars", "item": "data.id"},
+    )
+    assert summary.n_judgments == 2
+    with engine.connect() as c:
+        rows = c.execute(
+            text(
+                "SELECT i.external_id, j.value_num FROM judgments j JOIN items i ON i.id = j.item_id"
+            )
+        )
+        assert sorted(rows) == [("a", 2.0), ("b", 5.0)]
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_connect_then_pull_the_recorded_source_with_a_token_file(
+    engine: Engine,
+    db_url: str,
+    labelstudio: LabelStudio,
+    project: tuple[int, list[int], list[int]],
+    label_campaign: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pid, tasks, users = project
+    labelstudio.annotate(tasks[0], users[0], choices("sentiment", "pos"))
+    token_file = tmp_path / "token"
+    token_file.write_text(LEGACY_TOKEN + "\n")
+    monkeypatch.delenv("MONITOR_LABELSTUDIO_TOKEN", raising=False)
+    code, said = _cli(
+        capsys,
+        db_url,
+        "campaign",
+        "connect",
+        "sentiment",
+        "labelstudio",
+        "--url",
+        labelstudio.url,
+        "--project",
+        str(pid),
+        "--token-file",
+        str(token_file),
+    )
+    assert code == 0 and LEGACY_TOKEN not in said
+    with engine.connect() as c:
+        stored = " ".join(str(v) for v in c.execute(text("SELECT * FROM campaign_sources")).one())
+    assert LEGACY_TOKEN not in stored and str(token_file) in stored
+    summary = ls.pull_campaign(engine, Settings(), "sentiment")
+    assert summary.n_judgments == 1
+    code, said = _cli(capsys, db_url, "pull", "labelstudio", "--campaign", "sentiment")
+    assert code == 0 and "nothing new stored" in said and LEGACY_TOKEN not in said
