@@ -345,3 +345,31 @@ def test_connect_then_pull_the_recorded_source_with_a_token_file(
     assert summary.n_judgments == 1
     code, said = _cli(capsys, db_url, "pull", "labelstudio", "--campaign", "sentiment")
     assert code == 0 and "nothing new stored" in said and LEGACY_TOKEN not in said
+
+
+def test_the_scheduler_pulls_every_connected_campaign_before_its_run(
+    engine: Engine,
+    labelstudio: LabelStudio,
+    project: tuple[int, list[int], list[int]],
+    label_campaign: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from monitor.scheduler import incremental_job
+
+    pid, tasks, users = project
+    for task in tasks[:2]:
+        labelstudio.annotate(task, users[0], choices("sentiment", "neg"))
+    create_campaign(engine, CampaignSpec(name="elsewhere", kind="label", categories=("pos", "neg")))
+    ls.connect(engine, "sentiment", url=labelstudio.url, project=pid)
+    ls.connect(engine, "elsewhere", url=f"http://127.0.0.1:{_closed_port()}", project=pid)
+    monkeypatch.setenv("MONITOR_LABELSTUDIO_TOKEN", LEGACY_TOKEN)
+    with caplog.at_level("INFO", logger="monitor.scheduler"):
+        incremental_job(engine, Settings())
+    said = caplog.text
+    assert judgments(engine, "sentiment") == 2
+    assert "pull elsewhere failed: SourceUnavailable: cannot reach Label Studio" in said
+    assert "pull sentiment: pulled project" in said and LEGACY_TOKEN not in said
+    with engine.connect() as c:
+        runs = c.execute(text("SELECT count(*) FROM metric_runs")).scalar_one()
+    assert runs >= 1  # the run came after the pull
