@@ -3,7 +3,8 @@ export reader (:func:`monitor.ingest.platforms.labelstudio.read_tasks`: the same
 ``--option ground_truth``), stored by annotation id.
 
 A pull reads the tasks whose ``updated_at`` is at or after the campaign's cursor (the newest
-seen by the last pull: creating, changing or deleting an annotation updates its task), compares
+seen by the last pull: creating, changing or deleting an annotation updates its task; the
+first pull, or a full one, reads the project's export instead, faster per annotation), compares
 each task's annotations with the map of those pulled before (:mod:`monitor.store.sources`), and
 in one transaction takes out the annotations changed or deleted there, loads the changed and
 new ones as one ingest batch, and moves the cursor. Nothing changed: one page read, nothing
@@ -254,7 +255,8 @@ def _read(
     read = _Read()
     gone_of: dict[int, set[str]] = {}  # by task: a task read again replaces its earlier reading
     seen: set[int] = set()
-    for page in client.tasks_since(project, since):
+    pages = [client.export(project)] if since is None else client.tasks_since(project, since)
+    for page in pages:
         read.n_pages += 1
         for raw in page:
             task = {k: raw.get(k) for k in TASK_KEYS}

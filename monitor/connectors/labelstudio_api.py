@@ -36,6 +36,7 @@ __all__ = [
 TOKEN_ENV = "MONITOR_LABELSTUDIO_TOKEN"
 TIMEOUT_S = 60.0
 PAGE_SIZE = 1000
+EXPORT_TIMEOUT_S = 1800.0  # the server builds the whole export before it answers
 CONTROLS = ("Choices", "Rating", "Number", "Taxonomy", "Pairwise")
 KIND_CONTROLS: dict[str, tuple[str, ...]] = {
     "rating": ("Rating", "Number", "Choices"),
@@ -231,13 +232,21 @@ class Client:
         params: dict[str, Any] | None = None,
         json_body: Any = None,  # noqa: ANN401 - a JSON value
         auth: str | None = None,
+        timeout: float | None = None,
     ) -> httpx.Response:
         headers = {"Accept": "application/json"}
         if auth is not None:
             headers["Authorization"] = auth
         self.n_requests += 1
         try:
-            return self._http.request(method, path, params=params, json=json_body, headers=headers)
+            return self._http.request(
+                method,
+                path,
+                params=params,
+                json=json_body,
+                headers=headers,
+                timeout=self._http.timeout if timeout is None else httpx.Timeout(timeout),
+            )
         except httpx.TimeoutException:
             raise SourceUnavailable(
                 f"Label Studio at {self.url} did not answer within {self._http.timeout.read:g} s",
@@ -257,15 +266,17 @@ class Client:
         params: dict[str, Any] | None = None,
         json_body: Any = None,  # noqa: ANN401
         missing: str | None = None,
+        timeout: float | None = None,
     ) -> Any:  # noqa: ANN401 - the JSON answer
         """The JSON answer; 401/403 a UsageError about the token, 404 a NotFound saying
         ``missing`` (when given), anything else a SourceUnavailable."""
         if self._auth is None:
             self._auth = self._access()
-        answer = self._send(method, path, params=params, json_body=json_body, auth=self._auth)
+        send = {"params": params, "json_body": json_body, "timeout": timeout}
+        answer = self._send(method, path, auth=self._auth, **send)
         if answer.status_code == 401 and self._refresh:  # the access token expired
             self._auth = self._access()
-            answer = self._send(method, path, params=params, json_body=json_body, auth=self._auth)
+            answer = self._send(method, path, auth=self._auth, **send)
         if answer.status_code in (401, 403):
             raise UsageError(
                 f"Label Studio at {self.url} refused the token ({answer.status_code})",
@@ -310,6 +321,24 @@ class Client:
         """The organisation's users by id."""
         found = self.request("GET", "/api/users/")
         return {u["id"]: u for u in found or () if isinstance(u, dict) and "id" in u}
+
+    def export(self, project: str) -> list[dict[str, Any]]:
+        """Every annotated task of the project with its annotations, in one answer of the
+        export endpoint (``exportType=JSON``: two to three times faster per annotation than
+        the task list, which a first pull reads everything from)."""
+        found = self.request(
+            "GET",
+            f"/api/projects/{project}/export",
+            params={"exportType": "JSON"},
+            missing=f"no project {project} at {self.url}",
+            timeout=EXPORT_TIMEOUT_S,
+        )
+        if not isinstance(found, list):
+            raise SourceUnavailable(
+                f"{self.url} did not answer like Label Studio (export of project {project})",
+                hint="is --url the address of the Label Studio server?",
+            )
+        return [t for t in found if isinstance(t, dict)]
 
     def tasks_since(self, project: str, since: str | None) -> Iterator[list[dict[str, Any]]]:
         """The project's tasks whose ``updated_at`` is at or after ``since`` (all when None),
