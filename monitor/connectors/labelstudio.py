@@ -15,6 +15,7 @@ Items are the task ids unless ``--map item=data.FIELD`` says otherwise.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,7 @@ from sqlalchemy import Engine, select
 from monitor.catalog import Kind
 from monitor.connectors.labelstudio_api import (
     Client,
+    Refused,
     check_project_id,
     check_url,
     choose_control,
@@ -255,8 +257,7 @@ def _read(
     read = _Read()
     gone_of: dict[int, set[str]] = {}  # by task: a task read again replaces its earlier reading
     seen: set[int] = set()
-    pages = [client.export(project)] if since is None else client.tasks_since(project, since)
-    for page in pages:
+    for page in _pages(client, project, since):
         read.n_pages += 1
         for raw in page:
             task = {k: raw.get(k) for k in TASK_KEYS}
@@ -285,6 +286,19 @@ def _read(
     if full:  # tasks deleted there: their annotations go too
         read.gone |= {a for t, ids in by_task.items() if t not in seen for a in ids}
     return read
+
+
+def _pages(client: Client, project: str, since: str | None) -> Iterator[list[dict[str, Any]]]:
+    """The export for a first or full pull, unless the token may not export (a user who is not
+    the project's manager, where roles exist): then the task list, as for the next pulls."""
+    if since is None:
+        try:
+            yield client.export(project)
+            return
+        except Refused as exc:
+            if exc.status != 403:
+                raise
+    yield from client.tasks_since(project, since)
 
 
 def _emails(users: dict[int, dict[str, Any]], changed: dict[int, dict[str, Any]]) -> None:

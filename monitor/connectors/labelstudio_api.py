@@ -26,6 +26,7 @@ __all__ = [
     "TOKEN_ENV",
     "Client",
     "Control",
+    "Refused",
     "check_project_id",
     "check_url",
     "choose_control",
@@ -48,6 +49,14 @@ TOKEN_HINT = (
     f"put a valid token in ${TOKEN_ENV} or in the file given with --token-file (Label Studio: "
     "Account & Settings > Personal Access Token, or the legacy Access Token)"
 )
+
+
+class Refused(UsageError):
+    """The server refused the token (401) or what it may do (403)."""
+
+    def __init__(self, message: str, hint: str | None = None, *, status: int) -> None:
+        super().__init__(message, hint)
+        self.status = status
 
 
 def check_url(url: str) -> str:
@@ -278,9 +287,10 @@ class Client:
             self._auth = self._access()
             answer = self._send(method, path, auth=self._auth, **send)
         if answer.status_code in (401, 403):
-            raise UsageError(
+            raise Refused(
                 f"Label Studio at {self.url} refused the token ({answer.status_code})",
                 hint=TOKEN_HINT,
+                status=answer.status_code,
             )
         if answer.status_code == 404 and missing is not None:
             raise NotFound(missing, hint="check --project: the number in the project's address")
