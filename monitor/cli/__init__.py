@@ -21,6 +21,7 @@ from monitor.cli import (
     ingest,
     pairs,
     pull,
+    push,
     recompute,
     report,
     schedule,
@@ -45,6 +46,7 @@ MODULES = (
     export,
     pairs,
     pull,
+    push,
     cache,
 )
 MAX_PROBLEMS = 50

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 
 from monitor.errors import NotFound, SourceUnavailable, UsageError
 
@@ -126,6 +127,7 @@ class Control:
     name: str
     multiple: bool = False
     values: tuple[str, ...] = ()  # a Choices tag's choices
+    to_name: str = ""  # the object tag it labels
 
     def fits(self, kind: str) -> bool:
         """Whether a campaign of ``kind`` can read it: Choices of numbers for a rating."""
@@ -152,7 +154,15 @@ def controls(label_config: str) -> list[Control]:
             values = tuple(
                 str(c.get("value") or c.get("alias") or "") for c in element.iter("Choice")
             )
-            out.append(Control(element.tag, str(element.get("name")), multiple, values))
+            out.append(
+                Control(
+                    element.tag,
+                    str(element.get("name")),
+                    multiple,
+                    values,
+                    str(element.get("toName") or ""),
+                )
+            )
     return out
 
 
@@ -302,8 +312,8 @@ class Client:
 
     def _json(self, answer: httpx.Response) -> Any:  # noqa: ANN401
         try:
-            return answer.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            return orjson.loads(answer.content)
+        except orjson.JSONDecodeError:
             raise SourceUnavailable(
                 f"{self.url} did not answer like Label Studio (no JSON at {answer.url.path})",
                 hint="is --url the address of the Label Studio server?",

@@ -31,6 +31,7 @@ __all__ = [
     "connected_campaigns",
     "forget_annotations",
     "get_source",
+    "item_tasks",
     "pulled_annotations",
     "record_annotations",
     "set_cursor",
@@ -208,3 +209,24 @@ def record_annotations(
     ]
     for lo in range(0, len(rows), 5000):
         session.execute(insert(SourceAnnotation), rows[lo : lo + 5000])
+
+
+def item_tasks(session: Session, campaign: CampaignInfo) -> dict[str, int]:
+    """The task of each item, from its judgments (the reader keeps the task id of each), for
+    what is written back to the tasks."""
+    table: type[Judgment] | type[Preference] = (
+        Preference if campaign.kind == Kind.PAIRWISE else Judgment
+    )
+    if table is Preference:
+        return {}
+    q = (
+        select(Item.external_id, Judgment.payload)
+        .join(Item, Item.id == Judgment.item_id)
+        .where(Judgment.campaign_id == campaign.id, Judgment.payload.is_not(None))
+    )
+    out: dict[str, int] = {}
+    for item, payload in session.execute(q):
+        task = (payload or {}).get("task_id")
+        if isinstance(task, int) and not isinstance(task, bool):
+            out.setdefault(str(item), task)
+    return out
