@@ -153,6 +153,11 @@ def pull(
     with transaction(engine) as session:
         info = campaign_store.get_campaign(session, campaign)
         read_tasks("check", [], kind=info.kind, mapping=mapping, options=options)  # usage first
+        # one pull of a campaign at a time (PostgreSQL: the source's row; SQLite has one
+        # writer, and this transaction writes only once the server has answered)
+        session.execute(
+            select(CampaignSource.id).where(CampaignSource.campaign_id == info.id).with_for_update()
+        )
         before = sources.get_source(session, info.id)
         same = before is not None and (before.platform, before.url, before.project) == (
             PLATFORM,
@@ -160,21 +165,13 @@ def pull(
             project,
         )
         since = before.cursor_updated_at if same and before and not full else None
-        sources.connect_source(
-            session,
-            info.id,
-            platform=PLATFORM,
-            url=url,
-            project=project,
-            token_file=token_file,
-            mapping=mapping,
-            options=options,
-        )
-        # one pull of a campaign at a time (PostgreSQL; SQLite has one writer anyway)
-        session.execute(
-            select(CampaignSource.id).where(CampaignSource.campaign_id == info.id).with_for_update()
-        )
         known = sources.pulled_annotations(session, info.id)
+        if before is not None and not same and known:
+            raise UsageError(
+                f"campaign {campaign!r} is pulled from project {before.project} at "
+                f"{before.url}: one campaign, one project",
+                hint="pull the other project into a campaign of its own",
+            )
         with Client(url, token) as client:
             control = choose_control(
                 controls(str(client.project(project).get("label_config") or "")),
@@ -185,8 +182,18 @@ def pull(
             read = _read(client, project, since, known, mapping, full)
             if mapping.get("worker") == "email":
                 _emails(client.users(), read.changed)
+        sources.connect_source(
+            session,
+            info.id,
+            platform=PLATFORM,
+            url=url,
+            project=project,
+            token_file=token_file,
+            mapping=mapping,
+            options=options,
+        )
         gone = {a: known[a] for a in read.gone}
-        n_removed, _ = sources.forget_annotations(session, info, gone)
+        sources.forget_annotations(session, info, gone)
         tasks = sorted(read.changed.items())
         mapping = {**mapping, "value": control.name}
         if info.kind != Kind.PAIRWISE:
@@ -204,7 +211,12 @@ def pull(
             sources.record_annotations(
                 session, info.id, _pulled(tasks, info.kind, mapping, options)
             )
-        sources.set_cursor(session, info.id, read.cursor or since, read.cursor_task)
+        if read.cursor is not None:
+            sources.set_cursor(session, info.id, read.cursor, read.cursor_task)
+        else:  # an empty project: the cursor stays
+            sources.set_cursor(
+                session, info.id, since, before.cursor_task_id if same and before else None
+            )
     n_new = summary.n_new if summary else 0
     campaign_store.refresh_statistics(engine, info.kind, n_new)
     n_gold = sum(

@@ -13,6 +13,7 @@ from sqlalchemy import Engine, text
 from monitor.cli import main
 from monitor.connectors import labelstudio as ls
 from monitor.connectors.labelstudio_api import Client
+from monitor.errors import UsageError
 from monitor.ingest.api import create_campaign
 from monitor.settings import Settings
 from monitor.store.campaigns import CampaignSpec
@@ -373,3 +374,26 @@ def test_the_scheduler_pulls_every_connected_campaign_before_its_run(
     with engine.connect() as c:
         runs = c.execute(text("SELECT count(*) FROM metric_runs")).scalar_one()
     assert runs >= 1  # the run came after the pull
+
+
+def test_one_campaign_takes_one_project_and_a_full_pull_sees_deleted_tasks(
+    engine: Engine,
+    labelstudio: LabelStudio,
+    project: tuple[int, list[int], list[int]],
+    label_campaign: str,
+) -> None:
+    pid, tasks, users = project
+    for task in tasks:
+        labelstudio.annotate(task, users[0], choices("sentiment", "pos"))
+    _pull(engine, labelstudio, pid)
+    other = labelstudio.project(CHOICES)
+    with pytest.raises(UsageError, match="one campaign, one project"):
+        _pull(engine, labelstudio, other)
+    labelstudio.call("DELETE", f"/api/tasks/{tasks[0]}/")
+    assert _pull(engine, labelstudio, pid).n_removed == 0  # a deleted task updates no other
+    assert judgments(engine, label_campaign) == 4
+    full = ls.pull(
+        engine, "sentiment", url=labelstudio.url, project=pid, token=LEGACY_TOKEN, full=True
+    )
+    assert full.n_removed == 1 and full.batch_id is None
+    assert judgments(engine, label_campaign) == labelstudio.counts(pid)["annotations"] == 3
