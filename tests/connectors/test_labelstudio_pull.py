@@ -397,3 +397,40 @@ def test_one_campaign_takes_one_project_and_a_full_pull_sees_deleted_tasks(
     )
     assert full.n_removed == 1 and full.batch_id is None
     assert judgments(engine, label_campaign) == labelstudio.counts(pid)["annotations"] == 3
+
+
+PAIRWISE = (
+    '<View><Text name="a" value="$left_text"/><Text name="b" value="$right_text"/>'
+    '<Pairwise name="preference" toName="a,b"/></View>'
+)
+
+
+def test_a_pairwise_project_with_annotators_named_by_email(
+    engine: Engine, labelstudio: LabelStudio
+) -> None:
+    pid = labelstudio.project(PAIRWISE)
+    pairs = [("x", "y"), ("y", "z"), ("x", "z")]
+    labelstudio.import_tasks(
+        pid,
+        [{"left": l, "right": r, "left_text": l, "right_text": r} for l, r in pairs],  # noqa: E741
+    )
+    user = labelstudio.user("judge@example.com")
+    for task in labelstudio.task_ids(pid):
+        result = [{"from_name": "preference", "to_name": "a", "type": "pairwise",
+                   "value": {"selected": "left"}}]  # fmt: skip
+        labelstudio.annotate(task, user, result)
+    create_campaign(engine, CampaignSpec(name="prefs", kind="pairwise"))
+    summary = ls.pull(
+        engine, "prefs", url=labelstudio.url, project=pid, token=LEGACY_TOKEN,
+        mapping={"worker": "email"},
+    )  # fmt: skip
+    assert summary.n_judgments == 3 and summary.control == "Pairwise 'preference'"
+    with engine.connect() as c:
+        rows = c.execute(
+            text(
+                "SELECT w.external_id, l.external_id, r.external_id, p.outcome "
+                "FROM preferences p JOIN workers w ON w.id = p.worker_id "
+                "JOIN items l ON l.id = p.left_item_id JOIN items r ON r.id = p.right_item_id"
+            )
+        )
+        assert sorted(rows) == [("judge@example.com", a, b, "left") for a, b in sorted(pairs)]
