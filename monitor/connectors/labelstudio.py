@@ -74,7 +74,8 @@ class PullSummary:
         gold = f", {self.n_gold:,} gold values" if self.n_gold else ""
         return (
             f"{self.campaign}: pulled project {self.project} ({self.control}): "
-            f"{self.n_tasks:,} tasks in {self.n_pages} pages, {self.n_annotations:,} new or "
+            f"{self.n_tasks:,} tasks in {self.n_pages} page{'' if self.n_pages == 1 else 's'}, "
+            f"{self.n_annotations:,} new or "
             f"changed annotations: {stored}{gold}{removed}"
         )
 
