@@ -101,9 +101,8 @@ class LabelStudio:
 
     def _keep(self, cached: Path) -> None:
         """Cache the migrated data folder (its database copied with SQLite's backup)."""
-        tmp = Path(
-            tempfile.mkdtemp(dir=cached.parent.parent if cached.parent.parent.exists() else None)
-        )
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=cached.parent))  # renamed into place: one file system
         try:
             target = tmp / "data"
             shutil.copytree(
@@ -114,7 +113,6 @@ class LabelStudio:
                 sqlite3.connect(target / "label_studio.sqlite3") as dst,
             ):
                 src.backup(dst)
-            cached.parent.mkdir(parents=True, exist_ok=True)
             if not cached.exists():
                 target.rename(cached)
         finally:
