@@ -192,8 +192,9 @@ class DatabaseTimeout(MonitorError):
 
 
 class PlatformError(MonitorError):
-    """A platform's API could not be reached or refused a request (its token, a server
-    error): one line naming the platform and what failed, never the token; exit 1."""
+    """A platform's API could not be reached, failed or refused a request (a connection
+    refused, a timeout, an answer of 5xx or not of the platform's shape, a token refused): one
+    line naming the platform and what failed, never the token; exit 1."""
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)

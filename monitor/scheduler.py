@@ -32,7 +32,34 @@ def incremental_job(
     cache: RunCache | None = None,
     cluster: Client | None = None,
 ) -> None:
+    pull_connected(engine, settings)
     _recompute_all(engine, settings, cache, "incremental", full=False, cluster=cluster)
+
+
+def pull_connected(engine: Engine, settings: Settings) -> None:
+    """Pull every campaign connected to a platform (``monitor campaign connect``), one log line
+    each; a campaign whose pull fails is logged and the others go on (its next pull reads
+    from its cursor, so nothing is lost)."""
+    from monitor.connectors.labelstudio import PLATFORM, pull_campaign
+    from monitor.store.engine import transaction
+    from monitor.store.sources import connected_campaigns
+
+    try:
+        with transaction(engine) as session:
+            names = connected_campaigns(session, PLATFORM)
+    except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad pull
+        log.error("pull failed: %s", _described(exc, engine))
+        return
+    for name in names:
+        try:
+            summary = pull_campaign(engine, settings, name)
+        except Exception as exc:  # noqa: BLE001
+            hint = getattr(exc, "hint", None)
+            log.warning(
+                "pull %s failed: %s%s", name, _described(exc, engine), f" ({hint})" if hint else ""
+            )
+            continue
+        log.info("pull %s", summary.line())
 
 
 def nightly_job(

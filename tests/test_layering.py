@@ -79,6 +79,17 @@ FORBIDDEN = {
         "monitor.ingest",
         "monitor.metrics",
     ),
+    # the platforms' APIs: below the CLI, beside ingest and the store
+    "connectors": (
+        "monitor.cli",
+        "monitor.cluster",
+        "distributed",
+        "monitor.scheduler",
+        "monitor.report",
+        "jinja2",
+        "monitor.metrics",
+        "monitor.rules",
+    ),
 }
 
 

@@ -51,6 +51,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     ls.set_defaults(func=run_list)
     register_lifecycle(p_sub, common)
+    from monitor.cli.pull import register_connect
+
+    register_connect(p_sub, common)
 
 
 def add_scale_options(p: argparse.ArgumentParser) -> None:

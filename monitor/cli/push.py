@@ -1,5 +1,7 @@
-"""``monitor push prolific``: the workers' decisions sent to Prolific (a dry run unless
-``--apply``)."""
+"""``monitor push PLATFORM``: what monitor decided written back to a platform. ``labelstudio``:
+the latest run's answers and decisions into the campaign's Label Studio project (annotators
+removed only with ``--apply``); ``prolific``: the workers' decisions sent to Prolific (a dry run
+unless ``--apply``)."""
 
 from __future__ import annotations
 
@@ -15,8 +17,38 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p = sub.add_parser(
         "push",
         parents=[common],
-        help="send the workers' decisions to a platform (Prolific), a dry run unless --apply",
-        description="prolific: append the workers decided block (and those blocked) to the "
+        help="write a campaign's answers and decisions back to its platform (Label Studio, "
+        "Prolific)",
+        description="Write what monitor decided back to a platform: 'monitor push labelstudio "
+        "--help', 'monitor push prolific --help'.",
+    )
+    p_sub = p.add_subparsers(dest="platform", metavar="PLATFORM", required=True)
+    ls = p_sub.add_parser(
+        "labelstudio",
+        parents=[common],
+        help="predictions, the decision list, and (--apply) annotator removals",
+        description="Write the latest run's exported answers to the connected Label Studio "
+        "project as predictions (model version monitor-RUN, each task once), and its decision "
+        "list into the project's description (below a line of its own; the text above is "
+        "kept). The annotators decided 'block' are listed; they are removed from the "
+        "organisation only with --apply.",
+        epilog="The token: --token-file, else the file recorded by 'monitor campaign connect', "
+        "else $MONITOR_LABELSTUDIO_TOKEN.",
+    )
+    ls.add_argument("--campaign", required=True, metavar="NAME")
+    ls.add_argument("--token-file", metavar="FILE", help="file holding the token")
+    ls.add_argument(
+        "--apply",
+        action="store_true",
+        help="remove the annotators decided 'block' from the organisation (without it, "
+        "they are only listed)",
+    )
+    ls.set_defaults(func=run_push)
+    p = p_sub.add_parser(
+        "prolific",
+        parents=[common],
+        help="the workers' decisions sent to Prolific, a dry run unless --apply",
+        description="Append the workers decided block (and those blocked) to the "
         "participant group --group (a block list; appended, never replaced); with --study, "
         "--reject their submissions awaiting review (category and message from the decision's "
         "reason), --approve the others', --bonus AMOUNT x each worker's effective weight (a "
@@ -24,7 +56,6 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "Every action sent is recorded with an idempotency key: pushing again never sends it "
         "twice. The token is read from MONITOR_PROLIFIC_TOKEN. See docs/platforms/prolific.md.",
     )
-    p.add_argument("platform", choices=("prolific",))
     p.add_argument("--campaign", required=True, metavar="NAME")
     p.add_argument("--group", metavar="ID", help="the participant group used as a block list")
     p.add_argument("--study", metavar="ID", help="the study whose submissions to act on")
@@ -44,7 +75,26 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         help="a bonus payment whose pay was sent and never confirmed, as checked in Prolific: "
         "paid (record it) or unpaid (pay it now)",
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=run_prolific)
+
+
+def run_push(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.connectors.labelstudio_api import read_token
+    from monitor.connectors.labelstudio_push import push
+    from monitor.store import campaigns, sources
+    from monitor.store.engine import transaction
+
+    engine = ctx.engine()
+    token_file = args.token_file
+    if token_file is None:
+        with transaction(engine) as session:
+            info = campaigns.get_campaign(session, args.campaign)
+            source = sources.get_source(session, info.id)
+        token_file = source.token_file if source else None
+    summary = push(engine, args.campaign, token=read_token(token_file), apply=args.apply)
+    for line in summary.lines():
+        echo(line)
+    return 0
 
 
 def _amount(raw: str | None) -> Decimal | None:
@@ -80,7 +130,7 @@ def _say(line: str) -> None:
     echo(line, err=line.startswith(("failed:", "refused:")))
 
 
-def run(args: argparse.Namespace, ctx: Context) -> int:
+def run_prolific(args: argparse.Namespace, ctx: Context) -> int:
     import os
 
     from monitor.connectors import prolific

@@ -20,8 +20,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "schedule",
         parents=[common],
         help="run the scheduler: incremental recomputes and the nightly report, until stopped",
-        description="Recompute every campaign incrementally every --every minutes (setting "
-        "recompute_every_minutes), and at --nightly-at (setting nightly_at, local time) run a "
+        description="Pull every campaign connected to Label Studio ('monitor campaign "
+        "connect'), then recompute every campaign incrementally, every --every minutes (setting "
+        "recompute_every_minutes); and at --nightly-at (setting nightly_at, local time) run a "
         "full recompute and write every campaign's report to --report-dir. One log line per "
         "run. Stops cleanly on SIGTERM or Ctrl-C, after the job under way.",
     )
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(PrintableFormatter("%(asctime)s %(name)s %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler])
-    for noisy in ("apscheduler", "alembic", "distributed"):
+    for noisy in ("apscheduler", "alembic", "distributed", "httpx", "httpcore"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     cluster = None
     if args.cluster:

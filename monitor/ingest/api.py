@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 from monitor.errors import InputError, NotFound, Problem, UsageError
 from monitor.ingest.chunks import MAX_PROBLEMS, FileRun, chunks
 from monitor.ingest.load import Loader
-from monitor.ingest.platforms import READERS, detect
+from monitor.ingest.platforms import READERS, Rows, detect
 from monitor.ingest.readers import (
     DELIMITERS,
     BadRecord,
@@ -55,6 +55,7 @@ __all__ = [
     "create_campaign",
     "ingest_file",
     "ingest_items",
+    "load_records",
 ]
 
 CHUNK_SIZE = 50_000
@@ -409,3 +410,57 @@ def ingest_items(engine: Engine, path: Path, campaign: str) -> int:
         batch.workers_after, batch.items_after = id_marks(session, info.id)
         batch.finished_at = datetime.now(UTC)
         return n
+
+
+def load_records(
+    session: Session,
+    info: CampaignInfo,
+    rows: Rows,
+    *,
+    source: str,
+    checksum: str,
+    fmt: str,
+) -> IngestSummary:
+    """Validate and load a platform reader's rows that did not come from a file (a pull from a
+    platform's API) in the caller's transaction, as one ingest batch named ``source``: an
+    InputError with the problems when a row is bad (the caller rolls back)."""
+    rows.strict = False
+    validator = Validator(info, source, None)
+    batch, loader = _batch(session, info, Path(source), checksum, fmt)
+    batch.path = source
+    state = FileRun(loader, validator, source, False)
+    with Progress(source, total=None, enabled=False) as bar:
+        state.run(rows, bar, ByteCounter(), CHUNK_SIZE)
+    if state.problems:
+        raise InputError(
+            state.problems,
+            n_problems=state.n_problems,
+            n_rows=state.n_rejected + state.n_other_rejected,
+        )
+    notes = list(rows.notes)
+    if validator.new_categories or (info.kind == "label" and validator.open_labels):
+        cats = store.add_data_categories(session, info.id, list(validator.new_categories))
+        if validator.new_categories:
+            notes.append(f"categories taken from the data: {', '.join(cats)}")
+        notes.extend(validator.label_notes())
+    loader.close()
+    if store.set_platform_if_unknown(session, info.id, fmt):
+        notes.append(f"campaign platform set to {fmt} (workers' history is per platform)")
+    n_duplicate = state.n_valid - state.n_new
+    batch.n_rows, batch.n_new = state.n_rows, state.n_new
+    batch.n_duplicate, batch.n_rejected = n_duplicate, state.n_rejected
+    batch.workers_after, batch.items_after = id_marks(session, info.id)
+    batch.finished_at = datetime.now(UTC)
+    session.flush()
+    return IngestSummary(
+        path=source,
+        format=fmt,
+        batch_id=batch.id,
+        n_rows=state.n_rows,
+        n_new=state.n_new,
+        n_duplicate=n_duplicate,
+        n_rejected=state.n_rejected,
+        n_items=state.n_items,
+        detected_platform=None,
+        notes=notes,
+    )

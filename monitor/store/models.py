@@ -578,6 +578,52 @@ class WebhookEvent(Base):
     received_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
 
 
+SOURCE_ROLES = ("judgment", "gold", "both", "none")
+
+
+class CampaignSource(Base):
+    """Where a campaign's judgments are pulled from (``monitor campaign connect``): platform,
+    URL, project, the token file's path (never the token), mapping and options; and the cursor
+    of the last pull, the newest task ``updated_at`` seen (the platform's own text) and its id."""
+
+    __tablename__ = "campaign_sources"
+    __table_args__ = (UniqueConstraint("campaign_id"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    platform: Mapped[str] = mapped_column(String(32))
+    url: Mapped[str] = mapped_column(Text)
+    project: Mapped[str] = mapped_column(String(64))
+    token_file: Mapped[str | None] = mapped_column(Text)
+    mapping: Mapped[dict[str, str]] = mapped_column(Json, default=dict)
+    options: Mapped[dict[str, str]] = mapped_column(Json, default=dict)
+    cursor_updated_at: Mapped[str | None] = mapped_column(String(64))
+    cursor_task_id: Mapped[int | None] = mapped_column(BigInteger)
+    connected_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
+    pulled_at: Mapped[datetime | None] = mapped_column(UtcTime)
+
+
+class SourceAnnotation(Base):
+    """An annotation pulled from a source: its task, its ``updated_at`` there, what it became
+    (``role``: a judgment, the gold value of ``item``, both, or nothing when skipped). A
+    changed annotation replaces its judgment; a deleted one is taken out by its id alone."""
+
+    __tablename__ = "source_annotations"
+    __table_args__ = (
+        CheckConstraint(_in("role", SOURCE_ROLES), name="role"),
+        Index("ix_source_annotations_campaign_id_task_id", "campaign_id", "task_id"),
+    )
+
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaigns.id", ondelete="CASCADE"), primary_key=True
+    )
+    annotation_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    task_id: Mapped[int] = mapped_column(BigInteger)
+    updated_at: Mapped[str | None] = mapped_column(String(64))
+    role: Mapped[str] = mapped_column(String(16))
+    item: Mapped[str | None] = mapped_column(String(255))
+
+
 @event.listens_for(WorkerDecision, "before_update")
 @event.listens_for(WorkerDecision, "before_delete")
 def _append_only(_mapper: Any, _connection: Any, target: WorkerDecision) -> None:

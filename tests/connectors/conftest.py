@@ -1,5 +1,8 @@
-"""A campaign whose latest run decided some workers block, and a Prolific served by a real
-local HTTP server with responses shaped as its API documents them (Prolific has no sandbox)."""
+"""The connectors' servers. A real Label Studio server (``labelstudio``), one per test session;
+without ``$MONITOR_LABELSTUDIO_BIN`` its tests are skipped (.ci/run builds the server's virtual
+environment and sets it, and fails when they were skipped). A campaign whose latest run decided
+some workers block, and a Prolific served by a real local HTTP server with responses shaped as
+its API documents them (Prolific has no sandbox)."""
 
 from __future__ import annotations
 
@@ -7,8 +10,10 @@ import json
 import re
 import socket
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +27,7 @@ from monitor.store.engine import transaction
 from monitor.store.models import Item, Judgment, Worker
 from monitor.store.runs import Value
 from monitor.store.save import insert_run
+from tests.connectors.labelstudio_server import BIN_ENV, LabelStudio, binary
 
 TOKEN = "tok-3f9a1c-never-shown"
 STUDY = "60aa1b2c3d4e5f6a7b8c9d0e"
@@ -194,3 +200,15 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def labelstudio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabelStudio]:
+    path = binary()
+    if path is None:
+        pytest.skip(f"no Label Studio server: set {BIN_ENV} to its label-studio binary")
+    server = LabelStudio(path, Path(tmp_path_factory.mktemp("labelstudio")))
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -19,10 +19,13 @@ from typing import Any
 from monitor.errors import InputError, NotFound, UsageError
 from monitor.ingest.jsondoc import json_array_elements
 from monitor.ingest.platforms.mapping import (
+    Kind,
     Record,
     Request,
+    Rows,
     Where,
     canonical_value,
+    checked_request,
     reader,
     seconds,
     utc_iso,
@@ -85,11 +88,54 @@ def _load(path: Path) -> list[Task]:
 
 def _rows(path: Path, request: Request, notes: list[str]) -> Iterator[Record]:
     """Read a Label Studio JSON export as canonical judgment rows and gold/text item rows."""
-    name = str(path)
+    return _task_rows(str(path), _load(path), request, notes)
+
+
+def read_tasks(
+    source: str,
+    tasks: list[Task],
+    *,
+    kind: Kind,
+    mapping: dict[str, str] | None = None,
+    options: dict[str, str] | None = None,
+) -> Rows:
+    """The rows of Label Studio tasks already read (from its API: ``(task id, task)``, the id
+    standing for the line in messages), mapped as the export reader maps them (``--map``,
+    ``--option ground_truth``); a usage error comes at once."""
+    request = checked_request(
+        "Label Studio", kind, mapping, options, options_known=OPTIONS, check=_check
+    )
+    return Rows(lambda notes: _task_rows(source, tasks, request, notes))
+
+
+def annotation_role(annotation: dict[str, Any], kind: str, options: dict[str, str] | None) -> str:
+    """What an annotation becomes, as the rows say: ``judgment``, ``gold`` (the item's gold
+    value), ``both``, or ``none`` (skipped, or a pair's ground-truth mark)."""
+    ground_truth = (options or {}).get("ground_truth", "gold").strip().lower() or "gold"
+    if annotation.get("was_cancelled") is True:
+        return "none"
+    if annotation.get("ground_truth") is not True or ground_truth == "judgment":
+        return "judgment"
+    if kind == "pairwise":
+        return "none" if ground_truth == "gold" else "judgment"
+    return ground_truth
+
+
+def task_item(task: dict[str, Any], spec: str) -> str | None:
+    """The item a task stands for under ``--map item=SPEC`` (``id`` or ``data.NAME``); None
+    when the task does not have it (its rows say why)."""
+    try:
+        return _task_field(task, spec, "item", Where("", None))
+    except InputError:
+        return None
+
+
+def _task_rows(
+    name: str, tasks: list[Task], request: Request, notes: list[str]
+) -> Iterator[Record]:
     mapping = request.mapping
     ground_truth = request.options.get("ground_truth", "gold").strip().lower() or "gold"
     worker_key = mapping.get("worker", "id")
-    tasks = _load(path)
     from_name = mapping.get("value") or _default_from_name(name, tasks)
     reading = _Reading(request, from_name, worker_key, ground_truth)
     item_spec = mapping.get("item", "")

@@ -31,6 +31,7 @@ __all__ = [
     "Rows",
     "Where",
     "canonical_value",
+    "checked_request",
     "json_array_elements",
     "pairwise_codes",
     "parse_iso",
@@ -170,6 +171,30 @@ class Reader(Protocol):
 Body = Callable[[Path, Request, list[str]], Iterator[Record]]
 
 
+def checked_request(
+    platform: str,
+    kind: str,
+    mapping: Mapping[str, str] | None,
+    options: Mapping[str, str] | None,
+    *,
+    keys: Sequence[str] = MAPPING_KEYS,
+    options_known: Sequence[str] = (),
+    flags: Sequence[str] = (),
+    check: Callable[[Request], None] | None = None,
+) -> Request:
+    """The request of a reader call: the kind, the mapping keys, the options (``flags``
+    among them true or false) and anything ``check`` looks at checked (a UsageError)."""
+    mapping, options = check_args(
+        platform, kind, mapping, options, keys=keys, option_names=options_known
+    )
+    request = Request(kind, mapping, options, pairwise_codes(mapping.get("pairwise")))
+    for name in flags:
+        request.flag(name)
+    if check is not None:
+        check(request)
+    return request
+
+
 def reader(
     platform: str,
     body: Body,
@@ -191,14 +216,16 @@ def reader(
         mapping: dict[str, str] | None = None,
         options: dict[str, str] | None = None,
     ) -> Rows:
-        mapping, options = check_args(
-            platform, kind, mapping, options, keys=keys, option_names=names
+        request = checked_request(
+            platform,
+            kind,
+            mapping,
+            options,
+            keys=keys,
+            options_known=names,
+            flags=flags,
+            check=check,
         )
-        request = Request(kind, mapping, options, pairwise_codes(mapping.get("pairwise")))
-        for name in flags:
-            request.flag(name)
-        if check is not None:
-            check(request)
         file = Path(path)
         return Rows(lambda notes: body(file, request, notes))
 
