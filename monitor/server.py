@@ -29,14 +29,13 @@ import base64
 import binascii
 import contextlib
 import hmac
-import importlib
 import json
 import logging
 import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 from starlette.applications import Starlette
@@ -45,6 +44,9 @@ from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from monitor.settings import Settings
+
+if TYPE_CHECKING:
+    from monitor.connectors.labelstudio import PullSummary
 
 log = logging.getLogger("monitor.serve")
 
@@ -63,11 +65,12 @@ Pull = Callable[[Engine, Settings, str], Any]
 """What a Label Studio event triggers: ``pull(engine, settings, campaign)``."""
 
 
-def default_pull(engine: Engine, settings: Settings, campaign: str) -> Any:  # noqa: ANN401
-    """The Label Studio pull (``monitor.connectors.labelstudio.pull_campaign``), imported when
-    the first event comes."""
-    module = importlib.import_module("monitor.connectors.labelstudio")
-    return module.pull_campaign(engine, settings, campaign)
+def default_pull(engine: Engine, settings: Settings, campaign: str) -> PullSummary:
+    """The Label Studio pull (:func:`monitor.connectors.labelstudio.pull_campaign`), imported
+    when the first event comes."""
+    from monitor.connectors.labelstudio import pull_campaign
+
+    return pull_campaign(engine, settings, campaign)
 
 
 @dataclass(frozen=True)
