@@ -131,7 +131,7 @@ def _evidence(session: Any, campaign: Any, worker: str) -> dict[str, Any]:
                 "model_noise_sd",
                 "gold_accuracy",
             ],
-        )  # fmt: skip
+        )
         if v.subject == worker
     }
     return {

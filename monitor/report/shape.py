@@ -370,7 +370,7 @@ __all__ = [
     "Todo",
     "Verdict",
     "WarningRow",
-    "WorkerRow",
     "WorkerAction",
+    "WorkerRow",
     "WorkerTodo",
 ]
