@@ -18,7 +18,8 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 def _between(text: str, name: str) -> str:
     start, end = f"<!-- catalog:{name} -->\n", f"<!-- /catalog:{name} -->"
-    assert start in text and end in text, f"docs/store-values.md lost its {name} markers"
+    assert start in text, f"docs/store-values.md lost its {name} markers"
+    assert end in text, f"docs/store-values.md lost its {name} markers"
     return text.split(start, 1)[1].split(end, 1)[0]
 
 
@@ -74,9 +75,12 @@ def test_rules_read_thresholds_and_measures_that_exist() -> None:
 
 
 def test_derived_lists() -> None:
-    assert "wqs" in catalog.WARM and "model_mean" in catalog.WARM
-    assert "majority_disputed" not in catalog.APPROXIMATE and "uqs" in catalog.APPROXIMATE
-    assert "biased" not in catalog.POLICY_RULES and "low_quality" in catalog.POLICY_RULES
+    assert "wqs" in catalog.WARM
+    assert "model_mean" in catalog.WARM
+    assert "majority_disputed" not in catalog.APPROXIMATE
+    assert "uqs" in catalog.APPROXIMATE
+    assert "biased" not in catalog.POLICY_RULES
+    assert "low_quality" in catalog.POLICY_RULES
     assert catalog.measure("worker", "weight").key == "quality_weight"
     with pytest.raises(KeyError):
         catalog.measure("worker", "no_such_measure")
