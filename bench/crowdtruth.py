@@ -23,6 +23,7 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -89,12 +90,19 @@ def run_reference(path: Path):
         loader.dateparser.parse = functools.lru_cache(maxsize=None)(loader.dateparser.parse)
 
     class Config(DefaultConfig):
-        inputColumns = ["text"]  # the package needs one input column for a custom platform
-        outputColumns = ["annotation"]
-        customPlatformColumns = ["judgment_id", "unit_id", "worker_id", "started", "submitted"]
+        # the package needs one input column for a custom platform
+        inputColumns: ClassVar[list[str]] = ["text"]
+        outputColumns: ClassVar[list[str]] = ["annotation"]
+        customPlatformColumns: ClassVar[list[str]] = [
+            "judgment_id",
+            "unit_id",
+            "worker_id",
+            "started",
+            "submitted",
+        ]
         annotation_separator = ","
         open_ended_task = False
-        annotation_vector = [f"o{k}" for k in range(N_OPTIONS)]
+        annotation_vector: ClassVar[list[str]] = [f"o{k}" for k in range(N_OPTIONS)]
 
         def processJudgments(self, judgments):
             return judgments

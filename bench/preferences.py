@@ -248,7 +248,7 @@ def run_monitor(d: PrefData, out: dict[str, Any]) -> dict[str, np.ndarray]:
         )
         ingest_file(engine, path, "bench")
         t0 = time.perf_counter()
-        [o] = recompute(engine, Settings(bootstrap_samples=0, cache_dir=""))
+        [_o] = recompute(engine, Settings(bootstrap_samples=0, cache_dir=""))
         out["seconds monitor run"] = round(time.perf_counter() - t0, 2)
         with transaction(engine) as s:
             run = latest_run(s, get_campaign(s, "bench").id)
@@ -341,7 +341,7 @@ def evaluate(d: PrefData, quick: bool) -> dict[str, Any]:
         out["spearman"] = {
             name: float(
                 spearmanr(np.nan_to_num(s[known], nan=np.nanmin(s)), d.truth[known]).statistic
-            )  # fmt: skip
+            )
             for name, s in items.items()
         }
     return out

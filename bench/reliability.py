@@ -184,7 +184,7 @@ def bench_real() -> None:
             [
                 sum(pri[c] * err.loc[(j, c), c] if (j, c) in err.index else 0.0 for c in range(k))
                 for j in range(n_w)
-            ]  # fmt: skip
+            ]
         )
         m = dawid_skene(i, w, lab, n_items=n_i, n_workers=n_w, n_classes=k)
         flagged = m.high < m.floor

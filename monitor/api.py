@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from monitor.ingest.api import IngestSummary
     from monitor.pipeline.run import RunOutcome
+    from monitor.report.shape import Document
     from monitor.settings import Settings
     from monitor.store.campaigns import CampaignSpec
 
@@ -122,7 +123,7 @@ class Analysis:
     ``pairs`` the pairs of a pairwise campaign (empty otherwise); the worker rows carry their
     ``decision`` and ``decision_reason``."""
 
-    document: dict[str, Any]
+    document: Document
     agreement: Table
     workers: Table
     items: Table
@@ -132,8 +133,9 @@ class Analysis:
     ingest: IngestSummary
 
     @classmethod
-    def of(cls, document: dict[str, Any], ingest: IngestSummary) -> Analysis:
-        measures = document.get("agreement", {}).get("measures", {})
+    def of(cls, document: Document, ingest: IngestSummary) -> Analysis:
+        doc: Mapping[str, Any] = document  # its rows as the tables' plain dicts
+        measures = doc.get("agreement", {}).get("measures", {})
         return cls(
             document=document,
             agreement=Table(
@@ -141,11 +143,11 @@ class Analysis:
                 "measure",
                 tuple({"measure": name, **value} for name, value in measures.items()),
             ),
-            workers=Table("workers", "worker", tuple(document.get("workers", ()))),
-            items=Table("items", "item", tuple(document.get("items", ()))),
-            pairs=Table("pairs", "pair", tuple(document.get("pairs", ()))),
-            flags=Table("flags", None, tuple(document.get("flags", ()))),
-            verdict=Row("verdict", dict(document.get("verdict") or {})),
+            workers=Table("workers", "worker", tuple(doc.get("workers", ()))),
+            items=Table("items", "item", tuple(doc.get("items", ()))),
+            pairs=Table("pairs", "pair", tuple(doc.get("pairs", ()))),
+            flags=Table("flags", None, tuple(doc.get("flags", ()))),
+            verdict=Row("verdict", dict(doc.get("verdict") or {})),
             ingest=ingest,
         )
 
@@ -512,7 +514,7 @@ class Campaign:
             raise MonitorError(f"{self.name}: {outcome.message or 'the run failed'}")
         return outcome
 
-    def document(self) -> dict[str, Any]:
+    def document(self) -> Document:
         """The JSON document of the latest run (``monitor report --json``)."""
         from monitor.report.document import build_document
         from monitor.store.engine import transaction

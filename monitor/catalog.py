@@ -489,7 +489,7 @@ def rules_table() -> str:
                 ", ".join(f"`{x}`" for x in r.reads),
                 ", ".join(f"`{x}`" for x in r.thresholds),
                 "acts" if r.acts else "",
-            )  # fmt: skip
+            )
             for r in RULES
         ],
     )

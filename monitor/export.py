@@ -329,7 +329,7 @@ def export_weights(session: Session, campaign_name: str, platform: Platform) -> 
                 w.decision_weight,
             )
             for w in weights
-        ],  # fmt: skip
+        ],
     )
 
 
@@ -554,7 +554,7 @@ def export_labels(session: Session, campaign_name: str, platform: Platform) -> s
             "worst_rank",
             "n_comparisons",
             "method",
-        )  # fmt: skip
+        )
         if campaign.kind == "pairwise"
         else ("item", "value", "confidence", "n_judgments", "total_weight", "method")
     )
@@ -605,7 +605,7 @@ __all__ = [
     "export_weights",
     "flagged_workers",
     "neutralise",
-    "worker_decisions",
     "shown_status",
+    "worker_decisions",
     "worker_weights",
 ]

@@ -204,7 +204,7 @@ def plan_campaign(session: Session, name: str, opts: PlanOptions) -> PlannedTask
                 first,
                 second,
                 PURPOSES[p],
-            )  # fmt: skip
+            )
         )
     n_judged = np.bincount(arrays.workers, minlength=n_w) if arrays.n else np.zeros(n_w, int)
     after = n_judged + plan.quota

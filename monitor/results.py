@@ -9,6 +9,7 @@ database row per number in the store. :meth:`Column.expand` gives the same numbe
 from __future__ import annotations
 
 import io
+import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,7 +131,7 @@ class Column:
         )
         pairs = list(zip(names, data))  # noqa: B905 - one length by construction
         bounds = self.indptr.tolist()
-        return [dict(pairs[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]  # noqa: B905
+        return [dict(pairs[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
 
     def row_detail(self, i: int) -> dict[str, Any] | None:
         """The detail of subject ``i`` alone."""

@@ -12,104 +12,26 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import math
 import os
-import re
 import sys
 import tomllib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, get_type_hints
 
 from monitor.errors import ConfigError
+from monitor.sections import Accepts, Choices, Range, Text, at_least, setting
 from monitor.store.engine import (
     DEFAULT_LOCK_TIMEOUT,
     DEFAULT_STATEMENT_TIMEOUT,
     DEFAULT_URL,
     MAX_TIMEOUT,
 )
+from monitor.thresholds import DecisionOptions, PolicyOptions, Thresholds
 
 CONFIG_FILE = "monitor.toml"
 ENV_PREFIX = "MONITOR_"
-
-
-@dataclass(frozen=True)
-class Range:
-    """The numbers a setting accepts: ``low`` to ``high`` (None: unbounded), each end included
-    unless open, and the values of ``also`` (a special meaning such as -1 = store all). A float
-    must be finite whatever the range."""
-
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False
-    high_open: bool = False
-    also: tuple[float, ...] = ()
-
-    def holds(self, value: Any) -> bool:  # noqa: ANN401 - an int or a float
-        if isinstance(value, float) and not math.isfinite(value):
-            return False
-        if value in self.also:
-            return True
-        if self.low is not None and (value <= self.low if self.low_open else value < self.low):
-            return False
-        return self.high is None or (value < self.high if self.high_open else value <= self.high)
-
-    def text(self, kind: type) -> str:
-        """``an integer >= 1``, ``a number in [0, 1]``, ``-1 or a number >= 0``."""
-        noun = "an integer" if kind is int else "a number"
-        low, high = _num(self.low), _num(self.high)
-        if self.low is not None and self.high is not None:
-            left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
-            span = f"{noun} in {left}{low}, {high}{right}"
-        elif self.low is not None:
-            span = f"{noun} {'>' if self.low_open else '>='} {low}"
-        elif self.high is not None:
-            span = f"{noun} {'<' if self.high_open else '<='} {high}"
-        else:
-            span = noun
-        return " or ".join([*(_num(a) for a in self.also), span])
-
-
-def _num(x: float | None) -> str:
-    return "" if x is None else f"{x:g}" if isinstance(x, float) else f"{x}"
-
-
-@dataclass(frozen=True)
-class Choices:
-    """The words a setting accepts."""
-
-    words: tuple[str, ...]
-
-    def holds(self, value: Any) -> bool:  # noqa: ANN401
-        return value in self.words
-
-    def text(self, _kind: type) -> str:
-        return "one of " + ", ".join(self.words)
-
-
-@dataclass(frozen=True)
-class Text:
-    """A text setting: ``description`` of what it holds, checked by ``pattern`` (a full match)
-    or by ``check`` (a function raising :class:`ConfigError`) when given."""
-
-    description: str
-    pattern: str | None = None
-    check: Callable[[str], None] | None = None
-
-    def holds(self, value: Any) -> bool:  # noqa: ANN401
-        return self.pattern is None or re.fullmatch(self.pattern, value) is not None
-
-    def text(self, _kind: type) -> str:
-        return self.description
-
-
-Accepts = Range | Choices | Text
-UNIT = Range(0, 1)
-
-
-def at_least(low: int) -> Range:
-    return Range(low)
 
 
 def _check_url(url: str) -> None:
@@ -124,26 +46,11 @@ def user_cache_dir() -> str:
     return os.path.join(base, "monitor")
 
 
-def setting(
-    default: Any,  # noqa: ANN401
-    accepts: Accepts,
-    doc: str,
-    *,
-    factory: Callable[[], Any] | None = None,
-    shown: str | None = None,
-) -> Any:  # noqa: ANN401 - a dataclass field
-    """One setting: its default (or ``factory``, and ``shown`` for the documentation), the
-    values it accepts and what it does."""
-    meta = {"accepts": accepts, "doc": doc, "shown": shown}
-    if factory is not None:
-        return field(default_factory=factory, metadata=meta)
-    return field(default=default, metadata=meta)
-
-
 @dataclass(frozen=True)
-class Settings:
-    """Everything that can be configured, with its default and range; every value is checked
-    when the settings are made (:class:`ConfigError`)."""
+class General:
+    """The settings of the process, the store and the measures. The rules' thresholds and the
+    decisions' and policy's options are declared in the sections that read them
+    (:mod:`monitor.thresholds`): :class:`Settings` takes them from there."""
 
     database_url: str = setting(
         DEFAULT_URL,
@@ -271,52 +178,6 @@ class Settings:
         "workers' WQS moved by this much in all (the sum of each run's largest move) since a run "
         "over every item; 0 = every run over every item.",
     )
-    min_judgments: int = setting(
-        10,
-        at_least(1),
-        "A worker is judged (flagged) only with at least this many judgments.",
-    )
-    low_agreement_ratio: float = setting(
-        0.7,
-        UNIT,
-        "Flag low_agreement when leave-one-out agreement < ratio x the campaign median.",
-    )
-    min_triplets: int = setting(
-        5,
-        at_least(1),
-        "An annotator's transitivity is judged only with at least this many full triplets.",
-    )
-    low_transitivity_kappa: float = setting(
-        0.5,
-        Range(high=1),
-        "Flag intransitive when the intraobserver kappa is below this.",
-    )
-    position_bias_p: float = setting(
-        0.001,
-        UNIT,
-        "Flag position_bias (constant) when the exact test of the annotator's 'left' count "
-        "(commonest answer) against the others' answers on the same questions gives a p-value "
-        "below this, after Holm's correction over the workers tested (or the reliability "
-        "model's position bias differs from none with a p-value below this).",
-    )
-    position_bias_share: float = setting(
-        0.75,
-        Range(0.5, 1),
-        "... and the share of 'left' among strict answers is beyond this (or 1 - it).",
-    )
-    constant_share: float = setting(
-        0.95,
-        Range(0.5, 1),
-        "Flag constant when a worker's commonest answer (label, rating, side or tie) is at "
-        "least this share of their answers (and the test says so); a position bias this "
-        "strong is decided block too.",
-    )
-    model_max_iter: int = setting(
-        500,
-        at_least(1),
-        "Most EM iterations of the reliability model (Dawid-Skene, rating model) per run "
-        "(Dawid-Skene on a simulated ordinal campaign of 11,039 items by 825 workers: 293).",
-    )
     model_tol: float = setting(
         1e-06,
         Range(0, low_open=True),
@@ -334,91 +195,14 @@ class Settings:
         "accuracy per worker, memory linear in the judgments) instead of full confusion "
         "matrices (K x K per worker); the run's model says so.",
     )
-    quality_margin: float = setting(
-        0.2,
-        UNIT,
-        "Worker floor: chance + margin x (1 - chance) accuracy (labels), or (1 - margin) x the "
-        "noise sd of a random answerer (ratings); low_quality when the interval lies beyond it.",
-    )
-    skewed_prior: float = setting(
-        0.7,
-        UNIT,
-        "Labels: when the commonest class's prior is above this, a worker's floor is built on "
-        "their own chance (the accuracy of their answers shuffled across items), not the "
-        "campaign's.",
-    )
-    max_bias: float = setting(
-        0.15,
-        UNIT,
-        "Ratings: flag biased when the interval on a rater's bias lies beyond +- this share of "
-        "the scale's width.",
-    )
-    gold_floor: float = setting(
-        0.0,
-        UNIT,
-        "Flag gold_accuracy when the gold interval's upper end is below this (0: automatic, the "
-        "gold chance level + quality_margin x (1 - chance)).",
-    )
-    min_gold_judgments: int = setting(
-        5,
-        at_least(1),
-        "A worker's gold accuracy is judged (flagged) only with at least this many gold answers.",
-    )
-    ambiguous_posterior: float = setting(
-        0.8,
-        UNIT,
-        "Labels: ambiguous when the posterior max < 1/K + this x (1 - 1/K) (K categories).",
-    )
-    ambiguous_p: float = setting(
-        0.01,
-        UNIT,
-        "Ratings: ambiguous when a chi-square test says the item's spread exceeds what its "
-        "workers' noise explains at this level; preference pairs: when the test that neither "
-        "order explains the pair's split gives a (Benjamini-Hochberg) q-value below it.",
-    )
-    min_item_judgments: int = setting(
-        3,
-        at_least(1),
-        "An item is judged (flagged) only with at least this many judgments.",
-    )
-    speeder_ratio: float = setting(
-        0.25,
-        UNIT,
-        "Flag speeder when a worker's mean seconds per judgment < ratio x the campaign median.",
-    )
-    phi_alpha_gap: float = setting(
-        0.4,
-        Range(0, 2),
-        "Warn when Phi and alpha differ by at least this.",
-    )
-    paradox_agreement: float = setting(
-        0.8,
-        UNIT,
-        "Kappa paradox warning: percent agreement at least this ...",
-    )
-    paradox_alpha: float = setting(
-        0.2,
-        Range(-1, 1),
-        "... while alpha is below this.",
-    )
-    down_weight_below: float = setting(
-        0.75,
-        UNIT,
-        "Decide down_weight when the best end of a worker's quality interval lies below chance "
-        "+ this x (the crowd's median worker - chance).",
-    )
-    policy: str = setting(
-        "suggest",
-        Choices(("suggest", "block", "down_weight", "advice")),
-        "What a worker flag does at the end of a run: suggest, block or down_weight every "
-        "flagged worker; advice applies each worker's decision (block, down_weight with its "
-        "weight).",
-    )
-    down_weight: float = setting(
-        0.5,
-        UNIT,
-        "The weight given by the down_weight policy.",
-    )
+
+
+@dataclass(frozen=True)
+class Settings(PolicyOptions, DecisionOptions, Thresholds, General):
+    """Everything that can be configured, with its default and range; every value is checked
+    when the settings are made (:class:`ConfigError`). Its fields are :class:`General`'s, then
+    those of the rules' sections (``Thresholds``, ``DecisionOptions``, ``PolicyOptions``), each
+    declared once, where it is read."""
 
     prolific_api_url: str = setting(
         "https://api.prolific.com",

@@ -164,3 +164,37 @@ def empty_db_url(backend: str, request: pytest.FixtureRequest, tmp_path) -> str:
     if backend == "sqlite":
         return f"sqlite:///{tmp_path / 'empty.db'}"
     return request.getfixturevalue("pg_server").new_database()
+
+
+@pytest.fixture(autouse=True)
+def _documents_have_their_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every JSON document a test builds (``document_from``, whatever calls it) or writes
+    (``write_json``, its items streamed from the table) is checked against
+    ``docs/report.schema.json`` as it is made; the library's own functions run unchanged."""
+    import io
+
+    import orjson
+
+    from monitor.report import document, render
+    from tests.documents import check_document
+
+    built = document.document_from
+
+    def document_from(*args: object, **kwargs: object) -> object:
+        doc = built(*args, **kwargs)  # type: ignore[arg-type]
+        check_document(doc)
+        return doc
+
+    written = render.write_json
+
+    def write_json(doc: object, f: object, **kwargs: object) -> None:
+        buffer = io.StringIO()
+        written(doc, buffer, **kwargs)  # type: ignore[arg-type]
+        text = buffer.getvalue()
+        f.write(text)  # type: ignore[attr-defined]
+        if text.strip():
+            check_document(orjson.loads(text))
+
+    monkeypatch.setattr(document, "document_from", document_from)
+    monkeypatch.setattr(render, "document_from", document_from)
+    monkeypatch.setattr(render, "write_json", write_json)

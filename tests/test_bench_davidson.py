@@ -37,11 +37,13 @@ def test_davidson_recovers_latent_order_on_golden() -> None:
     case = load(SMALL)
     taus = _taus(case, {"regularization": 0.01})
     for fit, tau in taus.values():
-        assert fit.converged and tau > 0.75
+        assert fit.converged
+        assert tau > 0.75
     # plain maximum likelihood: defined with all annotators, undefined (not an error) with the
     # good ones, whose best item never loses
     fit_all = davidson(*[arrays(case)[k] for k in ("left", "right", "outcome")])
-    assert fit_all.converged and fit_all.undefined is None
+    assert fit_all.converged
+    assert fit_all.undefined is None
     assert kendalltau(fit_all.log_strength, taus["all"][0].log_strength).statistic == pytest.approx(
         1.0
     )
@@ -49,7 +51,8 @@ def test_davidson_recovers_latent_order_on_golden() -> None:
     types = case["truth_info"]["annotators"]
     good = np.array([types[a["names"][w]]["type"] == "good" for w in a["workers"]])
     und = davidson(a["left"][good], a["right"][good], a["outcome"][good])
-    assert und.log_strength is None and "strongly connected" in und.undefined.reason
+    assert und.log_strength is None
+    assert "strongly connected" in und.undefined.reason
 
 
 def _simulate(rng, theta, nu, reps):
@@ -70,7 +73,8 @@ def test_davidson_recovers_planted_parameters() -> None:
     theta -= theta.mean()
     left, right, outcome = _simulate(rng, theta, nu=0.8, reps=40)
     fit = davidson(left, right, outcome)
-    assert fit.converged and fit.iterations < 20
+    assert fit.converged
+    assert fit.iterations < 20
     assert abs(fit.log_strength.sum()) < 1e-9
     z = (fit.log_strength - theta) / fit.se
     assert np.max(np.abs(z)) < 4
@@ -117,24 +121,32 @@ def test_davidson_standard_errors_match_a_numerical_hessian() -> None:
 def test_davidson_ties_never_break_it() -> None:
     # every answer a tie: undefined, not a crash
     fit = davidson([0, 1, 2], [1, 2, 0], [0, 0, 0])
-    assert fit.log_strength is None and "tie" in fit.undefined.reason
+    assert fit.log_strength is None
+    assert "tie" in fit.undefined.reason
     # no tie at all: plain Bradley-Terry (nu = 0)
     fit = davidson([0, 1, 2, 0, 1, 2], [1, 2, 0, 1, 2, 0], [1, 1, 1, -1, 1, 1])
-    assert fit.tie_parameter == 0.0 and fit.tie_parameter_se is None and fit.converged
+    assert fit.tie_parameter == 0.0
+    assert fit.tie_parameter_se is None
+    assert fit.converged
     # an item that only ties and wins is fine with the ridge, and the sum gauge holds
     fit = davidson([0, 0, 1], [1, 2, 2], [0, 1, 1], regularization=0.1)
-    assert fit.converged and np.all(np.isfinite(fit.log_strength))
+    assert fit.converged
+    assert np.all(np.isfinite(fit.log_strength))
 
 
 def test_davidson_iteration_fields_and_validation() -> None:
     rng = np.random.default_rng(1)
     left, right, outcome = _simulate(rng, rng.normal(size=6), nu=0.5, reps=5)
     fit = davidson(left, right, outcome, max_iter=1)
-    assert not fit.converged and fit.iterations == 1 and fit.max_iter == 1
+    assert not fit.converged
+    assert fit.iterations == 1
+    assert fit.max_iter == 1
     warm = davidson(left, right, outcome, init=davidson(left, right, outcome))
-    assert warm.converged and warm.iterations <= 2
+    assert warm.converged
+    assert warm.iterations <= 2
     big = davidson(left, right, outcome, se_max_items=3)
-    assert big.se is None and "se_max_items" in big.se_undefined.reason
+    assert big.se is None
+    assert "se_max_items" in big.se_undefined.reason
     with pytest.raises(ValueError, match="max_iter"):
         davidson(left, right, outcome, max_iter=0)
 
@@ -152,5 +164,6 @@ def test_ridge_does_not_inflate_standard_errors() -> None:
     outcome = np.where(np.abs(diff) < 0.2, 0, np.where(u < p_left, 1, -1)).astype(np.int8)
     plain = davidson(left, right, outcome)
     ridge = davidson(left, right, outcome, regularization=0.01)
-    assert plain.se is not None and ridge.se is not None
+    assert plain.se is not None
+    assert ridge.se is not None
     np.testing.assert_allclose(ridge.se, plain.se, rtol=0.05)

@@ -40,8 +40,15 @@ def test_crowd_wrong_counts_a_tie_as_wrong() -> None:
         Path("."),
         "label",
         [],
-        [("w1", "x", "1"), ("w2", "x", "0"), ("w1", "y", "1"), ("w2", "y", "1")]
-        + [("w1", "z", "0"), ("w2", "z", "0"), ("w3", "z", "1")],
+        [
+            ("w1", "x", "1"),
+            ("w2", "x", "0"),
+            ("w1", "y", "1"),
+            ("w2", "y", "1"),
+            ("w1", "z", "0"),
+            ("w2", "z", "0"),
+            ("w3", "z", "1"),
+        ],
         {"x": "1", "y": "1", "z": "1"},
         ["x", "y", "z"],
     )
@@ -56,6 +63,8 @@ def test_pr() -> None:
 
 
 def test_thresholds_and_counts_are_not_worker_scores() -> None:
-    assert rd.is_score("wqs") and rd.is_score("model_noise_sd") and rd.is_score("gold_accuracy")
+    assert rd.is_score("wqs")
+    assert rd.is_score("model_noise_sd")
+    assert rd.is_score("gold_accuracy")
     for name in ("n_judgments", "model_chance_sd", "model_floor_sd", "model_worker_chance"):
         assert not rd.is_score(name)

@@ -35,7 +35,8 @@ def test_clear_one_campaign_then_all(
     assert _run(capsys, "recompute", *db)[0] == 0
     files = sorted(p.name for p in cache.iterdir())
     stems = sorted({name.split(".", 1)[0] for name in files})
-    assert len(stems) == 2 and len(files) >= 2  # a snapshot or more per campaign
+    assert len(stems) == 2
+    assert len(files) >= 2  # a snapshot or more per campaign
     a, b = sorted(stems, key=lambda s: int(s.rsplit("-", 1)[1]))  # a was created first
     (cache / f"{a}.npzx1y2.tmp").write_bytes(b"half")  # left by a killed run
     (cache / "notes.txt").write_text("mine", encoding="utf-8")
@@ -45,7 +46,8 @@ def test_clear_one_campaign_then_all(
     assert len(list(cache.iterdir())) == len(files) + 2  # nothing removed
 
     code, out, _ = _run(capsys, "cache", "clear", "--campaign", "a", *db)
-    assert code == 0 and "cache files of campaign a" in out
+    assert code == 0
+    assert "cache files of campaign a" in out
     left = sorted(p.name for p in cache.iterdir())
     assert not [n for n in left if n.startswith(a)]
     assert [n for n in left if n.startswith(b)] == [n for n in files if n.startswith(b)]
@@ -53,10 +55,12 @@ def test_clear_one_campaign_then_all(
     # The next run reads the database again: the same results.
     assert _run(capsys, "recompute", "--full", *db)[0] == 0
     code, out, _ = _run(capsys, "cache", "clear", *db)
-    assert code == 0 and out.startswith("removed ")
+    assert code == 0
+    assert out.startswith("removed ")
     assert [p.name for p in cache.iterdir()] == ["notes.txt"]
     code, out, _ = _run(capsys, "cache", "clear", *db)
-    assert code == 0 and out.startswith("no cache files in")
+    assert code == 0
+    assert out.startswith("no cache files in")
 
 
 def test_a_campaign_id_is_not_a_prefix_of_another(tmp_path: Path) -> None:

@@ -79,7 +79,8 @@ def test_an_undone_batch_leaves_the_campaign_as_if_never_ingested(
         assert _cli(capsys, "ingest", first, "--campaign", name, *db)[0] == 0
     assert _cli(capsys, "recompute", *db)[0] == 0
     code, out, _ = _cli(capsys, "ingest", mistake, "--campaign", "undone", *db)
-    assert code == 0 and "categories taken from the data" in out
+    assert code == 0
+    assert "categories taken from the data" in out
     assert _cli(capsys, "recompute", "--campaign", "undone", *db)[0] == 0
     engine = make_engine(db_url)
     try:
@@ -93,7 +94,8 @@ def test_an_undone_batch_leaves_the_campaign_as_if_never_ingested(
         assert code == 0
         assert "4 judgments, 1 worker, 2 items" in out  # wX, iX and iY came with it alone
         code, out, _ = _cli(capsys, "recompute", "--campaign", "undone", *db)
-        assert code == 0 and f"of {len(ROWS)} judgments" in out  # the next run sees the change
+        assert code == 0
+        assert f"of {len(ROWS)} judgments" in out  # the next run sees the change
         assert _run_of(engine, "undone") == _run_of(engine, "reference")
         code, out, _ = _cli(capsys, "campaign", "list", *db)
         assert out.count(f"{len(ROWS)} judgments, 6 workers, 12 items") == 2
@@ -104,7 +106,8 @@ def test_an_undone_batch_leaves_the_campaign_as_if_never_ingested(
         for name in ("undone", "reference"):
             assert _cli(capsys, "ingest", again, "--campaign", name, *db)[0] == 0
         code, out, _ = _cli(capsys, "recompute", *db)
-        assert code == 0 and "nothing new" not in out
+        assert code == 0
+        assert "nothing new" not in out
         assert _run_of(engine, "undone") == _run_of(engine, "reference")
     finally:
         engine.dispose()
@@ -128,7 +131,8 @@ def test_undoing_a_middle_batch_and_the_last_one(
     batches = [json.loads(line)["batch"] for line in out.splitlines()]
     code, out, _ = _cli(capsys, "ingest", "undo", "--campaign", "c", "--batch", str(batches[1]),
                         *db)  # fmt: skip
-    assert code == 0 and "4 judgments, 0 workers, 1 item" in out  # iY only: wX, iX used later
+    assert code == 0
+    assert "4 judgments, 0 workers, 1 item" in out  # iY only: wX, iX used later
     engine = make_engine(db_url)
     try:
         with transaction(engine) as s:
@@ -138,7 +142,8 @@ def test_undoing_a_middle_batch_and_the_last_one(
             assert _cli(capsys, "ingest", "undo", "--campaign", "c", "--batch", str(b), *db)[0] == 0
         with transaction(engine) as s:
             info = get_campaign(s, "c")
-        assert info.categories is None and "categories_from_data" not in info.settings
+        assert info.categories is None
+        assert "categories_from_data" not in info.settings
         code, out, _ = _cli(capsys, "campaign", "list", *db)
         assert "0 judgments, 0 workers, 0 items" in out
     finally:
@@ -160,8 +165,10 @@ def test_undoing_what_does_not_exist_is_one_line_and_changes_nothing(
         (["--campaign", "nope", "--batch", str(batch)], "no campaign named 'nope'"),
     ):
         code, out, err = _cli(capsys, "ingest", "undo", *argv, *db)
-        assert code == 2 and err.startswith(f"monitor: error: {message}")
-        assert len(err.splitlines()) == 2 and err.splitlines()[1].startswith("hint: ")
+        assert code == 2
+        assert err.startswith(f"monitor: error: {message}")
+        assert len(err.splitlines()) == 2
+        assert err.splitlines()[1].startswith("hint: ")
     code, out, _ = _cli(capsys, "campaign", "list", *db)
     assert f"{len(ROWS)} judgments, 6 workers, 12 items" in out
 
@@ -183,34 +190,42 @@ def test_rename_archive_unarchive_and_delete(
     for argv in (["rename", "nope", "x"], ["archive", "nope"], ["unarchive", "nope"],
                  ["show", "nope"], ["delete", "nope", "--yes"]):  # fmt: skip
         code, out, err = _cli(capsys, "campaign", *argv, *db)
-        assert (code, out) == (2, "") and err.startswith("monitor: error: no campaign named")
+        assert (code, out) == (2, "")
+        assert err.startswith("monitor: error: no campaign named")
     code, out, _ = _cli(capsys, "campaign", "rename", "a", "first", *db)
-    assert code == 0 and out == "campaign 'a' is now 'first'\n"
+    assert code == 0
+    assert out == "campaign 'a' is now 'first'\n"
     assert _cli(capsys, "campaign", "archive", "first", *db)[0] == 0
     code, out, _ = _cli(capsys, "campaign", "list", *db)
-    assert "first\t" in out and out.splitlines()[1].endswith(", archived")
+    assert "first\t" in out
+    assert out.splitlines()[1].endswith(", archived")
     _cli(capsys, "ingest", _csv(tmp_path / "more.csv", AGAIN), "--campaign", "first", *db)
     _cli(capsys, "ingest", _csv(tmp_path / "more.csv", AGAIN), "--campaign", "b", *db)
     code, out, _ = _cli(capsys, "recompute", *db)  # the archived campaign is left out
-    assert code == 0 and [line.split(":")[0] for line in out.splitlines()] == ["b"]
+    assert code == 0
+    assert [line.split(":")[0] for line in out.splitlines()] == ["b"]
     code, out, _ = _cli(capsys, "report", "--all", "--out", str(tmp_path / "reports"), *db)
     assert code == 0
     index = (tmp_path / "reports" / "index.html").read_text()
-    assert "first.html" not in index and "b.html" in index
+    assert "first.html" not in index
+    assert "b.html" in index
     code, out, _ = _cli(capsys, "recompute", "--campaign", "first", *db)  # by name it runs
-    assert code == 0 and out.startswith("first: run 2")
+    assert code == 0
+    assert out.startswith("first: run 2")
     assert _cli(capsys, "campaign", "unarchive", "first", *db)[0] == 0
     code, out, _ = _cli(capsys, "campaign", "list", *db)
     assert "archived" not in out
 
     # delete: refused without a terminal and --yes, then everything goes, cache files too
     code, _, err = _cli(capsys, "campaign", "delete", "first", *db)
-    assert code == 2 and "without --yes" in err
+    assert code == 2
+    assert "without --yes" in err
     monkeypatch.setattr("sys.stdin.isatty", lambda: True)
     monkeypatch.setattr("builtins.input", lambda _prompt: "n")
     assert _cli(capsys, "campaign", "delete", "first", *db)[1] == "nothing deleted\n"
     code, out, _ = _cli(capsys, "campaign", "list", *db)
-    assert out.startswith("b\t") and "first\t" in out
+    assert out.startswith("b\t")
+    assert "first\t" in out
     engine = make_engine(db_url)
     try:
         with transaction(engine) as s:
@@ -220,13 +235,16 @@ def test_rename_archive_unarchive_and_delete(
     assert any(f"-{gone}." in p.name for p in quick.iterdir())
     monkeypatch.setattr("builtins.input", lambda _prompt: "y")
     code, out, _ = _cli(capsys, "campaign", "delete", "first", *db)
-    assert code == 0 and out.startswith("deleted campaign 'first' (")
+    assert code == 0
+    assert out.startswith("deleted campaign 'first' (")
     assert not any(f"-{gone}." in p.name for p in quick.iterdir())
     assert any(p for p in quick.iterdir())  # the other campaign's files stay
     code, out, _ = _cli(capsys, "campaign", "list", *db)
-    assert out.startswith("b\t") and len(out.splitlines()) == 1
+    assert out.startswith("b\t")
+    assert len(out.splitlines()) == 1
     code, out, err = _cli(capsys, "campaign", "delete", "first", "--yes", *db)
-    assert code == 2 and err.startswith("monitor: error: no campaign named 'first'")
+    assert code == 2
+    assert err.startswith("monitor: error: no campaign named 'first'")
     assert _cli(capsys, "campaign", "delete", "b", "--yes", *db)[0] == 0
     code, out, _ = _cli(capsys, "campaign", "list", *db)
     assert out.startswith("no campaigns")
@@ -248,7 +266,8 @@ def test_the_demo_says_its_database_and_its_campaigns_can_be_deleted(
     code, out, _ = _cli(capsys, "campaign", "list")
     names = [line.split("\t")[0] for line in out.splitlines()]
     assert code == 0
-    assert names and all(n.startswith("demo-") for n in names)
+    assert names
+    assert all(n.startswith("demo-") for n in names)
     for name in names:
         assert _cli(capsys, "campaign", "delete", name, "--yes")[0] == 0
     code, out, _ = _cli(capsys, "campaign", "list")
@@ -292,12 +311,15 @@ def test_undo_in_pairwise_and_multilabel_campaigns(
     batch = json.loads(out.splitlines()[-1])["batch"]
     code, out, _ = _cli(capsys, "ingest", "undo", "--campaign", "undone", "--batch", str(batch),
                         *db)  # fmt: skip
-    assert code == 0 and "2 judgments, 1 worker, 1 item" in out
+    assert code == 0
+    assert "2 judgments, 1 worker, 1 item" in out
     code, out, _ = _cli(capsys, "recompute", *db)
-    assert code == 0 and out.splitlines()[1].startswith("undone: run 2, ")
+    assert code == 0
+    assert out.splitlines()[1].startswith("undone: run 2, ")
     code, out, _ = _cli(capsys, "campaign", "list", *db)
     counts = [line.split("\t")[2] for line in out.splitlines()]
-    assert counts[0] == counts[1] and counts[0].startswith(f"{len(first)} judgments")
+    assert counts[0] == counts[1]
+    assert counts[0].startswith(f"{len(first)} judgments")
     engine = make_engine(db_url)
     try:
         if kind == "multilabel":

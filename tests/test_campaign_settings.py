@@ -37,7 +37,8 @@ def test_a_campaign_of_its_own_settings(
                     "--max", "5", *db)[0] == 0  # fmt: skip
         assert _cli(capsys, "ingest", str(data), "--campaign", name, *db)[0] == 0
     code, out, _ = _cli(capsys, "campaign", "set", "a", "min_judgments=6", "policy=block", *db)
-    assert code == 0 and "a: min_judgments = 6" in out
+    assert code == 0
+    assert "a: min_judgments = 6" in out
     code, out, _ = _cli(capsys, "campaign", "show", "a", *db)
     assert "  min_judgments = 6 (default 10; from this campaign)" in out
     assert "  policy = 'block' (default 'suggest'; from this campaign)" in out
@@ -53,23 +54,28 @@ def test_a_campaign_of_its_own_settings(
         ("min_judgments", "'min_judgments' is not KEY=VALUE"),
     ):
         code, _, err = _cli(capsys, "campaign", "set", "a", "max_bias=0.2", pair, *db)
-        assert code == 2 and message in err.splitlines()[0], (pair, err)
+        assert code == 2, (pair, err)
+        assert message in err.splitlines()[0], (pair, err)
         assert len(err.splitlines()) <= 2
     code, _, err = _cli(capsys, "campaign", "set", "nope", "max_bias=0.2", *db)
-    assert code == 2 and "no campaign named 'nope'" in err
+    assert code == 2
+    assert "no campaign named 'nope'" in err
     code, again, _ = _cli(capsys, "campaign", "show", "a", *db)
-    assert again == out and "max_bias" not in again
+    assert again == out
+    assert "max_bias" not in again
 
     assert _cli(capsys, "recompute", *db)[0] == 0
     docs = {}
     for name in ("a", "b"):
         code, out, _ = _cli(capsys, "report", "--campaign", name, "--json", *db)
         docs[name] = json.loads(out)["run"]["parameters"]
-    assert docs["a"]["settings"]["min_judgments"] == 6 and docs["a"]["own_settings"] == [
+    assert docs["a"]["settings"]["min_judgments"] == 6
+    assert docs["a"]["own_settings"] == [
         "min_judgments",
         "policy",
     ]
-    assert docs["b"]["settings"]["min_judgments"] == 4 and "own_settings" not in docs["b"]
+    assert docs["b"]["settings"]["min_judgments"] == 4
+    assert "own_settings" not in docs["b"]
     assert docs["a"]["settings"]["speeder_ratio"] == docs["b"]["settings"]["speeder_ratio"] == 0.3
     html = tmp_path / "a.html"
     assert _cli(capsys, "report", "--campaign", "a", "--out", str(html), *db)[0] == 0
@@ -79,12 +85,14 @@ def test_a_campaign_of_its_own_settings(
 
     # 'KEY=' drops the campaign's own value: the file's holds again
     code, out, _ = _cli(capsys, "campaign", "set", "a", "min_judgments=", *db)
-    assert code == 0 and "min_judgments dropped" in out
+    assert code == 0
+    assert "min_judgments dropped" in out
     code, out, _ = _cli(capsys, "campaign", "show", "a", *db)
     assert "min_judgments = 4 (default 10; from settings file" in out
 
 
 def test_campaign_values_are_checked_as_the_files_are() -> None:
-    assert "database_url" not in campaign_keys() and "min_judgments" in campaign_keys()
+    assert "database_url" not in campaign_keys()
+    assert "min_judgments" in campaign_keys()
     assert campaign_value("down_weight", "0.25") == 0.25
     assert Settings().for_campaign({"down_weight": 0.25, "gone_key": 1}).down_weight == 0.25

@@ -10,14 +10,16 @@ import pytest
 
 from monitor import catalog
 from monitor.rules import CHECKS, PolicyOptions, Thresholds
-from monitor.settings import Settings
+from monitor.settings import General, Settings
+from monitor.thresholds import DecisionOptions
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 def _between(text: str, name: str) -> str:
     start, end = f"<!-- catalog:{name} -->\n", f"<!-- /catalog:{name} -->"
-    assert start in text and end in text, f"docs/store-values.md lost its {name} markers"
+    assert start in text, f"docs/store-values.md lost its {name} markers"
+    assert end in text, f"docs/store-values.md lost its {name} markers"
     return text.split(start, 1)[1].split(end, 1)[0]
 
 
@@ -39,6 +41,24 @@ def test_sections_are_settings_with_the_same_defaults(section: type) -> None:
         assert getattr(defaults, f.name) == f.default, f.name
 
 
+@pytest.mark.parametrize("section", [Thresholds, DecisionOptions, PolicyOptions])
+def test_the_rules_settings_are_declared_once_in_their_section(section: type) -> None:
+    """A threshold is declared in its section alone (default, what it accepts, what it does),
+    and the settings take that declaration over: none of :class:`General`'s fields."""
+    declared = {f.name: f for f in fields(Settings)}
+    general = {f.name for f in fields(General)}
+    for f in fields(section):
+        assert f.metadata.get("accepts") is not None, f"{section.__name__}.{f.name}"
+        assert f.name not in general, f"{f.name} declared twice"
+        assert declared[f.name].metadata == f.metadata, f.name
+        assert declared[f.name].default == f.default, f.name
+
+
+def test_a_rule_is_found_by_its_name() -> None:
+    for (scope, name), check in CHECKS.items():
+        assert check.__name__ in (name, f"{name}_{scope}")
+
+
 def test_rules_read_thresholds_and_measures_that_exist() -> None:
     thresholds = {f.name for f in fields(Thresholds)}
     read = set()
@@ -55,9 +75,12 @@ def test_rules_read_thresholds_and_measures_that_exist() -> None:
 
 
 def test_derived_lists() -> None:
-    assert "wqs" in catalog.WARM and "model_mean" in catalog.WARM
-    assert "majority_disputed" not in catalog.APPROXIMATE and "uqs" in catalog.APPROXIMATE
-    assert "biased" not in catalog.POLICY_RULES and "low_quality" in catalog.POLICY_RULES
+    assert "wqs" in catalog.WARM
+    assert "model_mean" in catalog.WARM
+    assert "majority_disputed" not in catalog.APPROXIMATE
+    assert "uqs" in catalog.APPROXIMATE
+    assert "biased" not in catalog.POLICY_RULES
+    assert "low_quality" in catalog.POLICY_RULES
     assert catalog.measure("worker", "weight").key == "quality_weight"
     with pytest.raises(KeyError):
         catalog.measure("worker", "no_such_measure")

@@ -34,7 +34,8 @@ def test_unknown_command_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
         main(["frobnicate"])
     assert info.value.code == 2
     err = capsys.readouterr().err
-    assert "invalid choice: 'frobnicate'" in err and "see 'monitor --help'" in err
+    assert "invalid choice: 'frobnicate'" in err
+    assert "see 'monitor --help'" in err
 
 
 def test_bad_setting_names_key_and_hint(tmp_path, monkeypatch, capsys) -> None:  # noqa: ANN001
@@ -100,7 +101,8 @@ def test_missing_file_with_control_characters_is_one_escaped_line(
     err = capsys.readouterr().err
     shown = str(tmp_path / ESCAPED_NAME.replace("\\x00", ""))
     assert (code, err.splitlines()) == (2, [f"monitor: error: no such file: {shown}"])
-    assert "\x1b" not in err and "\u202e" not in err
+    assert "\x1b" not in err
+    assert "\u202e" not in err
 
 
 def test_usage_errors_are_escaped(tmp_path, capsys) -> None:  # noqa: ANN001
@@ -123,4 +125,5 @@ def test_usage_errors_are_escaped(tmp_path, capsys) -> None:  # noqa: ANN001
     err = capsys.readouterr().err.splitlines()
     assert code == 2
     assert err[0] == f"monitor: error: unknown option '{ESCAPED_NAME}' for the MTurk reader"
-    assert len(err) == 2 and err[1].startswith("hint: ")
+    assert len(err) == 2
+    assert err[1].startswith("hint: ")

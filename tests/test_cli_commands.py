@@ -45,7 +45,8 @@ def test_help_of_every_command(words: tuple[str, ...], capsys) -> None:  # noqa:
     with pytest.raises(SystemExit) as info:
         main([*words, "--help"])
     out = capsys.readouterr().out
-    assert info.value.code == 0 and out.startswith(f"usage: monitor {' '.join(words)} ")
+    assert info.value.code == 0
+    assert out.startswith(f"usage: monitor {' '.join(words)} ")
 
 
 @pytest.mark.parametrize(
@@ -82,7 +83,8 @@ def test_report_json_is_format_json(db_url: str, capsys) -> None:  # noqa: ANN00
     assert main([*base, "--json"]) == 0
     by_flag = capsys.readouterr().out
     assert main([*base, "--format", "json"]) == 0
-    assert capsys.readouterr().out == by_flag and by_flag.startswith("{")
+    assert capsys.readouterr().out == by_flag
+    assert by_flag.startswith("{")
     assert main([*base, "--json", "--format", "json"]) == 0
     assert capsys.readouterr().out == by_flag
     assert main([*base, "--json", "--format", "html"]) == 2
@@ -129,7 +131,8 @@ def test_two_processes_create_a_new_schema_once(pg_server) -> None:  # noqa: ANN
         t.start()
     for t in threads:
         t.join()
-    assert errors == [] and sorted(results) == [False, False, True]
+    assert errors == []
+    assert sorted(results) == [False, False, True]
     assert current_revision(engines[0]) == head_revision()
     for e in engines:
         e.dispose()

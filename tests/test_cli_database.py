@@ -40,7 +40,9 @@ def test_redact_hides_the_password_in_the_userinfo_and_the_query() -> None:
         "postgresql+psycopg://u:***@h:5432/d"
     )
     shown = redact("postgres://u@h/d?password=s3cr3tq&sslmode=require&sslpassword=s3cr3tq")
-    assert "s3cr3tq" not in shown and shown.count("=***") == 2 and "sslmode=require" in shown
+    assert "s3cr3tq" not in shown
+    assert shown.count("=***") == 2
+    assert "sslmode=require" in shown
     assert redact("not a url://u:s3cr3tq@h/d?password=s3cr3tq").count("***") == 2
 
 
@@ -65,11 +67,13 @@ def test_percent_in_a_postgres_url_upgrades_and_hides_the_password(
     }[how]
     code, out, err = _run(capsys, "--db", url, "db", "upgrade")
     assert code == 0, err
-    assert out.startswith(redact(url)) and "schema at" in out
+    assert out.startswith(redact(url))
+    assert "schema at" in out
     _assert_no_secret(out, err)
     assert "Traceback" not in err
     code, out, err = _run(capsys, "--db", url, "db", "current")
-    assert code == 0 and out.strip().endswith("(head)")
+    assert code == 0
+    assert out.strip().endswith("(head)")
 
 
 def test_percent_in_a_sqlite_path_upgrades(tmp_path: Path, capsys) -> None:  # noqa: ANN001
@@ -77,7 +81,8 @@ def test_percent_in_a_sqlite_path_upgrades(tmp_path: Path, capsys) -> None:  # n
     folder.mkdir()
     code, out, err = _run(capsys, "--db", f"sqlite:///{folder / 'm.db'}", "db", "upgrade")
     assert code == 0, err
-    assert (folder / "m.db").is_file() and "schema at" in out
+    assert (folder / "m.db").is_file()
+    assert "schema at" in out
 
 
 def _closed_port() -> int:
@@ -91,8 +96,10 @@ def _expect_one_line(capsys, url: str, message: str, hint: str) -> None:  # noqa
     assert code == 1
     lines = err.splitlines()
     assert len(lines) == 2, err
-    assert lines[0].startswith("monitor: error: ") and message in lines[0], err
-    assert lines[1].startswith("hint: ") and hint in lines[1], err
+    assert lines[0].startswith("monitor: error: "), err
+    assert message in lines[0], err
+    assert lines[1].startswith("hint: "), err
+    assert hint in lines[1], err
     _assert_no_secret(out, err)
 
 
@@ -184,7 +191,8 @@ def test_sqlite_file_that_is_not_a_database(tmp_path: Path, capsys) -> None:  # 
 
 def test_unusable_url_is_a_usage_error(capsys) -> None:  # noqa: ANN001
     code, _, err = _run(capsys, "--db", f"nosuchdb://u:{ENCODED}@h/d", "db", "upgrade")
-    assert code == 2 and err.splitlines() == [
+    assert code == 2
+    assert err.splitlines() == [
         "monitor: error: command line: the database URL names an unknown kind of database "
         "'nosuchdb'",
         "hint: write sqlite:///PATH or postgresql+psycopg://USER[:PASSWORD]@HOST[:PORT]/DATABASE",
@@ -193,7 +201,7 @@ def test_unusable_url_is_a_usage_error(capsys) -> None:  # noqa: ANN001
 
 
 def test_unknown_revision_is_a_usage_error(db_url: str, capsys) -> None:  # noqa: ANN001
-    code, out, err = _run(capsys, "--db", db_url, "db", "upgrade", "--revision", "9999")
+    code, _out, err = _run(capsys, "--db", db_url, "db", "upgrade", "--revision", "9999")
     assert code == 2
     lines = err.splitlines()
     assert lines[0] == (
@@ -218,10 +226,8 @@ def test_schema_from_a_newer_monitor_is_refused(db_url: str, capsys) -> None:  #
             code, _, err = _run(capsys, "--db", db_url, *argv)
             assert code == 1
             lines = err.splitlines()
-            assert (
-                len(lines) == 2
-                and "has schema revision 0999, which this monitor does not" in (lines[0])
-            )
+            assert len(lines) == 2
+            assert "has schema revision 0999, which this monitor does not" in (lines[0])
             assert lines[1] == "hint: run that newer monitor, or point --db at another database"
     finally:
         with engine.begin() as c:
@@ -369,7 +375,9 @@ def test_malformed_url_is_a_usage_error_that_quotes_no_secret(
     code, out, err = _run(capsys, *argv)
     assert (code, out) == (2, "")
     assert err.splitlines() == [f"monitor: error: {prefix}: the database URL {message}", hint]
-    assert "S3cretPW" not in err and "retPW" not in err and "Word99" not in err
+    assert "S3cretPW" not in err
+    assert "retPW" not in err
+    assert "Word99" not in err
 
 
 def test_malformed_url_in_the_python_api_is_refused_before_connecting() -> None:

@@ -56,7 +56,8 @@ def test_history_and_rejected_rows(campaign: list[str], tmp_path: Path, capsys) 
         ("2", str(bad), "4", "2", "0", "2"),
         ("3", str(good), "2", "0", "2", "0"),
     ]
-    assert cells[0][9] == cells[2][9] != cells[1][9] and len(cells[0][9]) == 12
+    assert cells[0][9] == cells[2][9] != cells[1][9]
+    assert len(cells[0][9]) == 12
     history = [
         json.loads(x)
         for x in _run(capsys, "ingest", "history", *campaign, "--json")[1].splitlines()
@@ -100,7 +101,8 @@ def test_history_and_rejected_rows(campaign: list[str], tmp_path: Path, capsys) 
         "hint: list its batches with: monitor ingest history --campaign c\n",
     )
     code, _, err = _run(capsys, "ingest", "history", "--campaign", "nope", *campaign[2:])
-    assert code == 2 and err.startswith("monitor: error: no campaign named 'nope'")
+    assert code == 2
+    assert err.startswith("monitor: error: no campaign named 'nope'")
 
 
 def test_a_file_named_like_a_subcommand(
@@ -109,9 +111,11 @@ def test_a_file_named_like_a_subcommand(
     monkeypatch.chdir(tmp_path)
     _file(tmp_path / "rejected", ["w1,i1,1"])
     code, out, err = _run(capsys, "ingest", "./rejected", *campaign, "--format", "csv")
-    assert code == 0 and out.startswith("rejected (csv): 1 rows: 1 new")
+    assert code == 0
+    assert out.startswith("rejected (csv): 1 rows: 1 new")
     code, out, err = _run(capsys, "ingest", "rejected", *campaign)
-    assert code == 0 and out == "0 rejected rows in campaign c\n"
+    assert code == 0
+    assert out == "0 rejected rows in campaign c\n"
     assert err == (
         "note: 'rejected' is read as 'monitor ingest rejected'; to ingest the file of that "
         "name, write ./rejected\n"
@@ -126,9 +130,11 @@ def test_a_file_named_like_a_subcommand(
     ]
     # the word is found after options too, but not after '--' (a file, whatever its name)
     code, out, _ = _run(capsys, "ingest", *campaign, "history")
-    assert code == 0 and out.splitlines()[1].split()[3] == "rejected"
+    assert code == 0
+    assert out.splitlines()[1].split()[3] == "rejected"
     code, out, _ = _run(capsys, "ingest", *campaign, "--format", "csv", "--", "rejected")
-    assert code == 0 and out.startswith("rejected (csv): 1 rows: 0 new, 1 duplicate")
+    assert code == 0
+    assert out.startswith("rejected (csv): 1 rows: 0 new, 1 duplicate")
 
 
 def test_every_problem_of_a_refused_file_is_counted(

@@ -87,7 +87,8 @@ def test_each_platform_file(tmp_path, db_url, capsys, platform, header, delimite
     assert len(rows) == 60
     planned = _planned(db_url)
     assert sorted((p.pair_id, p.worker, p.left_item, p.right_item) for p in planned) == sorted(rows)
-    assert len({r[0] for r in rows}) == 60 and all(r[0].startswith("p-") for r in rows)
+    assert len({r[0] for r in rows}) == 60
+    assert all(r[0].startswith("p-") for r in rows)
     purposes = {p.purpose for p in planned}
     assert {"retest", "gold"} <= purposes
     # the file does not tell them apart: the same columns for every purpose
@@ -108,7 +109,8 @@ def test_formulas_are_neutralised(tmp_path, db_url, capsys) -> None:  # noqa: AN
                         "--out", str(out), "--db", db_url)  # fmt: skip
     assert code == 0, err
     body = list(csv.reader(io.StringIO(out.read_text())))[1:]
-    assert body and all(c.startswith("'=") or c.startswith("'+") for r in body for c in r[1:])
+    assert body
+    assert all(c.startswith("'=") or c.startswith("'+") for r in body for c in r[1:])
 
 
 @pytest.mark.parametrize(
@@ -140,7 +142,8 @@ def test_bad_input_exits_2_and_writes_nothing(tmp_path, db_url, capsys, args, me
     code, text, err = _run(capsys, *argv)
     assert code == 2
     assert err.strip().splitlines() == [message]
-    assert not out.exists() and text == ""
+    assert not out.exists()
+    assert text == ""
     assert _planned(db_url) == []
 
 
@@ -157,7 +160,8 @@ def test_an_unwritable_output_exits_2(tmp_path, db_url, capsys) -> None:  # noqa
         assert err.strip().splitlines() == [f"monitor: error: {message}"]
     assert _planned(db_url) == []
     assert not (tmp_path / "no").exists()
-    assert not list(tmp_path.rglob("*.tmp")) and not list(tmp_path.rglob("t.csv"))
+    assert not list(tmp_path.rglob("*.tmp"))
+    assert not list(tmp_path.rglob("t.csv"))
 
 
 def test_planning_again_skips_planned_unanswered_pairs(tmp_path, db_url, capsys) -> None:  # noqa: ANN001
@@ -174,7 +178,9 @@ def test_planning_again_skips_planned_unanswered_pairs(tmp_path, db_url, capsys)
                 for r in csv.DictReader(path.open())}  # fmt: skip
 
     one, two = pairs(first), pairs(second)
-    assert len(one) == 60 and len(two) == 60 and one.isdisjoint(two)
+    assert len(one) == 60
+    assert len(two) == 60
+    assert one.isdisjoint(two)
     # asked to, it may plan them again; the rounds differ, so do the ids
     assert _run(capsys, *base, "--out", str(third), "--repeat-planned", "--seed", "0")[0] == 0
     rounds = sorted({p.round for p in _planned(db_url)})
@@ -252,7 +258,8 @@ def test_an_answer_without_pair_id_matches_by_annotator_and_pair(tmp_path, db_ur
     (tmp_path / "a.csv").write_text("\n".join(lines) + "\n")
     code, text, _ = _run(capsys, "ingest", str(tmp_path / "a.csv"), "--campaign", "pc",
                          "--db", db_url)  # fmt: skip
-    assert code == 0 and "5 planned pairs answered" in text
+    assert code == 0
+    assert "5 planned pairs answered" in text
     done = {p.pair_id for p in _planned(db_url) if p.answered_id is not None}
     assert done == {r["pair_id"] for r in rows}
 
@@ -260,11 +267,12 @@ def test_an_answer_without_pair_id_matches_by_annotator_and_pair(tmp_path, db_ur
 def test_new_annotators_and_help(tmp_path, db_url, capsys) -> None:  # noqa: ANN001
     _setup(tmp_path, db_url, capsys)
     out = tmp_path / "t.csv"
-    code, text, err = _run(capsys, "pairs", "plan", "--campaign", "pc", "--budget", "20",
+    code, _text, err = _run(capsys, "pairs", "plan", "--campaign", "pc", "--budget", "20",
                            "--new-worker", "fresh", "--out", str(out), "--db", db_url)  # fmt: skip
     assert code == 0, err
     rows = list(csv.DictReader(out.open()))
-    assert {r["worker"] for r in rows} == {"fresh"} and len(rows) == 20
+    assert {r["worker"] for r in rows} == {"fresh"}
+    assert len(rows) == 20
     assert {p.purpose for p in _planned(db_url)} <= {"known", "gold", "information"}
     with pytest.raises(SystemExit) as exc:
         main(["pairs", "plan", "--help"])

@@ -50,12 +50,14 @@ def test_each_campaign_counts_its_own_runs(
     assert out.splitlines()[1].startswith("b: run 2, 8 new of 20 judgments")
     code, out, _ = _run(capsys, "report", "--campaign", "b", "--json", *db)
     doc = json.loads(out)
-    assert doc["run"]["number"] == 2 and doc["run"]["id"] == 3
+    assert doc["run"]["number"] == 2
+    assert doc["run"]["id"] == 3
     assert [h["number"] for h in doc["history"]] == [1, 2]
     html = tmp_path / "b.html"
     assert _run(capsys, "report", "--campaign", "b", "--out", str(html), *db)[0] == 0
     page = html.read_text()
-    assert "run #2 finished" in page and "run #3" not in page
+    assert "run #2 finished" in page
+    assert "run #3" not in page
 
 
 def _at_0008(url: str) -> Engine:

@@ -82,7 +82,8 @@ def test_an_empty_blocklist_says_why_and_how_to_include_the_flagged(
     rating_campaign(engine)  # w6 is flagged low_quality by the latest run, nobody is blocked
     base = ["export", "blocklist", "--campaign", "quality", "--db", db_url]
     code, out, err = _run(capsys, *base, "--platform", "csv")
-    assert code == 0 and out == "worker,reason,actor,automatic,blocked_at,status\r\n"
+    assert code == 0
+    assert out == "worker,reason,actor,automatic,blocked_at,status\r\n"
     assert err.splitlines() == [
         "the block list is empty: nobody is blocked or decided block in campaign quality",
         "1 worker is flagged but not decided block (see monitor workers --campaign quality): "
@@ -98,10 +99,12 @@ def test_an_empty_blocklist_says_why_and_how_to_include_the_flagged(
     assert _run(capsys, "block", "w6", "--campaign", "quality", "--db", db_url,
                 "--reason", "spam")[0] == 0  # fmt: skip
     code, out, err = _run(capsys, *base, "--include-flagged")
-    assert err == "" and list(csv.reader(io.StringIO(out)))[1][::5] == ["w6", "blocked"]
+    assert err == ""
+    assert list(csv.reader(io.StringIO(out)))[1][::5] == ["w6", "blocked"]
     _run(capsys, "clear", "w6", "--campaign", "quality", "--db", db_url, "--reason", "ok")
     code, out, err = _run(capsys, *base, "--include-flagged")
-    assert err == "" and "w6" in out  # still flagged by the latest run
+    assert err == ""
+    assert "w6" in out  # still flagged by the latest run
 
 
 def test_export_weights_gives_the_status_workers_gives(engine: Engine, db_url: str, capsys) -> None:  # noqa: ANN001

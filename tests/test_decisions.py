@@ -13,9 +13,9 @@ from monitor.results import FlagRecord, Value
 from monitor.rules import RunValues, Thresholds, evaluate
 from monitor.rules.decision import DECISIONS, decide_workers
 from monitor.rules.policy import decide
-from monitor.rules.thresholds import DecisionOptions
 from monitor.rules.worker import constant, holm, position_bias
 from monitor.store.workers import WorkerState
+from monitor.thresholds import DecisionOptions
 
 T = Thresholds()
 
@@ -59,7 +59,8 @@ def test_the_crowd_is_ok_and_a_worker_at_chance_is_blocked() -> None:
     assert {out[w].decision for w in CROWD} == {"ok"}
     assert out["bad"].decision == "block"
     assert out["bad"].reason == "answers no better than chance over 100 questions"
-    assert out["bad"].applied_weight == 0.0 and out["bad"].evidence["chance"] == 0.5
+    assert out["bad"].applied_weight == 0.0
+    assert out["bad"].evidence["chance"] == 0.5
 
 
 @pytest.mark.parametrize(
@@ -79,7 +80,8 @@ def test_down_weight_below_the_typical_worker_with_the_models_weight() -> None:
             weights={"low": 0.2},
         )
     )  # fmt: skip
-    assert out["low"].decision == "down_weight" and out["low"].weight == 0.2
+    assert out["low"].decision == "down_weight"
+    assert out["low"].weight == 0.2
     assert out["low"].reason == (
         "right about 60% of the time over 100 questions, where most workers are right 85%"
     )
@@ -104,9 +106,8 @@ def test_cannot_tell_few_answers_wide_interval_or_no_measure() -> None:
     values.append(Value("worker", "few", "n_judgments", 5))
     values.append(Value("worker", "none", "n_judgments", 50))
     out = _decisions(values)
-    assert (
-        out["few"].decision == "cannot_tell" and out["few"].reason == "too few answers to judge (5)"
-    )
+    assert out["few"].decision == "cannot_tell"
+    assert out["few"].reason == "too few answers to judge (5)"
     assert out["wide"].decision == "cannot_tell"
     assert out["none"].decision == "cannot_tell"
 
@@ -193,7 +194,8 @@ def test_holm() -> None:
 @given(st.lists(st.floats(0, 1), min_size=1, max_size=30))
 def test_holm_never_lowers_a_p_value_and_keeps_the_order(ps: list[float]) -> None:
     q = holm(ps)
-    assert np.all(q >= np.asarray(ps) - 1e-12) and np.all(q <= 1)
+    assert np.all(q >= np.asarray(ps) - 1e-12)
+    assert np.all(q <= 1)
     order = np.argsort(ps, kind="stable")
     assert np.all(np.diff(q[order]) >= -1e-12)
 
@@ -207,7 +209,8 @@ def test_position_bias_on_the_workers_own_answers_with_holm() -> None:
         ("left90", "left"),
         ("right80", "right"),
     ]
-    assert flags[0].evidence["correction"] == "holm" and flags[0].evidence["tested"] == 10
+    assert flags[0].evidence["correction"] == "holm"
+    assert flags[0].evidence["tested"] == 10
     assert flags[0].evidence["p_adjusted"] == pytest.approx(9e-5)  # second smallest: x 9
     # below the share: no flag whatever the p-value
     share = position_bias(RunValues("pairwise", _habit("side_test", {"x": (0.74, 500, 1e-20)})), T)
@@ -267,14 +270,16 @@ def test_the_campaign_state() -> None:
     assert state("tentative", good, **kw)["state"] == "usable_with_care"
     assert state("unreliable", good, **kw)["state"] == "unreliable"
     no_run = state("reliable", good, **{**kw, "has_run": False})
-    assert no_run["state"] == "cannot_tell" and "recompute" in no_run["to_tell"][0]
+    assert no_run["state"] == "cannot_tell"
+    assert "recompute" in no_run["to_tell"][0]
     # half the judgments by workers nobody can judge
     assert state("reliable", rows(("ok", 100), ("cannot_tell", 100)), **kw)["state"] == (
         "cannot_tell"
     )
     # nothing judged twice and no gold (face-age): cannot tell, and what would tell
     once = state("undetermined", good, **{**kw, "kind": "pairwise"})
-    assert once["state"] == "cannot_tell" and "--retest" in once["to_tell"][0]
+    assert once["state"] == "cannot_tell"
+    assert "--retest" in once["to_tell"][0]
     assert state("undetermined", good, **kw, gold=True)["state"] == "usable_with_care"
     assert state("undetermined", good, **{**kw, "kind": "multilabel"})["state"] == (
         "usable_with_care"

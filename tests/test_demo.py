@@ -24,22 +24,27 @@ def test_generation_is_seeded_and_canonical(tmp_path: Path) -> None:
     with ratings.judgments.open(newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert list(rows[0]) == ["worker", "item", "value", "judgment_id", "created_at", "duration_s"]
-    assert len(rows) == 1000 and {int(r["value"]) for r in rows} <= {1, 2, 3, 4, 5}
+    assert len(rows) == 1000
+    assert {int(r["value"]) for r in rows} <= {1, 2, 3, 4, 5}
     per_worker: dict[str, int] = {}
     for r in rows:
         per_worker[r["worker"]] = per_worker.get(r["worker"], 0) + 1
-    assert len(per_worker) == 20 and min(per_worker.values()) >= 40  # balanced
-    assert len(ratings.planted.spammers) == 2 and len(ratings.planted.adversarial) == 1
+    assert len(per_worker) == 20
+    assert min(per_worker.values()) >= 40  # balanced
+    assert len(ratings.planted.spammers) == 2
+    assert len(ratings.planted.adversarial) == 1
     assert len(ratings.planted.ambiguous) == 20
     with multi.judgments.open(newline="") as fh:
         assert any("|" in r["value"] for r in csv.DictReader(fh))
     with pairwise.judgments.open(newline="") as fh:
         prefs = list(csv.DictReader(fh))
     assert {p["preference"] for p in prefs} == {"left", "right", "tie"}
-    assert all(p["left"] != p["right"] for p in prefs) and len(prefs) == 20 * 45
+    assert all(p["left"] != p["right"] for p in prefs)
+    assert len(prefs) == 20 * 45
     with labels.items.open(newline="") as fh:
         items = list(csv.DictReader(fh))
-    assert list(items[0]) == ["item", "gold", "text"] and len(items) == 200
+    assert list(items[0]) == ["item", "gold", "text"]
+    assert len(items) == 200
     assert (
         generate(tmp_path / "c", seed=8)[0].judgments.read_bytes() != ratings.judgments.read_bytes()
     )
@@ -80,7 +85,8 @@ def test_demo_loop_finds_the_planted_spammers(tmp_path: Path) -> None:
         assert len(doc["history"]) == 2  # two batches, two runs: a trend
         # the pipeline applied the default policy (suggest) at the end of each run
         suggested = {d["worker"] for d in doc["decisions"] if d["action"] == "suggest"}
-        assert flagged and flagged <= suggested
+        assert flagged
+        assert flagged <= suggested
         assert {d["actor"] for d in doc["decisions"]} == {"policy:suggest"}
         pw = build_document(s, "demo-pairwise")
         assert any(w["transitivity"]["kappa"] is not None for w in pw["workers"])
@@ -129,11 +135,13 @@ def test_the_demo_removes_its_temporary_folder_and_says_so(
         "(--data-dir DIR keeps the CSV files)"
     )
     assert list(scratch.iterdir()) == []
-    assert out.splitlines()[0] == "reports:" and len(out.splitlines()) == 5
+    assert out.splitlines()[0] == "reports:"
+    assert len(out.splitlines()) == 5
     kept = tmp_path / "kept"
     assert main(["demo", *small, *db, "--data-dir", str(kept)]) == 0
     assert capsys.readouterr().err.splitlines()[0] == f"demo data written to {kept}"
-    assert (kept / "demo-ratings.csv").is_file() and list(scratch.iterdir()) == []
+    assert (kept / "demo-ratings.csv").is_file()
+    assert list(scratch.iterdir()) == []
 
 
 def test_the_demo_writes_no_report_through_a_link(tmp_path: Path) -> None:

@@ -133,12 +133,16 @@ def test_every_formula_is_neutralised(engine: Engine, blocked) -> None:  # noqa:
 
 def test_neutralise() -> None:
     assert [neutralise(f) for f in FORMULAS] == ["'" + f for f in FORMULAS]
-    assert neutralise("plain") == "plain" and neutralise(None) == "" and neutralise(-1.5) == "-1.5"
+    assert neutralise("plain") == "plain"
+    assert neutralise(None) == ""
+    assert neutralise(-1.5) == "-1.5"
 
 
 def test_prolific_and_toloka_blocklists(engine: Engine, blocked) -> None:  # noqa: ANN001
     prolific = _export(engine, "blocklist", "blk", "prolific").splitlines()
-    assert "A1B2C3" in prolific and "ok1" not in prolific and len(prolific) == 7
+    assert "A1B2C3" in prolific
+    assert "ok1" not in prolific
+    assert len(prolific) == 7
     rows = list(
         csv.DictReader(
             io.StringIO(_export(engine, "blocklist", "blk", "toloka"), newline=""), delimiter="\t"
@@ -146,7 +150,8 @@ def test_prolific_and_toloka_blocklists(engine: Engine, blocked) -> None:  # noq
     )
     assert tuple(rows[0]) == TOLOKA_HEADER
     row = next(r for r in rows if r["user_id"] == "A1B2C3")
-    assert row["scope"] == "ALL_PROJECTS" and row["private_comment"] == "spam, obviously"
+    assert row["scope"] == "ALL_PROJECTS"
+    assert row["private_comment"] == "spam, obviously"
     doc = json.loads(_export(engine, "blocklist", "blk", "json"))
     assert {b["worker"] for b in doc["blocked"]} >= {"A1B2C3", *FORMULAS}
 
@@ -168,11 +173,13 @@ def test_weights_are_decision_weight_times_wqs(engine: Engine) -> None:
     }
     assert float(rows["w1"]["effective_weight"]) == pytest.approx(0.8)
     assert float(rows["w2"]["effective_weight"]) == pytest.approx(0.25)
-    assert float(rows["w3"]["effective_weight"]) == 0.0 and rows["w3"]["wqs"] == ""
+    assert float(rows["w3"]["effective_weight"]) == 0.0
+    assert rows["w3"]["wqs"] == ""
     mturk = list(
         csv.DictReader(io.StringIO(_export(engine, "weights", "wts", "mturk"), newline=""))
     )
-    assert mturk[0]["Worker ID"] == "w1" and mturk[0]["UPDATE-monitor quality"] == "80"
+    assert mturk[0]["Worker ID"] == "w1"
+    assert mturk[0]["UPDATE-monitor quality"] == "80"
     with pytest.raises(UsageError):
         _export(engine, "weights", "wts", "prolific")
 
@@ -190,7 +197,8 @@ def test_labels_weighted_majority_and_mean(engine: Engine) -> None:
     }
     assert rows["i1"]["value"] == "b"
     assert float(rows["i1"]["confidence"]) == pytest.approx(0.9 / 1.3, rel=1e-4)
-    assert rows["i1"]["n_judgments"] == "3" and rows["i2"]["value"] == "a"
+    assert rows["i1"]["n_judgments"] == "3"
+    assert rows["i2"]["value"] == "a"
     _campaign(
         engine,
         CampaignSpec("rat", "rating", scale_min=1, scale_max=5),
@@ -233,7 +241,8 @@ def test_labels_of_a_preference_campaign_are_its_ranking(engine: Engine) -> None
     for r in rows:
         assert float(r["low"]) <= float(r["score"]) <= float(r["high"])
         assert 1 <= int(r["best_rank"]) <= int(r["rank"]) <= int(r["worst_rank"]) <= 5
-        assert r["method"] == "model" and int(r["n_comparisons"]) > 0
+        assert r["method"] == "model"
+        assert int(r["n_comparisons"]) > 0
     doc = json.loads(_export(engine, "labels", "pw", "json"))
     assert [x["item"] for x in doc["labels"]] == order
 

@@ -170,3 +170,11 @@ def test_pipeline_imports_have_no_circle() -> None:
 
     circles = sorted(m for m in graph if m != "__init__" and reaches(m, m, {m}))
     assert circles == []
+
+
+def test_the_rules_settings_import_only_the_sections() -> None:
+    """``monitor/thresholds.py`` is read by the settings at start-up and by the rules: it
+    imports nothing of monitor but ``monitor.sections`` (no metric, no store, no scipy)."""
+    imports = [m for m, _ in _imports(ROOT / "thresholds.py")]
+    assert [m for m in imports if m.startswith("monitor") and m != "monitor.sections"] == []
+    assert [m for m in imports if m.split(".")[0] in ("numpy", "scipy", "sqlalchemy")] == []

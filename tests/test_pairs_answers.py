@@ -143,7 +143,8 @@ def test_skip_invalid_rejects_other_items(tmp_path, db_url, capsys, platform) ->
     assert "other items: kept" not in said
     assert _count(db_url, Preference) == before + 12
     reasons = _reasons(db_url)
-    assert len(reasons) == 1 and f"'{odd}' names the planned pair" in reasons[0]
+    assert len(reasons) == 1
+    assert f"'{odd}' names the planned pair" in reasons[0]
     assert next(p for p in _planned(db_url) if p.pair_id == odd).answered_id is None
 
 

@@ -79,7 +79,8 @@ def test_two_plans_at_once_are_serialised(tmp_path, db_url, capsys, backend) -> 
     planned = _planned(db_url)
     assert sorted({p.round for p in planned}) == [1, 2]
     a, b = (_pairs(o) for o in outs)
-    assert len(a) == len(b) == 60 and a.isdisjoint(b)  # the second plan saw the first
+    assert len(a) == len(b) == 60
+    assert a.isdisjoint(b)  # the second plan saw the first
     by_round = {r: {p.pair_id for p in planned if p.round == r} for r in (1, 2)}
     assert sorted([_ids(outs[0]), _ids(outs[1])], key=sorted) == sorted(
         by_round.values(), key=sorted
@@ -108,7 +109,8 @@ def test_dry_run_stores_and_writes_nothing(tmp_path, db_url, capsys) -> None:  #
     code, text_, err = _run(capsys, *PLAN, "--dry-run", "--out", str(out), "--db", db_url)
     assert code == 0, err
     assert text_.startswith("dry run, nothing stored: 60 pairs for 6 annotators (round 1")
-    assert not out.exists() and _planned(db_url) == []
+    assert not out.exists()
+    assert _planned(db_url) == []
     code, _, err = _run(capsys, *PLAN, "--db", db_url)
     assert code == 2
     assert "pairs plan needs --out FILE (or --dry-run to see the plan only)" in err
@@ -141,10 +143,12 @@ def test_cancel(tmp_path, db_url, capsys) -> None:  # noqa: ANN001
     )
     assert len(_planned(db_url)) == 5
     code, _, err = _run(capsys, *base)
-    assert code == 2 and "all its 5 pairs answered: nothing to cancel" in err
+    assert code == 2
+    assert "all its 5 pairs answered: nothing to cancel" in err
     # planning again does not leave the cancelled pairs out
     code, out, _ = _run(capsys, *PLAN, "--out", str(tmp_path / "t3.csv"), "--db", db_url)
-    assert code == 0 and "left out" not in out
+    assert code == 0
+    assert "left out" not in out
 
 
 def test_gold_without_gold_values_is_an_error(tmp_path, db_url, capsys) -> None:  # noqa: ANN001
@@ -164,7 +168,8 @@ def test_gold_without_gold_values_is_an_error(tmp_path, db_url, capsys) -> None:
         "monitor: error: --gold 0.1: campaign 'pc' has no item with a gold value, and a gold "
         "pair needs two"
     )
-    assert not out.exists() and _planned(db_url) == []
+    assert not out.exists()
+    assert _planned(db_url) == []
 
 
 def _with_texts(tmp_path: Path, db_url: str, capsys, urls: bool = False) -> None:  # noqa: ANN001
@@ -207,10 +212,12 @@ def test_task_files_carry_texts_and_a_template(tmp_path, db_url, capsys, platfor
         assert '<Pairwise name="preference" toName="left,right"/>' in body
         assert '<Text name="left" value="$left_text"/>' in body
     elif platform == "mturk":
-        assert "${left_text}" in body and 'name="preference" value="left"' in body
+        assert "${left_text}" in body
+        assert 'name="preference" value="left"' in body
         assert 'value="tie"' not in body  # the campaign is strict
     else:
-        assert "{{input.left_text}}" in body and 'name="preference" value="right"' in body
+        assert "{{input.left_text}}" in body
+        assert 'name="preference" value="right"' in body
 
 
 def test_label_studio_config_shows_image_urls(tmp_path, db_url, capsys) -> None:  # noqa: ANN001
@@ -243,7 +250,8 @@ def test_a_pair_id_stored_meanwhile_is_one_line(tmp_path, db_url, capsys, monkey
         "monitor: error: campaign 'pc' was planned by another process at the same time: "
         "nothing was stored; plan again"
     ]
-    assert not out.exists() and _planned(db_url) == []
+    assert not out.exists()
+    assert _planned(db_url) == []
 
 
 def test_a_plan_held_up_past_the_lock_timeout_is_one_line(
@@ -273,4 +281,5 @@ def test_a_plan_held_up_past_the_lock_timeout_is_one_line(
         "monitor: error: campaign 'pc' is being planned or changed by another process: try "
         "again when it ends"
     ]
-    assert not out.exists() and _planned(db_url) == []
+    assert not out.exists()
+    assert _planned(db_url) == []

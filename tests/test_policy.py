@@ -69,10 +69,11 @@ def test_suggest_writes_the_trail_once_and_keeps_the_status(engine: Engine) -> N
     assert _state(engine, c.id, "w6") == ("ok", 1.0)
     with transaction(engine) as s:
         trail = decisions(s, c.id)
-    assert len(trail) == 1 and trail[0].automatic and trail[0].actor == "policy:suggest"
-    assert trail[0].run_id == trail[0].evidence["run_id"] and trail[0].evidence["rules"] == [
-        "low_quality"
-    ]
+    assert len(trail) == 1
+    assert trail[0].automatic
+    assert trail[0].actor == "policy:suggest"
+    assert trail[0].run_id == trail[0].evidence["run_id"]
+    assert trail[0].evidence["rules"] == ["low_quality"]
 
 
 def test_block_policy_blocks_once(engine: Engine) -> None:
@@ -138,7 +139,8 @@ def test_cli_actions_and_listing(engine: Engine, db_url: str, capsys) -> None:  
         "worker", "status", "decision", "weight", "judgments", "model", "noise", "sd", "gold",
         "wqs", "history", "flags", "reason",
     ]  # fmt: skip
-    assert out[1].split()[:2] == ["w6", "blocked"] and out[-1] == "1 of 6 workers"
+    assert out[1].split()[:2] == ["w6", "blocked"]
+    assert out[-1] == "1 of 6 workers"
     with transaction(engine) as s:
         trail = decisions(s, c.id)
     assert [d.action for d in trail] == ["clear", "down_weight", "block"]

@@ -33,7 +33,8 @@ ROWS = "".join(f"w{w},i{i},{1 + (w * i) % 5}\n" for w in range(1, 6) for i in ra
 def test_nothing_is_written_when_the_stream_is_not_a_terminal() -> None:
     stream = io.StringIO()
     with Progress("f.csv", total=100, stream=stream, delay=0, interval=0, tick=True) as bar:
-        assert not bar.enabled and bar._ticker is None
+        assert not bar.enabled
+        assert bar._ticker is None
         for k in range(1, 101):
             bar.update(k * 10, k, note="step")
     assert stream.getvalue() == ""
@@ -44,10 +45,14 @@ def test_the_bar_is_drawn_on_a_terminal_with_rate_and_time_left() -> None:
     with Progress("f.csv", total=200, stream=stream, delay=0, interval=0) as bar:
         bar.update(5_000, 50, note="campaign a: measuring")
         drawn = stream.getvalue()
-    assert drawn.startswith("\r") and "\x1b[K" in drawn
-    assert "f.csv [#######" in drawn and " 25%" in drawn
-    assert "5,000 rows" in drawn and "rows/s" in drawn
-    assert " left" in drawn and "campaign a: measuring" in drawn
+    assert drawn.startswith("\r")
+    assert "\x1b[K" in drawn
+    assert "f.csv [#######" in drawn
+    assert " 25%" in drawn
+    assert "5,000 rows" in drawn
+    assert "rows/s" in drawn
+    assert " left" in drawn
+    assert "campaign a: measuring" in drawn
     assert stream.getvalue().endswith("\r\x1b[K")  # the line is cleared at the end
 
 
@@ -64,7 +69,8 @@ def test_a_ticking_bar_redraws_between_updates() -> None:
         bar.update(0, note="writing")
         while stream.getvalue().count("\r") < 4:  # the helper thread draws on its own
             pass
-    assert "report " in stream.getvalue() and "writing" in stream.getvalue()
+    assert "report " in stream.getvalue()
+    assert "writing" in stream.getvalue()
 
 
 def test_clock() -> None:
@@ -93,7 +99,8 @@ def test_ingest_and_recompute_draw_on_a_terminal(
     tty = _tty(monkeypatch)
     path = _campaign(engine, tmp_path)
     assert ingest_file(engine, path, "r", progress=True).n_new == 35
-    assert "r.csv [" in tty.getvalue() and "rows/s" in tty.getvalue()
+    assert "r.csv [" in tty.getvalue()
+    assert "rows/s" in tty.getvalue()
     tty.seek(0)
     tty.truncate()
     monkeypatch.setenv("MONITOR_BOOTSTRAP_SAMPLES", "0")
@@ -104,7 +111,8 @@ def test_ingest_and_recompute_draw_on_a_terminal(
     drawn = tty.getvalue()
     for step in ("reading", "measuring", "flagging", "saving"):
         assert f"r: {step}" in drawn
-    assert "recompute [" in drawn and "judgments/s" in drawn
+    assert "recompute [" in drawn
+    assert "judgments/s" in drawn
 
 
 def test_quiet_when_stderr_is_not_a_terminal(
@@ -139,6 +147,8 @@ def test_report_draws_on_a_terminal(
     assert main(["recompute", *db]) == 0
     assert "recompute [" in tty.getvalue()
     assert main(["report", "--campaign", "r", "--out", str(tmp_path / "r.html"), *db]) == 0
-    assert "report r" in tty.getvalue() and "writing r.html" in tty.getvalue()
+    assert "report r" in tty.getvalue()
+    assert "writing r.html" in tty.getvalue()
     assert main(["report", "--all", "--out", str(tmp_path / "all"), *db]) == 0
-    assert "report --all" in tty.getvalue() and "1 reports" in tty.getvalue()
+    assert "report --all" in tty.getvalue()
+    assert "1 reports" in tty.getvalue()

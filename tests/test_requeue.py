@@ -78,7 +78,8 @@ def test_items_sent_back_least_settled_first_with_their_text(engine: Engine, lab
     assert rows[0] == ["item", "text"]
     # by the flag's value; an item without a text shows its id; the gold item is left out
     assert rows[1:] == [["i2", "'=HYPERLINK(1)"], ["i3", "i3"], ["i1", "first text"]]
-    assert done.n == 3 and done.note is None
+    assert done.n == 3
+    assert done.note is None
 
 
 def test_each_platform_takes_its_format(engine: Engine, labels) -> None:  # noqa: ANN001
@@ -112,11 +113,14 @@ def test_pairs_sent_back_in_the_plan_layout(engine: Engine) -> None:
 def test_nothing_to_send_back_writes_the_header_and_says_so(engine: Engine) -> None:
     _campaign(engine, CampaignSpec("quiet", "rating", scale_min=1, scale_max=5), {}, [])
     done = _requeue(engine, "quiet")
-    assert done.text == "item,text\r\n" and done.n == 0
-    assert done.note is not None and "flags no items ambiguous" in done.note
+    assert done.text == "item,text\r\n"
+    assert done.n == 0
+    assert done.note is not None
+    assert "flags no items ambiguous" in done.note
     _campaign(engine, CampaignSpec("new", "rating", scale_min=1, scale_max=5), {}, [], run=False)
     note = _requeue(engine, "new").note
-    assert note is not None and "no run yet" in note
+    assert note is not None
+    assert "no run yet" in note
 
 
 def test_unknown_platform_is_refused(engine: Engine, labels) -> None:  # noqa: ANN001
@@ -134,12 +138,14 @@ def test_cli(engine: Engine, db_url: str, labels, tmp_path: Path, capsys) -> Non
     capsys.readouterr()
     assert main([*args, "--platform", "json"]) == 2
     err = capsys.readouterr()
-    assert err.out == "" and len(err.err.strip().splitlines()) == 1
+    assert err.out == ""
+    assert len(err.err.strip().splitlines()) == 1
     assert "unknown platform 'json'" in err.err
     _campaign(engine, CampaignSpec("quiet", "label", categories=("a", "b")), {}, [])
     assert main(["export", "requeue", "--db", db_url, "--campaign", "quiet"]) == 0
     err = capsys.readouterr()
-    assert err.out == "item,text\r\n" and "nothing to send back" in err.err
+    assert err.out == "item,text\r\n"
+    assert "nothing to send back" in err.err
 
 
 def test_a_gold_item_is_never_flagged_ambiguous(db_url: str, tmp_path: Path) -> None:
@@ -182,11 +188,13 @@ def test_a_gold_item_is_never_flagged_ambiguous(db_url: str, tmp_path: Path) -> 
     assert {"s0", "s1", "s2"} <= flagged()
     assert main([*db, "ingest", "--items", str(gold), "--campaign", "g"]) == 0
     after = flagged()
-    assert "s2" in after and not {"s0", "s1"} & after
+    assert "s2" in after
+    assert not {"s0", "s1"} & after
     out = tmp_path / "again.csv"
     assert main([*db, "export", "requeue", "--campaign", "g", "--out", str(out)]) == 0
     sent = {r["item"] for r in csv.DictReader(out.open(encoding="utf-8"))}
-    assert "s2" in sent and not {"s0", "s1"} & sent
+    assert "s2" in sent
+    assert not {"s0", "s1"} & sent
 
 
 def test_without_gold_keeps_a_pair_with_one_unknown_item() -> None:

@@ -93,7 +93,8 @@ def test_a_value_out_of_range_is_one_line_in_every_layer(
     with pytest.raises(ConfigError) as info:
         load_settings(cfg, env={})
     assert str(info.value) == f"{cfg}: setting '{key}' must be {accepts}, got {shown}"
-    assert info.value.hint is None and info.value.exit_code == 2
+    assert info.value.hint is None
+    assert info.value.exit_code == 2
     name = f"MONITOR_{key.upper()}"
     with pytest.raises(ConfigError) as info:
         load_settings(None, env={name: raw.strip("'")})

@@ -64,14 +64,16 @@ def test_hint_names_the_campaign_and_toloka_scopes(
         (["--pool", "456"], "w1\tPOOL\t\t456\t"),
     ):
         code, out, _ = _cli(capsys, "export", "blocklist", *name, "--platform", "toloka", *scope)
-        assert code == 0 and out.splitlines()[1].startswith(row), scope
+        assert code == 0, scope
+        assert out.splitlines()[1].startswith(row), scope
     for argv, message in (
         (["blocklist", "--platform", "mturk", "--pool", "1"], "--project and --pool are for"),
         (["weights", "--platform", "toloka", "--pool", "1"], "--project and --pool are for"),
         (["blocklist", "--platform", "toloka", "--pool", "1 2"], "--pool '1 2': not a Toloka id"),
     ):
         code, out, err = _cli(capsys, "export", *argv, *name)
-        assert (code, out) == (2, "") and err.startswith(f"monitor: error: {message}"), argv
+        assert (code, out) == (2, ""), argv
+        assert err.startswith(f"monitor: error: {message}"), argv
     with pytest.raises(SystemExit):
         main(
             ["export", "blocklist", *name, "--platform", "toloka", "--pool", "1", "--project", "2"]
@@ -89,7 +91,8 @@ def test_a_platform_file_in_a_campaign_of_another_platform_draws_a_warning(
     tsv = str(PLATFORMS / "toloka_assignments.tsv")
     code, out, _ = _cli(capsys, "ingest", tsv, "--campaign", "from mturk", *db)
     warning = [line for line in out.splitlines() if line.startswith("warning:")]
-    assert code == 0 and len(warning) == 1
+    assert code == 0
+    assert len(warning) == 1
     assert warning[0].startswith(
         "warning: a toloka file in campaign from mturk of platform mturk: its worker ids are "
         "toloka's"
@@ -97,6 +100,8 @@ def test_a_platform_file_in_a_campaign_of_another_platform_draws_a_warning(
     assert "monitor ingest undo --campaign 'from mturk' --batch" in warning[0]
     for name in ("from toloka", "plain"):  # its own platform, or the first platform file
         code, out, _ = _cli(capsys, "ingest", tsv, "--campaign", name, *db)
-        assert code == 0 and "warning:" not in out
+        assert code == 0
+        assert "warning:" not in out
     code, out, _ = _cli(capsys, "campaign", "list", *db)
-    assert "plain\t" in out and out.rstrip().endswith("platform toloka")
+    assert "plain\t" in out
+    assert out.rstrip().endswith("platform toloka")

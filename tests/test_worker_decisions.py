@@ -135,9 +135,11 @@ def test_block_advised_blocks_exactly_the_decided_with_their_reason(
     html = page.read_text(encoding="utf-8")
     table = tables(html)["workers-table"]
     shown = [a["data-subject"] for a in table.attrs]
-    assert shown[0] == "left100" and set(shown) == set(rows)
+    assert shown[0] == "left100"
+    assert set(shown) == set(rows)
     assert "block: " in table.column("Status")[0]
-    assert 'id="todo-block"' in html and rows["left100"]["decision_reason"] in html
+    assert 'id="todo-block"' in html
+    assert rows["left100"]["decision_reason"] in html
     # the block list lists the workers decided block before anyone blocks them
     capsys.readouterr()
     assert main([*db, "export", "blocklist", "--campaign", "prefs", "--platform", "json"]) == 0
@@ -167,23 +169,25 @@ def test_several_workers_defaults_and_bad_input(
     # no run: cannot tell, never an all-clear
     assert main([*db, "report", "--campaign", "prefs", "--format", "json"]) == 0
     verdict = json.loads(capsys.readouterr().out)["verdict"]
-    assert verdict["state"] == "cannot_tell" and verdict["to_tell"]
+    assert verdict["state"] == "cannot_tell"
+    assert verdict["to_tell"]
     page = tmp_path / "prefs.html"
     assert main([*db, "report", "--campaign", "prefs", "--out", str(page)]) == 0
     html = page.read_text(encoding="utf-8")
-    assert "Nothing to do" not in html and 'id="cannot-tell"' in html
+    assert "Nothing to do" not in html
+    assert 'id="cannot-tell"' in html
     capsys.readouterr()
     assert main([*db, "block", "--campaign", "prefs", "--advised"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert "has no run yet" in err[0] and err[1:] == [
-        "hint: run: monitor recompute --campaign prefs"
-    ]
+    assert "has no run yet" in err[0]
+    assert err[1:] == ["hint: run: monitor recompute --campaign prefs"]
     assert main([*db, "recompute", "--campaign", "prefs"]) == 0
     capsys.readouterr()
     # a name that does not exist: one line, exit 2, nothing blocked (left100 neither)
     assert main([*db, "block", "left100", "nobody", "--campaign", "prefs", "--advised"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert "no worker 'nobody'" in err[0] and len(err) <= 2  # the problem, then the hint
+    assert "no worker 'nobody'" in err[0]
+    assert len(err) <= 2  # the problem, then the hint
     assert _status(db_url, capsys) == {}
     # no reason given and no decision to lend one: refused, nothing changed
     assert main([*db, "block", "a0", "left100", "--campaign", "prefs"]) == 2

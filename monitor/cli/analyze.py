@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +121,7 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
-def _summary(doc: dict[str, Any], ingest: Any, outcome: Any) -> None:
+def _summary(doc: Mapping[str, Any], ingest: Any, outcome: Any) -> None:
     c, a = doc["campaign"], doc["agreement"]
     dup = f" ({ingest.n_duplicate} duplicates skipped)" if ingest.n_duplicate else ""
     echo(

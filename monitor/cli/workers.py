@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from monitor.cli.context import Context
@@ -130,7 +131,7 @@ def _evidence(session: Any, campaign: Any, worker: str) -> dict[str, Any]:
                 "model_noise_sd",
                 "gold_accuracy",
             ],
-        )  # fmt: skip
+        )
         if v.subject == worker
     }
     return {
@@ -267,12 +268,12 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
 
     from monitor.report.view import history_text
 
-    def model(w: dict[str, Any]) -> str:
+    def model(w: Mapping[str, Any]) -> str:
         key = "model_noise_sd" if w.get("model_noise_sd") is not None else "model_accuracy"
         ci = w.get(f"{key}_interval")
         return f(w.get(key)) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
 
-    def gold(w: dict[str, Any]) -> str:
+    def gold(w: Mapping[str, Any]) -> str:
         if w.get("gold_accuracy") is None:
             return "-"
         ci = w.get("gold_accuracy_interval")
@@ -285,7 +286,7 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
     # the model's quality of a worker is an accuracy, or for ratings a noise sd: say which
     measure = "model noise sd" if doc["campaign"]["kind"] == "rating" else "model accuracy"
 
-    def decision(w: dict[str, Any]) -> str:
+    def decision(w: Mapping[str, Any]) -> str:
         d = str(w.get("decision") or "-")
         if d == "down_weight" and w.get("decision_weight") is not None:
             d += f" {w['decision_weight']:.2f}"

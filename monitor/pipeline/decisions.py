@@ -12,8 +12,8 @@ from sqlalchemy.orm import Session
 from monitor.results import FlagRecord
 from monitor.rules.decision import WorkerDecision
 from monitor.rules.policy import Decision, decide
-from monitor.rules.thresholds import PolicyOptions
 from monitor.store.workers import DecisionRecord, append_decision, decisions, worker_states
+from monitor.thresholds import PolicyOptions
 
 
 def apply_policy(

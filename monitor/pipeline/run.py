@@ -30,7 +30,6 @@ from monitor.progress import Progress
 from monitor.rules import PolicyOptions, RunValues, Thresholds, evaluate
 from monitor.rules.decision import decide_workers
 from monitor.rules.item import without_gold
-from monitor.rules.thresholds import DecisionOptions
 from monitor.settings import Settings, run_settings
 from monitor.store.arrays import gold_signature
 from monitor.store.campaigns import (
@@ -47,6 +46,7 @@ from monitor.store.locks import Lease, campaign_lock
 from monitor.store.models import utcnow
 from monitor.store.runs import latest_run, mark_failed, prune_item_values
 from monitor.store.save import NewRun, plan_run, save_run
+from monitor.thresholds import DecisionOptions
 from monitor.version import __version__
 
 log = logging.getLogger("monitor.pipeline")

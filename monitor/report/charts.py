@@ -82,8 +82,8 @@ def histogram(
         if v is not None and math.isfinite(v)
     ]
     vals = [v for v, _ in keep]
-    lo = min(vals + [0.0]) if lo is None else lo
-    hi = max(vals + [1.0]) if hi is None else hi
+    lo = min([*vals, 0.0]) if lo is None else lo
+    hi = max([*vals, 1.0]) if hi is None else hi
     if hi <= lo:
         hi = lo + 1.0
     counts = [[0] * len(legend) for _ in range(bins)]
@@ -204,7 +204,7 @@ def trend(
     pts = [(lab, v, lo, hi) for lab, v, lo, hi in points if v is not None]
     ys = [v for _, v, _, _ in pts] + [b for _, _, lo, hi in pts for b in (lo, hi) if b is not None]
     ys += [g for g, _ in guides]
-    ymin, ymax = min(ys + [0.0]), max(ys + [1.0])
+    ymin, ymax = min([*ys, 0.0]), max([*ys, 1.0])
     pw, ph = w - ml - mr, h - mt - mb
     n = max(len(pts) - 1, 1)
 

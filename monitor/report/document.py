@@ -9,7 +9,7 @@ are ``None`` (JSON null), never NaN and never 0; ids are strings.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy.orm import Session
 
@@ -19,6 +19,26 @@ from monitor.report.data import CampaignData, load
 from monitor.report.jsonsafe import clean, natural_key, num
 from monitor.report.jsonsafe import value_interval as _interval
 from monitor.report.jsonsafe import value_number as _v
+from monitor.report.shape import (
+    Agreement,
+    Annotation,
+    CampaignState,
+    DecisionFields,
+    Document,
+    Flag,
+    HistoryRow,
+    Level,
+    Model,
+    ModelCheck,
+    PairRow,
+    Phi,
+    Reliability,
+    Scope,
+    State,
+    Transitivity,
+    WarningRow,
+    WorkerRow,
+)
 from monitor.report.today import document_todo
 from monitor.store.runs import FlagRecord, Value
 
@@ -31,9 +51,9 @@ def _count(value: Value | None) -> int | None:
     return int(v) if v is not None else None
 
 
-def _flag_dict(f: FlagRecord) -> dict[str, Any]:
+def _flag_dict(f: FlagRecord) -> Flag:
     return {
-        "scope": f.scope,
+        "scope": cast(Scope, f.scope),
         "subject": f.subject,
         "rule": f.rule,
         "value": num(f.value),
@@ -42,9 +62,7 @@ def _flag_dict(f: FlagRecord) -> dict[str, Any]:
     }
 
 
-def verdict(
-    alpha: float | None, ci: list[float] | None, reason: str | None = None
-) -> dict[str, Any]:
+def verdict(alpha: float | None, ci: list[float] | None, reason: str | None = None) -> Reliability:
     """Is the data reliable? Krippendorff's conventions: >= 0.8 reliable, >= 0.667 tentative.
     Undetermined where alpha is undefined, with the run's ``reason`` when it gave one (alpha
     is not defined for multi-label sets: that is no lack of data)."""
@@ -55,7 +73,9 @@ def verdict(
             else "Not enough data to judge reliability (Krippendorff's alpha is undefined)."
         )
         return {"level": "undetermined", "alpha": None, "ci": None, "text": text, "reason": reason}
-    level = "reliable" if alpha >= RELIABLE else "tentative" if alpha >= TENTATIVE else "unreliable"
+    level: Level = (
+        "reliable" if alpha >= RELIABLE else "tentative" if alpha >= TENTATIVE else "unreliable"
+    )
     text = {
         "reliable": "The data is reliable: alpha is at least 0.8.",
         "tentative": "Tentative: alpha is between 0.667 and 0.8; draw only tentative conclusions.",
@@ -81,13 +101,13 @@ cannot say who is good."""
 
 def state(
     level: str,
-    workers: list[dict[str, Any]],
+    workers: list[WorkerRow],
     *,
     has_run: bool,
     kind: str,
     name: str,
     gold: bool = False,
-) -> dict[str, Any]:
+) -> CampaignState:
     """The campaign's state for the workers' word (``verdict.state``): ``cannot_tell`` without
     a run, where the workers decided ``cannot_tell`` gave at least half of the judgments, or
     where the design cannot say who is good (no unit judged twice, so alpha is undefined, and
@@ -129,6 +149,7 @@ def state(
             "to_tell": tell,
         }
     acted = sum(1 for w in workers if w["decision"] in ("block", "down_weight"))
+    out: State
     if level == "reliable" and not acted:
         out = "reliable"
     elif level in ("reliable", "tentative", "undetermined"):
@@ -146,11 +167,11 @@ def state(
     return {"state": out, "state_text": text}
 
 
-def _agreement(data: CampaignData) -> dict[str, Any]:
+def _agreement(data: CampaignData) -> Agreement:
     cv = data.campaign_value
     alpha = cv("krippendorff_alpha")
     phi_value = cv("phi")
-    phi: dict[str, Any] | None = None
+    phi: Phi | None = None
     if data.campaign.kind == Kind.RATING and phi_value is not None:
         detail = phi_value.detail or {}
         phi = {
@@ -183,10 +204,10 @@ def _agreement(data: CampaignData) -> dict[str, Any]:
         for (scope, metric), by in sorted(data.values.items())
         if scope == "campaign" and (v := by.get(data.campaign.name)) is not None
     }
-    return out
+    return cast(Agreement, out)  # the pairwise campaigns' key in its place
 
 
-def _transitivity(data: CampaignData, worker: str) -> dict[str, Any] | None:
+def _transitivity(data: CampaignData, worker: str) -> Transitivity | None:
     if data.campaign.kind != Kind.PAIRWISE:
         return None
     v = data.get("worker", "transitivity_kappa", worker)
@@ -207,12 +228,12 @@ WORKER_KEYS = tuple(
 """The worker measures of the document's rows, by the catalog: (metric, key, with interval)."""
 
 
-def _workers(data: CampaignData) -> list[dict[str, Any]]:
+def _workers(data: CampaignData) -> list[WorkerRow]:
     states = {w.external_id: w for w in data.workers}
     flags = data.flags_of("worker")
     subjects = set(states) | data.subjects("worker")
     pairwise = data.campaign.kind == Kind.PAIRWISE
-    out = []
+    out: list[WorkerRow] = []
     for w in sorted(subjects, key=natural_key):
         state = states.get(w)
         rules = sorted({f.rule for f in flags.get(w, [])})
@@ -244,11 +265,11 @@ def _workers(data: CampaignData) -> list[dict[str, Any]]:
         if pairwise:
             tk = data.get("worker", "transitivity_kappa", w)
             row["cycles"] = clean((tk.detail or {}).get("cycles") or []) if tk else []
-        out.append(row)
+        out.append(cast(WorkerRow, row))  # its measure keys are the catalog's
     return out
 
 
-def _decision(data: CampaignData, w: str, n: int | None) -> dict[str, Any]:
+def _decision(data: CampaignData, w: str, n: int | None) -> DecisionFields:
     """The run's decision for the worker (:mod:`monitor.rules.decision`): ``decision``,
     ``decision_reason`` (one line fit to show the worker), ``decision_weight`` and
     ``decision_evidence``. Without a run, or for a worker the run did not see, ``cannot_tell``."""
@@ -298,7 +319,7 @@ def _measure(m: Any, value_only: bool = False) -> Any:
             else None, "n": m.n}  # fmt: skip
 
 
-def _model(data: CampaignData) -> dict[str, Any] | None:
+def _model(data: CampaignData) -> Model | None:
     """The campaign's reliability model: which, whether it converged, its chance level."""
     it = data.campaign_value("model_iterations")
     if it is None:
@@ -321,7 +342,7 @@ def _model(data: CampaignData) -> dict[str, Any] | None:
     }
 
 
-def _check(fallback: Any) -> dict[str, Any] | None:
+def _check(fallback: Any) -> ModelCheck | None:
     """The held-out check behind ``fallback`` (ratings): each aggregate's mean squared error on
     the held-out judgments, the standard error of their difference, how many were held out."""
     detail = (fallback.detail or {}) if fallback is not None else {}
@@ -332,7 +353,7 @@ def _check(fallback: Any) -> dict[str, Any] | None:
             "folds": detail.get("folds")}  # fmt: skip
 
 
-def _annotations(data: CampaignData) -> list[dict[str, Any]]:
+def _annotations(data: CampaignData) -> list[Annotation]:
     aqs = data.metric("annotation", "aqs")
     if not data.campaign.open and aqs:
         return [{"annotation": str(a), "aqs": _v(aqs[a])} for a in sorted(aqs, key=natural_key)]
@@ -344,7 +365,7 @@ def _annotations(data: CampaignData) -> list[dict[str, Any]]:
     return [{"annotation": a, "aqs": None} for a in sorted(names, key=natural_key)]
 
 
-def _pairs(data: CampaignData) -> list[dict[str, Any]]:
+def _pairs(data: CampaignData) -> list[PairRow]:
     """Each pair's row: its items, judgments, UQS and UAS, its split (``left_wins``,
     ``right_wins``, ``ties``: the answers as given, each pair in its stored order) and the
     rules that flagged it in the latest run."""
@@ -352,7 +373,7 @@ def _pairs(data: CampaignData) -> list[dict[str, Any]]:
     for f in data.flags:
         if f.scope == "pair" and f.rule not in flags[f.subject]:
             flags[f.subject].append(f.rule)
-    out = []
+    out: list[PairRow] = []
     for p in sorted(data.subjects("pair"), key=natural_key):
         nj = data.get("pair", "n_judgments", p)
         answers = ((nj.detail if nj is not None else None) or {}).get("answers") or {}
@@ -377,8 +398,8 @@ def _pairs(data: CampaignData) -> list[dict[str, Any]]:
     return out
 
 
-def _warnings(data: CampaignData) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _warnings(data: CampaignData) -> list[WarningRow]:
+    out: list[WarningRow] = []
     if data.run is None:
         out.append(
             {
@@ -422,7 +443,7 @@ def _warnings(data: CampaignData) -> list[dict[str, Any]]:
     return out
 
 
-def _history(data: CampaignData) -> list[dict[str, Any]]:
+def _history(data: CampaignData) -> list[HistoryRow]:
     rows: dict[int, dict[str, Any]] = {}
     for metric, series in data.history.items():
         for run, v in series:
@@ -436,10 +457,10 @@ def _history(data: CampaignData) -> list[dict[str, Any]]:
             )
             row[metric] = _v(v)
             row[f"{metric}_ci"] = _interval(v)
-    return [rows[k] for k in sorted(rows)]
+    return [cast(HistoryRow, rows[k]) for k in sorted(rows)]  # and its measures by name
 
 
-def document_from(data: CampaignData, *, items: bool = True) -> dict[str, Any]:
+def document_from(data: CampaignData, *, items: bool = True) -> Document:
     """The document of already loaded campaign data. Without ``items`` its ``items`` list is
     left empty: the JSON writer streams it from ``data.items``, the HTML view picks from it."""
     c = data.campaign
@@ -520,10 +541,10 @@ def document_from(data: CampaignData, *, items: bool = True) -> dict[str, Any]:
     doc["flags"] = [_flag_dict(f) for f in data.flags]
     flagged = [p for p, rules in data.items.flags.items() if "ambiguous" in rules]
     doc["todo"] = document_todo(doc, doc["items"] if items else data.items.reason_rows(flagged))
-    return doc
+    return cast(Document, doc)
 
 
-def build_document(session: Session, campaign_name: str, *, items: bool = True) -> dict[str, Any]:
+def build_document(session: Session, campaign_name: str, *, items: bool = True) -> Document:
     """The JSON document of a campaign (CONTRACT.md section 4) from its latest run (without
     ``items``, its ``items`` list left empty)."""
     return document_from(load(session, campaign_name, texts=items), items=items)

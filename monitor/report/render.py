@@ -23,6 +23,7 @@ from monitor.report.data import item_picks, load
 from monitor.report.document import document_from
 from monitor.report.itemrows import row_chunks
 from monitor.report.items import ItemPicks, ItemTable
+from monitor.report.shape import Document
 from monitor.report.tables import fmt, fmt_ci, pct, sort_key, when
 from monitor.report.view import build_view
 from monitor.store.engine import session_factory
@@ -54,7 +55,7 @@ def environment() -> Environment:
 
 
 def render_html(
-    doc: dict[str, Any],
+    doc: Mapping[str, Any],
     *,
     generated_at: datetime | None = None,
     items: ItemPicks | None = None,
@@ -75,12 +76,12 @@ JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIAL
 orjson writes NaN and infinities as null (undefined is null, never NaN)."""
 
 
-def to_json(doc: dict[str, Any]) -> str:
+def to_json(doc: Mapping[str, Any]) -> str:
     """The document as JSON text (UTF-8, not escaped; undefined numbers null)."""
     return orjson.dumps(doc, option=JSON_OPTIONS).decode() + "\n"
 
 
-def write_json(doc: dict[str, Any], f: Any, *, items: ItemTable | None = None) -> None:
+def write_json(doc: Mapping[str, Any], f: Any, *, items: ItemTable | None = None) -> None:
     """:func:`to_json`'s text written to the text file ``f``. With ``items``, the document's
     ``items`` list is that table's rows (the document's own ``items`` value is not read),
     written a chunk of rows at a time: the rows of a large campaign are never all held."""
@@ -165,7 +166,7 @@ def _html(engine: Engine, campaign: str) -> str:
     return render_html(doc, items=picks, pictures=pictures_of(doc, data.items, answers()))
 
 
-def write_pair(engine: Engine, campaign: str, html: Path, document: Path) -> dict[str, Any]:
+def write_pair(engine: Engine, campaign: str, html: Path, document: Path) -> Document:
     """The campaign's HTML report and JSON document, read once: the page links to the
     document (beside it) for its full lists. Returns the document (without its items). Both
     are written into a folder of reports, which may be shared: a symbolic link (or anything
@@ -187,7 +188,7 @@ def write_pair(engine: Engine, campaign: str, html: Path, document: Path) -> dic
 
 
 def pictures_of(
-    doc: dict[str, Any], table: ItemTable, fetched: evidence.Fetched | None
+    doc: Mapping[str, Any], table: ItemTable, fetched: evidence.Fetched | None
 ) -> dict[str, Markup]:
     """Each flagged worker's answers against the model's (a preference campaign's cycles are
     drawn from the document alone, by the view)."""
@@ -222,12 +223,12 @@ __all__ = [
     "render_html",
     "report_filename",
     "report_stems",
-    "write_json",
-    "write_pair",
     "report_text",
-    "write_report_to",
     "safe_filename",
     "templates_dir",
     "to_json",
+    "write_json",
+    "write_pair",
     "write_report",
+    "write_report_to",
 ]

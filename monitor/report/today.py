@@ -21,6 +21,8 @@ from typing import Any
 
 from monitor import catalog
 from monitor.catalog import Kind
+from monitor.report.shape import Todo as TodoEntry
+from monitor.report.shape import WorkerAction
 from monitor.report.tables import fmt, fmt_ci
 from monitor.report.titles import rule_title
 
@@ -113,14 +115,18 @@ class Todo:
     """One line of the to-do list."""
 
     subject: str
-    action: str
+    action: WorkerAction
     reason: str
     also: list[str]
     anchor: str
     rules: list[str]
 
 
-DECISION_ACTION = {"block": "block", "down_weight": "down_weight", "watch": "review"}
+DECISION_ACTION: dict[str, WorkerAction] = {
+    "block": "block",
+    "down_weight": "down_weight",
+    "watch": "review",
+}
 """The to-do list's group of each decision that asks for something."""
 
 
@@ -239,7 +245,7 @@ def _by_value(flags: Iterable[Flag]) -> list[Flag]:
 
 def document_todo(
     doc: Mapping[str, Any], item_rows: Iterable[Mapping[str, Any]] | None = None
-) -> list[dict[str, Any]]:
+) -> list[TodoEntry]:
     """The JSON document's ``todo``: what the page's "what to do today" lists. The workers to
     act on by their decision (``block``, ``down_weight``, then ``review`` for ``watch``), each
     with its ``worker``, ``reason`` and ``rules``; then the items (``item``) or pairs (``pair``:
@@ -252,8 +258,8 @@ def document_todo(
         if f["scope"] == "worker":
             worker_flags.setdefault(str(f["subject"]), []).append(f)
     todo = worker_todo(concern_order(list(doc["workers"])), worker_flags, {})
-    out: list[dict[str, Any]] = [
-        {"action": a, "worker": t.subject, "reason": t.reason, "rules": t.rules}
+    out: list[TodoEntry] = [
+        {"action": t.action, "worker": t.subject, "reason": t.reason, "rules": t.rules}
         for a in ACTIONS
         for t in todo[a]
     ]
@@ -267,7 +273,9 @@ def document_todo(
                     "action": "send_back",
                     "pair": [left, right],
                     "reason": str((f.get("evidence") or {}).get("message") or flag_line(f)),
-                    **{k: row.get(k) for k in ("left_wins", "right_wins", "ties")},
+                    "left_wins": row.get("left_wins"),
+                    "right_wins": row.get("right_wins"),
+                    "ties": row.get("ties"),
                 }
             )
         return out

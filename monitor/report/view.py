@@ -56,7 +56,7 @@ MAX_PAIRS = 50
 MAX_DECISIONS = 100
 
 
-def _param(doc: dict[str, Any], key: str) -> float:
+def _param(doc: Mapping[str, Any], key: str) -> float:
     params = (doc.get("run") or {}).get("parameters") or {}
     value = params.get(
         key,
@@ -68,7 +68,7 @@ def _param(doc: dict[str, Any], key: str) -> float:
         return float(getattr(Settings(), key))
 
 
-def settings_changed(doc: dict[str, Any]) -> list[str]:
+def settings_changed(doc: Mapping[str, Any]) -> list[str]:
     """``min_judgments 20 (default 10, this campaign's own)``: each setting the run used that
     differs from its default, and whether the campaign has it of its own."""
     from monitor.settings import differences
@@ -114,7 +114,7 @@ def cycle_view(c: Any) -> dict[str, Any]:
     return {"triplet": str(c), "text": None, "judgments": []}
 
 
-def history_text(history: list[dict[str, Any]]) -> str:
+def history_text(history: Sequence[Mapping[str, Any]]) -> str:
     """``0.82 (2 campaigns)``: the worker's model (or gold) accuracy elsewhere on the platform,
     weighted by judgments; or the noise sd for raters."""
     acc: list[tuple[float, float]] = []
@@ -160,7 +160,7 @@ def picks_from_rows(items: list[dict[str, Any]]) -> ItemPicks:
     )
 
 
-def _flags_of(doc: dict[str, Any], scope: str) -> dict[str, list[dict[str, Any]]]:
+def _flags_of(doc: Mapping[str, Any], scope: str) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for f in doc["flags"]:
         if f["scope"] == scope:
@@ -190,7 +190,7 @@ PHI_MAP_NOTE = (
 )
 
 
-def _agreement_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def _agreement_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The agreement table: what the scale supports (``monitor.report.scale``), each figure
     with its count, and a sentence on which of Phi and alpha to believe where they differ."""
     a = doc["agreement"]
@@ -258,7 +258,7 @@ QUALITY_GROUPS = (
 )
 
 
-def _quality_chart(doc: dict[str, Any], workers: list[dict[str, Any]]) -> Markup | None:
+def _quality_chart(doc: Mapping[str, Any], workers: list[dict[str, Any]]) -> Markup | None:
     """The workers' distribution on the measure their ``low_quality`` flags read (the
     reliability model's accuracy or noise sd; CrowdTruth's WQS where there is no model), each
     bar split by the flags actually raised."""
@@ -298,7 +298,7 @@ def _quality_chart(doc: dict[str, Any], workers: list[dict[str, Any]]) -> Markup
     )
 
 
-def _trend(doc: dict[str, Any]) -> Markup | None:
+def _trend(doc: Mapping[str, Any]) -> Markup | None:
     hist = [h for h in doc["history"] if h.get("krippendorff_alpha") is not None]
     if not hist:
         return None
@@ -315,7 +315,7 @@ def _trend(doc: dict[str, Any]) -> Markup | None:
     )
 
 
-def _kappa_bars(doc: dict[str, Any], workers: list[dict[str, Any]]) -> Markup | None:
+def _kappa_bars(doc: Mapping[str, Any], workers: list[dict[str, Any]]) -> Markup | None:
     ranked = sorted(
         (w for w in workers if w["transitivity"] and w["transitivity"]["kappa"] is not None),
         key=lambda w: w["transitivity"]["kappa"],
@@ -330,7 +330,7 @@ def _kappa_bars(doc: dict[str, Any], workers: list[dict[str, Any]]) -> Markup | 
     )
 
 
-def _model_line(doc: dict[str, Any], n_ambiguous: int) -> str | None:
+def _model_line(doc: Mapping[str, Any], n_ambiguous: int) -> str | None:
     """The reliability model's own verdict in a line: the items it cannot settle and the
     workers' median quality (what to read where alpha is undefined, as for multi-label sets)."""
     model = doc.get("model") or {}
@@ -368,7 +368,7 @@ def _model_line(doc: dict[str, Any], n_ambiguous: int) -> str | None:
     return line + "."
 
 
-def _design_line(doc: dict[str, Any]) -> str | None:
+def _design_line(doc: Mapping[str, Any]) -> str | None:
     """For a preference campaign: which signals its design supports (closed triangles for
     transitivity, pairs judged again for agreement), as the run worked it out."""
     design = (doc["agreement"].get("measures") or {}).get("preference_design") or {}
@@ -379,7 +379,7 @@ def _design_line(doc: dict[str, Any]) -> str | None:
 
 
 def _cards(
-    doc: dict[str, Any],
+    doc: Mapping[str, Any],
     order: list[str],
     flags: Mapping[str, list[dict[str, Any]]],
     anchors: Mapping[str, str],
@@ -407,7 +407,7 @@ def _cards(
 
 
 def build_view(
-    doc: dict[str, Any],
+    doc: Mapping[str, Any],
     items: ItemPicks | None = None,
     pictures: Mapping[str, Markup] | None = None,
     json_href: str | None = None,

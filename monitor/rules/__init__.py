@@ -1,7 +1,7 @@
 """Pure rules: a run's values and the thresholds in, flags with their evidence out.
 
 Every rule is declared in :mod:`monitor.catalog` (its scope, kinds, title, what it reads) and
-checked here by one function of its scope's module (:mod:`monitor.rules.worker`,
+checked here by the function of its name in its scope's module (:mod:`monitor.rules.worker`,
 :mod:`monitor.rules.item`, :mod:`monitor.rules.campaign`); :func:`evaluate` runs those that
 apply to the campaign's kind. The policy (:mod:`monitor.rules.policy`) turns worker flags into
 decisions; the pipeline records them. :mod:`monitor.rules.decision` gives each worker one
@@ -19,28 +19,30 @@ from monitor import catalog
 from monitor.results import Column, FlagRecord, Value
 from monitor.rules import campaign, item, worker
 from monitor.rules.decision import unanimous_campaign
-from monitor.rules.thresholds import PolicyOptions, Thresholds
 from monitor.rules.values import RunValues
+from monitor.thresholds import PolicyOptions, Thresholds
 
 Check = Callable[[RunValues, Thresholds], list[FlagRecord]]
 
+MODULES = {"worker": worker, "item": item, "pair": item, "campaign": campaign}
+"""The module of each scope's rules."""
+
+
+def _check(scope: str, name: str) -> Check:
+    """The function of the rule ``name``: the function of that name in its scope's module,
+    else ``NAME_SCOPE`` (``ambiguous_item``, ``ambiguous_pair``: one rule name, two scopes)."""
+    module = MODULES[scope]
+    found = getattr(module, name, None) or getattr(module, f"{name}_{scope}", None)
+    if not callable(found):
+        raise LookupError(f"rule {scope}/{name}: no function {name} in {module.__name__}")
+    return found
+
+
 CHECKS: dict[tuple[str, str], Check] = {
-    ("worker", "low_quality"): worker.low_quality,
-    ("worker", "gold_accuracy"): worker.gold_accuracy,
-    ("worker", "biased"): worker.biased,
-    ("worker", "low_agreement"): worker.low_agreement,
-    ("worker", "speeder"): worker.speeder,
-    ("worker", "intransitive"): worker.intransitive,
-    ("worker", "position_bias"): worker.position_bias,
-    ("worker", "constant"): worker.constant,
-    ("item", "ambiguous"): item.ambiguous_item,
-    ("pair", "ambiguous"): item.ambiguous_pair,
-    ("campaign", "kappa_paradox"): campaign.kappa_paradox,
-    ("campaign", "phi_alpha_disagree"): campaign.phi_alpha_disagree,
-    ("campaign", "model_not_converged"): campaign.model_not_converged,
-    ("campaign", "model_fallback"): campaign.model_fallback,
+    (r.scope.value, r.name): _check(r.scope.value, r.name) for r in catalog.RULES
 }
-"""The function that checks each rule of the catalog, by scope and name."""
+"""The function that checks each rule of the catalog, by scope and name (found by its name:
+a new rule is a catalog line and a function, no registration)."""
 
 
 def evaluate(

@@ -37,8 +37,8 @@ import numpy as np
 
 from monitor.catalog import DECISIONS, Kind
 from monitor.results import FlagRecord, Value
-from monitor.rules.thresholds import DecisionOptions, Thresholds
 from monitor.rules.values import RunValues, finite
+from monitor.thresholds import DecisionOptions, Thresholds
 
 SEVERITY = {d: k for k, d in enumerate(DECISIONS)}
 WATCH_REASONS = {

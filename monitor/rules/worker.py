@@ -44,8 +44,8 @@ from scipy import stats
 from monitor.catalog import Kind
 from monitor.metrics.common import accuracy_floor, noise_sd_floor
 from monitor.results import FlagRecord, Value
-from monitor.rules.thresholds import Thresholds
 from monitor.rules.values import RunValues, Table, finite
+from monitor.thresholds import Thresholds
 
 Z95 = 1.959963984540054
 MODEL_NAMES = {

@@ -232,7 +232,7 @@ def mark_answered(session: Session, campaign_id: int, after_id: int) -> Answered
     new = session.execute(
         select(
             Preference.id, Worker.external_id, lhs.external_id, rhs.external_id, Preference.payload
-        )  # fmt: skip
+        )
         .join(Worker, Worker.id == Preference.worker_id)
         .join(lhs, lhs.id == Preference.left_item_id)
         .join(rhs, rhs.id == Preference.right_item_id)

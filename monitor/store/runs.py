@@ -343,7 +343,7 @@ __all__ = [
     "prune_item_values",
     "run_columns",
     "run_flags",
-    "run_states",
     "run_history",
+    "run_states",
     "run_values",
 ]

@@ -151,7 +151,9 @@ def test_postgres_campaigns_of_every_kind_run_on_the_workers_and_stay_on_them(
     second = _by_name(recompute_on(client, settings, due_campaigns(engine)))
     for name, case in cases.items():
         r = second[name]
-        assert r.status == "ok" and r.outcome is not None and r.outcome.n_new == 6, r.line()
+        assert r.status == "ok", r.line()
+        assert r.outcome is not None, r.line()
+        assert r.outcome.n_new == 6, r.line()
         assert r.worker == first[name].worker  # where its arrays and warm starts are
         assert [x[:3] for x in _runs(engine, name)] == [
             (1, "ok", len(case["judgments"]) - 6),
@@ -210,13 +212,17 @@ def test_postgres_a_failing_campaign_is_recorded_and_the_others_run(
     assert len(lines) == 3, out
     assert lines[0].startswith("broken-labels on tcp://")
     assert "failed: ValueError: a planted failure" in lines[0]
-    assert lines[1].startswith("labels on tcp://") and ": run 1, 100 new of 100" in lines[1]
-    assert lines[2].startswith("pairs on tcp://") and ": run 1, " in lines[2]
+    assert lines[1].startswith("labels on tcp://")
+    assert ": run 1, 100 new of 100" in lines[1]
+    assert lines[2].startswith("pairs on tcp://")
+    assert ": run 1, " in lines[2]
     assert "1 of 3 campaigns failed: broken-labels" in err
     assert pg_url not in out + err
-    [(number, status, _, error)] = _runs(engine, "broken-labels")
-    assert status == "failed" and error == "ValueError: a planted failure"
-    assert _runs(engine, "labels")[-1][1] == "ok" and _runs(engine, "pairs")[-1][1] == "ok"
+    [(_number, status, _, error)] = _runs(engine, "broken-labels")
+    assert status == "failed"
+    assert error == "ValueError: a planted failure"
+    assert _runs(engine, "labels")[-1][1] == "ok"
+    assert _runs(engine, "pairs")[-1][1] == "ok"
 
 
 def test_postgres_two_dispatchers_at_once_run_a_campaign_once(
@@ -247,11 +253,13 @@ def test_postgres_a_worker_of_another_version_refuses_the_job(
     store_case(engine, LABELS, name="labels")
     here = Versions.here()
     [r] = recompute_on(client, settings, ["labels"], versions=Versions("0.0.1", here.schema))
-    assert r.status == "refused" and r.failed
+    assert r.status == "refused"
+    assert r.failed
     assert f"this worker runs monitor {here.monitor} at schema {here.schema}" in r.message
     assert f"the scheduler monitor 0.0.1 at schema {here.schema}" in r.message
     [r] = recompute_on(client, settings, ["labels"], versions=Versions(here.monitor, "abc123"))
-    assert r.status == "refused" and "schema abc123" in r.message
+    assert r.status == "refused"
+    assert "schema abc123" in r.message
     assert _runs(engine, "labels") == []
 
 
@@ -310,12 +318,13 @@ def test_postgres_the_nightly_job_on_the_cluster_recomputes_and_writes_every_rep
         assert line.split(" on ", 1)[1].startswith(workers)
         assert (folder / report_filename(name, "html")).stat().st_size > 0
         assert (folder / report_filename(name, "json")).stat().st_size > 0
-        [report] = [x for x in lines if x.startswith(f"nightly {name} on ") and ": report " in x]
+        [_report] = [x for x in lines if x.startswith(f"nightly {name} on ") and ": report " in x]
     [failed] = [x for x in lines if x.startswith("nightly broken-labels on ") and "failed" in x]
     assert failed.endswith(": failed: ValueError: a planted failure")
     assert (folder / "index.html").is_file()
     index = (folder / "index.html").read_text(encoding="utf-8")
-    assert report_filename("labels", "html") in index and report_filename("pairs", "html") in index
+    assert report_filename("labels", "html") in index
+    assert report_filename("pairs", "html") in index
 
 
 def test_postgres_schedule_with_an_unreachable_cluster_is_one_line_and_exit_1(
@@ -362,8 +371,10 @@ def test_postgres_a_campaign_moved_to_another_worker_gives_the_same_results(
     moved = client.submit(
         run_job, Job("ratings", Versions.here(), settings), workers=[other], pure=False
     ).result()
-    assert moved.worker == other and moved.status == "ok", moved.line()
-    assert moved.outcome is not None and moved.outcome.n_new == 8
+    assert moved.worker == other, moved.line()
+    assert moved.status == "ok", moved.line()
+    assert moved.outcome is not None
+    assert moved.outcome.n_new == 8
     there = _latest_values(engine, "ratings")
     recompute(engine, settings, campaign="ratings", full=True, cache=RunCache.plain())
     full = _latest_values(engine, "ratings")
@@ -403,7 +414,7 @@ def test_postgres_schedule_sends_the_jobs_to_the_cluster_and_logs_each(
             "60",
             "--report-dir",
             str(tmp_path / "reports"),
-        ],  # fmt: skip
+        ],
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "MONITOR_BOOTSTRAP_SAMPLES": "0", "MONITOR_PHI": "off"},

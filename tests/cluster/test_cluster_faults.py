@@ -93,11 +93,12 @@ def test_postgres_a_cluster_without_worker_is_one_line_and_exit_1(
     monkeypatch.setenv("MONITOR_CLUSTER_NO_WORKER_SECONDS", "2")
     monkeypatch.setenv("MONITOR_CLUSTER_LOG", str(log))
     code = main(["recompute", "--db", pg_url, "--cluster", empty_cluster])
-    out, err = capsys.readouterr()
+    _out, err = capsys.readouterr()
     assert code == 1
     lines = err.splitlines()
     assert lines[0].startswith(f"monitor: error: no Dask worker at {empty_cluster} for 2 s")
-    assert len(lines) <= 2 and all(x.startswith(("monitor: error: ", "hint: ")) for x in lines)
+    assert len(lines) <= 2
+    assert all(x.startswith(("monitor: error: ", "hint: ")) for x in lines)
     assert _runs(engine, "labels") == []  # nothing ran
 
 
@@ -137,9 +138,12 @@ def test_postgres_a_killed_scheduler_is_one_line_and_dask_says_the_rest_in_the_l
         scheduler.kill()
         scheduler.wait()
     assert done.returncode == 1
-    assert "Traceback" not in done.stderr and "distributed" not in done.stderr, done.stderr
-    assert done.stderr.startswith("monitor: error: ") and len(done.stderr.splitlines()) <= 2
-    assert done.stdout.startswith("labels on -: lost: ") and len(done.stdout.splitlines()) == 1
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "distributed" not in done.stderr, done.stderr
+    assert done.stderr.startswith("monitor: error: ")
+    assert len(done.stderr.splitlines()) <= 2
+    assert done.stdout.startswith("labels on -: lost: ")
+    assert len(done.stdout.splitlines()) == 1
     assert "distributed.client" in log.read_text(encoding="utf-8")
     assert _runs(engine, "labels") == []
 
@@ -153,5 +157,6 @@ def test_sqlite_with_cluster_is_refused(
     err = capsys.readouterr().err
     assert code == 2
     assert err.splitlines()[0].startswith("monitor: error: --cluster needs a database every")
-    assert "PostgreSQL" in err and "Traceback" not in err
+    assert "PostgreSQL" in err
+    assert "Traceback" not in err
     assert not Path("relative.db").exists()

@@ -42,4 +42,5 @@ def test_analyze_reads_platform_exports(name: str, options: list[str], platform:
     assert status == 0
     doc = json.loads(out.getvalue())
     assert doc["campaign"]["n_judgments"] > 0
-    assert doc["workers"] and all(isinstance(w["worker"], str) for w in doc["workers"])
+    assert doc["workers"]
+    assert all(isinstance(w["worker"], str) for w in doc["workers"])

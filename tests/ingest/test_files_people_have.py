@@ -95,7 +95,8 @@ def test_a_header_matched_without_case_leaves_exact_names_first(
     with transaction(rating) as s:
         payloads = s.scalars(select(Judgment.payload).order_by(Judgment.id)).all()
         workers = sorted(s.scalars(select(Worker.external_id)))
-    assert payloads[0] == {"Worker": "x"} and workers == ["w1", "w9"]
+    assert payloads[0] == {"Worker": "x"}
+    assert workers == ["w1", "w9"]
 
 
 def test_the_delimiter_of_a_header(tmp_path: Path) -> None:
@@ -138,10 +139,13 @@ def test_bad_files_and_delimiters_are_one_line_each(
         code = main(["ingest", *argv, "--campaign", "r", *db])
         out, err = capsys.readouterr()
         lines = [line for line in err.splitlines() if not line.startswith("hint: ")]
-        assert code == 2 and out == "", argv
-        assert len(lines) == len(starts) and all(
-            line.startswith(start) for line, start in zip(lines, starts, strict=True)
-        ), (argv, err)
+        assert code == 2, argv
+        assert out == "", argv
+        assert len(lines) == len(starts), (argv, err)
+        assert all(line.startswith(start) for line, start in zip(lines, starts, strict=True)), (
+            argv,
+            err,
+        )
     assert main(["campaign", "list", *db]) == 0
     assert "0 judgments, 0 workers, 0 items" in capsys.readouterr().out
 
@@ -156,7 +160,8 @@ def test_ratings_ingested_as_labels_draw_a_warning(engine: Engine, tmp_path: Pat
     assert summary.n_new == len(values)  # stored whole all the same
     (warning,) = [n for n in summary.notes if n.startswith("warning:")]
     assert "6 categories of this label campaign all look like numbers" in warning
-    assert "one number written twice" in warning and "--kind rating" in warning
+    assert "one number written twice" in warning
+    assert "--kind rating" in warning
     binary = tmp_path / "binary.csv"
     binary.write_text("worker,item,value\nw1,i1,0\nw2,i1,1\nw3,i2,1\n")
     assert not [n for n in ingest_file(engine, binary, "yesno").notes if n.startswith("warning")]
@@ -185,7 +190,8 @@ def test_an_empty_set_is_a_multilabel_answer(
 
     settings = Settings(bootstrap_samples=0, cache_dir="", phi="off")
     (outcome,) = recompute(engine, settings, campaign="m")
-    assert outcome.status == "ok" and outcome.n_judgments == 7
+    assert outcome.status == "ok"
+    assert outcome.n_judgments == 7
 
 
 def test_a_delimiter_option_that_is_no_delimiter(rating: Engine, tmp_path: Path) -> None:

@@ -88,7 +88,8 @@ def test_ratings_csv_and_jsonl(engine: Engine) -> None:
     ]
     # Stored as digests of "id:<judgment_id>" or, without an id, of "sha256:<hash of the row>".
     assert keys[:3] == [dedup_digest("id:j1"), dedup_digest("id:j2"), dedup_digest("id:j3")]
-    assert len(keys[3]) == 16 and len(set(keys)) == 6
+    assert len(keys[3]) == 16
+    assert len(set(keys)) == 6
 
 
 def test_labels_take_categories_from_the_data(engine: Engine) -> None:
@@ -159,7 +160,8 @@ def test_pairwise_preferences(engine: Engine) -> None:
         ("w2", "a", "b", "right"),
         ("w2", "b", "c", "tie"),
     ]
-    assert count(engine, Item) == 3 and count(engine, Judgment) == 0
+    assert count(engine, Item) == 3
+    assert count(engine, Judgment) == 0
 
 
 def test_items_file_gold_and_text(engine: Engine) -> None:
@@ -331,7 +333,8 @@ def test_unicode_and_very_long_fields(engine: Engine, tmp_path: Path) -> None:
     with engine.connect() as c:
         payload = c.scalar(select(Judgment.payload).order_by(Judgment.id.desc()).limit(1))
         text = c.scalar(select(Item.text).where(Item.external_id == "é" * 255))
-    assert payload == {"comment": long_text} and text == long_text
+    assert payload == {"comment": long_text}
+    assert text == long_text
 
 
 def test_mapping_renames_columns(engine: Engine, tmp_path: Path) -> None:
@@ -339,7 +342,8 @@ def test_mapping_renames_columns(engine: Engine, tmp_path: Path) -> None:
     path = tmp_path / "answers.csv"
     path.write_text("PID,doc,score\np1,d1,2\n", encoding="utf-8")
     s = ingest_file(engine, path, "r", mapping={"worker": "PID", "item": "doc", "value": "score"})
-    assert s.n_new == 1 and judgments(engine)[0][:3] == ("p1", "d1", 2.0)
+    assert s.n_new == 1
+    assert judgments(engine)[0][:3] == ("p1", "d1", 2.0)
     with pytest.raises(UsageError, match="--map answer: not a column of a rating campaign"):
         ingest_file(engine, path, "r", mapping={"answer": "score"})
     with pytest.raises(UsageError, match="--option is for platform formats"):
@@ -352,7 +356,8 @@ def test_platform_export_is_detected(engine: Engine) -> None:
         engine, PLATFORMS / "mturk_batch.csv", "r", mapping={"value": "relevance", "item": "doc_id"}
     )
     assert (s.format, s.detected_platform) == ("mturk", "mturk")
-    assert s.n_new > 0 and s.n_rejected == 0
+    assert s.n_new > 0
+    assert s.n_rejected == 0
     with engine.connect() as c:
         key = c.scalar(select(Judgment.dedup_key).order_by(Judgment.id).limit(1))
     assert key == dedup_digest("id:3A9AA95ATWLQ8")
@@ -361,13 +366,15 @@ def test_platform_export_is_detected(engine: Engine) -> None:
 def test_prolific_statuses_go_to_worker_platform(engine: Engine) -> None:
     rating(engine)
     s = ingest_file(engine, PLATFORMS / "prolific_export.csv", "r")
-    assert s.detected_platform == "prolific" and s.n_rows == 0
+    assert s.detected_platform == "prolific"
+    assert s.n_rows == 0
     assert s.notes[-1].endswith("worker rows (platform statuses) stored")
     with engine.connect() as c:
         platform = c.scalar(
             select(Worker.platform).where(Worker.external_id == "5f1e2d3c4b5a69788796a5b4")
         )
-    assert platform["status"] == "approved" and platform["duration_s"] == 870
+    assert platform["status"] == "approved"
+    assert platform["duration_s"] == 870
 
 
 def test_unknown_campaign_file_and_format(engine: Engine, tmp_path: Path) -> None:

@@ -181,7 +181,8 @@ def test_times() -> None:
 
 
 def test_seconds() -> None:
-    assert seconds("93") == 93 and isinstance(seconds("93"), int)
+    assert seconds("93") == 93
+    assert isinstance(seconds("93"), int)
     assert seconds("12.5") == 12.5
     assert seconds(30.0) == 30
     for bad in ("-1", "nan", "inf", "soon", True):

@@ -141,7 +141,7 @@ def test_json_cells_of_every_type(tmp_path: Path, kind: str) -> None:
     """A Toloka output, an MTurk or Figure Eight answer holding any JSON value."""
     toloka_head, toloka = _csv_with_json_cell(DATA / "toloka_assignments.tsv", "", "\t")
     f8_head, f8 = _csv_with_json_cell(DATA / "figure_eight_full.csv", "", ",")
-    for value in HOSTILE + [[{"label": "car", "left": 3}], {"x": [1]}]:
+    for value in [*HOSTILE, [{"label": "car", "left": 3}], {"x": [1]}]:
         cell = json.dumps(value)
         cases = [
             ("toloka", toloka_head, [dict(toloka[0], **{"OUTPUT:label": cell}), *toloka[1:]],

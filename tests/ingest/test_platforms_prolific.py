@@ -203,7 +203,8 @@ def test_map_worker_names_the_export_id_column() -> None:
         )
     )
     workers = {r.fields["worker"] for r in joined if r.table == "judgment"}
-    assert APPROVED in workers and AWAITING not in workers
+    assert APPROVED in workers
+    assert AWAITING not in workers
     with pytest.raises(UsageError, match="is not a Prolific export"):
         list(read(path, kind="rating"))
 

@@ -31,7 +31,7 @@ def test_toloka_task_suite_stores_every_task(
             "campaign platform set to toloka (workers' history is per platform)",
         ],
     )
-    code, out = run(capsys, db_url, "ingest", path, "--campaign", "pets", "--map", "item=image")
+    _code, out = run(capsys, db_url, "ingest", path, "--campaign", "pets", "--map", "item=image")
     assert out[0].endswith("6 rows: 0 new, 6 duplicate, 0 rejected")
     assert run(capsys, db_url, "campaign", "list")[1] == [
         "pets\tlabel cat, dog (nominal)\t6 judgments, 2 workers, 3 items, platform toloka"

@@ -39,7 +39,7 @@ def test_across_chunks_and_a_third_row() -> None:
 def test_another_worker_is_another_judgment() -> None:
     repeats = Repeats(pairwise=True)
     pref = ("w1", "x", "y", "left", "id:1", "1", None, None, None, 2)
-    assert repeats.clashes([pref, pref[:-1] + (3,)])[0] == []  # the same judgment twice
+    assert repeats.clashes([pref, (*pref[:-1], 3)])[0] == []  # the same judgment twice
     [clash] = repeats.clashes([("w2", *pref[1:-1], 4)])[0]
     assert clash.lines == (2, 4)
 

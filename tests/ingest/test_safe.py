@@ -249,6 +249,7 @@ def test_platform_times_in_utc_or_refused_at_their_place() -> None:
     ]:
         with pytest.raises(InputError) as info:
             utc_time(text, at, "h", parse_mturk_time)
-        assert str(info.value).startswith("f.csv:3: column 't': ") and what in str(info.value)
+        assert str(info.value).startswith("f.csv:3: column 't': ")
+        assert what in str(info.value)
     with pytest.raises(InputError, match="'0001-01-01T00:30:00\\+01:00' is outside the years"):
         utc_time("0001-01-01T00:30:00+01:00", at, "h")

@@ -159,13 +159,16 @@ def _info(**kw: object) -> CampaignInfo:
 def test_validator_values_and_keys() -> None:
     v = Validator(_info(), "f.csv")
     kind, rec = v.check(SourceRow(2, {"worker": " w1 ", "item": "i1", "value": "2.50"}))
-    assert kind == "judgment" and rec[:4] == ("w1", "i1", 2.5, None)
+    assert kind == "judgment"
+    assert rec[:4] == ("w1", "i1", 2.5, None)
     again = v.check(SourceRow(9, {"worker": "w1", "item": "i1", "value": 2.5}))
-    assert again[1][4] == rec[4] and rec[4].startswith("sha256:")  # same canonical row
+    assert again[1][4] == rec[4]
+    assert rec[4].startswith("sha256:")  # same canonical row
     _, with_id = v.check(
         SourceRow(3, {"worker": "w1", "item": "i1", "value": "3", "judgment_id": 17})
     )
-    assert with_id[4] == "id:17" and with_id[5] == "17"
+    assert with_id[4] == "id:17"
+    assert with_id[5] == "17"
     _, timed = v.check(
         SourceRow(
             4, {"worker": "w", "item": "i", "value": "1", "created_at": "2025-11-03T10:00:00+01:00"}
@@ -312,6 +315,7 @@ def test_csv_fast_path_gives_what_check_gives(
             fast_v.check(source)  # the reader hands it on to check()
             continue
         accepted += 1
-        assert not isinstance(want, list) and got == want[1]
+        assert not isinstance(want, list)
+        assert got == want[1]
     assert accepted > 50
     assert list(fast_v.new_categories) == list(slow_v.new_categories)

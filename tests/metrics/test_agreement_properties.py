@@ -57,21 +57,25 @@ def test_bounds(c):
     vc = ValueCounts.from_judgments(items, codes, n_values=v)
     pa = percent_agreement(vc)
     if pa.mean is not None:
-        assert 0.0 <= pa.mean <= 1.0 and 0.0 <= pa.pooled <= 1.0
+        assert 0.0 <= pa.mean <= 1.0
+        assert 0.0 <= pa.pooled <= 1.0
         assert np.all((pa.per_item[pa.pairable] >= 0) & (pa.per_item[pa.pairable] <= 1))
         assert np.isnan(pa.per_item[~pa.pairable]).all()
     for level in LEVELS:
         r = krippendorff_alpha(vc, level)
         assert (r.alpha is None) == (r.reason is not None)
         if r.alpha is not None:
-            assert r.alpha <= 1.0 + 1e-12 and np.isfinite(r.alpha)
-            assert r.observed_disagreement >= -1e-12 and r.expected_disagreement > 0
+            assert r.alpha <= 1.0 + 1e-12
+            assert np.isfinite(r.alpha)
+            assert r.observed_disagreement >= -1e-12
+            assert r.expected_disagreement > 0
     pw = pairwise_agreement(items, workers, codes, n_values=v, min_overlap=1)
     for arr in pw.measures.values():
         assert np.all(arr[~np.isnan(arr)] <= 1.0 + 1e-12)
     assert np.all(pw.measures["percent_agreement"] <= 1.0)
     k = pw.measures["cohen_kappa"]
-    assert np.all(k[~np.isnan(k)] >= -1.0 - 1e-9) and np.all(k[~np.isnan(k)] <= 1.0 + 1e-9)
+    assert np.all(k[~np.isnan(k)] >= -1.0 - 1e-9)
+    assert np.all(k[~np.isnan(k)] <= 1.0 + 1e-9)
 
 
 @SETTINGS
@@ -114,7 +118,7 @@ def test_symmetric_in_workers(c):
 @SETTINGS
 @given(campaigns(), st.integers(0, 2**32 - 1))
 def test_nominal_alpha_invariant_under_permuting_categories(c, seed):
-    items, workers, codes, v = c
+    items, _workers, codes, v = c
     perm = np.random.default_rng(seed).permutation(v)
     assert same(alphas(items, codes, v)["nominal"], alphas(items, perm[codes], v)["nominal"])
     vc1 = ValueCounts.from_judgments(items, codes, n_values=v)
@@ -127,7 +131,7 @@ def test_nominal_alpha_invariant_under_permuting_categories(c, seed):
 @given(campaigns(), st.integers(0, 2**32 - 1))
 def test_interval_and_ordinal_alpha_invariances(c, seed):
     """Interval alpha is invariant under affine maps, ordinal under monotone ones."""
-    items, workers, codes, v = c
+    items, _workers, codes, v = c
     rng = np.random.default_rng(seed)
     base = np.arange(v, dtype=np.float64)
     affine = 3.5 * base - 7.0
@@ -162,7 +166,7 @@ def test_perfect_agreement_gives_one(n_items, n_workers, n_values, seed):
 @SETTINGS
 @given(campaigns(), st.integers(0, 2**32 - 1), st.integers(1, 5))
 def test_incremental_update_equals_recomputation(c, seed, n_batches):
-    items, workers, codes, v = c
+    items, _workers, codes, v = c
     rng = np.random.default_rng(seed)
     domain = np.cumsum(rng.uniform(0.5, 3.0, v))
     order = rng.permutation(items.size)
@@ -207,7 +211,7 @@ def test_matches_reference_package(c):
 @settings(max_examples=15, deadline=None)
 @given(campaigns(max_items=30), st.integers(0, 1000))
 def test_bootstrap_is_seeded_and_brackets_plausibly(c, seed):
-    items, workers, codes, v = c
+    items, _workers, codes, v = c
     vc = ValueCounts.from_judgments(items, codes, n_values=v)
     for level in ("nominal", "ordinal", "interval", "ratio"):
         r1 = bootstrap_alpha(vc, level, n_boot=50, seed=seed)
@@ -243,7 +247,8 @@ def test_count_matrix_is_the_summed_coo_table(
             shape=(n, width),
         ).toarray()
         got = count_matrix(rows, cols, (n, width), w)
-        assert got.has_canonical_format and np.all(got.data != 0)
+        assert got.has_canonical_format
+        assert np.all(got.data != 0)
         assert got.data.dtype == np.int64
         np.testing.assert_array_equal(got.toarray(), want)
 

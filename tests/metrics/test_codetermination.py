@@ -39,7 +39,9 @@ def plain_rounds(items, workers, codes, rounds: int) -> np.ndarray:  # noqa: ANN
 def test_a_slow_case_converges_to_the_plain_fixed_point() -> None:
     i, w, c = noisy_ratings(125)  # 100 plain rounds left it moving (change 1e-4)
     r = codetermination(i, w, c, max_iter=100, **KW)
-    assert r.converged and r.iterations < 100 and r.max_change < 1e-6
+    assert r.converged
+    assert r.iterations < 100
+    assert r.max_change < 1e-6
     # a fixed point: one more plain round does not move it
     again = codetermination(i, w, c, initial_weights=r.weights, max_iter=1, **KW)
     assert again.max_change < 1e-6
@@ -53,7 +55,8 @@ def test_warm_starts_can_end_elsewhere_so_the_start_is_part_of_the_definition() 
     part = codetermination(i[:cut], w[:cut], c[:cut], **KW)
     cold = codetermination(i, w, c, **KW)
     warm = codetermination(i, w, c, initial_weights=part.weights, **KW)
-    assert cold.converged and warm.converged
+    assert cold.converged
+    assert warm.converged
     # two fixed points: this is why the pipeline always starts from equal weights
     assert np.max(np.abs(cold.weights - warm.weights)) > 0.5
     assert np.array_equal(codetermination(i, w, c, **KW).weights, cold.weights)
@@ -74,9 +77,12 @@ def test_a_cycle_stops_early_and_says_so() -> None:
         codes = np.where(keep, truth[items], rng.integers(0, v, items.size))
     kw = {"kind": "rating", "value_domain": np.arange(v, dtype=float), "n_workers": n_w}
     r = codetermination(items, workers, codes, max_iter=1000, **kw)
-    assert not r.converged and r.iterations < 1000 and r.max_change > 0.01
+    assert not r.converged
+    assert r.iterations < 1000
+    assert r.max_change > 0.01
     again = codetermination(items, workers, codes, max_iter=1000, **kw)
-    assert again.iterations == r.iterations and np.array_equal(again.weights, r.weights)
+    assert again.iterations == r.iterations
+    assert np.array_equal(again.weights, r.weights)
 
 
 @settings(max_examples=60, deadline=None)
@@ -105,4 +111,5 @@ def test_converged_means_a_fixed_point(seed: int, per: int, kind: str) -> None:
         again = codetermination(items, workers, codes, initial_weights=r.weights, max_iter=1, **kw)
         assert again.max_change < 1e-6
     same = codetermination(items, workers, codes, max_iter=500, tol=1e-8, **kw)
-    assert np.array_equal(same.weights, r.weights) and same.iterations == r.iterations
+    assert np.array_equal(same.weights, r.weights)
+    assert same.iterations == r.iterations

@@ -116,8 +116,10 @@ def test_warm_start_from_own_result_converges_at_once(path: Path) -> None:
     )
     for name in ("uqs", "wqs", "wwa", "wua"):
         np.testing.assert_array_equal(getattr(lean, name), getattr(warm, name))
-    assert np.isnan(lean.wqs_initial).all() and np.isnan(lean.uqs_initial).all()
-    assert lean.uas_initial.nnz == 0 and lean.iterations == warm.iterations
+    assert np.isnan(lean.wqs_initial).all()
+    assert np.isnan(lean.uqs_initial).all()
+    assert lean.uas_initial.nnz == 0
+    assert lean.iterations == warm.iterations
 
 
 @pytest.mark.parametrize("path", params("ct_*.json"))
@@ -130,7 +132,8 @@ def test_warm_start_after_new_judgments(path: Path) -> None:
     warm = crowdtruth(
         c["workers"], c["units"], c["counts"], closed=c["closed"], warm_start=before.scores
     )
-    assert warm.converged and warm.iterations <= cold.iterations
+    assert warm.converged
+    assert warm.iterations <= cold.iterations
     np.testing.assert_allclose(warm.uqs, cold.uqs, atol=1e-2)
     np.testing.assert_allclose(warm.wqs, cold.wqs, atol=1e-2)
 
@@ -175,7 +178,8 @@ def test_one_outlier_has_lower_wqs() -> None:
     rows = [(w, u, [0 if w < 4 else 1]) for u in range(5) for w in range(5)]
     r = toy(rows, 3)
     assert np.all(r.wqs[4] < r.wqs[:4])
-    assert r.wqs[4] < 0.2 and np.all(r.wqs[:4] > 0.5)
+    assert r.wqs[4] < 0.2
+    assert np.all(r.wqs[:4] > 0.5)
     # the outlier lowers the units' first-iteration quality, then loses its weight
     assert np.all(r.uqs_initial < 0.7)
     assert np.all(r.uqs > r.uqs_initial)
@@ -203,7 +207,7 @@ def test_relabelling_permutes_scores() -> None:
 def test_duplicate_judgments_merge_into_counts() -> None:
     base_rows = [(0, 0, [0]), (1, 0, [0, 1]), (2, 0, [1]), (0, 1, [2]), (1, 1, [2]), (2, 1, [0])]
     split = [*base_rows, (2, 1, [2])]  # a second judgment by worker 2 on unit 1
-    merged = base_rows[:-1] + [(2, 1, [0, 2])]
+    merged = [*base_rows[:-1], (2, 1, [0, 2])]
     a, b = toy(split, 3), toy(merged, 3)
     for key in ("uqs", "wqs", "wwa", "wua", "aqs"):
         np.testing.assert_allclose(getattr(a, key), getattr(b, key), atol=1e-12)
@@ -230,7 +234,8 @@ def test_single_judgment_units_and_their_workers_are_dropped() -> None:
     assert base.unit_kept.tolist() == [True, True, True, False, False]
     assert extra.unit_kept.tolist() == base.unit_kept.tolist()
     assert extra.worker_kept.tolist() == [True, True, True, False, False]
-    assert np.isnan(extra.uqs[3:]).all() and np.isnan(extra.wqs[3:]).all()
+    assert np.isnan(extra.uqs[3:]).all()
+    assert np.isnan(extra.wqs[3:]).all()
     assert extra.judgment_kept.tolist() == [True] * 9 + [False] * 3
     np.testing.assert_allclose(extra.wqs, base.wqs, atol=1e-14, equal_nan=True)
     np.testing.assert_allclose(extra.uqs, base.uqs, atol=1e-14, equal_nan=True)
@@ -245,8 +250,11 @@ def test_unit_with_one_worker_twice_is_dropped() -> None:
 
 def test_no_kept_unit_gives_undefined_scores() -> None:
     r = toy([(0, 0, [0]), (1, 1, [1])], 2)
-    assert r.iterations == 0 and not r.unit_kept.any()
-    assert np.isnan(r.uqs).all() and np.isnan(r.wqs).all() and np.isnan(r.aqs).all()
+    assert r.iterations == 0
+    assert not r.unit_kept.any()
+    assert np.isnan(r.uqs).all()
+    assert np.isnan(r.wqs).all()
+    assert np.isnan(r.aqs).all()
 
 
 def test_open_and_closed_agree_on_the_first_iteration() -> None:
@@ -254,7 +262,8 @@ def test_open_and_closed_agree_on_the_first_iteration() -> None:
     closed, opened = toy(rows, 4, closed=True), toy(rows, 4, closed=False)
     for key in ("uqs_initial", "wqs_initial", "wwa_initial", "wua_initial"):
         np.testing.assert_allclose(getattr(closed, key), getattr(opened, key), atol=1e-14)
-    assert opened.aqs is None and opened.aqs_initial is None
+    assert opened.aqs is None
+    assert opened.aqs_initial is None
 
 
 def test_max_iter_stops_without_convergence() -> None:
@@ -262,7 +271,9 @@ def test_max_iter_stops_without_convergence() -> None:
     full = toy(rows, 2)
     assert full.iterations > 2
     r = toy(rows, 2, max_iter=1)
-    assert r.iterations == 1 and not r.converged and r.max_change >= 1e-3
+    assert r.iterations == 1
+    assert not r.converged
+    assert r.max_change >= 1e-3
     np.testing.assert_array_equal(r.wqs, full.wqs_initial)
 
 

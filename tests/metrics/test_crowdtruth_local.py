@@ -92,7 +92,8 @@ def test_a_small_increment_lands_near_the_full_iteration(closed: bool) -> None:
         bw, bu, bc, seen, previous=prev.scores, worker_sums=prev.worker_sums, n_workers=n_w,
         n_units=n_u, closed=closed,
     )  # fmt: skip
-    assert res.converged and res.iterations < 10
+    assert res.converged
+    assert res.iterations < 10
     moved = _gap(res.wqs, prev.wqs)
     block = np.unique(u1)
     assert _gap(res.wqs, full.wqs) < 0.5 * moved + 2e-3
@@ -117,8 +118,11 @@ def test_new_units_and_workers_enter_the_block() -> None:
         bw, bu, bc, seen, previous=prev.scores, worker_sums=prev.worker_sums, n_workers=22,
         n_units=202,
     )  # fmt: skip
-    assert res.unit_kept[200] and res.unit_kept[201] and res.worker_kept[20:].all()
-    assert np.isfinite(res.wqs[20:]).all() and np.isfinite(res.uqs[200:]).all()
+    assert res.unit_kept[200]
+    assert res.unit_kept[201]
+    assert res.worker_kept[20:].all()
+    assert np.isfinite(res.wqs[20:]).all()
+    assert np.isfinite(res.uqs[200:]).all()
     assert res.uas[[200, 201]].nnz > 0
 
 
@@ -129,7 +133,7 @@ def test_bad_inputs_are_refused() -> None:
     seen = np.ones(w.size, dtype=bool)
     with pytest.raises(ValueError, match="worker_sums"):
         crowdtruth_local(w, u, label_counts(v, 4), seen, worker_sums=np.ones((7, 4)), **common)
-    with pytest.raises(ValueError, match="same length|length"):
+    with pytest.raises(ValueError, match=r"same length|length"):
         crowdtruth_local(w, u, label_counts(v, 4), seen[1:], worker_sums=prev.worker_sums, **common)
     no_aqs = prev.scores.__class__(uqs=prev.uqs, wqs=prev.wqs, aqs=None)
     with pytest.raises(ValueError, match="AQS"):

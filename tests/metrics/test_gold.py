@@ -16,12 +16,17 @@ def test_nominal_by_hand() -> None:
     # worker 0: 3 wrong answers; worker 1: 1 right; worker 2: no gold answered
     r = gold_accuracy([0, 0, 0, 1], [1, 1, 1, 0], [0, 0, 0, 0], n_workers=3, level="nominal")
     assert r.n.tolist() == [3, 1, 0]
-    assert r.accuracy[:2].tolist() == [0.0, 1.0] and np.isnan(r.accuracy[2])
+    assert r.accuracy[:2].tolist() == [0.0, 1.0]
+    assert np.isnan(r.accuracy[2])
     # Wilson for 0 of n: [0, z^2 / (n + z^2)]; for n of n: [n / (n + z^2), 1]
-    assert r.low[0] == 0.0 and r.high[0] == pytest.approx(Z**2 / (3 + Z**2))
-    assert r.low[1] == pytest.approx(1 / (1 + Z**2)) and r.high[1] == 1.0
-    assert np.isnan(r.low[2]) and np.isnan(r.high[2])
-    assert r.mae is None and r.level == "nominal"
+    assert r.low[0] == 0.0
+    assert r.high[0] == pytest.approx(Z**2 / (3 + Z**2))
+    assert r.low[1] == pytest.approx(1 / (1 + Z**2))
+    assert r.high[1] == 1.0
+    assert np.isnan(r.low[2])
+    assert np.isnan(r.high[2])
+    assert r.mae is None
+    assert r.level == "nominal"
     # three wrong gold answers never push the upper end below one half
     assert r.high[0] > 0.5
 
@@ -31,7 +36,8 @@ def test_wilson_matches_formula() -> None:
     centre = (p + Z**2 / (2 * n)) / (1 + Z**2 / n)
     half = Z / (1 + Z**2 / n) * np.sqrt(p * (1 - p) / n + Z**2 / (4 * n * n))
     low, high = wilson_interval(np.array([p]), np.array([n]))
-    assert low[0] == pytest.approx(centre - half) and high[0] == pytest.approx(centre + half)
+    assert low[0] == pytest.approx(centre - half)
+    assert high[0] == pytest.approx(centre + half)
 
 
 def test_interval_distance_credit_and_mae() -> None:
@@ -39,9 +45,11 @@ def test_interval_distance_credit_and_mae() -> None:
     r = gold_accuracy([0, 0, 1], [60, 20, 50], [50, 50, 50], n_workers=2, level="interval",
                       scale=(0, 100))  # fmt: skip
     assert r.accuracy.tolist() == pytest.approx([0.8, 1.0])
-    assert r.mae is not None and r.mae.tolist() == pytest.approx([20.0, 0.0])
+    assert r.mae is not None
+    assert r.mae.tolist() == pytest.approx([20.0, 0.0])
     low, high = wilson_interval(np.array([0.8]), np.array([2.0]))
-    assert r.low[0] == pytest.approx(low[0]) and r.high[0] == pytest.approx(high[0])
+    assert r.low[0] == pytest.approx(low[0])
+    assert r.high[0] == pytest.approx(high[0])
 
 
 def test_ordinal_needs_scale_and_bad_input_raises() -> None:

@@ -58,7 +58,7 @@ def test_the_sparse_form_is_the_dense_model(seed: int, k: int, with_gold: bool, 
     res = one_coin_dawid_skene(items, workers, labels, n_items=n, n_workers=w, n_classes=k,
                                gold=gold, worker_prior=past, max_iter=5, tol=0.0)  # fmt: skip
     weight = np.where(np.isnan(past), 0.0, 10.0)
-    t, p, prior = _dense(items, workers, labels, n, w, k, gold, np.nan_to_num(past), weight, 5)
+    _t, p, prior = _dense(items, workers, labels, n, w, k, gold, np.nan_to_num(past), weight, 5)
     assert res.iterations == 5
     np.testing.assert_allclose(res.prior, prior, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(res.accuracy, np.where(np.bincount(workers, minlength=w) > 0, p, np.nan),
@@ -74,7 +74,8 @@ def test_the_sparse_form_is_the_dense_model(seed: int, k: int, with_gold: bool, 
     assert np.array_equal(res.labels[judged], best[judged])
     assert np.all(res.labels[~judged & (gold < 0)] == -1)
     if with_gold:
-        assert res.labels[0] == truth[0] and res.labels[n - 1] == truth[n - 1]
+        assert res.labels[0] == truth[0]
+        assert res.labels[n - 1] == truth[n - 1]
 
 
 def test_good_and_bad_workers_told_apart_with_many_classes() -> None:
@@ -91,7 +92,8 @@ def test_good_and_bad_workers_told_apart_with_many_classes() -> None:
     assert res.converged
     np.testing.assert_allclose(res.accuracy, acc, atol=0.03)
     assert np.mean(res.labels == truth) > 0.9  # the better worker wins a disagreement
-    assert np.all(res.high[4:] < res.floor) and np.all(res.low[:4] > res.floor)
+    assert np.all(res.high[4:] < res.floor)
+    assert np.all(res.low[:4] > res.floor)
     assert res.posterior.nnz <= items.size  # one cell per judgment at most
 
 

@@ -55,7 +55,9 @@ def test_exact_authors_mapping_matches_reference_quadrature(path, prior):
     tol = _tol(q["phi_hpd95"])
     assert r.hpd.low == pytest.approx(q["phi_hpd95"][0], abs=tol)
     assert r.hpd.high == pytest.approx(q["phi_hpd95"][1], abs=tol)
-    assert r.method == "exact" and r.rhat is None and r.divergences is None
+    assert r.method == "exact"
+    assert r.rhat is None
+    assert r.divergences is None
 
 
 def test_exact_large_random_case():
@@ -80,7 +82,8 @@ def test_exact_large_random_case():
 def test_map_matches_reference(path):
     d, r = _fit(path, mapping="authors", prior="precision", engine="map")
     assert r.map == pytest.approx(d["reference"]["map"]["phi"], abs=0.005)
-    assert r.mean is None and "mode" in r.reason
+    assert r.mean is None
+    assert "mode" in r.reason
     _, g = _fit(path, mapping="authors", prior="gamma", engine="map")
     assert g.map == pytest.approx(d["reference"]["hypotheses"]["gamma_prior"]["map"], abs=0.005)
 
@@ -146,9 +149,12 @@ def test_nuts_agrees_with_exact_golden_and_reference():
         assert fit.hpd.high == pytest.approx(ref["phi_hpd95"][1], abs=0.05)
         np.testing.assert_allclose(fit.item_mean, ref["mu_mean_rating_scale"], atol=0.03)
     assert n.mean == pytest.approx(e.mean, abs=0.03)
-    assert n.rhat is not None and n.rhat < 1.02
-    assert n.ess is not None and n.ess > 200
-    assert n.divergences is not None and n.method == "nuts"
+    assert n.rhat is not None
+    assert n.rhat < 1.02
+    assert n.ess is not None
+    assert n.ess > 200
+    assert n.divergences is not None
+    assert n.method == "nuts"
 
 
 def _synthetic(rng, n_items, n_workers, p, scale=5, single=0):
@@ -180,15 +186,17 @@ def test_nuts_agrees_with_exact_synthetic_with_gold_and_single_ratings():
 
 
 def test_constant_ratings_give_phi_near_one():
-    d, r = _fit(FOLDER / "2_constant.json")
-    assert r.mean > 0.99 and r.hpd.low > 0.99
+    _d, r = _fit(FOLDER / "2_constant.json")
+    assert r.mean > 0.99
+    assert r.hpd.low > 0.99
     assert r.reading == "agreement"
 
 
 @pytest.mark.parametrize("stem", ["3_prevalence_99_1", "7a_80pct_balanced", "7b_80pct_unbalanced"])
 def test_prevalence_examples_give_high_agreement(stem):
     _, r = _fit(FOLDER / f"{stem}.json")
-    assert r.mean > 0.85 and r.reading == "agreement"
+    assert r.mean > 0.85
+    assert r.reading == "agreement"
 
 
 def test_near_random_hpd_straddles_zero():
@@ -228,8 +236,10 @@ def test_item_means_on_rating_scale_and_intervals():
     rng = np.random.default_rng(2)
     items, values = _synthetic(rng, 40, 5, 20.0)
     r = phi(items, values, scale_min=1, scale_max=5, n_items=41)
-    assert r.item_mean.shape == (41,) and r.item_hpd.shape == (41, 2)
-    assert np.isnan(r.item_mean[40]) and np.all(np.isnan(r.item_hpd[40]))
+    assert r.item_mean.shape == (41,)
+    assert r.item_hpd.shape == (41, 2)
+    assert np.isnan(r.item_mean[40])
+    assert np.all(np.isnan(r.item_hpd[40]))
     means = np.bincount(items, weights=values) / np.bincount(items)
     assert np.corrcoef(means, r.item_mean[:40])[0, 1] > 0.98
     assert np.all(r.item_hpd[:40, 0] <= r.item_mean[:40])
@@ -244,13 +254,16 @@ def test_single_rating_items_do_not_inform_phi_but_get_means():
     more_items = np.concatenate([items, [30, 31]])
     more = phi(more_items, np.concatenate([values, [1.0, 5.0]]), scale_min=1, scale_max=5)
     assert more.mean == pytest.approx(base.mean, abs=1e-9)
-    assert more.n_informative == 30 and more.n_items == 32
+    assert more.n_informative == 30
+    assert more.n_items == 32
     assert more.item_mean[30] < 3 < more.item_mean[31]
 
 
 def test_no_dispersion_to_measure_is_undefined():
     r = phi([0, 1, 2], [1.0, 2.0, 3.0], scale_min=1, scale_max=5)
-    assert r.mean is None and r.hpd is None and r.reading is None
+    assert r.mean is None
+    assert r.hpd is None
+    assert r.reading is None
     assert "two or more" in r.reason
 
 
@@ -336,7 +349,8 @@ def test_a_kept_grid_gives_the_fresh_answer():
     statistics computed) is the fresh search's within the quadrature's accuracy."""
     items, values = _campaign(20_000, 1)
     first = phi(items, values, scale_min=1, scale_max=5)
-    assert first.grid is not None and first.grid.keys.shape[0] == first.grid.logl.shape[0]
+    assert first.grid is not None
+    assert first.grid.keys.shape[0] == first.grid.logl.shape[0]
     more_items, more_values = _campaign(200, 2, start=20_000)
     more_items = np.r_[items, more_items, [20_200, 20_200]]  # and a statistic never seen
     more_values = np.r_[values, more_values, [1.0, 4.0]]
@@ -371,7 +385,8 @@ def test_a_grid_that_no_longer_holds_the_posterior_is_searched_again():
                 scale_min=1, scale_max=5)  # fmt: skip
     fresh = phi(items, values, scale_min=1, scale_max=5)
     kept = phi(items, values, scale_min=1, scale_max=5, grid=noisy.grid)
-    assert noisy.grid is not None and kept.grid is not None
+    assert noisy.grid is not None
+    assert kept.grid is not None
     np.testing.assert_array_equal(kept.grid.u, fresh.grid.u)
     _same_result(fresh, kept, 0.0)
 

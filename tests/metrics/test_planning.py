@@ -59,7 +59,8 @@ def test_never_an_implied_or_judged_pair() -> None:
     implied = _keys(imp.workers, imp.items[:, 0], imp.items[:, 1], 60)
     judged = _keys(w, a, b, 60)
     planned = _keys(plan.workers, plan.left, plan.right, 60)
-    assert len(implied) > 10 and len(plan) > 300
+    assert len(implied) > 10
+    assert len(plan) > 300
     assert planned.isdisjoint(implied)
     assert planned.isdisjoint(judged)
     for lo, hi in [(0, 2), (0, 4), (1, 3), (5, 7)]:
@@ -96,7 +97,8 @@ def test_existing_wedges_are_closed_with_one_pair_each() -> None:
     tri = plan.purpose == TRIANGLE
     assert tri.sum() >= 10
     # star pairs: both items among the losers of item 0 (not implied: 0 beat both)
-    assert np.isin(plan.left[tri], b).all() and np.isin(plan.right[tri], b).all()
+    assert np.isin(plan.left[tri], b).all()
+    assert np.isin(plan.right[tri], b).all()
 
 
 def test_shares_and_budget_are_respected() -> None:
@@ -106,13 +108,15 @@ def test_shares_and_budget_are_respected() -> None:
     assert len(plan) == 2000
     assert np.bincount(plan.workers, minlength=40).tolist() == [50] * 40
     n = np.bincount(plan.purpose, minlength=len(PURPOSES))
-    assert abs(n[RETEST] - 400) <= 40 and abs(n[GOLD] - 200) <= 30
+    assert abs(n[RETEST] - 400) <= 40
+    assert abs(n[GOLD] - 200) <= 30
     # a retest pair is one the annotator judged; a gold pair has two different gold values
     judged = _keys(w, a, b, 300)
     r = plan.purpose == RETEST
     assert _keys(plan.workers[r], plan.left[r], plan.right[r], 300) <= judged
     g = plan.purpose == GOLD
-    assert np.isfinite(gold[plan.left[g]]).all() and np.isfinite(gold[plan.right[g]]).all()
+    assert np.isfinite(gold[plan.left[g]]).all()
+    assert np.isfinite(gold[plan.right[g]]).all()
     assert (gold[plan.left[g]] != gold[plan.right[g]]).all()
     # per-annotator quota
     capped = _plan(truth, w, a, b, y, 40, budget=2000, per_annotator=7)
@@ -125,13 +129,17 @@ def test_quotas() -> None:
     assert quotas(3, 4, 5).tolist() == [2, 1, 1]
     # by information: more to the informative, between half and 1.5 times the even share
     q = quotas(4, 400, None, [0.0, 0.1, 0.4, 0.9])
-    assert q.sum() == 400 and q.tolist() == sorted(q.tolist())
-    assert q[0] == 50 and q[3] == 150
+    assert q.sum() == 400
+    assert q.tolist() == sorted(q.tolist())
+    assert q[0] == 50
+    assert q[3] == 150
     assert quotas(4, 400, 120, [0.0, 0.1, 0.4, 0.9]).max() <= 120
     assert quotas(4, 400, None, [0.5] * 4).tolist() == [100] * 4
     # other bounds: nothing for an annotator whose answers teach nothing, no cap short of 10x
     free = quotas(4, 400, None, [0.0, 0.1, 0.4, 0.9], shares=(0.0, 10.0))
-    assert free.sum() == 400 and free[0] == 0 and free[3] > 150
+    assert free.sum() == 400
+    assert free[0] == 0
+    assert free[3] > 150
     assert free.tolist() == [0, 29, 114, 257]  # in proportion to the information
 
 
@@ -142,7 +150,8 @@ def test_accurate_annotators_get_more_pairs() -> None:
         accuracy=np.r_[np.full(5, 0.55), np.full(5, 0.95)], plan_for=np.arange(10), budget=400,
     )  # fmt: skip
     n = np.bincount(plan.workers, minlength=10)
-    assert n.sum() == 400 and n[:5].max() < n[5:].min()
+    assert n.sum() == 400
+    assert n[:5].max() < n[5:].min()
 
 
 def test_excluded_pairs_are_never_planned() -> None:
@@ -245,10 +254,12 @@ def test_same_seed_same_plan() -> None:
 def test_pair_ids_are_stable() -> None:
     first = pair_id("c", "w1", "a", "b", 1)
     assert first == pair_id("c", "w1", "a", "b", 1)
-    assert first.startswith("p-") and len(first) == 18
+    assert first.startswith("p-")
+    assert len(first) == 18
     others = {pair_id("c", "w1", "b", "a", 1), pair_id("c", "w2", "a", "b", 1),
               pair_id("c", "w1", "a", "b", 2), pair_id("d", "w1", "a", "b", 1)}  # fmt: skip
-    assert first not in others and len(others) == 4
+    assert first not in others
+    assert len(others) == 4
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,8 @@ def _random(seed: int, n_items: int = 300, per_item: int = 4) -> tuple[np.ndarra
 def test_weights_are_poisson_one_and_reproducible() -> None:
     w = block_weights(7, 3, 400).astype(np.float64)
     assert w.shape == (400, 4096)
-    assert abs(w.mean() - 1.0) < 0.01 and abs(w.var() - 1.0) < 0.02
+    assert abs(w.mean() - 1.0) < 0.01
+    assert abs(w.var() - 1.0) < 0.02
     assert abs((w == 0).mean() - np.exp(-1)) < 0.005
     assert np.array_equal(block_weights(7, 3, 400), block_weights(7, 3, 400))
     assert not np.array_equal(block_weights(7, 3, 400), block_weights(7, 4, 400))

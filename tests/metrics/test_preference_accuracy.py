@@ -154,7 +154,8 @@ def test_model_answer_accuracy_tracks_the_truth() -> None:
     w, left, right, y, _ = _campaign(rng, acc)
     m = preference_model(w, left, right, y, ties_allowed=False)
     assert m.answer_accuracy is not None
-    assert m.answer_accuracy_low is not None and m.answer_accuracy_high is not None
+    assert m.answer_accuracy_low is not None
+    assert m.answer_accuracy_high is not None
     # the annotators at chance score below every good one, and well below
     assert m.answer_accuracy[:10].min() > m.answer_accuracy[15:].max() + 0.1
     assert np.all(m.answer_accuracy_low[15:] < 0.6)
@@ -179,7 +180,9 @@ def test_an_annotator_cannot_certify_themselves() -> None:
         np.r_[y, own_y],
         ties_allowed=False,
     )
-    assert m.answer_accuracy_low is not None and m.answer_accuracy_high is not None
-    assert m.answer_accuracy_low[6] < 0.1 and m.answer_accuracy_high[6] > 0.9
+    assert m.answer_accuracy_low is not None
+    assert m.answer_accuracy_high is not None
+    assert m.answer_accuracy_low[6] < 0.1
+    assert m.answer_accuracy_high[6] > 0.9
     # the six others, judged by each other, are told apart from a coin
     assert np.all(m.answer_accuracy_low[:6] > 0.6)

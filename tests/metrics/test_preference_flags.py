@@ -56,7 +56,8 @@ def test_gold_pair_accuracy_counts_strict_answers_on_ordering_gold() -> None:
     # worker 0: three strict gold answers, one right; the tie counts for nothing
     # worker 1: equal gold and no gold count for nothing; one right; worker 2: none
     assert g.n.tolist() == [3, 1, 0, 0]
-    assert g.accuracy[:2].tolist() == [1 / 3, 1.0] and np.isnan(g.accuracy[2:]).all()
+    assert g.accuracy[:2].tolist() == [1 / 3, 1.0]
+    assert np.isnan(g.accuracy[2:]).all()
     low, high = wilson_interval(np.array([1 / 3]), np.array([3.0]))
     assert (g.low[0], g.high[0]) == (low[0], high[0])
     assert g.level == "pairwise"
@@ -69,13 +70,15 @@ def test_effective_triplets_of_a_complete_block_and_of_disjoint_triangles() -> N
     ki = kappa_interval(state.n_triplets, state.n_transitive, triplets_per_pair(state), P_E_WEAK)
     # 56 triplets over 28 pairs, each pair in 6 triplets: n_eff = 3 * 56^2 / (28 * 36)
     assert ki.n_effective[0] == pytest.approx(3 * 56**2 / (28 * 36))
-    assert ki.kappa[0] == 1.0 and ki.high[0] == pytest.approx(1.0)
+    assert ki.kappa[0] == 1.0
+    assert ki.high[0] == pytest.approx(1.0)
     p_low = wilson_interval(np.array([1.0]), ki.n_effective)[0][0]
     assert ki.low[0] == pytest.approx((p_low - P_E_WEAK) / (1 - P_E_WEAK))
     # two triangles sharing no pair are two independent triplets
     two = triangle_state([0] * 6, [0, 1, 0, 3, 4, 3], [1, 2, 2, 4, 5, 5], [1, 1, -1, 1, 1, 1])
     kt = kappa_interval(two.n_triplets, two.n_transitive, triplets_per_pair(two), P_E_STRICT)
-    assert kt.n_effective[0] == 2.0 and kt.kappa[0] == pytest.approx((0.5 - 0.75) / 0.25)
+    assert kt.n_effective[0] == 2.0
+    assert kt.kappa[0] == pytest.approx((0.5 - 0.75) / 0.25)
     with pytest.raises(ValueError, match="n_transitive must lie"):
         kappa_interval([1], [2], [3], P_E_WEAK)
 
@@ -94,7 +97,8 @@ def test_ambiguous_pairs_known_splits() -> None:
     assert amb.p_value[1] == pytest.approx(0.75)
     assert amb.p_value[2] == 1.0
     assert amb.p_value[3] == pytest.approx(binom.sf(0, 8, 0.1))
-    assert amb.against.tolist() == [4, 1, 0, 1] and amb.first.tolist() == [4, 1, 1, 7]
+    assert amb.against.tolist() == [4, 1, 0, 1]
+    assert amb.first.tolist() == [4, 1, 1, 7]
     assert amb.expected_against[0] == pytest.approx(0.8)
     assert np.all(amb.q_value >= amb.p_value)
     low, high = wilson_interval(np.array([4, 1, 1, 7]) / np.array([8, 2, 1, 8]), [8, 2, 1, 8])

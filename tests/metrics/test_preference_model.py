@@ -58,10 +58,12 @@ def test_planted_annotators_are_told_apart() -> None:
     good, spammer, adversary = m.accuracy[:6], m.accuracy[6], m.accuracy[7]
     assert good.min() > 0.85
     assert m.accuracy_low[6] < 0.5 < m.accuracy_high[6]  # a random answerer sits at chance
-    assert adversary < 0.3 and m.accuracy_high[7] < 0.5  # confidently below chance
+    assert adversary < 0.3
+    assert m.accuracy_high[7] < 0.5  # confidently below chance
     assert spammer < good.min()
     assert kendalltau(m.score, c["score"]).statistic > 0.8
-    assert np.all(m.accuracy_low <= m.accuracy) and np.all(m.accuracy <= m.accuracy_high)
+    assert np.all(m.accuracy_low <= m.accuracy)
+    assert np.all(m.accuracy <= m.accuracy_high)
     assert m.crowd_accuracy == pytest.approx(0.85, abs=0.1)
 
 
@@ -85,18 +87,21 @@ def test_far_apart_items_and_ties_raise_no_numerical_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         m = fit(c)
-    assert m.converged and np.all(np.isfinite(m.score))
+    assert m.converged
+    assert np.all(np.isfinite(m.score))
 
 
 def test_planted_position_bias_is_found_and_only_there() -> None:
     rng = np.random.default_rng(3)
     c = simulate(rng, [0.9] * 10, 250, n_items=50, bias=[2.0, -2.0] + [0.0] * 8)
     m = fit(c)
-    assert m.position_bias_low[0] > 0.5 and m.position_bias_high[1] < -0.5
+    assert m.position_bias_low[0] > 0.5
+    assert m.position_bias_high[1] < -0.5
     clean = slice(2, 10)
     assert np.mean((m.position_bias_low[clean] < 0) & (m.position_bias_high[clean] > 0)) >= 0.75
     unbiased = fit(c, position_bias=False)
-    assert not unbiased.bias_modelled and np.all(unbiased.position_bias == 0)
+    assert not unbiased.bias_modelled
+    assert np.all(unbiased.position_bias == 0)
     # the model that knows the bias ranks the items at least as well
     tau = kendalltau(m.score, c["score"]).statistic
     assert tau >= kendalltau(unbiased.score, c["score"]).statistic - 0.02
@@ -118,14 +123,15 @@ def test_strict_campaign_rejects_ties_and_models_none() -> None:
     with pytest.raises(ValueError, match="allows no ties but 1 answers"):
         preference_model([0, 0], [0, 1], [1, 2], [1, 0], ties_allowed=False)
     m = preference_model([0, 0, 1], [0, 1, 0], [1, 2, 2], [1, -1, 1], ties_allowed=False)
-    assert not m.ties_modelled and m.crowd_tie_propensity is None
+    assert not m.ties_modelled
+    assert m.crowd_tie_propensity is None
 
 
 def test_golden_pairwise_case_ranks_the_planted_annotators() -> None:
     case = load(params("pairwise_medium.json")[0].values[0])
     rows = case["judgments"]
     workers, wc = np.unique([r["worker"] for r in rows], return_inverse=True)
-    items, ic = np.unique([r["left"] for r in rows] + [r["right"] for r in rows],
+    _items, ic = np.unique([r["left"] for r in rows] + [r["right"] for r in rows],
                           return_inverse=True)  # fmt: skip
     n = len(rows)
     m = preference_model(wc, ic[:n], ic[n:], parse_outcomes([r["preference"] for r in rows]))
@@ -154,7 +160,7 @@ def test_gradient_matches_finite_differences(bias: bool, gold: bool) -> None:
     post = pm._Posterior(D, lay, prior, 1.3, np.float64)
     post.bias_sd = 0.7
     x = rng.normal(size=lay.size) * 0.5
-    f, grad = post(x)
+    _f, grad = post(x)
     h = 1e-6
     num = [(post(x + h * e)[0] - post(x - h * e)[0]) / (2 * h) for e in np.eye(lay.size)]
     np.testing.assert_allclose(num, grad, atol=1e-5)
@@ -198,12 +204,16 @@ def test_gold_pairs_clamp_the_order_and_equal_gold_orders_nothing() -> None:
     gold = np.full(30, -1.0)
     m = preference_model(w, left, right, y, gold=gold)
     assert m.score[1] > m.score[0]
-    assert np.all(m.n_gold == 10) and np.all(m.accuracy < 0.2)
+    assert np.all(m.n_gold == 10)
+    assert np.all(m.accuracy < 0.2)
     same = preference_model(w, left, right, y, gold=np.zeros(30))
     np.testing.assert_allclose(same.score, free.score, atol=1e-6)
     assert np.all(same.n_gold == 0)
     order = gold_order([0, 1, 2, 1], [1, 2, 0, 3], [3.0, 3.0, np.nan, 1.0])
-    assert order[0] == 0 and np.isnan(order[1]) and np.isnan(order[2]) and order[3] == 1
+    assert order[0] == 0
+    assert np.isnan(order[1])
+    assert np.isnan(order[2])
+    assert order[3] == 1
 
 
 def test_history_prior_replaces_the_crowd_for_a_newcomer() -> None:
@@ -229,7 +239,8 @@ def test_warm_start_agrees_with_a_cold_fit() -> None:
     first = fit(part, n_items=80, n_workers=6)
     cold = fit(c)
     warm = fit(c, init=first.start())
-    assert cold.converged and warm.converged
+    assert cold.converged
+    assert warm.converged
     assert warm.iterations < cold.iterations
     # within 0.01 posterior sd of the cold fit, with tol = 1e-3
     assert np.max(np.abs(warm.score - cold.score) / cold.score_se) < 0.01
@@ -241,7 +252,9 @@ def test_not_converged_says_so() -> None:
     rng = np.random.default_rng(10)
     c = simulate(rng, [0.9, 0.7], 100, n_items=30)
     m = fit(c, max_iter=2)
-    assert not m.converged and m.iterations <= 2 and m.max_iter == 2
+    assert not m.converged
+    assert m.iterations <= 2
+    assert m.max_iter == 2
 
 
 def test_bad_input_is_named() -> None:
@@ -249,7 +262,7 @@ def test_bad_input_is_named() -> None:
         preference_model([0], [0], [1], [1], gold=[1.0, 2.0])
     with pytest.raises(ValueError, match="compares item 1 with itself"):
         preference_model([0], [1], [1], [1])
-    with pytest.raises(ValueError, match="init.score must have one entry per code"):
+    with pytest.raises(ValueError, match=r"init\.score must have one entry per code"):
         preference_model([0], [0], [1], [1], init=pm.PreferenceStart(np.zeros(3), np.zeros(1)))
     with pytest.raises(ValueError, match="max_iter"):
         preference_model([0], [0], [1], [1], max_iter=0)
@@ -257,9 +270,11 @@ def test_bad_input_is_named() -> None:
 
 def test_items_and_annotators_without_comparisons_keep_their_prior() -> None:
     m = preference_model([1, 1], [0, 2], [2, 0], [1, 1], n_items=5, n_workers=3)
-    assert m.score[1] == 0 and m.score[3] == 0
+    assert m.score[1] == 0
+    assert m.score[3] == 0
     assert m.score_se[1] == pytest.approx(pm.SCORE_SD)
-    assert m.n_judgments.tolist() == [0, 2, 0] and np.isnan(m.agreement[0])
+    assert m.n_judgments.tolist() == [0, 2, 0]
+    assert np.isnan(m.agreement[0])
     assert np.all(np.isfinite(m.score))
 
 
@@ -273,7 +288,8 @@ def test_belief_propagation_variances_are_exact_on_a_tree() -> None:
     w = np.array([0.3, 1.0, 0.2, 0.5])
     exact, is_exact, _ = score_variance(pair, pairs, w, 5, 1 / 9, exact_max=10)
     bp, bp_exact, _ = score_variance(pair, pairs, w, 5, 1 / 9, exact_max=0)
-    assert is_exact and not bp_exact
+    assert is_exact
+    assert not bp_exact
     np.testing.assert_allclose(bp, exact, rtol=1e-4)
 
 
@@ -285,4 +301,5 @@ def test_belief_propagation_variances_on_dense_blocks_are_close_and_low() -> Non
     exact, _, _ = score_variance(D.pair, D.pairs, w, D.n_items, 1 / 9, exact_max=1000)
     bp, _, _ = score_variance(D.pair, D.pairs, w, D.n_items, 1 / 9, exact_max=0)
     ratio = bp / exact
-    assert ratio.max() <= 1 + 1e-6 and np.median(ratio) > 0.9
+    assert ratio.max() <= 1 + 1e-6
+    assert np.median(ratio) > 0.9

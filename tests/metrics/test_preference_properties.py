@@ -49,14 +49,17 @@ def test_outputs_stay_in_their_ranges(c) -> None:
         (m.score_low, m.score, m.score_high),
         (m.position_bias_low, m.position_bias, m.position_bias_high),
     ):
-        assert np.all(lo <= mid + 1e-12) and np.all(mid <= hi + 1e-12)
+        assert np.all(lo <= mid + 1e-12)
+        assert np.all(mid <= hi + 1e-12)
     assert np.all((m.accuracy > 0) & (m.accuracy < 1))
     for v in (m.agreement_low, m.agreement, m.agreement_high, m.agreement_floor):
         assert np.all((v[seen] >= 0) & (v[seen] <= 1))
     assert np.all(m.agreement_low[seen] <= m.agreement_high[seen] + 1e-12)
     assert np.all((m.tie_propensity >= 0) & (m.tie_propensity <= 1))
-    assert np.all(np.isfinite(m.score)) and np.all(m.score_se > 0)
-    assert m.n_judgments.sum() == len(w) and (m.n_strict + m.n_ties == m.n_judgments).all()
+    assert np.all(np.isfinite(m.score))
+    assert np.all(m.score_se > 0)
+    assert m.n_judgments.sum() == len(w)
+    assert (m.n_strict + m.n_ties == m.n_judgments).all()
 
 
 @SETTINGS
@@ -115,7 +118,8 @@ def test_kappa_interval_brackets_kappa(c) -> None:
     has = state.n_triplets > 0
     assert np.all(ki.low[has] <= ki.kappa[has] + 1e-12)
     assert np.all(ki.kappa[has] <= ki.high[has] + 1e-12)
-    assert np.all(ki.high[has] <= 1 + 1e-12) and np.all(ki.low[has] >= -P_E_WEAK / (1 - P_E_WEAK))
+    assert np.all(ki.high[has] <= 1 + 1e-12)
+    assert np.all(ki.low[has] >= -P_E_WEAK / (1 - P_E_WEAK))
     assert np.all(ki.n_effective[has] <= state.n_triplets[has])
     assert np.all(ki.n_effective[has] >= 1 - 1e-12)
     assert np.all(np.isnan(ki.kappa[~has]))

@@ -46,4 +46,6 @@ def test_position_bias_and_tie_rate() -> None:
     assert r0.tie_rate == pytest.approx(0.1)
     assert r0.left_share == pytest.approx(16 / 18)
     assert r0.p_value == pytest.approx(binomtest(16, 18).pvalue)
-    assert recs[3].left_share is None and recs[3].p_value is None and recs[3].undefined
+    assert recs[3].left_share is None
+    assert recs[3].p_value is None
+    assert recs[3].undefined

@@ -116,7 +116,9 @@ def test_nothing_changed_is_the_last_fit() -> None:
         previous=state, n_items=200, n_workers=10, scale=SCALE,
     )  # fmt: skip
     # the last fit stopped at a step below tol: one or two more steps, no further
-    assert loc is not None and loc.model.iterations <= 2 and loc.global_move < 1e-6 * SPAN
+    assert loc is not None
+    assert loc.model.iterations <= 2
+    assert loc.global_move < 1e-6 * SPAN
     np.testing.assert_allclose(loc.model.bias, fit.bias, atol=1e-5)
     np.testing.assert_allclose(loc.model.noise_sd, fit.noise_sd, atol=1e-5)
     # the state goes through the arrays a run keeps
@@ -146,7 +148,8 @@ def test_one_percent_more_lands_next_to_the_full_fit() -> None:
             old_values=old_x, previous=state, n_items=N, n_workers=W, scale=SCALE,
         )  # fmt: skip
         full = rating_model(it, wk, x, n_items=N, n_workers=W, scale=SCALE)
-        assert loc is not None and loc.global_move <= LOCAL_MOVE * SPAN
+        assert loc is not None
+        assert loc.global_move <= LOCAL_MOVE * SPAN
         assert largest_difference(loc.model, full) < MODEL_TOL / 4
         state = loc.state
 

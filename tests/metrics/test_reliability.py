@@ -35,12 +35,16 @@ def test_unanimous_perfect_workers() -> None:
     workers = np.repeat(np.arange(3), 30)
     m = dawid_skene(items, workers, truth[items], n_items=31, n_workers=4, n_classes=3)
     assert m.converged
-    assert np.array_equal(m.labels[:30], truth) and m.labels[30] == -1
+    assert np.array_equal(m.labels[:30], truth)
+    assert m.labels[30] == -1
     assert np.allclose(m.posterior[:30], np.eye(3)[truth], atol=1e-6)
     assert np.allclose(m.posterior[30], m.prior)  # unjudged item: the prior
     assert np.allclose(m.posterior.sum(axis=1), 1.0)
-    assert np.all(m.accuracy[:3] > 0.95) and np.isnan(m.accuracy[3])
-    assert np.isnan(m.low[3]) and np.isnan(m.high[3]) and m.n.tolist() == [30, 30, 30, 0]
+    assert np.all(m.accuracy[:3] > 0.95)
+    assert np.isnan(m.accuracy[3])
+    assert np.isnan(m.low[3])
+    assert np.isnan(m.high[3])
+    assert m.n.tolist() == [30, 30, 30, 0]
     assert m.prior == pytest.approx([1 / 3] * 3, abs=1e-6)
     assert m.chance == pytest.approx(1 / 3, abs=1e-6)
 
@@ -57,10 +61,13 @@ def test_spammers_fall_below_the_floor_and_noisy_workers_do_not() -> None:
     items = np.tile(np.arange(n), 9)
     workers = np.repeat(np.arange(9), n)
     m = dawid_skene(items, workers, answers, n_items=n, n_workers=9, n_classes=k)
-    assert m.converged and m.chance == pytest.approx(max(truth.mean(), 1 - truth.mean()), abs=0.03)
+    assert m.converged
+    assert m.chance == pytest.approx(max(truth.mean(), 1 - truth.mean()), abs=0.03)
     assert m.chance < m.floor < 1
-    assert m.high[7] < m.floor and m.high[8] < m.floor  # random, constant
-    assert m.low[6] > m.floor and np.all(m.low[:6] > m.floor)  # noisy but honest, honest
+    assert m.high[7] < m.floor
+    assert m.high[8] < m.floor  # random, constant
+    assert m.low[6] > m.floor
+    assert np.all(m.low[:6] > m.floor)  # noisy but honest, honest
     assert m.accuracy[6] == pytest.approx(0.7, abs=0.05)
 
 
@@ -68,7 +75,8 @@ def test_planted_accuracies_are_recovered() -> None:
     acc = np.linspace(0.35, 0.95, 30)
     items, workers, labels, truth = _campaign(1, 3000, acc, 5)
     m = dawid_skene(items, workers, labels, n_items=3000, n_workers=30, n_classes=3)
-    assert m.converged and not m.one_coin.any()
+    assert m.converged
+    assert not m.one_coin.any()
     assert np.abs(m.accuracy - acc).max() < 0.06
     assert np.mean(m.labels == truth) > np.mean(_majority(items, labels, 3000, 3) == truth)
     inside = (m.low <= acc) & (acc <= m.high)
@@ -122,9 +130,11 @@ def test_gold_clamps_the_truth() -> None:
     m = dawid_skene(items, workers, labels, n_items=3, n_workers=3, n_classes=3, gold=gold)
     assert np.array_equal(m.posterior[0], [1.0, 0.0, 0.0])
     assert np.array_equal(m.posterior[2], [0.0, 0.0, 1.0])
-    assert m.labels[0] == 0 and m.labels[2] == 2
+    assert m.labels[0] == 0
+    assert m.labels[2] == 2
     free = dawid_skene(items, workers, labels, n_items=3, n_workers=3, n_classes=3)
-    assert free.labels[0] == 1 and free.labels[2] == -1
+    assert free.labels[0] == 1
+    assert free.labels[2] == -1
 
 
 def test_one_coin_fallback_and_wide_interval_for_few_judgments() -> None:
@@ -137,9 +147,12 @@ def test_one_coin_fallback_and_wide_interval_for_few_judgments() -> None:
     workers = np.concatenate([workers, [20, 20, 20]])
     labels = np.concatenate([labels, (truth_guess + 1) % 3])
     m = dawid_skene(items, workers, labels, n_items=300, n_workers=21, n_classes=3)
-    assert m.one_coin[20] and not m.one_coin[:20].any() and m.n[20] == 3
+    assert m.one_coin[20]
+    assert not m.one_coin[:20].any()
+    assert m.n[20] == 3
     rows = m.confusion[20]
-    assert np.allclose(np.diag(rows), rows[0, 0]) and np.allclose(rows.sum(axis=1), 1.0)
+    assert np.allclose(np.diag(rows), rows[0, 0])
+    assert np.allclose(rows.sum(axis=1), 1.0)
     assert m.high[20] - m.low[20] > 0.4  # 3 judgments never give a tight interval
     assert m.high[20] > m.chance  # ... nor a flag
     assert np.all(m.high[:20] - m.low[:20] < 0.35)
@@ -156,7 +169,8 @@ def test_worker_prior_pulls_the_estimate() -> None:
                     worker_prior=prior)  # fmt: skip
     assert m.accuracy[0] < base.accuracy[0] - 0.05
     low, high = wilson_interval(m.accuracy[:1], m.n[:1] + 10.0)  # history is evidence too
-    assert m.low[0] == pytest.approx(low[0]) and m.high[0] == pytest.approx(high[0])
+    assert m.low[0] == pytest.approx(low[0])
+    assert m.high[0] == pytest.approx(high[0])
     assert np.allclose(m.accuracy[5:], base.accuracy[5:], atol=0.1)
 
 
@@ -164,10 +178,13 @@ def test_not_converged_is_reported() -> None:
     acc = np.random.default_rng(0).uniform(0.4, 0.9, 15)
     items, workers, labels, _ = _campaign(0, 200, acc, 4)
     m = dawid_skene(items, workers, labels, n_items=200, n_workers=15, n_classes=3, max_iter=1)
-    assert not m.converged and m.iterations == 1
+    assert not m.converged
+    assert m.iterations == 1
     done = dawid_skene(items, workers, labels, n_items=200, n_workers=15, n_classes=3)
-    assert done.converged and 1 < done.iterations < 100
-    assert np.isfinite(done.log_likelihood) and done.log_likelihood < 0
+    assert done.converged
+    assert 1 < done.iterations < 100
+    assert np.isfinite(done.log_likelihood)
+    assert done.log_likelihood < 0
 
 
 def test_bad_input_raises() -> None:
@@ -188,7 +205,7 @@ judgments = st.integers(2, 5).flatmap(
             st.tuples(st.integers(0, 7), st.integers(0, 5), st.integers(0, k - 1)),
             min_size=1,
             max_size=60,
-        ),  # fmt: skip
+        ),
     )
 )
 
@@ -247,7 +264,8 @@ def test_rating_model_recovers_planted_biases_and_noise() -> None:
     noise = rng.uniform(2, 20, 40)
     items, workers, x, mu = _ratings(8, 4000, bias, noise, 5)
     m = rating_model(items, workers, x, n_items=4000, n_workers=40, scale=(0, 100))
-    assert m.converged and m.n.sum() == x.size
+    assert m.converged
+    assert m.n.sum() == x.size
     n = np.bincount(workers, minlength=40)
     assert np.sum(n * m.bias) == pytest.approx(0.0, abs=1e-6)  # gauge
     centred = bias - np.sum(n * bias) / n.sum()
@@ -256,7 +274,8 @@ def test_rating_model_recovers_planted_biases_and_noise() -> None:
     assert np.mean((m.low <= noise) & (noise <= m.high)) >= 0.85  # nominal 0.95
     plain = np.bincount(items, weights=x) / np.bincount(items)
     assert np.abs(m.mean - mu - np.mean(m.mean - mu)).mean() < 0.7 * np.abs(plain - mu).mean()
-    assert np.all(m.sd > 0) and np.all(m.sd < 10)
+    assert np.all(m.sd > 0)
+    assert np.all(m.sd < 10)
 
 
 def test_rating_flags_constant_and_random_answerers_not_noisy_honest_ones() -> None:
@@ -273,7 +292,8 @@ def test_rating_flags_constant_and_random_answerers_not_noisy_honest_ones() -> N
     m = rating_model(items, workers, x, n_items=n, n_workers=8, scale=(0, 100))
     flagged = m.low > m.worker_floor_sd
     assert flagged.tolist() == [False] * 6 + [True, True]
-    assert m.bias[5] > 5 and m.chance_sd == pytest.approx(np.std(m.mean))
+    assert m.bias[5] > 5
+    assert m.chance_sd == pytest.approx(np.std(m.mean))
     assert m.floor_sd < m.chance_sd
 
 
@@ -283,9 +303,12 @@ def test_rating_gold_clamps_and_few_judgments_stay_uncertain() -> None:
     x = np.array([10.0, 12, 14, 50, 52, 54, 30, 30])
     gold = np.array([np.nan, 40.0, np.nan])
     m = rating_model(items, workers, x, n_items=3, n_workers=4, scale=(0, 100), gold=gold)
-    assert m.mean[1] == 40.0 and m.sd[1] == 0.0 and np.isnan(m.spread_p[1])
+    assert m.mean[1] == 40.0
+    assert m.sd[1] == 0.0
+    assert np.isnan(m.spread_p[1])
     assert m.bias[0] < m.bias[2]  # gold sets the gauge: everybody is high on item 1
-    assert m.noise_sd[3] >= 1.0 and m.high[3] / m.low[3] > 3  # 1 judgment: not precise
+    assert m.noise_sd[3] >= 1.0
+    assert m.high[3] / m.low[3] > 3  # 1 judgment: not precise
     free = rating_model(items, workers, x, n_items=3, n_workers=4, scale=(0, 100), bias=False)
     assert np.all(free.bias[free.n > 0] == 0.0)
     assert free.mean[1] == pytest.approx(52.0, abs=1.0)
@@ -297,16 +320,19 @@ def test_rating_ambiguous_item_has_a_small_p_value() -> None:
     items, workers, x, _ = _ratings(4, 400, np.zeros(10), noise, 6)
     x[items == 0] = np.array([0.0, 100, 5, 95, 10, 90])
     m = rating_model(items, workers, x, n_items=400, n_workers=10, scale=(0, 100))
-    assert m.spread_p[0] < 1e-6 and m.item_spread[0] > 5 * m.expected_spread[0]
+    assert m.spread_p[0] < 1e-6
+    assert m.item_spread[0] > 5 * m.expected_spread[0]
     rest = m.spread_p[1:]
-    assert 0.3 < np.mean(rest) < 0.7 and np.mean(rest < 0.05) < 0.12
+    assert 0.3 < np.mean(rest) < 0.7
+    assert np.mean(rest < 0.05) < 0.12
     assert rng is not None
 
 
 def test_rating_not_converged_is_reported() -> None:
     items, workers, x, _ = _ratings(2, 200, np.linspace(-10, 10, 12), np.linspace(2, 30, 12), 4)
     m = rating_model(items, workers, x, n_items=200, n_workers=12, scale=(0, 100), max_iter=1)
-    assert not m.converged and m.iterations == 1
+    assert not m.converged
+    assert m.iterations == 1
     with pytest.raises(ValueError, match="scale"):
         rating_model(items, workers, x, n_items=200, n_workers=12, scale=(1, 1))
 
@@ -315,7 +341,7 @@ def test_rating_not_converged_is_reported() -> None:
 @given(
     st.lists(
         st.tuples(st.integers(0, 6), st.integers(0, 4), st.floats(0, 10)), min_size=2, max_size=50
-    ),  # fmt: skip
+    ),
     st.integers(0, 2**31),
     st.floats(-50, 50),
 )
@@ -329,7 +355,8 @@ def test_rating_properties(rows: list[tuple[int, int, float]], seed: int, shift:
     assert np.all(m.noise_sd[seen] >= 0.1 - 1e-12)
     assert np.all((m.low[seen] <= m.noise_sd[seen]) & (m.noise_sd[seen] <= m.high[seen]))
     judged = np.bincount(items, minlength=7) > 0
-    assert np.all(np.isfinite(m.mean[judged])) and np.isnan(m.mean[~judged]).all()
+    assert np.all(np.isfinite(m.mean[judged]))
+    assert np.isnan(m.mean[~judged]).all()
     rng = np.random.default_rng(seed)
     pw, pi, order = rng.permutation(5), rng.permutation(7), rng.permutation(len(rows))
     p = rating_model(pi[items][order], pw[workers][order], x[order], **kw)  # type: ignore[arg-type]
@@ -365,19 +392,24 @@ def test_multilabel_recovers_truth_and_flags_spammers() -> None:
     quality = np.array([0.9] * 8 + [0.75, -1.0, 0.0])
     items, workers, j, c, truth = _multilabel(6, 1500, quality, 5)
     m = multilabel_model(items, workers, j, c, n_items=1501, n_workers=11, n_options=5)
-    assert m.converged and m.posterior.shape == (1501, 5)
+    assert m.converged
+    assert m.posterior.shape == (1501, 5)
     assert np.mean((m.posterior[:1500] > 0.5) == truth) > 0.97
     assert np.allclose(m.posterior[1500], m.prior)  # unjudged
     assert m.prior == pytest.approx(truth.mean(axis=0), abs=0.03)
-    assert np.abs(m.accuracy[:8] - 0.9).max() < 0.03 and m.accuracy[8] == pytest.approx(
-        0.75, abs=0.04
-    )
-    assert m.chance == 0.5 and m.floor == pytest.approx(0.6)
-    assert m.accuracy[9] == pytest.approx(0.5, abs=0.05) and m.accuracy[10] < 0.55
-    assert np.all(m.low[:9] > m.floor) and m.high[9] < m.floor and m.high[10] < m.floor
+    assert np.abs(m.accuracy[:8] - 0.9).max() < 0.03
+    assert m.accuracy[8] == pytest.approx(0.75, abs=0.04)
+    assert m.chance == 0.5
+    assert m.floor == pytest.approx(0.6)
+    assert m.accuracy[9] == pytest.approx(0.5, abs=0.05)
+    assert m.accuracy[10] < 0.55
+    assert np.all(m.low[:9] > m.floor)
+    assert m.high[9] < m.floor
+    assert m.high[10] < m.floor
     one = multilabel_model(items, workers, j, c, n_items=1501, n_workers=11, n_options=5,
                            max_iter=1)  # fmt: skip
-    assert not one.converged and one.iterations == 1
+    assert not one.converged
+    assert one.iterations == 1
 
 
 @settings(max_examples=examples(30), deadline=None)
@@ -386,7 +418,7 @@ def test_multilabel_recovers_truth_and_flags_spammers() -> None:
         st.tuples(st.integers(0, 5), st.integers(0, 3), st.sets(st.integers(0, 3))),
         min_size=1,
         max_size=40,
-    ),  # fmt: skip
+    ),
     st.integers(0, 2**31),
 )
 def test_multilabel_properties(rows: list[tuple[int, int, set[int]]], seed: int) -> None:
@@ -411,16 +443,23 @@ def test_multilabel_properties(rows: list[tuple[int, int, set[int]]], seed: int)
 def test_empty_and_tiny_campaigns() -> None:
     e = np.array([], dtype=np.int64)
     m = dawid_skene(e, e, e, n_items=3, n_workers=2, n_classes=2)
-    assert m.converged and m.labels.tolist() == [-1, -1, -1] and np.isnan(m.accuracy).all()
+    assert m.converged
+    assert m.labels.tolist() == [-1, -1, -1]
+    assert np.isnan(m.accuracy).all()
     assert np.allclose(m.posterior, 0.5)
     one = dawid_skene([0, 1], [0, 0], [0, 0], n_items=2, n_workers=1, n_classes=1)
-    assert one.labels.tolist() == [0, 0] and one.accuracy[0] == pytest.approx(1.0)
+    assert one.labels.tolist() == [0, 0]
+    assert one.accuracy[0] == pytest.approx(1.0)
     r = rating_model(e, e, np.array([]), n_items=2, n_workers=2, scale=(0, 10))
-    assert np.isnan(r.mean).all() and np.isnan(r.noise_sd).all()
+    assert np.isnan(r.mean).all()
+    assert np.isnan(r.noise_sd).all()
     r = rating_model([0], [0], [3.0], n_items=1, n_workers=1, scale=(0, 10))
-    assert r.mean[0] == 3.0 and not r.low[0] > r.worker_floor_sd[0]  # one judgment: no flag
+    assert r.mean[0] == 3.0
+    assert not r.low[0] > r.worker_floor_sd[0]  # one judgment: no flag
     ml = multilabel_model(e, e, e, e, n_items=2, n_workers=2, n_options=3)
-    assert ml.converged and np.allclose(ml.posterior, 0.5) and np.isnan(ml.accuracy).all()
+    assert ml.converged
+    assert np.allclose(ml.posterior, 0.5)
+    assert np.isnan(ml.accuracy).all()
 
 
 def test_warm_starts_and_rating_history() -> None:
@@ -429,7 +468,8 @@ def test_warm_starts_and_rating_history() -> None:
     kw = dict(n_items=600, n_workers=20, n_classes=3)
     cold = dawid_skene(items, workers, labels, **kw)  # type: ignore[arg-type]
     warm = dawid_skene(items, workers, labels, **kw, init=cold.posterior)  # type: ignore[arg-type]
-    assert warm.converged and warm.iterations < cold.iterations
+    assert warm.converged
+    assert warm.iterations < cold.iterations
     assert np.array_equal(warm.labels, cold.labels)
     assert np.allclose(warm.accuracy, cold.accuracy, atol=1e-3)
 
@@ -446,9 +486,11 @@ def test_warm_starts_and_rating_history() -> None:
     prior[10] = 2.0
     hist = rating_model(items, workers, x, **kw2, worker_prior=prior)  # type: ignore[arg-type]
     assert base.noise_sd[10] > 5.0  # 2 judgments: pulled to the crowd's noise, never 0
-    assert hist.noise_sd[10] < 4.0 and hist.high[10] - hist.low[10] < base.high[10] - base.low[10]
+    assert hist.noise_sd[10] < 4.0
+    assert hist.high[10] - hist.low[10] < base.high[10] - base.low[10]
     again = rating_model(items, workers, x, **kw2, init=base.mean)  # type: ignore[arg-type]
-    assert again.iterations <= base.iterations and np.allclose(again.mean, base.mean, atol=1e-3)
+    assert again.iterations <= base.iterations
+    assert np.allclose(again.mean, base.mean, atol=1e-3)
 
 
 def test_skewed_classes_use_the_workers_own_chance() -> None:
@@ -487,7 +529,8 @@ def test_judgments_at_the_bounds_are_censored() -> None:
     kw = dict(n_items=n, n_workers=w, scale=(0.0, 100.0))
     cens = rating_model(items, workers, x, **kw)  # type: ignore[arg-type]
     naive = rating_model(items, workers, x, **kw, censored=False)  # type: ignore[arg-type]
-    assert cens.converged and naive.converged
+    assert cens.converged
+    assert naive.converged
     assert np.abs(cens.mean - mu).mean() < np.abs(naive.mean - mu).mean()
     free = (x > 0) & (x < 100)
     n_free = np.bincount(workers, weights=free, minlength=w)
@@ -515,7 +558,8 @@ def test_rating_gold_anchors_the_common_bias(censor: bool) -> None:
     kw = dict(n_items=n, n_workers=w, scale=(0.0, 100.0))
     plain = rating_model(items, workers, x, **kw)  # type: ignore[arg-type]
     with_gold = rating_model(items, workers, x, gold=gold, **kw)  # type: ignore[arg-type]
-    assert plain.converged and with_gold.converged
+    assert plain.converged
+    assert with_gold.converged
     err_plain = np.abs(plain.mean - mu)[other].mean()
     err_gold = np.abs(with_gold.mean - mu)[other].mean()
     assert err_gold < 0.6 * err_plain
@@ -535,17 +579,20 @@ def test_multilabel_open_set_with_rare_options_converges() -> None:
     c = np.concatenate([c, 5 + rng.integers(0, 40, stray.size)])
     kw = dict(n_items=24, n_workers=6, n_options=45)
     m = multilabel_model(items, workers, j, c, **kw)  # type: ignore[arg-type]
-    assert m.converged and m.iterations < 50
+    assert m.converged
+    assert m.iterations < 50
     votes = np.zeros((24, 45))
     np.add.at(votes, (items[j], c), 1.0)
     assert np.all(m.posterior[:, 5:][votes[:, 5:] <= 1] < 0.05)  # a word said once is not truth
     assert m.prior[5:].max() < 0.1
     assert np.mean((m.posterior[:, :5] > 0.5) == truth) > 0.9
     # the stray words (never truly present) do not water the accuracy down to the same level
-    assert m.accuracy[4] < 0.65 and np.all(m.accuracy[[0, 1, 2, 3, 5]] > m.floor)
+    assert m.accuracy[4] < 0.65
+    assert np.all(m.accuracy[[0, 1, 2, 3, 5]] > m.floor)
     # the same fixed point as a long run with a tight tolerance
     tight = multilabel_model(items, workers, j, c, **kw, tol=1e-12, max_iter=5000)  # type: ignore[arg-type]
-    assert tight.converged and np.allclose(tight.accuracy, m.accuracy, atol=1e-4)
+    assert tight.converged
+    assert np.allclose(tight.accuracy, m.accuracy, atol=1e-4)
 
 
 def test_rating_two_raters_share_their_noise_and_converge() -> None:
@@ -562,7 +609,8 @@ def test_rating_two_raters_share_their_noise_and_converge() -> None:
         + rng.normal(0, 1, 2 * n) * np.where(workers, 9, 3)
     )
     m = rating_model(items, workers, x, n_items=n, n_workers=2, scale=(0, 100), max_iter=100)
-    assert m.converged and m.iterations < 50
+    assert m.converged
+    assert m.iterations < 50
     assert m.shared_noise.tolist() == [True, True]
     assert m.noise_sd[0] == m.noise_sd[1]
     d = x[n:] - x[:n]
@@ -573,7 +621,9 @@ def test_rating_two_raters_share_their_noise_and_converge() -> None:
     gold[:8] = mu[:8]
     kw = dict(n_items=n, n_workers=2, scale=(0.0, 100.0), max_iter=500)
     g = rating_model(items, workers, x, gold=gold, **kw)  # type: ignore[arg-type]
-    assert g.converged and not g.shared_noise.any() and g.noise_sd[0] < g.noise_sd[1]
+    assert g.converged
+    assert not g.shared_noise.any()
+    assert g.noise_sd[0] < g.noise_sd[1]
 
 
 @pytest.mark.parametrize("n_workers", [3, 6, 10])
@@ -581,7 +631,9 @@ def test_rating_two_judgments_per_item_converge(n_workers: int) -> None:
     noise = np.linspace(3, 12, n_workers)
     items, workers, x, _ = _ratings(n_workers, 300, np.linspace(-5, 5, n_workers), noise, 2)
     m = rating_model(items, workers, x, n_items=300, n_workers=n_workers, scale=(0, 100))
-    assert m.converged and m.iterations < 60 and not m.shared_noise.any()
+    assert m.converged
+    assert m.iterations < 60
+    assert not m.shared_noise.any()
     assert np.corrcoef(m.noise_sd, noise)[0, 1] > 0.8
 
 
@@ -593,7 +645,8 @@ def test_dawid_skene_keeps_exact_ties_whatever_the_class_codes() -> None:
     items, workers, labels = (np.array(c) for c in zip(*rows, strict=True))
     kw = dict(n_items=3, n_workers=3, n_classes=3, min_judgments=3, tol=1e-10, max_iter=300)
     m = dawid_skene(items, workers, labels, **kw)  # type: ignore[arg-type]
-    assert m.posterior[1, 0] == m.posterior[1, 2] and m.posterior[2, 0] == m.posterior[2, 2]
+    assert m.posterior[1, 0] == m.posterior[1, 2]
+    assert m.posterior[2, 0] == m.posterior[2, 2]
     for perm in ([2, 1, 0], [1, 2, 0], [0, 2, 1]):
         pk = np.array(perm)
         r = dawid_skene(items, workers, pk[labels], **kw)  # type: ignore[arg-type]

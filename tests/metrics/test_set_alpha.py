@@ -60,7 +60,8 @@ def test_demo_campaign_against_nltk(tmp_path: Path) -> None:
     for distance, fn in (("masi", masi_distance), ("jaccard", jaccard_distance)):
         ours = set_alpha(sc, distance).alpha
         theirs = AnnotationTask(data, distance=fn).alpha()
-        assert ours is not None and abs(ours - theirs) < 0.005
+        assert ours is not None
+        assert abs(ours - theirs) < 0.005
         assert ours == pytest.approx(theirs, abs=1e-9)
 
 
@@ -74,10 +75,12 @@ def test_distances_by_hand() -> None:
 
 def test_undefined_cases_say_why() -> None:
     one = SetCounts.from_annotations([0, 1], [0, 1], [0, 1])
-    assert set_alpha(one).alpha is None and "two judgments" in (set_alpha(one).reason or "")
+    assert set_alpha(one).alpha is None
+    assert "two judgments" in (set_alpha(one).reason or "")
     same = SetCounts.from_annotations([0, 0, 1, 1], [0, 1, 2, 3], [2, 2, 2, 2])
     r = set_alpha(same, "jaccard")
-    assert r.alpha is None and "same set" in (r.reason or "")
+    assert r.alpha is None
+    assert "same set" in (r.reason or "")
     assert bootstrap_set_alpha(same, n_boot=20).interval is None
     with pytest.raises(ValueError, match="distance must be one of"):
         set_alpha(same, "dice")  # type: ignore[arg-type]
@@ -88,7 +91,9 @@ def test_bootstrap_interval_holds_the_estimate_and_is_seeded() -> None:
     sc = counts_of(case["judgments"], case["scale"]["options"])
     a = bootstrap_set_alpha(sc, "masi", n_boot=300, seed=3)
     b = bootstrap_set_alpha(sc, "masi", n_boot=300, seed=3)
-    assert a == b and a.interval is not None and a.n_defined == 300
+    assert a == b
+    assert a.interval is not None
+    assert a.n_defined == 300
     assert a.interval.low < a.estimate < a.interval.high
 
 
@@ -147,7 +152,8 @@ def test_singletons_give_nominal_alpha(c) -> None:
     sc = SetCounts.from_annotations(items, jud, opt, n_options=n_opt)
     nominal = krippendorff_alpha(ValueCounts.from_judgments(items, opt, n_values=n_opt)).alpha
     masi, jaccard = set_alpha(sc, "masi").alpha, set_alpha(sc, "jaccard").alpha
-    assert _close(masi, jaccard) and _close(masi, nominal)
+    assert _close(masi, jaccard)
+    assert _close(masi, nominal)
 
 
 @settings(max_examples=examples(30), deadline=None)
@@ -166,4 +172,5 @@ def test_a_bootstrap_replicate_is_the_alpha_of_the_resampled_items(c, distance, 
         assert ci.interval is None
     else:
         assert ci.interval is not None
-        assert abs(ci.interval.low - direct) < 1e-9 and abs(ci.interval.high - direct) < 1e-9
+        assert abs(ci.interval.low - direct) < 1e-9
+        assert abs(ci.interval.high - direct) < 1e-9

@@ -81,8 +81,11 @@ def test_golden_reversed_orientation(path: Path) -> None:
 def test_no_full_triplet_is_undefined_not_zero() -> None:
     res = transitivity([0, 0], [0, 1], [1, 2], [1, 1])
     rec = res.annotator(0)
-    assert rec.n_triplets == 0 and rec.n_pairs_judged == 2
-    assert rec.p_a is None and rec.kappa is None and rec.kappa_weak is None
+    assert rec.n_triplets == 0
+    assert rec.n_pairs_judged == 2
+    assert rec.p_a is None
+    assert rec.kappa is None
+    assert rec.kappa_weak is None
     assert "triplet" in rec.undefined.reason
 
 
@@ -160,7 +163,9 @@ def test_test_retest() -> None:
     w = [0] * 5
     res = transitivity(w, [0, 1, 0, 1, 2], [1, 0, 1, 2, 1], [1, -1, 0, 1, -1])
     rec = res.annotator(0)
-    assert rec.n_judgments == 5 and rec.n_pairs_judged == 2 and rec.n_repeated_pairs == 2
+    assert rec.n_judgments == 5
+    assert rec.n_pairs_judged == 2
+    assert rec.n_repeated_pairs == 2
     assert rec.retest_agreement == pytest.approx((1 + 1) / (3 + 1))
     assert transitivity([0], [0], [1], [1]).annotator(0).retest_agreement is None
 

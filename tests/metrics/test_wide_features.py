@@ -40,7 +40,8 @@ def test_sparse_features_give_the_dense_sums(seed: int, cut: int) -> None:
         (alpha_features(vc, "nominal"), lambda s: alpha_replicates(s, "nominal", DOMAIN)),
         (fleiss_features(vc), lambda s: fleiss_replicates(s, 2)),
     ):
-        assert sparse.issparse(features) and features.nnz <= 3 * n + items.size
+        assert sparse.issparse(features)
+        assert features.nnz <= 3 * n + items.size
         dense = features.toarray()
         wide = replicate_sums(np.arange(n), features, n_boot=40, seed=seed)
         plain = replicate_sums(np.arange(n), dense, n_boot=40, seed=seed)

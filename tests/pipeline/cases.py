@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -109,7 +110,7 @@ def incremental_runs(engine: Engine, case: dict[str, Any], settings: Any) -> lis
     cache = RunCache.from_settings(settings)
     [first] = recompute(engine, settings, cache=cache)
     runs = [first.run_id]
-    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+    for lo, hi in itertools.pairwise(cuts):
         store_case(engine, case, upto=hi, start=lo)
         if len(runs) == 2:
             cache = RunCache.from_settings(settings)

@@ -175,7 +175,8 @@ def test_pairwise_cases(path: Path, tmp_path: Path) -> None:
         t = workers[worker]["transitivity"]
         want = rec["kappa_strict"] if strict else rec["kappa_weak"]
         assert close(t["kappa"], want, case["tolerance"]), worker
-        assert t["triplets"] == rec["n_triplets"] and t["transitive"] == rec["n_transitive"]
+        assert t["triplets"] == rec["n_triplets"]
+        assert t["transitive"] == rec["n_transitive"]
         assert close(t["p_a"], rec["p_a"], case["tolerance"])
         assert math.isclose(t["p_e"], 6 / 8 if strict else 13 / 27)
 

@@ -54,8 +54,10 @@ def test_incremental_weights_equal_full_ones(engine: Engine) -> None:
     [full] = recompute(engine, SETTINGS, full=True)
     assert full.status == "ok"
     full_weights, full_detail = _latest(engine)
-    assert inc_detail["converged"] is True and full_detail["converged"] is True
-    assert inc_weights.keys() == full_weights.keys() and len(full_weights) == 8
+    assert inc_detail["converged"] is True
+    assert full_detail["converged"] is True
+    assert inc_weights.keys() == full_weights.keys()
+    assert len(full_weights) == 8
     for worker, x in full_weights.items():
         assert inc_weights[worker] == pytest.approx(x, abs=1e-12), worker
 
@@ -75,7 +77,8 @@ def test_a_run_that_does_not_converge_says_so(engine: Engine) -> None:
     [outcome] = recompute(engine, SETTINGS)
     assert outcome.status == "ok"
     _, detail = _latest(engine)
-    assert detail["converged"] is False and detail["iterations"] < 500
+    assert detail["converged"] is False
+    assert detail["iterations"] < 500
     assert detail["max_change"] > 0.01
     html = report_text(engine, "golden", "html")
     assert "An iterative measure did not converge" in html

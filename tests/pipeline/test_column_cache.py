@@ -87,7 +87,8 @@ def test_a_cold_run_takes_its_base_from_the_file(
     runs = _increments(engine, case, settings, [0.9, 0.93])
     snap, last = _snapshot(engine, tmp_path)
     assert last.id == runs[-1]
-    assert snap.path is not None and snap.path.is_file()
+    assert snap.path is not None
+    assert snap.path.is_file()
     assert_same_columns(snap.read(last), _store_columns(engine, last.id))
 
     def no_store(*args: object, **kwargs: object) -> list[Column]:
@@ -200,7 +201,8 @@ def test_a_run_that_failed_leaves_no_file_claiming_it(
     monkeypatch.undo()
     snap, last = _snapshot(engine, cache)
     assert last.id == first
-    assert snap.path is not None and snap.path.read_bytes() == before
+    assert snap.path is not None
+    assert snap.path.read_bytes() == before
     assert sorted(cache.iterdir()) == sorted(cache.glob("*.npz"))  # no temporary file left
     assert_same_columns(snap.read(last), _store_columns(engine, first))
 

@@ -109,7 +109,9 @@ def test_the_warm_start_kept_in_memory_is_the_stored_one(engine: Engine) -> None
         monkey.setattr(cache_module, "run_states", _no_read)
         warm = scheduler.warm(s, info, last, scheduler.base(s, info, last, full=False), full=False)
         monkey.undo()
-    assert warm is not None and warm.watermark == last.watermark and last.id == first.run_id
+    assert warm is not None
+    assert warm.watermark == last.watermark
+    assert last.id == first.run_id
     [kept] = recompute(engine, SETTINGS, cache=scheduler)
     with transaction(engine) as s:
         warm = [v for v in run_values(s, kept.run_id) if v.scope != "item"]

@@ -40,7 +40,8 @@ def test_columns_expand_to_the_single_values(engine: Engine, name: str) -> None:
     values, columns = out.values, out.columns
     flat = measure(Coded(info, arrays), Params.of(SETTINGS, info.kind, columnar=frozenset()))
     single, none = flat.values, flat.columns
-    assert none == [] and {c.scope for c in columns} == {"item"}
+    assert none == []
+    assert {c.scope for c in columns} == {"item"}
     expanded = values + [v for c in columns for v in c.expand()]
     assert sorted(expanded, key=_key) == sorted(single, key=_key)
     assert any(v.detail and "answers" in v.detail for v in expanded)

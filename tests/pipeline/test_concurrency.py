@@ -14,6 +14,7 @@ TEMPLATE``).
 from __future__ import annotations
 
 import csv
+import itertools
 import os
 import re
 import signal
@@ -356,8 +357,9 @@ def test_two_full_recomputes_never_compute_at_once(db: Db, procs: Processes) -> 
             assert result.returncode == 0, str(result)
             lines = run_lines(result)
             if lines:
-                [(run_id, n_new, n)] = lines
-                assert n == N_FIRST and result.out.count("\n") == 1, str(result)
+                [(run_id, _n_new, n)] = lines
+                assert n == N_FIRST, str(result)
+                assert result.out.count("\n") == 1, str(result)
                 printed.add(run_id)
                 n_ok_round += 1
             else:
@@ -371,8 +373,9 @@ def test_two_full_recomputes_never_compute_at_once(db: Db, procs: Processes) -> 
     assert len(runs) == 2 * rounds - n_busy
     assert {r.n_judgments for r in runs} == {N_FIRST}
     spans = sorted((r.started_at, r.finished_at, r.id) for r in runs)
-    for (s1, f1, id1), (s2, f2, id2) in zip(spans, spans[1:], strict=False):
-        assert s1 < f1 and s2 < f2
+    for (s1, f1, id1), (s2, f2, id2) in itertools.pairwise(spans):
+        assert s1 < f1
+        assert s2 < f2
         assert f1 < s2, f"runs {id1} [{s1}, {f1}] and {id2} [{s2}, {f2}] overlap"
     # Without a collision the test proved nothing (two runs one after the other never overlap).
     assert n_busy >= 1, f"{rounds} rounds of two processes started together: nobody was busy"
@@ -440,9 +443,11 @@ def test_ingest_during_recomputes_is_neither_missed_nor_counted_twice(
     top = db.scalar("SELECT max(id) FROM judgments WHERE campaign_id = :c", c=db.campaign_id)
 
     runs = db.runs()
-    assert runs and [r.status for r in runs] == ["ok"] * len(runs)
+    assert runs
+    assert [r.status for r in runs] == ["ok"] * len(runs)
     latest = runs[-1]
-    assert latest.n_judgments == total and latest.watermark == top
+    assert latest.n_judgments == total
+    assert latest.watermark == top
     history = [r.n_judgments for r in runs]
     assert set(history) <= {N_FIRST, total}, f"a run saw part of the ingest: {history}"
     assert history == sorted(history)
@@ -501,7 +506,8 @@ def test_recompute_killed_mid_way_keeps_the_previous_run(db: Db, procs: Processe
 
     after = procs.ok(db.url, "recompute", "--full", "--campaign", CAMPAIGN)
     [(new_id, _, n)] = run_lines(after)
-    assert new_id > previous_id and n == N_FIRST
+    assert new_id > previous_id
+    assert n == N_FIRST
     latest = db.latest_ok()
     assert (latest.id, latest.n_judgments) == (new_id, N_FIRST)
     assert [r.status for r in db.runs()] == ["ok", "ok"]
@@ -621,5 +627,6 @@ def test_a_recompute_waiting_too_long_says_on_what(db: Db, procs: Processes) -> 
     ), str(result)
     assert "timed out" not in result.out + result.err
     [run] = db.runs()
-    assert run.status == "failed" and run.started_at <= run.finished_at
+    assert run.status == "failed"
+    assert run.started_at <= run.finished_at
     assert db.scalar("SELECT error FROM metric_runs WHERE id = :i", i=run.id) == error

@@ -127,9 +127,13 @@ def test_the_drift_budget_sends_a_run_over_every_item(engine: Engine) -> None:
     # the drift so far is the whole budget: any move spends it, so the run iterates over
     # every item, from the local update's scores, and starts a new budget
     detail, after = run(n - 20, n - 40, drift)
-    assert "local_units" not in detail and detail["warm_start"] and after == 0.0
+    assert "local_units" not in detail
+    assert detail["warm_start"]
+    assert after == 0.0
     detail, after = run(n, n - 20, 1.0)
-    assert detail["local_units"] > 0 and after == pytest.approx(detail["drift"]) and after > 0
+    assert detail["local_units"] > 0
+    assert after == pytest.approx(detail["drift"])
+    assert after > 0
 
 
 @pytest.mark.parametrize("drift", [0.0])  # a negative budget is refused by the settings
@@ -138,7 +142,8 @@ def test_no_budget_no_local_update(engine: Engine, drift: float) -> None:
     n = len(case["judgments"])
     runs = _increments(engine, case, SETTINGS.replace(crowdtruth_drift=drift), [n - 60, n - 40])
     detail = runs[1][0][("campaign", "golden", "crowdtruth_iterations")].detail
-    assert detail["warm_start"] and "local_units" not in detail
+    assert detail["warm_start"]
+    assert "local_units" not in detail
 
 
 def test_a_new_state_is_needed(engine: Engine) -> None:

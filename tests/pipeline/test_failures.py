@@ -73,7 +73,8 @@ def test_a_failing_campaign_is_recorded_and_the_others_run(
     assert sorted(r[:2] for r in runs if r[1] == "ok") == [("first", "ok"), ("last", "ok")]
     with transaction(engine) as s:
         failed = s.scalars(select(MetricRun).where(MetricRun.status == "failed")).one()
-        assert failed.watermark > 0 and failed.finished_at is not None
+        assert failed.watermark > 0
+        assert failed.finished_at is not None
     # fixed: the next incremental recompute runs it (a failed run is never the latest)
     monkeypatch.undo()
     outcomes = recompute(engine, SETTINGS)
@@ -95,7 +96,8 @@ def test_recompute_command_goes_on_and_exits_1(
     out, err = capsys.readouterr()
     lines = sorted(out.splitlines())
     assert lines[0] == "broken: failed: ValueError: year 0 is out of range"
-    assert lines[1].startswith("first: run ") and lines[2].startswith("last: run ")
+    assert lines[1].startswith("first: run ")
+    assert lines[2].startswith("last: run ")
     assert err.splitlines() == [
         "monitor: error: 1 of 3 campaigns failed: broken (the other campaigns were recomputed)",
         "hint: each failure is recorded on the campaign's run; fix the cause and run "
@@ -153,7 +155,8 @@ def test_year_one_and_offsets_load_on_both_backends(engine: Engine) -> None:
     with transaction(engine) as s:
         epochs = _judgment_numbers(s, get_campaign(s, "labels").id, None)["epoch"]
         prefs = load_arrays(s, get_campaign(s, "prefs"))
-    assert epochs[0] == -62135596800.0 and epochs[1] == 253402300799.0
+    assert epochs[0] == -62135596800.0
+    assert epochs[1] == 253402300799.0
     assert prefs.order[0] == 0  # the year 1 comes first in time
 
 
@@ -176,7 +179,8 @@ def test_times_are_utc_whatever_the_local_zone(
         monkeypatch.undo()
         time.tzset()
     assert epochs[0] == datetime(2026, 1, 1, tzinfo=UTC).timestamp() == 1767225600.0
-    assert stored == moment and stored.utcoffset() == timedelta(0)
+    assert stored == moment
+    assert stored.utcoffset() == timedelta(0)
 
 
 @pytest.mark.parametrize("part", ["codetermination", "model"])
@@ -208,7 +212,8 @@ def test_an_error_in_the_second_thread_fails_the_run(
     else:
         monkeypatch.setattr(agreement.ag, "codetermination", broken)
     [outcome] = recompute(engine, SETTINGS)
-    assert outcome.status == "failed" and f"{part} broke" in outcome.message
+    assert outcome.status == "failed"
+    assert f"{part} broke" in outcome.message
     assert _runs(engine)[-1] == ("r", "failed", f"FloatingPointError: {part} broke")
     with transaction(engine) as s:
         assert run_module.latest_run(s, get_campaign(s, "r").id).n_judgments == len(rows)

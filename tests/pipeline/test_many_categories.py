@@ -23,15 +23,19 @@ def test_more_categories_than_the_setting_take_the_one_coin_model(engine: Engine
     assert outcome.status == "ok"
     values, flags = latest(engine)
     it = values[("campaign", "golden", "model_iterations")]
-    assert it.detail["model"] == "one_coin_dawid_skene" and it.detail["converged"] is True
+    assert it.detail["model"] == "one_coin_dawid_skene"
+    assert it.detail["converged"] is True
     chance = values[("campaign", "golden", "model_chance")]
     assert "3 categories, more than model_max_categories (2)" in chance.detail["reason"]
     with transaction(engine) as s:
         run = latest_run(s, get_campaign(s, "golden").id)
-    assert run is not None and run.parameters["model"]["name"] == "one_coin_dawid_skene"
+    assert run is not None
+    assert run.parameters["model"]["name"] == "one_coin_dawid_skene"
     assert "one-coin" in run.parameters["model"]["reason"]
     acc = values[("worker", "h0", "model_accuracy")]
-    assert acc.n == 150 and acc.low < acc.value < acc.high and acc.value > 0.7
+    assert acc.n == 150
+    assert acc.low < acc.value < acc.high
+    assert acc.value > 0.7
     labels = [values[("item", f"i{i}", "model_label")] for i in range(150)]
     assert all(set(v.detail["posterior"]) <= set(CATS) for v in labels)
     best = [max(v.detail["posterior"], key=v.detail["posterior"].get) for v in labels]
@@ -110,5 +114,7 @@ def test_bootstrap_intervals_of_many_categories_incremental_as_full(engine: Engi
     full, _ = latest(engine)
     for metric in ("krippendorff_alpha", "fleiss_kappa"):
         a, b = incremental[("campaign", "golden", metric)], full[("campaign", "golden", metric)]
-        assert a.low is not None and a.high is not None and a.low < a.value < a.high
+        assert a.low is not None
+        assert a.high is not None
+        assert a.low < a.value < a.high
         assert (a.value, a.low, a.high) == pytest.approx((b.value, b.low, b.high), abs=1e-9)

@@ -66,7 +66,8 @@ def test_a_few_new_judgments_update_the_model_locally(engine: Engine, tmp_path: 
     _ingest(engine, tmp_path, base, 0, "m")
     recompute(engine, SETTINGS)
     first, _, states = _model(engine, "m")
-    assert "update" not in first and {LOCAL_STATE, LOCAL_JACOBIAN} <= states.keys()
+    assert "update" not in first
+    assert {LOCAL_STATE, LOCAL_JACOBIAN} <= states.keys()
     n = len(base)
     increments = [
         _ratings(range(2000, 2020), seed=2),  # new items

@@ -41,7 +41,8 @@ def test_an_incremental_phi_reuses_the_grid_and_reads_as_a_full_one(engine: Engi
     full_values, full_grid = _phi(engine, full.run_id)
     np.testing.assert_array_equal(inc_grid.u, first_grid.u)  # reused
     assert not np.array_equal(full_grid.u, first_grid.u)  # searched again
-    assert inc_values.keys() == full_values.keys() and len(inc_values) > 100
+    assert inc_values.keys() == full_values.keys()
+    assert len(inc_values) > 100
     for key, v in full_values.items():
         w = inc_values[key]
         for f in ("value", "low", "high"):

@@ -118,7 +118,8 @@ def test_nothing_new_means_nothing_done(engine: Engine) -> None:
     store_case(engine, load(GOLDEN / "cases" / "rating_small_complete.json"))
     assert [o.status for o in recompute(engine, SETTINGS)] == ["ok"]
     [again] = recompute(engine, SETTINGS)
-    assert again.status == "up_to_date" and "nothing new" in again.message
+    assert again.status == "up_to_date"
+    assert "nothing new" in again.message
     assert [o.status for o in recompute(engine, SETTINGS, full=True)] == ["ok"]
 
 
@@ -132,7 +133,8 @@ def test_incremental_equals_full(engine: Engine, db_url: str, tmp_path, name: st
     recompute(engine, SETTINGS)
     store_case(engine, case, start=half)
     [inc] = recompute(engine, SETTINGS)
-    assert inc.status == "ok" and inc.n_new == len(case["judgments"]) - half
+    assert inc.status == "ok"
+    assert inc.n_new == len(case["judgments"]) - half
     incremental = values_of(engine)
     recompute(engine, SETTINGS, full=True)
     full, sds = values_of(engine), sds_of(engine)
@@ -174,14 +176,16 @@ def test_crash_keeps_previous_run(engine: Engine, monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(run_module, "save_run", boom)
     [failed] = recompute(engine, SETTINGS)
-    assert failed.status == "failed" and failed.message == "failed: RuntimeError: killed mid-way"
+    assert failed.status == "failed"
+    assert failed.message == "failed: RuntimeError: killed mid-way"
     assert values_of(engine) == before
     with transaction(engine) as s:
         runs = s.execute(select(MetricRun.status, MetricRun.error).order_by(MetricRun.id)).all()
     assert [tuple(r) for r in runs] == [("ok", None), ("failed", "RuntimeError: killed mid-way")]
     monkeypatch.undo()
     [outcome] = recompute(engine, SETTINGS)
-    assert outcome.status == "ok" and outcome.n_judgments == len(case["judgments"])
+    assert outcome.status == "ok"
+    assert outcome.n_judgments == len(case["judgments"])
 
 
 def test_lock_is_exclusive(engine: Engine) -> None:
@@ -236,9 +240,11 @@ def test_incremental_interval_updates_the_last_runs_replicates(
     incremental = intervals_of(engine)
     recompute(engine, SETTINGS, full=True)
     full = intervals_of(engine)
-    assert incremental.keys() == full.keys() and any(v[0] is not None for v in full.values())
+    assert incremental.keys() == full.keys()
+    assert any(v[0] is not None for v in full.values())
     for key, (lo, hi) in full.items():
-        assert _close(incremental[key][0], lo, 1e-9) and _close(incremental[key][1], hi, 1e-9)
+        assert _close(incremental[key][0], lo, 1e-9)
+        assert _close(incremental[key][1], hi, 1e-9)
 
 
 def intervals_of(engine: Engine) -> dict[str, tuple[float | None, float | None]]:
@@ -263,9 +269,11 @@ def test_old_runs_keep_campaign_values_but_not_item_columns(engine: Engine) -> N
         flagged = {(f.run_id, f.scope) for f in s.scalars(select(Flag))}
         oldest = run_values(s, runs[0])
         newest = run_values(s, runs[2])
-    assert {(r, "item") for r in runs[1:]} <= flagged and (runs[0], "item") not in flagged
+    assert {(r, "item") for r in runs[1:]} <= flagged
+    assert (runs[0], "item") not in flagged
     assert (runs[0], "worker") in flagged
-    assert kept == set(runs[1:]) and states == set(runs[1:])
+    assert kept == set(runs[1:])
+    assert states == set(runs[1:])
     assert {v.scope for v in oldest} == {"campaign", "worker", "annotation"}
     assert "item" in {v.scope for v in newest}
     alpha = {v.metric: v.value for v in oldest if v.scope == "campaign"}
@@ -292,7 +300,8 @@ def test_preference_accuracy_is_the_share_along_the_true_order(engine: Engine) -
         chance = got[(w, "model_worker_chance")].value
         assert chance == pytest.approx(0.5 * strict / len(mine))
         acc = got[(w, "model_accuracy")]
-        assert acc.low is not None and acc.high is not None
+        assert acc.low is not None
+        assert acc.high is not None
         # at most the expected strict share, (strict + 1/2) / (n + 1)
         assert acc.low <= acc.value <= (strict + 0.5) / (len(mine) + 1) + 1e-9
         assert acc.value <= acc.high
@@ -300,4 +309,5 @@ def test_preference_accuracy_is_the_share_along_the_true_order(engine: Engine) -
     bad = [got[(w, "model_accuracy")].value for w, k in kinds.items() if k != "good"]
     assert min(good) > max(bad)
     adversary = got[("a05", "model_accuracy")]
-    assert adversary.high is not None and adversary.high < got[("a05", "model_worker_chance")].value
+    assert adversary.high is not None
+    assert adversary.high < got[("a05", "model_worker_chance")].value

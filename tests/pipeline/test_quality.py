@@ -77,15 +77,20 @@ def test_labels_store_the_model_and_flag_the_bad_workers(engine: Engine) -> None
     assert outcome.status == "ok"
     values, flags = latest(engine)
     it = values[("campaign", "golden", "model_iterations")]
-    assert it.detail["model"] == "dawid_skene" and it.detail["converged"] is True
+    assert it.detail["model"] == "dawid_skene"
+    assert it.detail["converged"] is True
     chance = values[("campaign", "golden", "model_chance")]
-    assert 0.3 <= chance.value <= 0.5 and chance.detail["measure"] == "accuracy"
+    assert 0.3 <= chance.value <= 0.5
+    assert chance.detail["measure"] == "accuracy"
     acc = values[("worker", "h0", "model_accuracy")]
-    assert acc.n == 150 and acc.low < acc.value < acc.high and acc.value > 0.7
+    assert acc.n == 150
+    assert acc.low < acc.value < acc.high
+    assert acc.value > 0.7
     assert values[("worker", "h0", "model_weight")].value > 0.5
     assert values[("worker", "const", "model_weight")].value < 0.2
     label = values[("item", "i0", "model_label")]
-    assert label.n == 8 and 0 < label.value <= 1
+    assert label.n == 8
+    assert 0 < label.value <= 1
     assert set(label.detail["posterior"]) <= set(CATS)
     assert max(label.detail["posterior"].values()) == pytest.approx(label.value)
     # CrowdTruth stays beside the model
@@ -93,9 +98,11 @@ def test_labels_store_the_model_and_flag_the_bad_workers(engine: Engine) -> None
     assert flagged(flags, "low_quality") == {"rnd", "const"}
     [f] = [f for f in flags if f.rule == "low_quality" and f.subject == "rnd"]
     ev = f.evidence
-    assert ev["n"] == 150 and ev["interval"][1] < ev["floor"] == f.threshold
+    assert ev["n"] == 150
+    assert ev["interval"][1] < ev["floor"] == f.threshold
     assert ev["chance"] == pytest.approx(chance.value)
-    assert "accuracy" in ev["message"] and "floor" in ev["message"]
+    assert "accuracy" in ev["message"]
+    assert "floor" in ev["message"]
 
 
 def test_honest_workers_alone_are_not_flagged(engine: Engine) -> None:
@@ -113,11 +120,15 @@ def test_ratings_store_the_model_and_flag_the_bad_raters(engine: Engine) -> None
     values, flags = latest(engine)
     assert values[("campaign", "golden", "model_iterations")].detail["model"] == "rating_model"
     sd = values[("worker", "h1", "model_noise_sd")]
-    assert sd.low < sd.value < sd.high and 3 < sd.value < 10 and sd.n == 120
+    assert sd.low < sd.value < sd.high
+    assert 3 < sd.value < 10
+    assert sd.n == 120
     assert ("worker", "h1", "model_bias") in values
     mean = values[("item", "i3", "model_mean")]
-    assert mean.low < mean.value < mean.high and mean.n == 8
-    assert ("item", "i3", "model_spread") in values and ("item", "i3", "model_sd") in values
+    assert mean.low < mean.value < mean.high
+    assert mean.n == 8
+    assert ("item", "i3", "model_spread") in values
+    assert ("item", "i3", "model_sd") in values
     assert flagged(flags, "low_quality") == {"rnd", "const"}
     assert not flagged(flags, "biased") & {f"h{w}" for w in range(6)}
 
@@ -153,7 +164,8 @@ def test_gold_flags_need_evidence(engine: Engine) -> None:
     assert values[("campaign", "golden", "gold_chance")].n == 40
     assert flagged(flags, "gold_accuracy") == {"many"}
     [f] = [f for f in flags if f.rule == "gold_accuracy"]
-    assert f.evidence["n"] == 30 and "gold" in f.evidence["message"]
+    assert f.evidence["n"] == 30
+    assert "gold" in f.evidence["message"]
 
 
 def test_gold_mae_for_ratings(engine: Engine) -> None:
@@ -180,7 +192,8 @@ def test_export_keeps_a_model_that_stopped_before_converging(engine: Engine) -> 
     assert values[("campaign", "golden", "model_iterations")].detail["converged"] is False
     with transaction(engine) as s:
         rows = list(csv.DictReader(io.StringIO(export(s, "labels", "golden", "csv"))))
-    assert {r["method"] for r in rows} == {"model (not converged)"} and len(rows) == 90
+    assert {r["method"] for r in rows} == {"model (not converged)"}
+    assert len(rows) == 90
     right = sum(r["value"] == truth[int(r["item"][1:])] for r in rows)
     assert right / len(rows) > 0.95
 
@@ -193,9 +206,11 @@ def test_a_model_that_does_not_converge_withholds_its_flags(engine: Engine) -> N
     assert "model_not_converged" in outcome.line()
     values, flags = latest(engine)
     assert values[("campaign", "golden", "model_iterations")].detail["converged"] is False
-    assert not flagged(flags, "low_quality") and not flagged(flags, "ambiguous", "item")
+    assert not flagged(flags, "low_quality")
+    assert not flagged(flags, "ambiguous", "item")
     [warn] = [f for f in flags if f.rule == "model_not_converged"]
-    assert warn.scope == "campaign" and "withheld" in warn.evidence["message"]
+    assert warn.scope == "campaign"
+    assert "withheld" in warn.evidence["message"]
 
 
 def test_multilabel_model_is_stored(engine: Engine) -> None:
@@ -233,10 +248,13 @@ def test_history_across_campaigns_of_one_platform(engine: Engine) -> None:
         run = latest_run(s, info.id)
     assert set(history) == {"h0", "rnd"}
     [entry] = history["h0"]
-    assert entry.campaign == "first" and entry.kind == "label" and entry.chance is not None
+    assert entry.campaign == "first"
+    assert entry.kind == "label"
+    assert entry.chance is not None
     assert entry.measures["model_accuracy"].value > 0.7
     assert history["rnd"][0].measures["model_accuracy"].value < 0.5
-    assert run is not None and run.parameters["model"]["history_priors"] > 0
+    assert run is not None
+    assert run.parameters["model"]["history_priors"] > 0
     with transaction(engine) as s:  # a campaign of unknown platform has no history
         s.execute(update(Campaign).where(Campaign.name == "second").values(platform="none"))
     with transaction(engine) as s:
@@ -257,7 +275,8 @@ def test_export_labels_and_weights_use_the_model(engine: Engine) -> None:
     values, _ = latest(engine)
     with transaction(engine) as s:
         rows = list(csv.DictReader(io.StringIO(export(s, "labels", "golden", "csv"))))
-    assert {r["method"] for r in rows} == {"model"} and len(rows) == 90
+    assert {r["method"] for r in rows} == {"model"}
+    assert len(rows) == 90
     for r in rows:  # no one blocked: the stored posterior label and its posterior
         stored = values[("item", r["item"], "model_label")]
         post = stored.detail["posterior"]
@@ -268,7 +287,8 @@ def test_export_labels_and_weights_use_the_model(engine: Engine) -> None:
     with transaction(engine) as s:
         weights = json.loads(export(s, "weights", "golden", "json"))["weights"]
     by = {w["worker"]: w for w in weights}
-    assert by["h0"]["model_weight"] > 0.5 and by["const"]["model_weight"] < 0.2
+    assert by["h0"]["model_weight"] > 0.5
+    assert by["const"]["model_weight"] < 0.2
     assert by["h0"]["effective_weight"] == pytest.approx(by["h0"]["model_weight"])
     with transaction(engine) as s:  # blocked workers leave the model's answers
         cid = get_campaign(s, "golden").id
@@ -294,7 +314,8 @@ def test_export_ratings_use_the_posterior_mean(engine: Engine) -> None:
         labels = json.loads(export(s, "labels", "golden", "json"))["labels"]
     for r in labels:
         mean = values[("item", r["item"], "model_mean")].value
-        assert r["method"] == "model" and r["value"] == pytest.approx(mean, abs=1e-3)
+        assert r["method"] == "model"
+        assert r["value"] == pytest.approx(mean, abs=1e-3)
         assert r["confidence"] == pytest.approx(
             values[("item", r["item"], "model_sd")].value, abs=1e-3
         )
@@ -360,13 +381,15 @@ def test_a_rating_model_no_better_than_the_mean_falls_back_in_the_export(engine:
     recompute(engine, SETTINGS)
     values, flags = latest(engine)
     fb = values[("campaign", "golden", "model_fallback")]
-    assert fb.value == 1.0 and fb.detail["model_mse"] >= fb.detail["plain_mse"] * (1 - 1e-6)
+    assert fb.value == 1.0
+    assert fb.detail["model_mse"] >= fb.detail["plain_mse"] * (1 - 1e-6)
     [flag] = [f for f in flags if f.rule == "model_fallback"]
     assert "no better than the plain mean" in flag.evidence["message"]
     with transaction(engine) as s:
         labels = json.loads(export(s, "labels", "golden", "json"))["labels"]
     plain = np.bincount(items, weights=x, minlength=60) / 6
-    assert {r["method"] for r in labels} == {FALLBACK_METHOD} and len(labels) == 60
+    assert {r["method"] for r in labels} == {FALLBACK_METHOD}
+    assert len(labels) == 60
     for r in labels:
         assert r["value"] == pytest.approx(plain[int(r["item"][1:])])
 
@@ -376,6 +399,8 @@ def test_a_rating_model_better_than_the_mean_keeps_it(engine: Engine) -> None:
     recompute(engine, SETTINGS)
     values, flags = latest(engine)
     fb = values[("campaign", "golden", "model_fallback")]
-    assert fb.value == 0.0 and fb.detail["model_mse"] < fb.detail["plain_mse"]
-    assert fb.detail["diff_se"] > 0 and "standard error of the difference" in fb.detail["message"]
+    assert fb.value == 0.0
+    assert fb.detail["model_mse"] < fb.detail["plain_mse"]
+    assert fb.detail["diff_se"] > 0
+    assert "standard error of the difference" in fb.detail["message"]
     assert not [f for f in flags if f.rule == "model_fallback"]

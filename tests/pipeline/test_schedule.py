@@ -27,11 +27,11 @@ def test_jobs_are_single_instance_and_coalesced(tmp_path: Path) -> None:
     jobs = {job.id: job for job in scheduler.get_jobs()}
     assert set(jobs) == {"incremental", "nightly"}
     for job in jobs.values():
-        assert job.max_instances == 1 and job.coalesce
+        assert job.max_instances == 1
+        assert job.coalesce
     assert jobs["incremental"].trigger.interval.total_seconds() == 7 * 60
-    assert "hour='3'" in str(jobs["nightly"].trigger) and "minute='15'" in str(
-        jobs["nightly"].trigger
-    )
+    assert "hour='3'" in str(jobs["nightly"].trigger)
+    assert "minute='15'" in str(jobs["nightly"].trigger)
     engine.dispose()
 
 

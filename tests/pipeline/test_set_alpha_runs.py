@@ -52,10 +52,13 @@ def test_the_multilabel_verdict_reads_set_alpha(engine: Engine) -> None:
     recompute(engine, SETTINGS)
     with transaction(engine) as s:
         doc = build_document(s, "golden")
-    assert doc["verdict"]["level"] == "unreliable" and doc["verdict"]["alpha"] is not None
-    assert doc["agreement"]["level"] == "masi" and doc["agreement"]["krippendorff_alpha_ci"]
+    assert doc["verdict"]["level"] == "unreliable"
+    assert doc["verdict"]["alpha"] is not None
+    assert doc["agreement"]["level"] == "masi"
+    assert doc["agreement"]["krippendorff_alpha_ci"]
     [alpha] = build_view(doc)["agreement_rows"]  # the coefficients of identical answers: out
-    assert "MASI distance" in alpha["meaning"] and "not shown" in alpha["meaning"]
+    assert "MASI distance" in alpha["meaning"]
+    assert "not shown" in alpha["meaning"]
     assert alpha["n"] == f"{alpha_of(engine)['n']:,} pairable values"
 
 
@@ -87,7 +90,8 @@ def test_an_incremental_run_gives_the_full_runs_alpha(engine: Engine) -> None:
     first = alpha_of(engine)["value"]
     store_case(engine, case, start=half)
     [inc] = recompute(engine, SETTINGS)
-    assert inc.status == "ok" and inc.n_new == len(case["judgments"]) - half
+    assert inc.status == "ok"
+    assert inc.n_new == len(case["judgments"]) - half
     incremental = alpha_of(engine)
     assert incremental["value"] != first
     assert incremental["value"] == pytest.approx(

@@ -3,6 +3,7 @@ to date with the judgments that arrived, and gives what counting every triangle 
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -54,7 +55,7 @@ def test_kept_triangles_brought_up_to_date_count_as_afresh(
     assert _latest(engine)[0] == "counted"
     reference = _reference(tmp_path)
     store_case(reference, case, upto=cuts[0])
-    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+    for lo, hi in itertools.pairwise(cuts):
         store_case(engine, case, upto=hi, start=lo)
         [o] = recompute(engine, SETTINGS, cache=scheduler)
         assert o.status == "ok"

@@ -159,7 +159,8 @@ return [document.documentElement.scrollWidth, page, out.slice(0, 10)];
 
 def _fits(driver: Any) -> None:
     scroll, page, wider = driver.execute_script(WIDER)
-    assert wider == [] and scroll <= page, (scroll, page, wider)
+    assert wider == [], (scroll, page, wider)
+    assert scroll <= page, (scroll, page, wider)
 
 
 def _screenshot(driver: Any, name: str, width: int) -> None:
@@ -243,7 +244,8 @@ def _sorting(driver: Any, table_id: str) -> None:
 
     heads[column].click()
     up = visible_values()
-    assert up == sorted(up) and up
+    assert up == sorted(up)
+    assert up
     heads[column].click()
     down = visible_values()
     assert down == sorted(down, reverse=True)
@@ -298,8 +300,10 @@ def test_index_links_resolve(browser: Any, demo: Path, width: int) -> None:
     raw = [browser.execute_script("return arguments[0].getAttribute('href')", a) for a in links]
     assert len(hrefs) == 2 * 5  # a report and a JSON document per campaign
     for href, relative in zip(hrefs, raw, strict=True):
-        assert "/" not in relative and not relative.startswith(("http", "javascript"))
-        assert href.startswith("file://") and Path(href[len("file://") :]).is_file(), href
+        assert "/" not in relative
+        assert not relative.startswith(("http", "javascript"))
+        assert href.startswith("file://"), href
+        assert Path(href[len("file://") :]).is_file(), href
     report = next(a for a in links if "report" in (a.get_attribute("class") or ""))
     name = report.text
     report.click()
@@ -338,4 +342,5 @@ def test_a_real_data_set_in_chromium(browser: Any, real: Path, width: int) -> No
     _open(browser, real / "rte.html", width)
     _fits(browser)
     more = browser.find_elements(By.CSS_SELECTOR, "p.more")
-    assert more and all("monitor report" in p.text or "download" in p.text for p in more)
+    assert more
+    assert all("monitor report" in p.text or "download" in p.text for p in more)

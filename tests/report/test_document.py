@@ -44,13 +44,17 @@ def test_rating_document_follows_the_contract(engine: Engine) -> None:
     assert (doc["campaign"]["n_workers"], doc["campaign"]["n_items"]) == (6, 8)
     a = doc["agreement"]
     assert set(a) >= AGREEMENT_KEYS
-    assert a["krippendorff_alpha"] == 0.62 and a["krippendorff_alpha_ci"] == [0.55, 0.7]
-    assert a["cohen_kappa"] is None and a["scott_pi"] is None
+    assert a["krippendorff_alpha"] == 0.62
+    assert a["krippendorff_alpha_ci"] == [0.55, 0.7]
+    assert a["cohen_kappa"] is None
+    assert a["scott_pi"] is None
     assert a["phi"] == {"map": 0.53, "mean": 0.52, "hpd": [0.44, 0.6], "method": "full"}
     workers = {w["worker"]: w for w in doc["workers"]}
     assert all(set(w) >= WORKER_KEYS for w in workers.values())
-    assert workers["w6"]["flags"] == ["low_quality"] and workers["w6"]["status"] == "flagged"
-    assert workers["w1"]["status"] == "ok" and workers["w1"]["transitivity"] is None
+    assert workers["w6"]["flags"] == ["low_quality"]
+    assert workers["w6"]["status"] == "flagged"
+    assert workers["w1"]["status"] == "ok"
+    assert workers["w1"]["transitivity"] is None
     assert workers["w1"]["n_judgments"] == 8
     items = {i["item"]: i for i in doc["items"]}
     assert all(set(i) >= ITEM_KEYS for i in items.values())
@@ -59,7 +63,8 @@ def test_rating_document_follows_the_contract(engine: Engine) -> None:
     assert abs(sum(items["i1"]["uas"].values()) - 1) < 1e-9
     assert doc["annotations"][0] == {"annotation": "1", "aqs": 0.7}
     assert "pairs" not in doc
-    assert doc["verdict"]["level"] == "unreliable" and doc["verdict"]["ci"] == [0.55, 0.7]
+    assert doc["verdict"]["level"] == "unreliable"
+    assert doc["verdict"]["ci"] == [0.55, 0.7]
     assert [h["krippendorff_alpha"] for h in doc["history"]] == [0.58, 0.62]
     assert any(w["rule"] == "phi_alpha_disagree" for w in doc["warnings"])
     assert all(isinstance(w["worker"], str) for w in doc["workers"])
@@ -71,7 +76,9 @@ def test_pairwise_document_has_transitivity_and_pairs(engine: Engine) -> None:
     workers = {w["worker"]: w for w in doc["workers"]}
     t = workers["p3"]["transitivity"]
     assert set(t) >= {"kappa", "p_a", "p_e", "triplets", "transitive"}
-    assert t["kappa"] == -0.2 and t["triplets"] == 4 and t["transitive"] == 1
+    assert t["kappa"] == -0.2
+    assert t["triplets"] == 4
+    assert t["transitive"] == 1
     assert workers["p3"]["flags"] == ["intransitive"]
     assert doc["agreement"]["phi"] is None
     scores = {i["item"]: i["score"] for i in doc["items"]}
@@ -110,8 +117,10 @@ def test_blocked_status_comes_from_the_store(engine: Engine) -> None:
         append_decision(s, c.id, "w6", "block", reason="spam", actor="alice")
     doc = _doc(engine, "quality")
     w6 = next(w for w in doc["workers"] if w["worker"] == "w6")
-    assert w6["status"] == "blocked" and w6["flags"] == ["low_quality"]
-    assert doc["decisions"][0]["worker"] == "w6" and doc["decisions"][0]["actor"] == "alice"
+    assert w6["status"] == "blocked"
+    assert w6["flags"] == ["low_quality"]
+    assert doc["decisions"][0]["worker"] == "w6"
+    assert doc["decisions"][0]["actor"] == "alice"
 
 
 def test_clean_and_verdict() -> None:

@@ -43,7 +43,8 @@ def test_every_report_and_its_document_linked_from_the_index(
     report = (tmp_path / "out" / report_filename("a/b")).read_text(encoding="utf-8")
     assert f'href="{report_filename("a/b", "json")}"' in report
     doc = json.loads((tmp_path / "out" / report_filename("a/b", "json")).read_text())
-    assert doc["campaign"]["name"] == "a/b" and doc["items"]
+    assert doc["campaign"]["name"] == "a/b"
+    assert doc["items"]
 
 
 def test_what_changed_since_the_last_index(engine: Engine, tmp_path: Path) -> None:
@@ -85,7 +86,8 @@ def test_a_failed_report_is_listed_and_the_others_written(
     assert written.failed == {"good": "disk on fire"}
     assert [p.name for p in written.reports] == [report_filename(XSS_ATTR)]
     html = written.index.read_text(encoding="utf-8")
-    assert "report failed" in html and "disk on fire" in html
+    assert "report failed" in html
+    assert "disk on fire" in html
     assert XSS_ATTR not in html  # the hostile name escaped
     assert "good" in read_state(tmp_path)  # kept for the next comparison
 
@@ -95,7 +97,8 @@ def test_cli_report_all(db_url: str, engine: Engine, tmp_path: Path, capsys) -> 
     out = tmp_path / "reports"
     assert main(["report", "--all", "--db", db_url, "--out", str(out)]) == 0
     assert capsys.readouterr().out.strip() == str(out / "index.html")
-    assert (out / "quality.html").is_file() and (out / "quality.json").is_file()
+    assert (out / "quality.html").is_file()
+    assert (out / "quality.json").is_file()
     assert main(["report", "--db", db_url]) == 2
     assert "name a campaign with --campaign NAME" in capsys.readouterr().err
     assert (

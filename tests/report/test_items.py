@@ -188,7 +188,8 @@ def test_golden_campaigns(engine: Engine, tmp_path: Path, case: str) -> None:
     doc = check_report(engine, "golden", tmp_path)
     assert doc["items"]
     if case.startswith("ct_open"):
-        assert doc["annotations"] and "aqs" not in doc["annotations"][0]
+        assert doc["annotations"]
+        assert "aqs" not in doc["annotations"][0]
 
 
 @pytest.fixture
@@ -211,7 +212,8 @@ def test_a_large_campaign_reads_columns_and_cuts_the_list(
 ) -> None:
     with session_factory(large)() as s:
         run = latest_run(s, get_campaign(s, "golden").id)
-        assert run is not None and len(flag_chain(s, run.id)) == 2  # flags read from a delta
+        assert run is not None
+        assert len(flag_chain(s, run.id)) == 2  # flags read from a delta
     built: list[int] = []
     rows = ItemTable.rows
 
@@ -227,7 +229,8 @@ def test_a_large_campaign_reads_columns_and_cuts_the_list(
 
     doc = check_report(large, "golden", tmp_path)
     items = doc["items"]
-    assert len(items) == 3000 and any("ambiguous" in i["flags"] for i in items)
+    assert len(items) == 3000
+    assert any("ambiguous" in i["flags"] for i in items)
     assert all(i["model_mean"] is not None for i in items)
     text = " ".join(" ".join(parse(html).text).split())
     assert "Showing 200 of 3,000 items; the other 2,800 are in the JSON document" in text
@@ -238,7 +241,8 @@ def test_a_large_campaign_reads_columns_and_cuts_the_list(
     assert f"{n_ambiguous:,} items on which" in text
     with session_factory(large)() as s:
         data = load_data(s, "golden")
-    assert data.items.columnar and len(data.items) == 3000  # the JSON from the arrays
+    assert data.items.columnar
+    assert len(data.items) == 3000  # the JSON from the arrays
 
 
 # --- the arrays' JSON text against the encoder's ------------------------------------------
@@ -273,7 +277,7 @@ def tables(draw: st.DrawFn) -> ItemTable:
                 np.array(
                     draw(st.lists(st.integers(0, 9), min_size=indices.size, max_size=indices.size)),
                     dtype=float,
-                )  # fmt: skip
+                )
                 if integral
                 else floats(indices.size)
             )

@@ -43,19 +43,25 @@ def test_document_has_the_model_gold_and_history(engine: Engine) -> None:
     two_campaigns(engine)
     doc = document(engine, "now")
     assert doc["campaign"]["platform"] == "toloka"
-    assert doc["model"]["name"] == "dawid_skene" and doc["model"]["converged"] is True
+    assert doc["model"]["name"] == "dawid_skene"
+    assert doc["model"]["converged"] is True
     by = {w["worker"]: w for w in doc["workers"]}
     h0, rnd = by["h0"], by["rnd"]
     lo, hi = h0["model_accuracy_interval"]
-    assert lo < h0["model_accuracy"] < hi and h0["gold_n"] == 10 and h0["gold_accuracy"] > 0.5
+    assert lo < h0["model_accuracy"] < hi
+    assert h0["gold_n"] == 10
+    assert h0["gold_accuracy"] > 0.5
     assert h0["wqs"] is not None  # CrowdTruth beside the model
     [hist] = h0["history"]
-    assert hist["campaign"] == "before" and hist["model_accuracy"]["value"] > 0.7
+    assert hist["campaign"] == "before"
+    assert hist["model_accuracy"]["value"] > 0.7
     assert "low_quality" in rnd["flags"]
     [ev] = [e for e in rnd["evidence"] if e["rule"] == "low_quality"]
-    assert "accuracy" in ev["message"] and "floor" in ev["message"]
+    assert "accuracy" in ev["message"]
+    assert "floor" in ev["message"]
     item = next(i for i in doc["items"] if i["item"] == "i0")
-    assert item["model_label"] in CATS and 0 < item["posterior"] <= 1
+    assert item["model_label"] in CATS
+    assert 0 < item["posterior"] <= 1
     assert item["posteriors"][item["model_label"]] == pytest.approx(item["posterior"])
 
 
@@ -77,9 +83,11 @@ def test_html_worker_table_shows_model_gold_history(engine: Engine) -> None:
         lo, hi = w["model_accuracy_interval"]
         assert row[3] == f"{w['model_accuracy']:.2f} [{lo:.2f}, {hi:.2f}]"
     text = " ".join(" ".join(page.text).split())
-    assert "accuracy 0.8" in text and "in 1 other campaign" in text  # history of an honest worker
+    assert "accuracy 0.8" in text
+    assert "in 1 other campaign" in text  # history of an honest worker
     card = " ".join(" ".join(page.cards["rnd"]).split())
-    assert "low_quality" in card and "what a random or constant answerer reaches" in card
+    assert "low_quality" in card
+    assert "what a random or constant answerer reaches" in card
     assert len(workers.rows) == len(doc["workers"])
 
 
@@ -106,11 +114,14 @@ def test_ambiguous_ratings_show_spread_against_noise(engine: Engine) -> None:
     doc = document(engine, "golden")
     split = next(i for i in doc["items"] if i["item"] == "split")
     assert "ambiguous" in split["flags"]
-    assert split["spread"] > split["expected_spread"] and split["spread_p"] < 0.01
+    assert split["spread"] > split["expected_spread"]
+    assert split["spread_p"] < 0.01
     assert split["model_mean_interval"][0] < split["model_mean"] < split["model_mean_interval"][1]
     check = doc["model"]["check"]  # the held-out check behind the exports' choice
     assert doc["model"]["fallback"] == (check["model_mse"] >= check["plain_mse"] * (1 - 1e-6))
-    assert check["diff_se"] > 0 and check["n"] > 0 and check["folds"] == 5
+    assert check["diff_se"] > 0
+    assert check["n"] > 0
+    assert check["folds"] == 5
     html = report_text(engine, "golden")
     assert f"mean squared error {check['model_mse']:.4g} against {check['plain_mse']:.4g}" in html
     ambiguous = tables(html)["ambiguous-table"]
@@ -132,7 +143,8 @@ def test_cli_workers_lists_model_gold_and_history(db_url: str, engine: Engine, c
         "history", "flags", "reason",
     ]  # fmt: skip
     h0 = next(r for r in rows if r.startswith("h0 "))
-    assert "(10)" in h0 and "other campaign" in h0
+    assert "(10)" in h0
+    assert "other campaign" in h0
     assert main(["workers", "--campaign", "now", "--db", db_url, "--json"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert {"model_accuracy", "gold_accuracy", "history", "decision", "decision_reason"} <= set(
@@ -147,7 +159,8 @@ def test_the_model_line_says_when_the_exports_fall_back_to_the_mean() -> None:
                      "fallback": True},
            "workers": [{"model_noise_sd": 3.0}], "campaign": {"n_items": 10}}  # fmt: skip
     line = _model_line(doc, 1)
-    assert line is not None and "no better than the plain mean" in line
+    assert line is not None
+    assert "no better than the plain mean" in line
     doc["model"]["fallback"] = False
     assert "plain mean" not in (_model_line(doc, 1) or "")
     # with the check's figures the line says which aggregate the exports give, and why

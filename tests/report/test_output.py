@@ -52,7 +52,8 @@ def test_symlink_to_a_regular_file_updates_the_file(
     link = tmp_path / "link.html"
     link.symlink_to(target)
     assert _report(db_url, "--out", str(link)) == 0
-    assert link.is_symlink() and target.read_text().startswith("<!doctype html>")
+    assert link.is_symlink()
+    assert target.read_text().startswith("<!doctype html>")
     assert _leftovers(tmp_path) == []
 
 
@@ -89,7 +90,8 @@ def test_dev_null_is_written_not_replaced(
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
     if out.is_symlink():
         assert os.readlink(out) == "/dev/null"
-    assert _leftovers(Path("/dev")) == [] and _leftovers(tmp_path) == []
+    assert _leftovers(Path("/dev")) == []
+    assert _leftovers(tmp_path) == []
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
@@ -113,7 +115,8 @@ def test_folder_is_a_usage_error_and_leaves_nothing(
         f"monitor: error: {folder} is a folder, not a file to write the report to",
         f"hint: name a file, e.g. {folder / 'quality.html'}",
     ]
-    assert _leftovers(tmp_path) == [] and not (tmp_path / "reports.tmp").exists()
+    assert _leftovers(tmp_path) == []
+    assert not (tmp_path / "reports.tmp").exists()
     assert list(folder.iterdir()) == []
 
 
@@ -138,7 +141,8 @@ def test_names_that_read_alike_get_different_files() -> None:
     assert safe_filename("demo-ratings_2.v1") == "demo-ratings_2.v1"
     slash, space = safe_filename("a/b"), safe_filename("a b")
     assert slash != space
-    assert re.fullmatch(r"a_b-[0-9a-f]{8}", slash) and re.fullmatch(r"a_b-[0-9a-f]{8}", space)
+    assert re.fullmatch(r"a_b-[0-9a-f]{8}", slash)
+    assert re.fullmatch(r"a_b-[0-9a-f]{8}", space)
     assert safe_filename("a/b") == slash  # stable
     assert safe_filename("../../etc/passwd").startswith("etc_passwd-")
     assert safe_filename("/").startswith("campaign-")
@@ -166,7 +170,8 @@ def test_nightly_and_report_default_agree(
     assert sorted(p.name for p in written) == sorted(
         report_filename(n) for n in ("a/b", "a b", "plain")
     )
-    assert len({p.name for p in written}) == 3 and (reports / "plain.html").is_file()
+    assert len({p.name for p in written}) == 3
+    assert (reports / "plain.html").is_file()
     for name in ("a/b", "a b"):
         before = (reports / report_filename(name)).stat().st_mtime_ns
         code = main(
@@ -213,7 +218,8 @@ def test_export_replaces_a_file_atomically_and_writes_a_fifo_in_place(
     out = tmp_path / "block.csv"
     out.write_text("old")
     assert _export_cli(db_url, str(out)) == 0
-    assert out.read_text().startswith("worker") and _leftovers(tmp_path) == []
+    assert out.read_text().startswith("worker")
+    assert _leftovers(tmp_path) == []
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     got: list[bytes] = []
@@ -221,4 +227,5 @@ def test_export_replaces_a_file_atomically_and_writes_a_fifo_in_place(
     reader.start()
     assert _export_cli(db_url, str(fifo)) == 0
     reader.join(timeout=30)
-    assert stat.S_ISFIFO(fifo.stat().st_mode) and got[0].startswith(b"worker")
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert got[0].startswith(b"worker")

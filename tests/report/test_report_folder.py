@@ -44,7 +44,8 @@ def test_file_names_never_meet_nor_take_the_index(engine: Engine, tmp_path: Path
         assert doc["campaign"]["name"] == name
     state = json.loads((tmp_path / STATE).read_text(encoding="utf-8"))
     assert sorted(s["campaign"] for s in state["campaigns"]) == sorted(names)
-    assert safe_filename("camp") == "camp" and safe_filename("Camp") != "Camp"
+    assert safe_filename("camp") == "camp"
+    assert safe_filename("Camp") != "Camp"
 
 
 @given(st.lists(st.text(min_size=1, max_size=12), max_size=12, unique=True))
@@ -65,7 +66,8 @@ def test_stems_of_a_digest_collision_take_the_whole_digest(
     )
     stems = report_stems(["a", "b", "c d"])
     assert stems == {n: real(n, 64) for n in ("a", "b", "c d")}
-    assert len(stems["a"]) == 1 + 1 + 64 and stems["c d"].startswith("c_d-")
+    assert len(stems["a"]) == 1 + 1 + 64
+    assert stems["c d"].startswith("c_d-")
 
 
 BAD_STATES = [
@@ -94,11 +96,13 @@ def test_a_bad_saved_state_is_set_aside(
         bad = json.dumps(state)
     (tmp_path / STATE).write_text(bad, encoding="utf-8")
     code = main(["report", "--all", "--db", db_url, "--out", str(tmp_path)])
-    out, err = capsys.readouterr()
+    _out, err = capsys.readouterr()
     assert code == 0
     warnings = err.splitlines()
-    assert warnings and all(w.startswith("monitor: warning: ") for w in warnings)
-    assert "set aside as index.json.invalid" in warnings[0] and "Traceback" not in err
+    assert warnings
+    assert all(w.startswith("monitor: warning: ") for w in warnings)
+    assert "set aside as index.json.invalid" in warnings[0]
+    assert "Traceback" not in err
     assert (tmp_path / (STATE + ".invalid")).read_text(encoding="utf-8") == bad
     assert sorted(read_state(tmp_path)) == ["other", "quality"]  # the new state is whole
     assert main(["report", "--all", "--db", db_url, "--out", str(tmp_path)]) == 0  # and the next
@@ -115,7 +119,8 @@ def test_a_bad_entry_is_named_and_the_good_kept(engine: Engine, tmp_path: Path) 
     warnings: list[str] = []
     kept = read_state(tmp_path, warnings)
     assert list(kept) == ["quality"]
-    assert len(warnings) == 1 and "campaign 'other': field 'flags'" in warnings[0]
+    assert len(warnings) == 1
+    assert "campaign 'other': field 'flags'" in warnings[0]
 
 
 def test_a_failed_report_is_one_line(
@@ -168,11 +173,12 @@ def test_a_full_disk_is_one_line(engine: Engine, tmp_path: Path, capsys, db_url:
     with _tmpfs(tmp_path / "small", "64k") as small:
         (small / "filler").write_bytes(b"\0" * 56 * 1024)
         code = main(["report", "--all", "--db", db_url, "--out", str(small)])
-        out, err = capsys.readouterr()
+        _out, err = capsys.readouterr()
         assert code == 1
         lines = err.splitlines()
         assert len(lines) == 1, err  # the index cannot be written either: one line, not more
-        assert "No space left on device" in lines[0] and "Traceback" not in err
+        assert "No space left on device" in lines[0]
+        assert "Traceback" not in err
         assert not [p for p in small.iterdir() if p.name.endswith(".tmp")]
 
 
@@ -204,7 +210,8 @@ def test_nothing_written_through_a_link(
     capsys.readouterr()
     for name, victim in victims.items():
         assert victim.read_text(encoding="utf-8") == "precious", name
-        assert not (folder / name).is_symlink() and (folder / name).is_file()
+        assert not (folder / name).is_symlink()
+        assert (folder / name).is_file()
     assert (
         json.loads((folder / "camp.json").read_text(encoding="utf-8"))["campaign"]["name"] == "camp"
     )

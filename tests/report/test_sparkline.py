@@ -32,7 +32,8 @@ def test_a_real_change_still_shows() -> None:
 
 def test_negative_values_use_the_lower_bound_and_mark_zero() -> None:
     svg = str(pictures.sparkline([-0.19, 0.1], title="phi", bounds=BOUNDS["phi"]))
-    assert "scale -1 to 1" in svg and "<line " in svg
+    assert "scale -1 to 1" in svg
+    assert "<line " in svg
     ys = heights(svg)
     assert 0 < ys[0] - ys[1] < 5  # 0.29 of a scale of 2 in 22 px
 

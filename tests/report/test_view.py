@@ -64,7 +64,8 @@ def test_the_todo_list_and_the_order_follow_the_decisions() -> None:
     ordered = concern_order(rows)
     assert [r["worker"] for r in ordered] == ["c", "b", "g", "d", "e", "f", "a"]
     todo = worker_todo(ordered, flags, {"b": "w-1"})
-    assert [t.subject for t in todo["block"]] == ["b"] and todo["block"][0].anchor == "w-1"
+    assert [t.subject for t in todo["block"]] == ["b"]
+    assert todo["block"][0].anchor == "w-1"
     assert todo["block"][0].reason == "why b"
     assert [t.subject for t in todo["down_weight"]] == ["g", "d"]
     assert todo["down_weight"][1].reason == "why d (weight 0.25)"
@@ -112,8 +113,12 @@ def test_why_an_item_is_ambiguous() -> None:
 
 
 def test_small_numbers_keep_their_digits() -> None:
-    assert fmt(0.0094) == "0.0094" and fmt(9e-05) == "9e-05" and fmt(0.0) == "0.00"
-    assert fmt(0.25) == "0.25" and fmt(1234.5) == "1,234.50" and fmt(None) == "—"
+    assert fmt(0.0094) == "0.0094"
+    assert fmt(9e-05) == "9e-05"
+    assert fmt(0.0) == "0.00"
+    assert fmt(0.25) == "0.25"
+    assert fmt(1234.5) == "1,234.50"
+    assert fmt(None) == "—"
 
 
 def test_columns_hold_only_measures_with_values() -> None:
@@ -168,7 +173,8 @@ def test_rank_ranges_against_a_brute_force(items: list[tuple[float, float, bool]
     b, w = _brute(score, np.where(known, lo, score), np.where(known, hi, score))
     assert best.tolist() == b
     assert worst.tolist() == w
-    assert all(best <= np.arange(1, score.size + 1)) and all(worst >= np.arange(1, score.size + 1))
+    assert all(best <= np.arange(1, score.size + 1))
+    assert all(worst >= np.arange(1, score.size + 1))
 
 
 def test_an_item_on_few_comparisons_has_an_uncertain_rank() -> None:
@@ -189,7 +195,8 @@ def test_the_top_rank_resting_on_few_comparisons_says_so(engine: Engine) -> None
     top["score"], top["score_interval"], top["n_judgments"] = 9.0, [-2.0, 20.0], 2
     scores = tables(render_html(doc))["scores-table"]
     note = scores.column("Note")[0]
-    assert "rank uncertain: anywhere in 1–4" in note and "only 2 comparisons" in note
+    assert "rank uncertain: anywhere in 1–4" in note
+    assert "only 2 comparisons" in note
 
 
 def test_phi_map_outside_its_interval_is_explained(engine: Engine) -> None:
@@ -197,7 +204,8 @@ def test_phi_map_outside_its_interval_is_explained(engine: Engine) -> None:
     doc = document(engine, "quality")
     inside = build_view(copy.deepcopy(doc))["agreement_rows"]
     [phi] = [r for r in inside if r["name"].startswith("Phi")]
-    assert "MAP 0.530." in phi["meaning"] and "outside" not in phi["meaning"]
+    assert "MAP 0.530." in phi["meaning"]
+    assert "outside" not in phi["meaning"]
     doc["agreement"]["phi"] = {**doc["agreement"]["phi"], "map": 0.677, "hpd": [0.527, 0.640]}
     [phi] = [r for r in build_view(doc)["agreement_rows"] if r["name"].startswith("Phi")]
     assert "The MAP 0.677 lies outside the interval" in phi["meaning"]
@@ -207,14 +215,17 @@ def test_phi_map_outside_its_interval_is_explained(engine: Engine) -> None:
 def test_the_verdict_gives_the_real_reason() -> None:
     sets = "not defined for multi-label sets: see the CrowdTruth unit and annotation scores"
     v = verdict(None, None, sets)
-    assert v["level"] == "undetermined" and v["text"] == f"Krippendorff's alpha is {sets}."
+    assert v["level"] == "undetermined"
+    assert v["text"] == f"Krippendorff's alpha is {sets}."
     assert "Not enough data" in verdict(None, None)["text"]
 
 
 def test_flagged_workers_are_linked_from_the_todo_list(engine: Engine) -> None:
     rating_campaign(engine)
     html = render_html(document(engine, "quality"))
-    assert 'href="#w-1"' in html and 'id="w-1"' in html and 'data-worker="w6"' in html
+    assert 'href="#w-1"' in html
+    assert 'id="w-1"' in html
+    assert 'data-worker="w6"' in html
 
 
 def test_catalog_titles_replace_nothing_the_rules_read() -> None:

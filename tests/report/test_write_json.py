@@ -26,4 +26,5 @@ def test_undefined_numbers_are_null() -> None:
     write_json(doc, f)
     assert f.getvalue() == to_json(doc)
     assert json.loads(f.getvalue()) == {**doc, "x": None}
-    assert "é" in f.getvalue() and "NaN" not in f.getvalue()
+    assert "é" in f.getvalue()
+    assert "NaN" not in f.getvalue()

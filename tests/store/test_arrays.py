@@ -62,7 +62,8 @@ def test_numbers_match_the_rows(
     }
     for name, want in expect.items():
         np.testing.assert_allclose(got[name], np.array(want), rtol=0, atol=1e-6)
-    assert np.isnan(got["epoch"]).any() and np.isnan(got["value"]).any()
+    assert np.isnan(got["epoch"]).any()
+    assert np.isnan(got["value"]).any()
 
 
 def test_empty_campaign_loads_empty_arrays(engine: Engine) -> None:
@@ -70,7 +71,8 @@ def test_empty_campaign_loads_empty_arrays(engine: Engine) -> None:
     store_case(engine, case, upto=0)
     with transaction(engine) as s:
         arrays = load_arrays(s, get_campaign(s, "golden"))
-    assert arrays.n == 0 and arrays.values.size == 0
+    assert arrays.n == 0
+    assert arrays.values.size == 0
 
 
 def _arrays(workers: list[int], items: list[int], order: list[int] | None = None) -> CampaignArrays:

@@ -94,7 +94,8 @@ def test_a_count_or_a_detail_that_changed_is_stored() -> None:
                  base.names, base.indptr, base.indices, data, True)  # fmt: skip
     _, positions, resolved = column_delta(base, cur, 0.5)
     last = int(np.flatnonzero(np.diff(base.indptr) > 0)[-1])
-    assert positions is not None and set(positions.tolist()) == {0, last}
+    assert positions is not None
+    assert set(positions.tolist()) == {0, last}
     _same(resolved, cur)
 
 
@@ -114,7 +115,9 @@ def test_what_does_not_extend_the_base_is_stored_whole(change: str) -> None:
     else:
         cur = _column([0.1, 0.2])
     stored, positions, resolved = column_delta(base, cur, 0.001)
-    assert positions is None and stored is cur and resolved is cur
+    assert positions is None
+    assert stored is cur
+    assert resolved is cur
 
 
 def test_no_base_or_a_negative_tolerance_stores_whole() -> None:
@@ -131,7 +134,8 @@ def test_encoded_delta_round_trips_and_resolves() -> None:
     meta, blob = encode(stored, positions)
     back = Column.from_bytes("item", "m", stored.subjects, meta, blob)
     pos = decode_positions(meta, blob)
-    assert pos is not None and pos.tolist() == [1, 3]
+    assert pos is not None
+    assert pos.tolist() == [1, 3]
     whole_meta, whole_blob = encode(base, None)
     assert decode_positions(whole_meta, whole_blob) is None
     _same(resolve([(base, None), (back, pos)]), resolved)

@@ -189,9 +189,12 @@ def test_round_trip_every_table(
         )
     with transaction(engine) as s:
         w2 = s.scalars(select(Worker)).one()
-        assert w2.external_id == worker and w2.platform == {"status": text_}
+        assert w2.external_id == worker
+        assert w2.platform == {"status": text_}
         j2 = s.scalars(select(Judgment)).one()
-        assert j2.value_num == value and j2.value_label == text_ and j2.payload == {"k": text_}
+        assert j2.value_num == value
+        assert j2.value_label == text_
+        assert j2.payload == {"k": text_}
         assert j2.created_at.replace(tzinfo=UTC) == now
         assert s.scalars(select(Item.external_id).order_by(Item.id)).all() == [item, item + "2"]
         assert s.scalars(select(JudgmentAnnotation.annotation)).one() == item

@@ -45,7 +45,8 @@ def _agree(engine: Engine, name: str = "golden") -> None:
     got = _counted(engine, name)
     counted = (got.n_judgments, got.max_id, got.id_sum, got.n_workers, got.n_items)
     assert counted == _scanned(engine, cid)
-    assert got.n_workers > 0 and got.n_items > 0
+    assert got.n_workers > 0
+    assert got.n_items > 0
 
 
 def _late(engine: Engine, cid: int) -> None:

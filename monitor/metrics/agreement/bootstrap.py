@@ -72,11 +72,11 @@ from monitor.metrics.agreement.sets import (
 from monitor.metrics.common import Interval, check_same_length
 
 __all__ = [
+    "LEVELS",
     "AlphaResult",
     "BootstrapCI",
     "Codetermination",
     "FleissKappa",
-    "LEVELS",
     "Level",
     "PairwiseAgreement",
     "PercentAgreement",

@@ -408,7 +408,7 @@ def _triangles(
         cw, ca, cb = np.concatenate(cw_l), np.concatenate(ca_l), np.concatenate(cb_l)
         ok = (ca != cb) & ~_member(chosen.blocked, _keys(cw, ca, cb, n_i))
         cw, ca, cb = cw[ok], ca[ok], cb[ok]
-        keys, inv, cnt = np.unique(_keys(cw, ca, cb, n_i), return_inverse=True,
+        _, inv, cnt = np.unique(_keys(cw, ca, cb, n_i), return_inverse=True,
                                    return_counts=True)  # fmt: skip
         uniq = np.unique(inv, return_index=True)[1]
         cw, ca, cb = cw[uniq], ca[uniq], cb[uniq]

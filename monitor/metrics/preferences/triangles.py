@@ -257,7 +257,7 @@ class TriangleState:
         touched = np.sort(np.concatenate([ukeys[changed_ex], fwd]))
         if not len(touched):
             return merged
-        old_w, old_tri, old_ok = self._through(ukeys[changed_ex])
+        old_w, _old_tri, old_ok = self._through(ukeys[changed_ex])
         new_w, new_tri, new_ok = merged._through(touched)
         d_tri = np.bincount(new_w, minlength=nw) - np.bincount(old_w, minlength=nw)
         d_ok = np.bincount(new_w, new_ok, nw) - np.bincount(old_w, old_ok, nw)
@@ -389,7 +389,7 @@ def triplets_per_pair(state: TriangleState) -> NDArray[np.int64]:
     judged triplets through the pair, ``sum_e t_e^2`` (``sum_e t_e = 3 x n_triplets``): how much
     the triplets share pairs, which sets the effective number of independent triplets
     (:func:`monitor.metrics.preferences.flags.kappa_interval`)."""
-    wk, p_uv, p_uw, p_vw = _all_triangles(state.keys, state.n_items)
+    _wk, p_uv, p_uw, p_vw = _all_triangles(state.keys, state.n_items)
     pos = np.concatenate([p_uv, p_uw, p_vw])
     if not len(pos):
         return np.zeros(state.n_workers, dtype=np.int64)

@@ -269,5 +269,5 @@ def hpd_of_draws(draws: NDArray, level: float = LEVEL) -> tuple[float, float]:
 def cumtrapz(y: NDArray, x: NDArray) -> NDArray:
     """Normalised cumulative trapezoid along the last axis."""
     inc = 0.5 * (y[..., 1:] + y[..., :-1]) * np.diff(x, axis=-1)
-    c = np.concatenate([np.zeros(y.shape[:-1] + (1,)), np.cumsum(inc, axis=-1)], axis=-1)
+    c = np.concatenate([np.zeros((*y.shape[:-1], 1)), np.cumsum(inc, axis=-1)], axis=-1)
     return c / c[..., -1:]

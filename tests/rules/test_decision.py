@@ -1,0 +1,128 @@
+"""Each worker's decision (``rules.decision``) at and around its thresholds."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from monitor.results import FlagRecord
+from monitor.rules.decision import WorkerDecision, decide_workers, unanimous_campaign
+from monitor.thresholds import DecisionOptions
+from tests.rules.build import T, campaign, counts, model, run, worker
+
+OPTIONS = DecisionOptions(down_weight_below=0.75, down_weight=0.5)
+PEERS = {"w2": 0.875, "w3": 0.875, "w4": 0.875}
+"""Three workers at 0.875: the crowd's median; chance 0.5, so the down-weight line is
+0.5 + 0.75 x (0.875 - 0.5) = 0.78125."""
+
+
+def _workers(w1: tuple[float, float, float], n: int = 20, **more: float) -> list:
+    value, low, high = w1
+    rows = [worker("model_accuracy", w, x, x - 0.0625, x + 0.0625, 20) for w, x in PEERS.items()]
+    rows.append(worker("model_accuracy", "w1", value, low, high, n))
+    return [*rows, *counts({"w1": n, **dict.fromkeys(PEERS, 20)})]
+
+
+def _decision(
+    values: list, flags: Sequence[FlagRecord] = (), kind: str = "label"
+) -> WorkerDecision:
+    decisions = {d.worker: d for d in decide_workers(run(kind, values), flags, T, OPTIONS)}
+    return decisions["w1"]
+
+
+@pytest.mark.parametrize(
+    ("high", "decision"), [(0.499, "block"), (0.5, "block"), (0.501, "down_weight")]
+)
+def test_block_at_chance(high: float, decision: str) -> None:
+    d = _decision([*model(0.5), *_workers((high - 0.0625, high - 0.125, high))])
+    assert d.decision == decision
+    assert d.evidence["chance"] == 0.5
+    assert d.evidence["typical"] == 0.875
+
+
+@pytest.mark.parametrize(("high", "decision"), [
+    (0.78, "down_weight"), (0.78125, "ok"), (0.782, "ok"),
+])  # fmt: skip
+def test_down_weight_below_the_line(high: float, decision: str) -> None:
+    d = _decision([*model(0.5), *_workers((high - 0.01, high - 0.02, high))])
+    assert d.decision == decision
+    if decision == "down_weight":
+        assert d.weight == 0.5  # no model weight: the setting's
+        assert "most workers are right 88%" in d.reason
+
+
+def test_down_weight_takes_the_model_weight_in_zero_one() -> None:
+    values = [*model(0.5), *_workers((0.7, 0.65, 0.75)), worker("model_weight", "w1", 0.25)]
+    assert _decision(values).weight == 0.25
+    values[-1] = worker("model_weight", "w1", 1.5)
+    assert _decision(values).weight == 0.5
+
+
+@pytest.mark.parametrize(("n", "decision"), [(9, "cannot_tell"), (10, "block"), (11, "block")])
+def test_too_few_answers_cannot_tell(n: int, decision: str) -> None:
+    d = _decision([*model(0.5), *_workers((0.375, 0.25, 0.5), n=n)])
+    assert d.decision == decision
+    assert d.evidence["n"] == n
+
+
+def test_an_interval_spanning_chance_and_the_median_cannot_tell() -> None:
+    d = _decision([*model(0.5), *_workers((0.75, 0.5, 0.9))])
+    assert d.decision == "cannot_tell"
+    assert d.reason.startswith("too little evidence")
+
+
+@pytest.mark.parametrize(("share", "decision"), [
+    (0.874, "down_weight"), (0.875, "block"), (0.876, "block"),
+])  # fmt: skip
+def test_position_bias_blocks_from_constant_share(share: float, decision: str) -> None:
+    flag = FlagRecord("worker", "w1", "position_bias", share, 0.75, {"side": "left", "n": 40})
+    d = _decision([*counts({"w1": 40})], [flag], kind="pairwise")
+    assert d.decision == decision
+    assert "left option" in d.reason
+
+
+def test_a_constant_worker_is_blocked_unless_at_the_crowds_middle() -> None:
+    flag = FlagRecord("worker", "w1", "constant", 0.95, 0.875, {"answer": "a", "n": 20})
+    assert _decision(counts({"w1": 20}), [flag]).decision == "block"
+    middle = _decision([*model(0.5), *_workers((0.875, 0.8125, 0.9375))], [flag])
+    assert middle.decision == "watch"
+
+
+@pytest.mark.parametrize(("rule", "decision"), [
+    ("low_agreement", "watch"), ("speeder", "watch"), ("intransitive", "watch"),
+    ("biased", "watch"), ("low_quality", "down_weight"),
+])  # fmt: skip
+def test_the_other_flags(rule: str, decision: str) -> None:
+    flag = FlagRecord("worker", "w1", rule, 0.5, 0.75, {"n": 20})
+    d = _decision(counts({"w1": 20}), [flag])
+    assert d.decision == decision
+    assert d.evidence["rules"] == [rule]
+
+
+@pytest.mark.parametrize(("n", "decision"), [(4, "cannot_tell"), (5, "block"), (6, "block")])
+def test_gold_at_chance_needs_min_gold_judgments(n: int, decision: str) -> None:
+    values = [campaign("gold_chance", 0.5), worker("gold_accuracy", "w1", 0.375, 0.25, 0.5, n),
+              *counts({"w1": 20})]  # fmt: skip
+    assert _decision(values).decision == decision
+
+
+def test_nothing_measured_cannot_tell_and_unanimous_campaigns_tell_nobody_apart() -> None:
+    assert _decision(counts({"w1": 20})).decision == "cannot_tell"
+    values = [campaign("distinct_answers", 1), *model(0.5), *_workers((0.375, 0.25, 0.5))]
+    assert unanimous_campaign(run("label", values))
+    assert _decision(values).decision == "cannot_tell"
+
+
+def test_a_noise_sd_is_read_smaller_is_better() -> None:
+    values = [*model(2.0, measure="noise_sd", name="rating_model"), *counts(
+        {"w1": 20, "w2": 20, "w3": 20, "w4": 20})]  # fmt: skip
+    values += [worker("model_noise_sd", w, 1.0, 0.875, 1.125, 20) for w in ("w2", "w3", "w4")]
+    at_chance = [*values, worker("model_noise_sd", "w1", 2.5, 2.0, 3.0, 20)]
+    d = _decision(at_chance, kind="rating")
+    assert d.decision == "block"
+    assert d.evidence["interval"] == [2.0, 3.0]
+    assert d.evidence["chance"] == 2.0
+    noisy = [*values, worker("model_noise_sd", "w1", 1.75, 1.5, 1.9, 20)]
+    assert _decision(noisy, kind="rating").decision == "down_weight"
+    assert "times as noisy" in _decision(noisy, kind="rating").reason
