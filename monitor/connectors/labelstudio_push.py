@@ -177,7 +177,7 @@ def _result(control: Control, kind: str, value: Any) -> list[dict[str, Any]]:  #
     if control.type in ("Rating", "Number"):
         key = control.type.lower()
         number = float(value)
-        shown: Any = int(round(number)) if control.type == "Rating" else number
+        shown: Any = round(number) if control.type == "Rating" else number
         return [{**base, "type": key, "value": {key: shown}}]
     if control.type == "Taxonomy":
         paths = value if isinstance(value, list) else [value]

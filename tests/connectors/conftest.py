@@ -78,7 +78,7 @@ def campaign(engine: Engine) -> int:
                 item_id=item.id,
                 value_label="a",
                 dedup_key=w.external_id,
-            )  # fmt: skip
+            )
             for w in workers
         )
         cid = c.id

@@ -105,7 +105,9 @@ def test_counts_follow_created_changed_and_deleted_annotations(
     assert own == {"annotations": 13, "ground_truth": 1}
     assert judgments(engine, label_campaign) == own["annotations"] - own["ground_truth"] == 12
     assert gold(engine, label_campaign) == 1
-    assert first.n_judgments == 12 and first.n_gold == 1 and first.batch_id is not None
+    assert first.n_judgments == 12
+    assert first.n_gold == 1
+    assert first.batch_id is not None
 
     changed, deleted = made[1, 1], made[2, 0]
     labelstudio.update(changed, choices("sentiment", "pos"))
@@ -118,10 +120,11 @@ def test_counts_follow_created_changed_and_deleted_annotations(
     assert own["annotations"] == 13
     assert judgments(engine, label_campaign) == own["annotations"] - own["ground_truth"]
     stored = labels(engine, label_campaign)
-    assert (
-        stored[str(changed)] == "pos" and str(deleted) not in stored and stored[str(added)] == "pos"
-    )
-    assert second.n_annotations == 2 and second.n_removed == 2  # the changed one replaced
+    assert stored[str(changed)] == "pos"
+    assert str(deleted) not in stored
+    assert stored[str(added)] == "pos"
+    assert second.n_annotations == 2
+    assert second.n_removed == 2
     assert second.n_judgments == 2
 
 
@@ -154,7 +157,8 @@ def test_the_deletion_of_a_ground_truth_takes_its_gold_value_out(
     assert gold(engine, label_campaign) == 1
     labelstudio.delete(truth)
     _pull(engine, labelstudio, pid)
-    assert gold(engine, label_campaign) == 0 and judgments(engine, label_campaign) == 1
+    assert gold(engine, label_campaign) == 0
+    assert judgments(engine, label_campaign) == 1
 
 
 def test_a_personal_access_token_is_exchanged_and_renewed(
@@ -191,7 +195,8 @@ def test_pages_keyed_on_updated_at_read_every_task_once_at_least(
     with Client(labelstudio.url, LEGACY_TOKEN, page_size=3) as client:
         pages = list(client.tasks_since(str(pid), None))
     read = [t["id"] for page in pages for t in page]
-    assert set(read) == set(tasks) and len(pages) == 2  # 3 tasks, then the third again and one more
+    assert set(read) == set(tasks)
+    assert len(pages) == 2
 
 
 def _closed_port() -> int:
@@ -257,8 +262,10 @@ def test_bad_input_is_one_line_and_stores_nothing(
             campaign,
         )
         assert got == code, said
-        assert words in said and token not in said
-        assert said.startswith("monitor: error:") and said.count("\n") == 2  # the line, the hint
+        assert words in said
+        assert token not in said
+        assert said.startswith("monitor: error:")
+        assert said.count("\n") == 2
     for campaign in ("sentiment", "stars"):
         assert judgments(engine, campaign) == batches(engine, campaign) == 0
         assert (
@@ -280,7 +287,8 @@ def test_bad_input_is_one_line_and_stores_nothing(
         "--campaign",
         "sentiment",
     )
-    assert got == 2 and "MONITOR_LABELSTUDIO_TOKEN is not set" in said
+    assert got == 2
+    assert "MONITOR_LABELSTUDIO_TOKEN is not set" in said
 
 
 def test_a_rating_project_and_a_named_control(engine: Engine, labelstudio: LabelStudio) -> None:
@@ -338,14 +346,18 @@ def test_connect_then_pull_the_recorded_source_with_a_token_file(
         "--token-file",
         str(token_file),
     )
-    assert code == 0 and LEGACY_TOKEN not in said
+    assert code == 0
+    assert LEGACY_TOKEN not in said
     with engine.connect() as c:
         stored = " ".join(str(v) for v in c.execute(text("SELECT * FROM campaign_sources")).one())
-    assert LEGACY_TOKEN not in stored and str(token_file) in stored
+    assert LEGACY_TOKEN not in stored
+    assert str(token_file) in stored
     summary = ls.pull_campaign(engine, Settings(), "sentiment")
     assert summary.n_judgments == 1
     code, said = _cli(capsys, db_url, "pull", "labelstudio", "--campaign", "sentiment")
-    assert code == 0 and "nothing new stored" in said and LEGACY_TOKEN not in said
+    assert code == 0
+    assert "nothing new stored" in said
+    assert LEGACY_TOKEN not in said
 
 
 def test_the_scheduler_pulls_every_connected_campaign_before_its_run(
@@ -370,7 +382,8 @@ def test_the_scheduler_pulls_every_connected_campaign_before_its_run(
     said = caplog.text
     assert judgments(engine, "sentiment") == 2
     assert "pull elsewhere failed: PlatformError: cannot reach Label Studio" in said
-    assert "pull sentiment: pulled project" in said and LEGACY_TOKEN not in said
+    assert "pull sentiment: pulled project" in said
+    assert LEGACY_TOKEN not in said
     with engine.connect() as c:
         runs = c.execute(text("SELECT count(*) FROM metric_runs")).scalar_one()
     assert runs >= 1  # the run came after the pull
@@ -395,7 +408,8 @@ def test_one_campaign_takes_one_project_and_a_full_pull_sees_deleted_tasks(
     full = ls.pull(
         engine, "sentiment", url=labelstudio.url, project=pid, token=LEGACY_TOKEN, full=True
     )
-    assert full.n_removed == 1 and full.batch_id is None
+    assert full.n_removed == 1
+    assert full.batch_id is None
     assert judgments(engine, label_campaign) == labelstudio.counts(pid)["annotations"] == 3
 
 
@@ -424,7 +438,8 @@ def test_a_pairwise_project_with_annotators_named_by_email(
         engine, "prefs", url=labelstudio.url, project=pid, token=LEGACY_TOKEN,
         mapping={"worker": "email"},
     )  # fmt: skip
-    assert summary.n_judgments == 3 and summary.control == "Pairwise 'preference'"
+    assert summary.n_judgments == 3
+    assert summary.control == "Pairwise 'preference'"
     with engine.connect() as c:
         rows = c.execute(
             text(

@@ -71,8 +71,10 @@ def test_push_writes_predictions_once_and_removes_only_with_apply(
     ]
     description = labelstudio.call("GET", f"/api/projects/{pid}/")["description"]
     assert description.startswith("Sentiment of tweets.\n\n" + MARK)
-    assert "pusher3@example.com" in description and "disagrees" in description
-    assert not first.to_remove and not first.removed
+    assert "pusher3@example.com" in description
+    assert "disagrees" in description
+    assert not first.to_remove
+    assert not first.removed
     members = labelstudio.call("GET", "/api/current-user/whoami")["active_organization"]
 
     def member(user: int) -> bool:
@@ -93,9 +95,11 @@ def test_push_writes_predictions_once_and_removes_only_with_apply(
             mp.setenv(k, v)
         assert main(["--db", db_url, "push", "labelstudio", "--campaign", "tweets", "--apply"]) == 0
     said = capsys.readouterr().out
-    assert "removed from the organisation: " + outlier in said and LEGACY_TOKEN not in said
+    assert "removed from the organisation: " + outlier in said
+    assert LEGACY_TOKEN not in said
     gone = labelstudio.admin.delete(f"/api/organizations/{members}/memberships/{users[3]}/")
-    assert gone.status_code == 404 and "Member not found" in gone.text
+    assert gone.status_code == 404
+    assert "Member not found" in gone.text
     assert main(["--db", db_url, "push", "labelstudio", "--campaign", "tweets", "--apply",
                  "--token-file", str(token_file)]) == 0  # fmt: skip
     assert "was removed from the organisation before" in capsys.readouterr().out

@@ -91,8 +91,12 @@ def test_one_webhook_message_and_one_email_per_run(
         smtp_port=port,
     )
     sent = notify(engine, settings, [("crowd", run)])
-    assert sent is not None and sent.webhook and sent.email and sent.errors == []
-    assert len(bodies) == 1 and list(bodies[0]) == ["text"]
+    assert sent is not None
+    assert sent.webhook
+    assert sent.email
+    assert sent.errors == []
+    assert len(bodies) == 1
+    assert list(bodies[0]) == ["text"]
     assert "P3 ok → block" in bodies[0]["text"]
     (mail,) = inbox.messages
     assert mail[0] == "monitor@example.org"
@@ -114,7 +118,9 @@ def test_a_notification_that_fails_is_reported_not_raised(
         smtp_port=free_port(),  # nobody listens
     )
     sent = notify(engine, settings, [("crowd", run)])
-    assert sent is not None and not sent.webhook and not sent.email
+    assert sent is not None
+    assert not sent.webhook
+    assert not sent.email
     assert sent.errors[0] == "notification: webhook answered 500"
     assert "ConnectionRefusedError" in sent.errors[1]
     assert all("hooksecret" not in e for e in sent.errors)

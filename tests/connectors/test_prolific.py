@@ -43,7 +43,8 @@ def test_dry_run_reads_and_sends_nothing(
 ) -> None:  # fmt: skip
     assert _push(db_url, prolific, *ALL) == 0
     out = capsys.readouterr().out
-    assert prolific.sent("POST") == [] and prolific.sent("PATCH") == []
+    assert prolific.sent("POST") == []
+    assert prolific.sent("PATCH") == []
     assert len(prolific.sent("GET")) == 2  # the submissions, two pages
     assert "dry run" in out
     assert f"would append to participant group {GROUP}: 2 participants (P1, P2)" in out
@@ -52,7 +53,8 @@ def test_dry_run_reads_and_sends_nothing(
     assert "would approve submission sub02P3 of P3" in out
     assert "P5" not in out.split("would approve")[-1].split("\n")[0]
     # P3 0.80, P4 0.50, P5 1.00 (approved before): 2.30 in all; the blocked get none
-    assert "would create a bonus payment in study" in out and "3 participants, 2.30" in out
+    assert "would create a bonus payment in study" in out
+    assert "3 participants, 2.30" in out
     assert "1 participants of study" in out  # PX is no worker of the campaign
     with transaction(engine) as s:
         assert s.scalars(select(ConnectorAction)).all() == []
@@ -80,7 +82,8 @@ def test_apply_twice_sends_each_action_once(
                       "P5": "APPROVED", "PX": "AWAITING REVIEW"}  # fmt: skip
     reject = prolific.sent("POST")[1][2]
     assert reject["rejection_category"] == "FAILED_CHECK"
-    assert len(reject["message"]) >= MIN_MESSAGE and "12 gold questions" in reject["message"]
+    assert len(reject["message"]) >= MIN_MESSAGE
+    assert "12 gold questions" in reject["message"]
     assert prolific.bulks["bulk1"]["lines"] == [["P3", "0.80"], ["P4", "0.50"], ["P5", "1.00"]]
     assert dict(prolific.paid) == {"bulk1": 1}
 
@@ -90,7 +93,8 @@ def test_apply_twice_sends_each_action_once(
     assert [(m, p) for m, p, _ in prolific.sent("POST")] == first
     assert dict(prolific.paid) == {"bulk1": 1}
     out = capsys.readouterr().out
-    assert "sent 0 requests" in out and TOKEN not in out
+    assert "sent 0 requests" in out
+    assert TOKEN not in out
     assert prolific.sent("PATCH") == []
     with transaction(engine) as s:
         rows = s.scalars(select(ConnectorAction)).all()
@@ -110,14 +114,19 @@ def test_an_unconfirmed_pay_is_never_sent_again(
     capsys.readouterr()
     assert _push(db_url, prolific, *bonus) == 1
     out, err = capsys.readouterr()
-    assert "refused: bonus payment bulk1" in err and "--settle-pay bulk1=paid" in err
-    assert "settle them" in err and "refused" not in out
-    assert dict(prolific.paid) == {"bulk1": 1} and len(prolific.bulks) == 1
+    assert "refused: bonus payment bulk1" in err
+    assert "--settle-pay bulk1=paid" in err
+    assert "settle them" in err
+    assert "refused" not in out
+    assert dict(prolific.paid) == {"bulk1": 1}
+    assert len(prolific.bulks) == 1
     # checked in Prolific: it was not paid; pay it now, once
     assert _push(db_url, prolific, *bonus, "--settle-pay", "bulk1=unpaid") == 0
-    assert dict(prolific.paid) == {"bulk1": 2} and len(prolific.bulks) == 1
+    assert dict(prolific.paid) == {"bulk1": 2}
+    assert len(prolific.bulks) == 1
     assert _push(db_url, prolific, *bonus) == 0
-    assert dict(prolific.paid) == {"bulk1": 2} and len(prolific.bulks) == 1
+    assert dict(prolific.paid) == {"bulk1": 2}
+    assert len(prolific.bulks) == 1
 
 
 def test_a_settled_paid_payment_is_recorded_not_paid(
@@ -128,7 +137,8 @@ def test_a_settled_paid_payment_is_recorded_not_paid(
     assert _push(db_url, prolific, *bonus) == 1
     assert _push(db_url, prolific, *bonus, "--settle-pay", "bulk1=paid") == 0
     assert _push(db_url, prolific, *bonus) == 0
-    assert dict(prolific.paid) == {"bulk1": 1} and len(prolific.bulks) == 1
+    assert dict(prolific.paid) == {"bulk1": 1}
+    assert len(prolific.bulks) == 1
 
 
 def test_an_append_whose_answer_was_lost_is_sent_again(
@@ -141,7 +151,8 @@ def test_an_append_whose_answer_was_lost_is_sent_again(
     # Prolific ignores participants already in the group: the append is sent again
     assert _push(db_url, prolific, "--group", GROUP, "--apply") == 0
     assert _push(db_url, prolific, "--group", GROUP, "--apply") == 0
-    assert len(prolific.sent("POST")) == 2 and prolific.group == ["P1", "P2"]
+    assert len(prolific.sent("POST")) == 2
+    assert prolific.group == ["P1", "P2"]
 
 
 def test_a_refused_action_is_marked_failed_and_tried_again(
@@ -156,7 +167,8 @@ def test_a_refused_action_is_marked_failed_and_tried_again(
            "Submission is not awaiting review." in err  # fmt: skip
     with transaction(engine) as s:
         row = s.scalars(select(ConnectorAction).where(ConnectorAction.target == "sub02P3")).one()
-        assert row.status == "failed" and "400" in (row.error or "")
+        assert row.status == "failed"
+        assert "400" in (row.error or "")
     assert prolific.submissions["sub03P4"]["status"] == "APPROVED"  # the others went on
     assert _push(db_url, prolific, *args) == 0
     assert prolific.submissions["sub02P3"]["status"] == "APPROVED"
@@ -171,7 +183,8 @@ def test_a_wrong_token_is_one_line_exit_1_and_never_shown(
     monkeypatch.setenv("MONITOR_PROLIFIC_TOKEN", "wrong-token-xyz")
     assert _push(db_url, prolific, *ALL, "--apply") == 1
     out, err = capsys.readouterr()
-    assert "refused the token (401)" in err and "MONITOR_PROLIFIC_TOKEN" in err
+    assert "refused the token (401)" in err
+    assert "MONITOR_PROLIFIC_TOKEN" in err
     assert "wrong-token-xyz" not in out + err
     assert prolific.group == []
 

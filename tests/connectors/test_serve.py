@@ -101,7 +101,8 @@ def test_hook_without_the_secret_is_401_and_pulls_nothing(served) -> None:  # no
                        headers=headers)  # fmt: skip
         assert r.status_code == 401
     r = httpx.get(f"{url}/health")
-    assert r.status_code == 200 and r.text == "ok"
+    assert r.status_code == 200
+    assert r.text == "ok"
     assert puller.calls == []
 
 
@@ -110,13 +111,16 @@ def test_hook_triggers_the_pull_one_at_a_time_events_coalesced(served) -> None: 
     hook = f"{url}/hooks/labelstudio/crowd"
     puller.gate.clear()  # the first pull holds
     r = httpx.post(hook, json=_event("ANNOTATION_CREATED"), headers={SECRET_HEADER: HOOK})
-    assert r.status_code == 202 and r.json()["pull"] == "started"
+    assert r.status_code == 202
+    assert r.json()["pull"] == "started"
     wait_for(lambda: puller.calls == ["crowd"], "the first pull")
     for action in ("ANNOTATIONS_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED"):
         r = httpx.post(hook, json=_event(action), headers={SECRET_HEADER: HOOK})
-        assert r.status_code == 202 and r.json()["pull"] == "queued"
+        assert r.status_code == 202
+        assert r.json()["pull"] == "queued"
     r = httpx.post(hook, json=_event("PROJECT_UPDATED"), headers={SECRET_HEADER: HOOK})
-    assert r.status_code == 200 and r.json()["pull"] == "ignored"
+    assert r.status_code == 200
+    assert r.json()["pull"] == "ignored"
     # another campaign's pull runs beside it
     r = httpx.post(f"{url}/hooks/labelstudio/other", json=_event("ANNOTATION_CREATED"),
                    headers={SECRET_HEADER: HOOK})  # fmt: skip
@@ -143,9 +147,11 @@ def test_prolific_events_verified_and_deduplicated(served) -> None:  # noqa: ANN
     assert r.status_code == 401
     assert events == []
     r = httpx.post(f"{url}/hooks/prolific", content=body, headers=good)
-    assert r.status_code == 200 and r.json() == {"event": "evt-1", "duplicate": False}
+    assert r.status_code == 200
+    assert r.json() == {"event": "evt-1", "duplicate": False}
     r = httpx.post(f"{url}/hooks/prolific", content=body, headers=good)
-    assert r.status_code == 200 and r.json()["duplicate"] is True
+    assert r.status_code == 200
+    assert r.json()["duplicate"] is True
     assert [e["event_id"] for e in events] == ["evt-1"]
     # Prolific's retries of one event share its X-Event-ID header, whatever the body says
     retried = json.dumps({"event_type": "study.status.change", "status": "COMPLETED"}).encode()
@@ -163,15 +169,19 @@ def test_reports_read_only_behind_the_token(served, reports: Path) -> None:  # n
     url, _, _ = served
     assert httpx.get(f"{url}/reports/").status_code == 401
     r = httpx.get(f"{url}/reports/crowd.html", headers={"Authorization": "Bearer nope"})
-    assert r.status_code == 401 and "Basic" in r.headers["www-authenticate"]
+    assert r.status_code == 401
+    assert "Basic" in r.headers["www-authenticate"]
     bearer = {"Authorization": f"Bearer {TOKEN}"}
     r = httpx.get(f"{url}/reports/", headers=bearer)
-    assert r.status_code == 200 and "index of campaigns" in r.text
+    assert r.status_code == 200
+    assert "index of campaigns" in r.text
     r = httpx.get(f"{url}/reports", headers=bearer, follow_redirects=True)
-    assert r.status_code == 200 and "index of campaigns" in r.text
+    assert r.status_code == 200
+    assert "index of campaigns" in r.text
     basic = base64.b64encode(f"anyone:{TOKEN}".encode()).decode()
     r = httpx.get(f"{url}/reports/crowd.json", headers={"Authorization": f"Basic {basic}"})
-    assert r.status_code == 200 and r.json() == {"campaign": {"name": "crowd"}}
+    assert r.status_code == 200
+    assert r.json() == {"campaign": {"name": "crowd"}}
     for name in ("link.html", "..%2Fsecret.html", "missing.html", ".hidden.html"):
         assert httpx.get(f"{url}/reports/{name}", headers=bearer).status_code == 404
     for method in ("POST", "PUT", "DELETE"):
@@ -186,7 +196,8 @@ def test_monitor_serve_command(db_url: str, reports: Path, tmp_path: Path) -> No
     env = {k: v for k, v in os.environ.items() if not k.startswith("MONITOR_")}
     cmd = [sys.executable, "-m", "monitor", "--db", db_url, "serve", "--port"]
     r = subprocess.run([*cmd, str(free_port())], env=env, capture_output=True, text=True)
-    assert r.returncode == 2 and "nothing to serve" in r.stderr
+    assert r.returncode == 2
+    assert "nothing to serve" in r.stderr
     port = free_port()
     env |= {"MONITOR_SERVE_TOKEN": TOKEN, "MONITOR_HOOK_SECRET": HOOK}
     log = tmp_path / "serve.log"
@@ -204,7 +215,8 @@ def test_monitor_serve_command(db_url: str, reports: Path, tmp_path: Path) -> No
 
             wait_for(up, "monitor serve answers", 60)
             r = httpx.get(f"{url}/reports/crowd.html", headers={"Authorization": f"Bearer {TOKEN}"})
-            assert r.status_code == 200 and "crowd report" in r.text
+            assert r.status_code == 200
+            assert "crowd report" in r.text
             assert httpx.post(f"{url}/hooks/labelstudio/crowd", json={}).status_code == 401
             assert httpx.post(f"{url}/hooks/prolific", content=b"{}").status_code == 404
         finally:
@@ -212,4 +224,5 @@ def test_monitor_serve_command(db_url: str, reports: Path, tmp_path: Path) -> No
             proc.wait(30)
     text = log.read_text()
     assert "serving Label Studio webhooks, reports on http://127.0.0.1" in text
-    assert TOKEN not in text and HOOK not in text
+    assert TOKEN not in text
+    assert HOOK not in text
