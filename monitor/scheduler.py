@@ -32,24 +32,28 @@ def incremental_job(
     cache: RunCache | None = None,
     cluster: Client | None = None,
 ) -> None:
-    pull_connected(engine, settings)
-    _recompute_all(engine, settings, cache, "incremental", full=False, cluster=cluster)
-
-
-def pull_connected(engine: Engine, settings: Settings) -> None:
-    """Pull every campaign connected to a platform (``monitor campaign connect``), one log line
-    each; a campaign whose pull fails is logged and the others go on (its next pull reads
-    from its cursor, so nothing is lost)."""
-    from monitor.connectors.labelstudio import PLATFORM, pull_campaign
+    """Pull the connected campaigns, then recompute what is due; a database that cannot be read
+    fails the job in one line (the next run of the job tries again)."""
+    from monitor.connectors.labelstudio import PLATFORM
     from monitor.store.engine import transaction
     from monitor.store.sources import connected_campaigns
 
     try:
         with transaction(engine) as session:
             names = connected_campaigns(session, PLATFORM)
-    except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad pull
-        log.error("pull failed: %s", _described(exc, engine))
+    except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a lost database
+        log.error("incremental recompute failed: %s", _described(exc, engine))
         return
+    pull_connected(engine, settings, names)
+    _recompute_all(engine, settings, cache, "incremental", full=False, cluster=cluster)
+
+
+def pull_connected(engine: Engine, settings: Settings, names: list[str]) -> None:
+    """Pull the campaigns ``names`` connected to Label Studio (``monitor campaign connect``),
+    one log line each; a campaign whose pull fails is logged and the others go on (its next
+    pull reads from its cursor, so nothing is lost)."""
+    from monitor.connectors.labelstudio import pull_campaign
+
     for name in names:
         try:
             summary = pull_campaign(engine, settings, name)

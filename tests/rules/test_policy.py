@@ -43,7 +43,8 @@ def test_each_policy_on_a_flag_it_acts_on(policy: str, action: str, weight: floa
     assert (d.worker, d.action, d.weight, d.rules) == ("w1", action, weight, ("low_quality",))
     assert d.evidence["run_id"] == 7
     assert d.evidence["flags"][0]["threshold"] == 0.625
-    assert "low_quality: below the floor" in d.reason
+    assert d.reason == "flagged: low quality"  # no decision's reason given: the flags' names
+    assert "low_quality: below the floor" in d.evidence["detail"]
 
 
 def test_flags_the_policy_does_not_act_on_decide_nothing() -> None:
