@@ -35,8 +35,11 @@ from monitor.report.today import (
 from monitor.settings import Settings
 
 MAX_WORKERS = 100
-"""Rows of the workers table beyond those whose decision is not ``ok`` (all shown, the most
-severe first); the JSON document has every worker."""
+"""Rows of the workers table beyond those to act on or look at (decided ``block``,
+``down_weight`` or ``watch``: all shown, the most severe first): the workers decided
+``cannot_tell``, then ``ok``, the worst model score first, fill it up to this many (a campaign of
+single answers has thousands no one can judge; the page says how many more the JSON document
+has)."""
 DECISION_TITLES = {
     "block": "Block",
     "down_weight": "Down-weight",
@@ -428,11 +431,9 @@ def build_view(
         if w.get("decision") in DECISION_ACTION or worker_flags.get(w["worker"])
     ]
     anchors = {w: f"w-{k + 1}" for k, w in enumerate(order)}
-    not_ok = [w for w in by_concern if w.get("decision") != "ok"]
-    shown = (
-        not_ok
-        + [w for w in by_concern if w.get("decision") == "ok"][: max(0, MAX_WORKERS - len(not_ok))]
-    )
+    act = [w for w in by_concern if w.get("decision") in DECISION_ACTION]
+    rest = [w for w in by_concern if w.get("decision") not in DECISION_ACTION]
+    shown = act + rest[: max(0, MAX_WORKERS - len(act))]
     picks = items if items is not None else picks_from_rows(doc["items"])
     drawn = dict(pictures or {})
     if pairwise:  # their cycles, from the document alone

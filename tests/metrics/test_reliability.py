@@ -49,6 +49,19 @@ def test_unanimous_perfect_workers() -> None:
     assert m.chance == pytest.approx(1 / 3, abs=1e-6)
 
 
+def test_unanimous_workers_on_the_one_coin_fallback_keep_their_answers() -> None:
+    """Workers with fewer than ``min_judgments`` judgments, all right: their one-coin accuracy
+    is 1, and the other classes must stay improbable (floored), not drop out of the product
+    (a confusion cell of 0 counted as log 1 gave every item a posterior of one half)."""
+    truth = np.array([0, 1, 0, 1, 0, 1])
+    items = np.repeat(np.arange(6), 3)
+    workers = np.tile(np.arange(3), 6)
+    m = dawid_skene(items, workers, truth[items], n_items=6, n_workers=4, n_classes=2)
+    assert m.one_coin[:3].all()
+    assert np.array_equal(m.labels, truth)
+    assert np.allclose(m.posterior, np.eye(2)[truth], atol=1e-6)
+
+
 def test_spammers_fall_below_the_floor_and_noisy_workers_do_not() -> None:
     rng = np.random.default_rng(3)
     n, k = 400, 2

@@ -250,3 +250,34 @@ def test_an_ambiguous_label_item_is_not_shown_as_certain(engine: Engine) -> None
         doubtful = attrs["data-subject"] in ambiguous
         assert ("in doubt: see why above" in cell) == doubtful
         assert ("p " in cell) != doubtful
+
+
+def test_the_workers_table_shows_who_to_act_on_then_fills_up(engine: Engine) -> None:
+    """Every worker to act on or look at is on the page, however many cannot be judged; those
+    (and the ok ones) fill the table up to its size, and the page says how many more the JSON
+    document has."""
+    from monitor.report.view import MAX_WORKERS
+
+    rating_campaign(engine)
+    doc = document(engine, "quality")
+    template = doc["workers"][0]
+
+    def row(w: str, decision: str) -> dict[str, Any]:
+        return {**copy.deepcopy(template), "worker": w, "decision": decision,
+                "decision_reason": f"why {w}", "flags": []}  # fmt: skip
+
+    acts = [row(f"act{k}", d) for k, d in enumerate(["watch", "block", "down_weight"] * 40)]
+    unknown = [row(f"unk{k}", "cannot_tell") for k in range(300)]
+    doc["workers"] = unknown + acts + [row("fine", "ok")]
+    table = build_view(doc)["workers_table"]
+    shown = [r[0].text for r in table.rows]
+    assert len(acts) > MAX_WORKERS  # all of them shown, beyond the table's size
+    assert sorted(shown) == sorted(r["worker"] for r in acts)
+    assert table.total == len(doc["workers"])
+    doc["workers"] = unknown[:150] + acts[:30] + [row("fine", "ok")]
+    table = build_view(doc)["workers_table"]
+    shown = [r[0].text for r in table.rows]
+    assert len(shown) == MAX_WORKERS
+    assert {w for w in shown if w.startswith("act")} == {r["worker"] for r in acts[:30]}
+    assert shown[:10] == [w for w in shown if w.startswith("act")][:10]  # most severe first
+    assert table.more == 151 + 30 - MAX_WORKERS

@@ -180,7 +180,9 @@ def _m_step(
         m = oc.sum(axis=(1, 2))
         p = (c + smoothing * p_pool) / np.maximum(m + smoothing, EPS)
         p = np.where(m + smoothing > 0, p, p_pool)
-        conf[one_coin] = p[:, None, None] * eye + (1.0 - p[:, None, None]) * errs
+        # floored as the cells of the full matrices: a worker right on every judgment (p = 1)
+        # must still make the other classes improbable, not impossible-and-ignored (_log of 0)
+        conf[one_coin] = np.maximum(p[:, None, None] * eye + (1.0 - p[:, None, None]) * errs, EPS)
     return conf
 
 
