@@ -25,6 +25,7 @@ from monitor.report.shape import (
     CampaignState,
     DecisionFields,
     Document,
+    ExportQuality,
     Flag,
     HistoryRow,
     Level,
@@ -91,6 +92,56 @@ def verdict(alpha: float | None, ci: list[float] | None, reason: str | None = No
         if lo_level != hi_level:
             text += f" The 95% interval spans {lo_level} to {hi_level}."
     return {"level": level, "alpha": alpha, "ci": ci, "text": text}
+
+
+EXPORTS = {
+    "label": "the reliability model's label per item",
+    "multilabel": "the reliability model's set of options per item",
+    "pairwise": "the ranking of the items by the reliability model's scores",
+    "rating": "the reliability model's value per item",
+}
+"""What ``monitor export labels`` gives, by kind (:func:`monitor.export.aggregate_labels`)."""
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def export_verdict(
+    kind: str, value: Value | None, *, fallback: bool = False
+) -> ExportQuality | None:
+    """What ``monitor export labels`` gives and how good it is expected to be, from the run's
+    ``export_quality`` (None where the run stored none): the measure, its value and 95%
+    interval, the items it counts, and a sentence that says it first ("The exported labels are
+    expected to be right on 93% [91%, 95%] of items")."""
+    if value is None:
+        return None
+    d = value.detail or {}
+    measure = d.get("measure") or ("mae" if kind == Kind.RATING else "accuracy")
+    v, ci = _v(value), _interval(value)
+    exports = EXPORTS.get(kind, EXPORTS["label"])
+    if fallback and kind == Kind.RATING:
+        exports = "the plain mean per item (the rating model lost its held-out check)"
+    if v is None:
+        text = f"The expected quality of the export is undefined: {d.get('reason') or 'no item'}."
+    elif measure == "pair_accuracy":
+        text = (f"The exported ranking is expected to order {_pct(v)}"
+                + (f" [{_pct(ci[0])}, {_pct(ci[1])}]" if ci else "")
+                + f" of the pairs of its {value.n or 0:,} items as their true order.")  # fmt: skip
+    elif measure == "mae":
+        text = (f"The exported values are expected to be off by {v:.3g}"
+                + (f" [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else "")
+                + f" on average (mean absolute error over {value.n or 0:,} items).")  # fmt: skip
+        if fallback:
+            text += " That is the model's expectation; the export gives the plain mean."
+    else:
+        what = "sets" if kind == Kind.MULTILABEL else "labels"
+        text = (f"The exported {what} are expected to be right on {_pct(v)}"
+                + (f" [{_pct(ci[0])}, {_pct(ci[1])}]" if ci else "")
+                + f" of {value.n or 0:,} items.")  # fmt: skip
+    out = {"measure": measure, "value": v, "interval": ci, "n": value.n, "exports": exports,
+           "text": text}  # fmt: skip
+    return cast(ExportQuality, out)
 
 
 STATES = ("reliable", "usable_with_care", "unreliable", "cannot_tell")
@@ -512,6 +563,10 @@ def document_from(data: CampaignData, *, items: bool = True) -> Document:
             for d in data.decisions
         ],
     }
+    fallback = cv("model_fallback")
+    doc["verdict"]["export"] = export_verdict(
+        c.kind, cv("export_quality"), fallback=bool(fallback is not None and fallback.value)
+    )
     doc["verdict"].update(
         state(doc["verdict"]["level"], doc["workers"], has_run=data.run is not None,
               kind=c.kind, name=c.name,
@@ -550,4 +605,4 @@ def build_document(session: Session, campaign_name: str, *, items: bool = True) 
     return document_from(load(session, campaign_name, texts=items), items=items)
 
 
-__all__ = ["build_document", "clean", "document_from", "natural_key", "verdict"]
+__all__ = ["build_document", "clean", "document_from", "export_verdict", "natural_key", "verdict"]
