@@ -85,7 +85,7 @@ def _unit_probability(
             top[row[starts]] = np.maximum(np.maximum.reduceat(b, starts), 0.0)
         term = pi[col] * np.exp(b - top[row])
         z = np.bincount(row, weights=term, minlength=U) + rest * np.exp(-top)
-        mine = np.bincount(row[hit], weights=term[hit], minlength=U)
+        mine = np.bincount(row[hit], weights=term[hit], minlength=U).astype(np.float64)
         mine[unanswered] = pi[exported[unanswered]] * np.exp(-top[unanswered])
         out[s] = mine / z
     return out
