@@ -36,7 +36,10 @@ the share of items whose exported label is the truth (target: within ``TARGET_EX
 preference sets, the share of pairs of ranked items of different truth that the exported ranking
 orders as the truth (all pairs, or ``MAX_PAIRS`` drawn at random; target: within
 ``TARGET_EXPORT_PAIRS``); rating sets, the mean absolute error of the exported values (no
-target). ``inside``: whether the true figure lies in the interval.
+target). ``inside``: whether the true figure lies in the interval, widened by the truth's own
+sampling. ``sure`` as in the first table: where it is below 1, the truth disagrees with a
+near-unanimous crowd on that share of units, which no estimate from the answers alone sees (the
+expectation is then too high by about that share).
 
     python bench/calibration.py [--only NAME ...] [--min-n 30] [--json PATH] [--worst K]
 """
@@ -206,7 +209,9 @@ def true_export(path: Path, kind: str, rows: list[dict[str, Any]]) -> tuple[floa
     return float(np.mean(hits)), len(hits), len(hits)
 
 
-def export_table(results: list[tuple[str, str, Any, tuple[float, int, int]]]) -> dict[str, Any]:
+def export_table(
+    results: list[tuple[str, str, Any, tuple[float, int, int]]], sure: dict[str, float | None]
+) -> dict[str, Any]:
     """The second table: expected against true export quality, per set. ``inside``: the true
     figure within the interval widened in quadrature by the sampling of the units with a truth
     (a share: binomial sd on the independent units; not for ratings), as the first table's."""
@@ -216,7 +221,7 @@ def export_table(results: list[tuple[str, str, Any, tuple[float, int, int]]]) ->
         "the true figure within the interval widened by the truth's own sampling"
     )
     print(f"{'set':<10}{'measure':>14}{'expected':>10}{'interval':>18}{'true':>8}{'diff':>8}"
-          f"{'units':>9}{'inside':>8}  target")  # fmt: skip
+          f"{'units':>9}{'inside':>8}{'sure':>7}  target")  # fmt: skip
     out = {}
     for name, kind, q, (true, units, m) in results:
         if q is None or q[0] is None:
@@ -234,7 +239,8 @@ def export_table(results: list[tuple[str, str, Any, tuple[float, int, int]]]) ->
         inside = (value - math.sqrt((value - low) ** 2 + b2) <= true
                   <= value + math.sqrt((high - value) ** 2 + b2))  # fmt: skip
         print(f"{name:<10}{measure:>14}{value:>10.3f}{f'[{low:.3f}, {high:.3f}]':>18}"
-              f"{true:>8.3f}{diff:>+8.3f}{units:>9}{'yes' if inside else 'no':>8}  {met}{tgt}")  # fmt: skip
+              f"{true:>8.3f}{diff:>+8.3f}{units:>9}{'yes' if inside else 'no':>8}"
+              f"{'     —' if sure.get(name) is None else f'{sure[name]:>7.3f}'}  {met}{tgt}")  # fmt: skip
         out[name] = {"measure": measure, "expected": value, "low": low, "high": high,
                      "true": true, "units": units, "inside": inside, "met": met}  # fmt: skip
     return out
@@ -286,6 +292,7 @@ def main() -> None:
         sets = [s for s in sets if s[0].name in a.only]
     results: dict[str, Any] = {}
     exports: list[tuple[str, str, Any, tuple[float, int, int]]] = []
+    sures: dict[str, float | None] = {}
     print(f"workers with {a.min_n}+ judgments scored by the truth; 95% intervals widened in "
           "quadrature by the binomial sd of the true share")  # fmt: skip
     print(f"{'set':<10}{'workers':>8}{'true':>7}{'model':>7}{'bias':>8}{'MAE':>7}"
@@ -312,6 +319,7 @@ def main() -> None:
             print(f"{path.name:<10}  no worker with {a.min_n}+ judgments")
             continue
         n_sure, sure = sure_crowd(path, where == "pref")
+        sures[path.name] = sure
         f["sure_units"], f["sure"] = n_sure, sure
         ok = abs(f["bias"]) <= TARGET_BIAS and f["coverage"] >= TARGET_COVERAGE
         shown = "     —" if sure is None else f"{sure:>7.3f}"
@@ -328,7 +336,7 @@ def main() -> None:
     print(f"targets: |bias| <= {TARGET_BIAS}, coverage >= {TARGET_COVERAGE}; sure: the share of "
           f"the units with {SURE_N}+ answers, {SURE_SHARE:.0%} alike, whose truth is the crowd's "
           "answer (below 1: the truth is a proxy the answers cannot reach)")  # fmt: skip
-    results["export"] = export_table(exports)
+    results["export"] = export_table(exports, sures)
     if a.json:
         a.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
 
