@@ -80,7 +80,8 @@ def verdict(alpha: float | None, ci: list[float] | None, reason: str | None = No
     text = {
         "reliable": "The data is reliable: alpha is at least 0.8.",
         "tentative": "Tentative: alpha is between 0.667 and 0.8; draw only tentative conclusions.",
-        "unreliable": "Unreliable: alpha is below 0.667; the labels should not be trusted as is.",
+        "unreliable": "Unreliable: alpha is below 0.667; single answers should not be trusted "
+        "as is (the exports weigh them by the workers' reliability).",
     }[level]
     if ci is not None:
         lo_level = (
