@@ -114,7 +114,10 @@ def export_verdict(
     """What ``monitor export labels`` gives and how good it is expected to be, from the run's
     ``export_quality`` (None where the run stored none): the measure, its value and 95%
     interval, the items it counts, and a sentence that says it first ("The exported labels are
-    expected to be right on 93% [91%, 95%] of items")."""
+    expected to match what an unlimited crowd of these workers would answer on 93% [91%, 95%]
+    of 800 items ..."). The yardstick is the crowd's own, not an outside truth: errors the
+    workers share (on hard items, or a truth the crowd cannot see) are invisible to it, so on
+    real campaigns it is an upper bound on accuracy (``bench/calibration.py``)."""
     if value is None:
         return None
     d = value.detail or {}
@@ -128,18 +131,24 @@ def export_verdict(
     elif measure == "pair_accuracy":
         text = (f"The exported ranking is expected to order {_pct(v)}"
                 + (f" [{_pct(ci[0])}, {_pct(ci[1])}]" if ci else "")
-                + f" of the pairs of its {value.n or 0:,} items as their true order.")  # fmt: skip
+                + f" of the pairs of its {value.n or 0:,} items as an unlimited crowd of these "
+                "workers would (an upper bound: errors the workers share are invisible to "
+                "it).")  # fmt: skip
     elif measure == "mae":
         text = (f"The exported values are expected to be off by {v:.3g}"
                 + (f" [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else "")
-                + f" on average (mean absolute error over {value.n or 0:,} items).")  # fmt: skip
+                + " on average from what an unlimited crowd of these workers would give (mean "
+                f"absolute error over {value.n or 0:,} items; a bias the whole crowd shares is "
+                "not in it).")  # fmt: skip
         if fallback:
             text += " That is the model's expectation; the export gives the plain mean."
     else:
         what = "sets" if kind == Kind.MULTILABEL else "labels"
-        text = (f"The exported {what} are expected to be right on {_pct(v)}"
+        text = (f"The exported {what} are expected to match what an unlimited crowd of these "
+                f"workers would answer on {_pct(v)}"
                 + (f" [{_pct(ci[0])}, {_pct(ci[1])}]" if ci else "")
-                + f" of {value.n or 0:,} items.")  # fmt: skip
+                + f" of {value.n or 0:,} items (an upper bound on their accuracy: errors the "
+                "workers share are invisible to it).")  # fmt: skip
     out = {"measure": measure, "value": v, "interval": ci, "n": value.n, "exports": exports,
            "text": text}  # fmt: skip
     return cast(ExportQuality, out)

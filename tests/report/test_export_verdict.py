@@ -49,7 +49,11 @@ def test_labels_verdict_speaks_of_the_exported_labels(engine: Engine) -> None:
     # six honest workers of accuracy 0.85 (and two useless ones): the export is nearly all right
     assert right > 0.95
     assert lo - 0.03 <= right <= hi + 0.03
-    assert export["text"].startswith("The exported labels are expected to be right on ")
+    assert export["text"].startswith(
+        "The exported labels are expected to match what an unlimited crowd of these workers "
+        "would answer on "
+    )
+    assert "an upper bound" in export["text"]
     assert "of 150 items" in export["text"]
 
 
