@@ -29,6 +29,18 @@ at least ``MIN_N`` judgments that the truth can score:
 
 Targets, per set: ``|bias| <= 0.05`` and coverage ``>= 0.85``.
 
+A second table puts the report's verdict about the deliverable (``export_quality``, the expected
+quality of what ``monitor export labels`` gives, with its 95% interval) beside the true one,
+measured on the exported answers against ``truth.csv`` (items with a truth only): label sets,
+the share of items whose exported label is the truth (target: within ``TARGET_EXPORT_LABELS``);
+preference sets, the share of pairs of ranked items of different truth that the exported ranking
+orders as the truth (all pairs, or ``MAX_PAIRS`` drawn at random; target: within
+``TARGET_EXPORT_PAIRS``); rating sets, the mean absolute error of the exported values (no
+target). ``inside``: whether the true figure lies in the interval, widened by the truth's own
+sampling. ``sure`` as in the first table: where it is below 1, the truth disagrees with a
+near-unanimous crowd on that share of units, which no estimate from the answers alone sees (the
+expectation is then too high by about that share).
+
     python bench/calibration.py [--only NAME ...] [--min-n 30] [--json PATH] [--worst K]
 """
 
@@ -53,6 +65,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import realdata as rd  # noqa: E402
 
+from monitor.export import aggregate_labels  # noqa: E402
 from monitor.store.campaigns import get_campaign  # noqa: E402
 from monitor.store.engine import make_engine, transaction  # noqa: E402
 from monitor.store.runs import latest_run, run_values  # noqa: E402
@@ -62,6 +75,8 @@ MIN_N = 30
 SURE_N, SURE_SHARE = 10, 0.9
 Z = 1.959963984540054
 TARGET_BIAS, TARGET_COVERAGE = 0.05, 0.85
+TARGET_EXPORT_LABELS, TARGET_EXPORT_PAIRS = 0.03, 0.05
+MAX_PAIRS = 2_000_000
 SETTINGS = {"bootstrap_samples": "0", "phi": "map"}
 
 
@@ -136,7 +151,9 @@ def sure_crowd(path: Path, pairwise: bool) -> tuple[int, float | None]:
 
 
 def run(path: Path, kind: str, args: list[str], data: Path) -> tuple[dict[str, Any], float]:
-    """Create, ingest, recompute; the workers' ``model_accuracy`` with its interval."""
+    """Create, ingest, recompute; the workers' ``model_accuracy`` with its interval, and under
+    ``None`` the campaign's ``export_quality`` (value, low, high, detail) and the exported
+    answers (``monitor export labels``' rows)."""
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{tmp}/monitor.db"
         config = Path(tmp) / "monitor.toml"
@@ -154,10 +171,79 @@ def run(path: Path, kind: str, args: list[str], data: Path) -> tuple[dict[str, A
                 r = latest_run(s, c.id)
                 assert r is not None
                 vals = run_values(s, r.id, "worker", ["model_accuracy"])
-                out = {v.subject: (v.value, v.low, v.high) for v in vals}
+                out: dict[Any, Any] = {v.subject: (v.value, v.low, v.high) for v in vals}
+                q = run_values(s, r.id, "campaign", ["export_quality"])
+                out[None] = (
+                    ([(v.value, v.low, v.high, v.detail) for v in q][:1] or [None])[0],
+                    aggregate_labels(s, c),
+                )
         finally:
             engine.dispose()
     return out, seconds
+
+
+def true_export(path: Path, kind: str, rows: list[dict[str, Any]]) -> tuple[float, int, int]:
+    """The exported answers' true quality against ``truth.csv``, how many units it counts
+    (labels: items; preferences: pairs; ratings: items, as a mean absolute error) and how many
+    of them are independent (preferences: half the items with a truth)."""
+    truth = {r["item"]: r["truth"] for r in _rows(path / "truth.csv") if r["truth"] != ""}
+    if kind == "pairwise":
+        ranked = [(float(r["score"]), float(truth[r["item"]])) for r in rows if r["item"] in truth]
+        score = np.array([x[0] for x in ranked])
+        t = np.array([x[1] for x in ranked])
+        n = len(ranked)
+        if n * (n - 1) // 2 <= MAX_PAIRS:
+            i, j = np.triu_indices(n, k=1)
+        else:
+            rng = np.random.default_rng(0)
+            i = rng.integers(0, n, MAX_PAIRS)
+            j = (i + rng.integers(1, n, MAX_PAIRS)) % n
+        differ = t[i] != t[j]
+        right = np.sign(score[i] - score[j]) == np.sign(t[i] - t[j])
+        return float(right[differ].mean()), int(differ.sum()), n // 2
+    if kind == "rating":
+        err = [abs(float(r["value"]) - float(truth[r["item"]])) for r in rows
+               if r["item"] in truth and r["value"] is not None]  # fmt: skip
+        return float(np.mean(err)), len(err), len(err)
+    hits = [str(r["value"]) == truth[r["item"]] for r in rows if r["item"] in truth]
+    return float(np.mean(hits)), len(hits), len(hits)
+
+
+def export_table(
+    results: list[tuple[str, str, Any, tuple[float, int, int]]], sure: dict[str, float | None]
+) -> dict[str, Any]:
+    """The second table: expected against true export quality, per set. ``inside``: the true
+    figure within the interval widened in quadrature by the sampling of the units with a truth
+    (a share: binomial sd on the independent units; not for ratings), as the first table's."""
+    print()
+    print(
+        "the verdict's expected export quality (95% interval) against the truth; inside: "
+        "the true figure within the interval widened by the truth's own sampling"
+    )
+    print(f"{'set':<10}{'measure':>14}{'expected':>10}{'interval':>18}{'true':>8}{'diff':>8}"
+          f"{'units':>9}{'inside':>8}{'sure':>7}  target")  # fmt: skip
+    out = {}
+    for name, kind, q, (true, units, m) in results:
+        if q is None or q[0] is None:
+            print(f"{name:<10}  no export_quality stored")
+            continue
+        value, low, high, detail = q
+        measure = (detail or {}).get("measure", "?")
+        diff = value - true
+        target = {"accuracy": TARGET_EXPORT_LABELS, "pair_accuracy": TARGET_EXPORT_PAIRS}.get(
+            measure
+        )
+        met = "—" if target is None else ("met" if abs(diff) <= target else "MISSED")
+        tgt = "" if target is None else f" (|diff| <= {target})"
+        b2 = 0.0 if kind == "rating" else Z**2 * value * (1 - value) / max(m, 1)
+        inside = (value - math.sqrt((value - low) ** 2 + b2) <= true
+                  <= value + math.sqrt((high - value) ** 2 + b2))  # fmt: skip
+        print(f"{name:<10}{measure:>14}{value:>10.3f}{f'[{low:.3f}, {high:.3f}]':>18}"
+              f"{true:>8.3f}{diff:>+8.3f}{units:>9}{'yes' if inside else 'no':>8}"
+              f"{'     —' if sure.get(name) is None else f'{sure[name]:>7.3f}'}  {met}{tgt}")  # fmt: skip
+        out[name] = {"measure": measure, "expected": value, "low": low, "high": high,
+                     "true": true, "units": units, "inside": inside, "met": met}  # fmt: skip
+    return out
 
 
 def figures(
@@ -205,6 +291,8 @@ def main() -> None:
     if a.only:
         sets = [s for s in sets if s[0].name in a.only]
     results: dict[str, Any] = {}
+    exports: list[tuple[str, str, Any, tuple[float, int, int]]] = []
+    sures: dict[str, float | None] = {}
     print(f"workers with {a.min_n}+ judgments scored by the truth; 95% intervals widened in "
           "quadrature by the binomial sd of the true share")  # fmt: skip
     print(f"{'set':<10}{'workers':>8}{'true':>7}{'model':>7}{'bias':>8}{'MAE':>7}"
@@ -212,7 +300,10 @@ def main() -> None:
     for path, where in sets:
         meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
         if meta["kind"] == "rating":
-            print(f"{path.name:<10}  skipped: a rating set (no accuracy to calibrate)")
+            model, _ = run(path, meta["kind"], list(meta["args"]), path / "judgments.csv")
+            q, rows = model[None]
+            exports.append((path.name, "rating", q, true_export(path, "rating", rows)))
+            print(f"{path.name:<10}  a rating set: no accuracy to calibrate (second table)")
             continue
         if where == "data":
             true, n = truth_labels(path)
@@ -221,11 +312,14 @@ def main() -> None:
             true, n = truth_preferences(path)
             data = path / "preferences.csv"
         model, secs = run(path, meta["kind"], list(meta["args"]), data)
+        q, rows = model.pop(None)
+        exports.append((path.name, meta["kind"], q, true_export(path, meta["kind"], rows)))
         f = figures(model, true, n, a.min_n)
         if not f["workers"]:
             print(f"{path.name:<10}  no worker with {a.min_n}+ judgments")
             continue
         n_sure, sure = sure_crowd(path, where == "pref")
+        sures[path.name] = sure
         f["sure_units"], f["sure"] = n_sure, sure
         ok = abs(f["bias"]) <= TARGET_BIAS and f["coverage"] >= TARGET_COVERAGE
         shown = "     —" if sure is None else f"{sure:>7.3f}"
@@ -242,6 +336,7 @@ def main() -> None:
     print(f"targets: |bias| <= {TARGET_BIAS}, coverage >= {TARGET_COVERAGE}; sure: the share of "
           f"the units with {SURE_N}+ answers, {SURE_SHARE:.0%} alike, whose truth is the crowd's "
           "answer (below 1: the truth is a proxy the answers cannot reach)")  # fmt: skip
+    results["export"] = export_table(exports, sures)
     if a.json:
         a.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
 

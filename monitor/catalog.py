@@ -194,6 +194,18 @@ MEASURES: tuple[Measure, ...] = (
             "multi-label: 0.5; preferences: 0.5, or with ties the median annotator's floor) or "
             "noise sd (ratings)",
             detail="`measure` (`accuracy` or `noise_sd`), `classes`, `floor`"),
+    Measure("export_quality", _C, MODELLED,
+            "how good `monitor export labels` is expected to be: labels and multi-label sets, "
+            "the expected share of items whose exported answer is right (`accuracy`); "
+            "preferences, of pairs of ranked items the ranking orders right (`pair_accuracy`); "
+            "ratings, the expected mean absolute error of the exported values (`mae`)",
+            interval="95% interval: the model's uncertainty (labels: the workers' accuracies "
+            "drawn from their posteriors) and the items' sampling",
+            n="items scored",
+            detail="`measure`, `model_sd`, `items_sd`, `of`",
+            title="Expected export quality",
+            meaning="How good the exported answers are expected to be, from the reliability "
+            "model."),
     Measure("model_fallback", _C, RATING,
             "1 where the rating model predicts held-out judgments no better than the plain "
             "mean (5-fold over judgments): the exports then give the plain mean; else 0",

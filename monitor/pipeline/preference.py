@@ -193,6 +193,11 @@ def _scores(out: Values, a: CampaignArrays, fit: Any) -> None:
                 {"se": se if ok else None},
             )
         )
+    from monitor.metrics.preferences.pair_accuracy import expected_pair_accuracy
+    from monitor.pipeline.reliability import export_quality
+
+    export_quality(out, "pair_accuracy",
+                   expected_pair_accuracy(fit.score[compared], fit.score_se[compared]))  # fmt: skip
 
 
 def _gold(coded: Coded, params: Params, gold: NDArray[np.float64]) -> Values:

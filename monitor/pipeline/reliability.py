@@ -266,6 +266,30 @@ def _posterior_column(
         out.values.extend(column.expand())
 
 
+EXPORT_OF = {
+    "accuracy": "the exported labels (the model's answer per item), scored by the one-coin "
+    "model with the workers' accuracies drawn from their posteriors",
+    "mae": "the model's posterior means, from their posterior sd",
+    "pair_accuracy": "the ranking by the model's scores, from their standard errors",
+}
+
+
+def export_quality(out: Values, measure: str, r: Any) -> None:
+    """``export_quality``: how good the exported answers are expected to be (``r``: an
+    :class:`~monitor.metrics.labels.export_accuracy.ExpectedAccuracy`)."""
+    from monitor.metrics.common import Interval
+
+    if not r.n or not np.isfinite(r.value):
+        out.campaign_value("export_quality", None, detail={"measure": measure},
+                           reason="no item to score")  # fmt: skip
+        return
+    out.campaign_value(
+        "export_quality", r.value, Interval(r.low, r.high), n=int(r.n),
+        detail={"measure": measure, "model_sd": r.model_sd, "items_sd": r.items_sd,
+                "of": EXPORT_OF[measure]},
+    )  # fmt: skip
+
+
 def _labels(arrays, params, out, items, workers, answers, gold, wprior):  # noqa: ANN001, PLR0913
     from monitor.metrics.labels.label_model import dawid_skene
 
@@ -301,6 +325,7 @@ def _labels(arrays, params, out, items, workers, answers, gold, wprior):  # noqa
     out.per_subject("item", "majority_disputed", arrays.item_ids,
                     majority_disputed(items, codes, res.labels, N, K), n=per_item,
                     mask=mask)  # fmt: skip
+    _label_export(out, items, workers, codes, res, gold_codes)
 
 
 def _one_coin_labels(arrays, params, out, items, workers, codes, gold, wprior):  # noqa: ANN001, PLR0913
@@ -336,6 +361,15 @@ def _one_coin_labels(arrays, params, out, items, workers, codes, gold, wprior): 
     out.per_subject("item", "majority_disputed", arrays.item_ids,
                     majority_disputed(items, codes, res.labels, N, K), n=per_item,
                     mask=mask)  # fmt: skip
+    _label_export(out, items, workers, codes, res, gold_codes)
+
+
+def _label_export(out: Values, items: Any, workers: Any, codes: Any, res: Any, gold: Any) -> None:
+    from monitor.metrics.labels.export_accuracy import expected_accuracy
+
+    r = expected_accuracy(items, workers, codes, res.labels, res.accuracy, res.n, res.prior,
+                          gold=np.asarray(gold) >= 0)  # fmt: skip
+    export_quality(out, "accuracy", r)
 
 
 def majority_disputed(
@@ -405,6 +439,9 @@ def _ratings(arrays, params, out, items, workers, values, gold, wprior, scale): 
     out.per_subject("item", "model_expected_spread", arrays.item_ids, res.expected_spread,
                     mask=imask)  # fmt: skip
     out.per_subject("item", "model_spread_p", arrays.item_ids, res.spread_p, mask=imask)
+    from monitor.metrics.ratings.export_error import expected_mae
+
+    export_quality(out, "mae", expected_mae(np.where(imask, res.sd, np.nan)))
 
 
 CHECK_MAX_JUDGMENTS = 200_000  # the held-out check's sample (5 fits of the model on it)
@@ -506,4 +543,11 @@ def multilabel_reliability(coded: Coded, params: Params) -> Values:
     certainty = np.maximum(post, 1.0 - post).min(axis=1) if A else np.full(N, np.nan)
     _posterior_column(out, "model_label", arrays.item_ids, per_item > 0, certainty, per_item,
                       post, tuple(str(a) for a in arrays.annotation_names))  # fmt: skip
+    from monitor.metrics.labels.export_accuracy import expected_set_accuracy
+
+    chosen = np.zeros((arrays.n, A), dtype=bool)
+    chosen[arrays.ann_judgment, arrays.ann_code] = True
+    r = expected_set_accuracy(arrays.items, arrays.workers, chosen, post > 0.5, res.accuracy,
+                              res.n, post[per_item > 0].mean(axis=0), draws=max(10, 400 // A))  # fmt: skip
+    export_quality(out, "accuracy", r)
     return out

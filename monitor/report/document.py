@@ -25,6 +25,7 @@ from monitor.report.shape import (
     CampaignState,
     DecisionFields,
     Document,
+    ExportQuality,
     Flag,
     HistoryRow,
     Level,
@@ -79,7 +80,8 @@ def verdict(alpha: float | None, ci: list[float] | None, reason: str | None = No
     text = {
         "reliable": "The data is reliable: alpha is at least 0.8.",
         "tentative": "Tentative: alpha is between 0.667 and 0.8; draw only tentative conclusions.",
-        "unreliable": "Unreliable: alpha is below 0.667; the labels should not be trusted as is.",
+        "unreliable": "Unreliable: alpha is below 0.667; single answers should not be trusted "
+        "as is (the exports weigh them by the workers' reliability).",
     }[level]
     if ci is not None:
         lo_level = (
@@ -91,6 +93,65 @@ def verdict(alpha: float | None, ci: list[float] | None, reason: str | None = No
         if lo_level != hi_level:
             text += f" The 95% interval spans {lo_level} to {hi_level}."
     return {"level": level, "alpha": alpha, "ci": ci, "text": text}
+
+
+EXPORTS = {
+    "label": "the reliability model's label per item",
+    "multilabel": "the reliability model's set of options per item",
+    "pairwise": "the ranking of the items by the reliability model's scores",
+    "rating": "the reliability model's value per item",
+}
+"""What ``monitor export labels`` gives, by kind (:func:`monitor.export.aggregate_labels`)."""
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def export_verdict(
+    kind: str, value: Value | None, *, fallback: bool = False
+) -> ExportQuality | None:
+    """What ``monitor export labels`` gives and how good it is expected to be, from the run's
+    ``export_quality`` (None where the run stored none): the measure, its value and 95%
+    interval, the items it counts, and a sentence that says it first ("The exported labels are
+    expected to match what an unlimited crowd of these workers would answer on 93% [91%, 95%]
+    of 800 items ..."). The yardstick is the crowd's own, not an outside truth: errors the
+    workers share (on hard items, or a truth the crowd cannot see) are invisible to it, so on
+    real campaigns it is an upper bound on accuracy (``bench/calibration.py``)."""
+    if value is None:
+        return None
+    d = value.detail or {}
+    measure = d.get("measure") or ("mae" if kind == Kind.RATING else "accuracy")
+    v, ci = _v(value), _interval(value)
+    exports = EXPORTS.get(kind, EXPORTS["label"])
+    if fallback and kind == Kind.RATING:
+        exports = "the plain mean per item (the rating model lost its held-out check)"
+    if v is None:
+        text = f"The expected quality of the export is undefined: {d.get('reason') or 'no item'}."
+    elif measure == "pair_accuracy":
+        text = (f"The exported ranking is expected to order {_pct(v)}"
+                + (f" [{_pct(ci[0])}, {_pct(ci[1])}]" if ci else "")
+                + f" of the pairs of its {value.n or 0:,} items as an unlimited crowd of these "
+                "workers would (an upper bound: errors the workers share are invisible to "
+                "it).")  # fmt: skip
+    elif measure == "mae":
+        text = (f"The exported values are expected to be off by {v:.3g}"
+                + (f" [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else "")
+                + " on average from what an unlimited crowd of these workers would give (mean "
+                f"absolute error over {value.n or 0:,} items; a bias the whole crowd shares is "
+                "not in it).")  # fmt: skip
+        if fallback:
+            text += " That is the model's expectation; the export gives the plain mean."
+    else:
+        what = "sets" if kind == Kind.MULTILABEL else "labels"
+        text = (f"The exported {what} are expected to match what an unlimited crowd of these "
+                f"workers would answer on {_pct(v)}"
+                + (f" [{_pct(ci[0])}, {_pct(ci[1])}]" if ci else "")
+                + f" of {value.n or 0:,} items (an upper bound on their accuracy: errors the "
+                "workers share are invisible to it).")  # fmt: skip
+    out = {"measure": measure, "value": v, "interval": ci, "n": value.n, "exports": exports,
+           "text": text}  # fmt: skip
+    return cast(ExportQuality, out)
 
 
 STATES = ("reliable", "usable_with_care", "unreliable", "cannot_tell")
@@ -512,6 +573,10 @@ def document_from(data: CampaignData, *, items: bool = True) -> Document:
             for d in data.decisions
         ],
     }
+    fallback = cv("model_fallback")
+    doc["verdict"]["export"] = export_verdict(
+        c.kind, cv("export_quality"), fallback=bool(fallback is not None and fallback.value)
+    )
     doc["verdict"].update(
         state(doc["verdict"]["level"], doc["workers"], has_run=data.run is not None,
               kind=c.kind, name=c.name,
@@ -550,4 +615,4 @@ def build_document(session: Session, campaign_name: str, *, items: bool = True) 
     return document_from(load(session, campaign_name, texts=items), items=items)
 
 
-__all__ = ["build_document", "clean", "document_from", "natural_key", "verdict"]
+__all__ = ["build_document", "clean", "document_from", "export_verdict", "natural_key", "verdict"]

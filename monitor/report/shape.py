@@ -230,7 +230,29 @@ class CampaignState(TypedDict):
     to_tell: NotRequired[list[str]]
 
 
-class Verdict(Reliability, CampaignState):
+class ExportQuality(TypedDict):
+    """``verdict.export``: how good ``monitor export labels`` is expected to be
+    (:func:`monitor.report.document.export_verdict`): ``accuracy`` (labels, multi-label sets:
+    the expected share of items whose exported answer is right), ``pair_accuracy``
+    (preferences: of pairs of ranked items ordered right) or ``mae`` (ratings: the expected
+    mean absolute error of the exported values), with its 95% interval and the items it
+    counts."""
+
+    measure: Literal["accuracy", "pair_accuracy", "mae"]
+    value: float | None
+    interval: Interval | None
+    n: int | None
+    exports: str
+    text: str
+
+
+class ExportVerdict(TypedDict):
+    """The verdict about the deliverable (None without a run's ``export_quality``)."""
+
+    export: ExportQuality | None
+
+
+class Verdict(Reliability, CampaignState, ExportVerdict):
     """``verdict``."""
 
 
@@ -357,6 +379,8 @@ __all__ = [
     "CampaignState",
     "Decision",
     "Document",
+    "ExportQuality",
+    "ExportVerdict",
     "Flag",
     "HistoryRow",
     "Interval",

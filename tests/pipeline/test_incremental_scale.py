@@ -100,7 +100,8 @@ def test_incremental_runs_match_a_full_run_at_200k(engine: Engine, tmp_path: Pat
             else CD_TOL
             if key[2] in CODETERMINATION
             else MODEL_TOL
-            if key[2].startswith("model_") or key[2] == "decision"  # a decision: model weight
+            if key[2].startswith("model_")
+            or key[2] in ("decision", "export_quality")  # of the model
             else 1e-9
         )
         if key[0] == "item":
