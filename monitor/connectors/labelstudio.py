@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
 
 from monitor.catalog import Kind
 from monitor.connectors.labelstudio_api import (
@@ -108,6 +109,20 @@ def connect(
         )
 
 
+def connected_source(session: Session, campaign: str) -> sources.SourceInfo:
+    """The Label Studio project campaign ``campaign`` is connected to; a :class:`UsageError`
+    naming ``monitor campaign connect`` where it is connected to none."""
+    info = campaign_store.get_campaign(session, campaign)
+    source = sources.get_source(session, info.id)
+    if source is None or source.platform != PLATFORM:
+        raise UsageError(
+            f"campaign {campaign!r} is not connected to Label Studio",
+            hint=f"connect it: monitor campaign connect {campaign} labelstudio --url URL "
+            "--project ID",
+        )
+    return source
+
+
 def pull_campaign(engine: Engine, settings: Settings, campaign: str) -> PullSummary:
     """Pull a connected campaign from its recorded source, the token from the recorded token
     file or ``$MONITOR_LABELSTUDIO_TOKEN`` (what ``monitor schedule`` and the webhooks call).
@@ -115,14 +130,7 @@ def pull_campaign(engine: Engine, settings: Settings, campaign: str) -> PullSumm
     it is read yet."""
     del settings
     with transaction(engine) as session:
-        info = campaign_store.get_campaign(session, campaign)
-        source = sources.get_source(session, info.id)
-    if source is None or source.platform != PLATFORM:
-        raise UsageError(
-            f"campaign {campaign!r} is not connected to Label Studio",
-            hint=f"connect it: monitor campaign connect {campaign} labelstudio --url URL "
-            "--project ID",
-        )
+        source = connected_source(session, campaign)
     return pull(
         engine,
         campaign,

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from monitor.catalog import Kind
-from monitor.connectors.labelstudio import PLATFORM
+from monitor.connectors.labelstudio import connected_source
 from monitor.connectors.labelstudio_api import Client, Control, choose_control, controls
 from monitor.errors import NotFound, UsageError
 from monitor.export import aggregate_labels, blocklist_entries
@@ -62,14 +62,8 @@ def push(engine: Engine, campaign: str, *, token: str, apply: bool = False) -> P
     """Write the latest run's answers and decisions back to the campaign's Label Studio
     project (``monitor campaign connect`` or a pull recorded it)."""
     with transaction(engine) as session:
+        source = connected_source(session, campaign)
         info = campaign_store.get_campaign(session, campaign)
-        source = sources.get_source(session, info.id)
-        if source is None or source.platform != PLATFORM:
-            raise UsageError(
-                f"campaign {campaign!r} is not connected to Label Studio",
-                hint=f"connect it: monitor campaign connect {campaign} labelstudio --url URL "
-                "--project ID",
-            )
         run = latest_run(session, info.id)
         if run is None or run.status != "ok":
             raise UsageError(

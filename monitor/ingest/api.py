@@ -269,18 +269,7 @@ def ingest_file(
             enabled=progress,
         ) as bar:
             state.run(rows, bar, counter, CHUNK_SIZE)
-        if state.problems:
-            raise InputError(
-                state.problems,
-                n_problems=state.n_problems,
-                n_rows=state.n_rejected + state.n_other_rejected,
-            )
-        notes.extend(getattr(rows, "notes", ()))  # a platform reader's remarks
-        if validator.new_categories or (info.kind == "label" and validator.open_labels):
-            cats = store.add_data_categories(session, info.id, list(validator.new_categories))
-            if validator.new_categories:
-                notes.append(f"categories taken from the data: {', '.join(cats)}")
-            notes.extend(validator.label_notes())
+        notes.extend(_settle_rows(session, info, state, validator, rows))
         loader.close()
         if state.n_unanswered:
             n = state.n_unanswered
@@ -412,6 +401,27 @@ def ingest_items(engine: Engine, path: Path, campaign: str) -> int:
         return n
 
 
+def _settle_rows(
+    session: Session, info: CampaignInfo, state: FileRun, validator: Validator, rows: object
+) -> list[str]:
+    """After the rows of a file or a pull ran: an InputError with the problems when a row was
+    bad (the caller rolls back), else the categories the data added stored; the notes (the
+    reader's remarks, the categories taken, the label warnings)."""
+    if state.problems:
+        raise InputError(
+            state.problems,
+            n_problems=state.n_problems,
+            n_rows=state.n_rejected + state.n_other_rejected,
+        )
+    notes = list(getattr(rows, "notes", ()))  # a platform reader's remarks
+    if validator.new_categories or (info.kind == "label" and validator.open_labels):
+        cats = store.add_data_categories(session, info.id, list(validator.new_categories))
+        if validator.new_categories:
+            notes.append(f"categories taken from the data: {', '.join(cats)}")
+        notes.extend(validator.label_notes())
+    return notes
+
+
 def load_records(
     session: Session,
     info: CampaignInfo,
@@ -431,18 +441,7 @@ def load_records(
     state = FileRun(loader, validator, source, False)
     with Progress(source, total=None, enabled=False) as bar:
         state.run(rows, bar, ByteCounter(), CHUNK_SIZE)
-    if state.problems:
-        raise InputError(
-            state.problems,
-            n_problems=state.n_problems,
-            n_rows=state.n_rejected + state.n_other_rejected,
-        )
-    notes = list(rows.notes)
-    if validator.new_categories or (info.kind == "label" and validator.open_labels):
-        cats = store.add_data_categories(session, info.id, list(validator.new_categories))
-        if validator.new_categories:
-            notes.append(f"categories taken from the data: {', '.join(cats)}")
-        notes.extend(validator.label_notes())
+    notes = _settle_rows(session, info, state, validator, rows)
     loader.close()
     if store.set_platform_if_unknown(session, info.id, fmt):
         notes.append(f"campaign platform set to {fmt} (workers' history is per platform)")

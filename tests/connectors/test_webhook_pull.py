@@ -1,0 +1,73 @@
+"""The whole loop against a real Label Studio: its own webhooks, registered on the project with
+the shared secret in a header, reach ``monitor serve`` (uvicorn on a free port), which pulls the
+campaign through the real connector: an annotation made, changed or deleted in Label Studio is
+in the store moments later, with no pull started by hand."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+import uvicorn
+from sqlalchemy import Engine
+
+from monitor.connectors import labelstudio as ls
+from monitor.ingest.api import create_campaign
+from monitor.server import SECRET_HEADER, Secrets, build_app
+from monitor.settings import Settings
+from monitor.store.campaigns import CampaignSpec
+from tests.connectors.conftest import free_port
+from tests.connectors.labelstudio_server import LEGACY_TOKEN, LabelStudio, choices
+from tests.connectors.test_labelstudio_pull import CHOICES, judgments, labels
+from tests.connectors.test_serve import wait_for
+
+SECRET = "hook-secret-webhook-loop"
+EVENTS = ["ANNOTATION_CREATED", "ANNOTATIONS_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED"]
+
+
+@pytest.fixture
+def serving(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """``monitor serve``'s application with its default pull, on a free port."""
+    monkeypatch.setenv("MONITOR_LABELSTUDIO_TOKEN", LEGACY_TOKEN)
+    app = build_app(engine, Settings(), Secrets(hook=SECRET))
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_for(lambda: server.started, "the server started")
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
+def test_label_studio_webhooks_pull_the_campaign(
+    engine: Engine, labelstudio: LabelStudio, serving: str
+) -> None:
+    create_campaign(engine, CampaignSpec(name="live", kind="label", categories=("pos", "neg")))
+    pid = labelstudio.project(CHOICES, title="webhook loop")
+    labelstudio.import_tasks(pid, [{"text": f"text {i}"} for i in range(2)])
+    tasks = labelstudio.task_ids(pid)
+    user = labelstudio.user("hooked@example.com")
+    ls.connect(engine, "live", url=labelstudio.url, project=pid)
+    labelstudio.call("POST", "/api/webhooks/", json={
+        "project": pid, "url": f"{serving}/hooks/labelstudio/live", "send_payload": True,
+        "send_for_all_actions": False, "actions": EVENTS, "headers": {SECRET_HEADER: SECRET},
+        "is_active": True,
+    })  # fmt: skip
+
+    first = labelstudio.annotate(tasks[0], user, choices("sentiment", "pos"))
+    wait_for(lambda: judgments(engine, "live") == 1, "the created annotation pulled", 60)
+    second = labelstudio.annotate(tasks[1], user, choices("sentiment", "neg"))
+    wait_for(lambda: judgments(engine, "live") == 2, "the second annotation pulled", 60)
+    labelstudio.update(first, choices("sentiment", "neg"))
+    wait_for(
+        lambda: sorted(labels(engine, "live").values()) == ["neg", "neg"],
+        "the changed annotation replacing its judgment",
+        60,
+    )
+    labelstudio.delete(first)
+    wait_for(lambda: judgments(engine, "live") == 1, "the deleted annotation taken out", 60)
+    assert labels(engine, "live") == {str(second): "neg"}
