@@ -13,11 +13,14 @@ the rows repeated inside the chunk are dropped (the first wins), and each dedup 
   one campaign wait for each other, so no other transaction can store a key between the lookup
   and the copy; the unique constraint stays as the last word.
 - SQLite (one writer at a time anyway): one executemany through sqlite3 of the resolved rows
-  into a TEMP table without types or indexes, then one ``INSERT ... SELECT ... ON CONFLICT
-  (campaign_id, dedup_key) DO NOTHING`` into the table, run like PostgreSQL's COPY in a helper
-  thread while the next chunk is read (one call into SQLite: the GIL stays free for the reading
-  thread), with a page cache large enough for the unique index while the file loads
-  (multi-label judgments, whose annotations need the new ids, load in turn with ``RETURNING``).
+  into a TEMP table without types or indexes (only the columns the chunk fills; times as
+  microseconds since 1970), then one ``INSERT ... SELECT ... ON CONFLICT (campaign_id,
+  dedup_key) DO NOTHING`` into the table, which writes the times' text, run like PostgreSQL's
+  COPY in a helper thread while the next chunk is read (one call into SQLite: the GIL stays
+  free for the reading thread), with a page cache large enough for the unique index while the
+  file loads (multi-label judgments, whose annotations need the new ids, load in turn with
+  ``RETURNING``). New workers and items are created by one statement per chunk, from a JSON
+  array, ``RETURNING`` their ids.
 
 The number of rows stored is the number of new judgments; the rest of the chunk were
 duplicates. Nothing is committed here: the caller's transaction holds the whole file.
@@ -28,7 +31,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from operator import itemgetter
 from typing import Any, cast
 
 import numpy as np
@@ -109,6 +113,8 @@ LOOKUP_BATCH = 10_000
 BULK_CACHE_KIB = 256 * 1024  # SQLite's page cache while a file loads (a maximum, in KiB)
 STAGE_CACHE_KIB = 64 * 1024  # and its TEMP database's, where a chunk's rows wait
 ROWS_STAGE = "monitor_stage_rows"
+# The staged columns every row fills: worker, item (left and right), dedup key.
+_ALWAYS_BOUND = frozenset({0, 1, 2, 4})
 CACHE_SIZE = 100_000  # ids of workers or items kept between chunks (then the cache restarts)
 
 W = cast(Table, Worker.__table__)
@@ -123,6 +129,23 @@ _COPY_TAIL = ("dedup_key", "external_id", "created_at", "duration_s", "payload")
 _COPY_TAIL_TYPES = ("bytea", "text", "timestamptz", "float8", "jsonb")
 COPY_JUDGMENTS = (("item_id", "value_num", "value_label"), ("int8", "float8", "text"))
 COPY_PREFERENCES = (("left_item_id", "right_item_id", "outcome"), ("int8", "int8", "text"))
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+# The text sqlite_time gives, from microseconds since 1970 in UTC (floored: times before 1970
+# too), computed by SQLite.
+SQLITE_TIME_SQL = (
+    "strftime('%Y-%m-%d %H:%M:%S', (created_at - ((created_at % 1000000 + 1000000) % 1000000))"
+    " / 1000000, 'unixepoch') || printf('.%06d', (created_at % 1000000 + 1000000) % 1000000)"
+)
+
+
+def epoch_microseconds(moment: datetime) -> int:
+    """Microseconds from 1970-01-01 UTC to ``moment`` (a time without offset is in UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (moment - _EPOCH) // _MICROSECOND
 
 
 def sqlite_time(moment: datetime | None) -> str | None:
@@ -175,7 +198,9 @@ class Loader:
         self._deferred: Callable[[], int] | None = None
         self._settled = 0  # new rows stored by _settle() since the last finish()
         self._cache_size: int | None = None  # SQLite: the page cache's size before the load
-        self._stage_sql = self._insert_sql = ""
+        self._insert_sql = ""
+        self._stage_columns: tuple[str, ...] = ()
+        self._stage_sql: dict[tuple[int, ...], str] = {}  # by the columns a chunk binds
         if self.pg:
             # Ingests into one campaign, one at a time until commit (see the module docstring).
             conn.execute(
@@ -204,13 +229,13 @@ class Loader:
             conn.exec_driver_sql(
                 f"CREATE TEMP TABLE {ROWS_STAGE} (seq INTEGER PRIMARY KEY, {', '.join(columns)})"
             )
-            marks = ", ".join("?" * len(columns))  # seq: the order of insertion
-            self._stage_sql = (
-                f"INSERT INTO temp.{ROWS_STAGE} ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608
-            )
+            self._stage_columns = columns
+            # created_at waits as microseconds since 1970 (UTC) and becomes SQLite's text of it
+            # (sqlite_time) in the statement, off the GIL.
+            selected = [SQLITE_TIME_SQL if c == "created_at" else c for c in columns]
             self._insert_sql = (
                 f"INSERT INTO {self.target.name} (campaign_id, batch_id, {', '.join(columns)})"  # noqa: S608
-                f" SELECT ?, ?, {', '.join(columns)} FROM temp.{ROWS_STAGE}"
+                f" SELECT ?, ?, {', '.join(selected)} FROM temp.{ROWS_STAGE}"
                 " WHERE true ORDER BY seq"  # WHERE: so that ON CONFLICT does not read as a join
                 " ON CONFLICT (campaign_id, dedup_key) DO NOTHING"
             )
@@ -404,8 +429,8 @@ class Loader:
             cursor.close()
 
     def _create(self, table: Table, keys: list[str]) -> list[tuple[str, int]]:
-        """Create the rows named ``keys`` that do not exist; on PostgreSQL, return the new
-        ones with their ids (RETURNING spares a second lookup)."""
+        """Create the rows named ``keys`` that do not exist; return the new ones with their ids
+        (RETURNING spares a second lookup)."""
         cid = self.campaign.id
         extra = {"status": "ok", "weight": 1.0} if table is W else {}
         if self.pg:  # in the order of keys (ids follow it), straight through psycopg
@@ -424,15 +449,20 @@ class Loader:
             with self._cursor() as cursor:
                 cursor.execute(query, (cid, *extra.values(), keys))
                 return cursor.fetchall()
+        # One statement of one JSON array, straight through sqlite3, in the order of keys.
         names = ", ".join(("campaign_id", "external_id", *extra))
-        marks = ", ".join("?" * (2 + len(extra)))
-        tail = tuple(extra.values())
-        self._executemany(  # straight through sqlite3: no per-row dicts
-            f"INSERT INTO {table.name} ({names}) VALUES ({marks})"  # noqa: S608 - names
-            " ON CONFLICT (campaign_id, external_id) DO NOTHING",
-            [(cid, k, *tail) for k in keys],
-        )
-        return []
+        marks = "".join(", ?" * len(extra))
+        cursor = self._cursor()
+        try:
+            cursor.execute(
+                f"INSERT INTO {table.name} ({names})"  # noqa: S608 - names
+                f" SELECT ?, value{marks} FROM json_each(?) WHERE true ORDER BY key"
+                " ON CONFLICT (campaign_id, external_id) DO NOTHING RETURNING external_id, id",
+                (cid, *extra.values(), json.dumps(keys)),
+            )
+            return cursor.fetchall()
+        finally:
+            cursor.close()
 
     def _executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> int:
         """``sql`` for each of ``rows`` on the sqlite3 connection under the transaction; the
@@ -558,20 +588,23 @@ class Loader:
         items: dict[str, int],
     ) -> None:
         """SQLite: the chunk's rows into the TEMP table, one executemany through sqlite3, the
-        values bound as SQLAlchemy would store them (:func:`sqlite_time`, the JSON column's
-        serializer) without its per-row parameter dicts; ``seq`` (the rowid) keeps the file order."""
+        values bound as SQLAlchemy would store them (the JSON column's serializer) but the
+        time, bound as microseconds since 1970 (:func:`epoch_microseconds`; the insert into
+        the table writes :func:`sqlite_time`'s text), without its per-row parameter dicts;
+        ``seq`` (the rowid) keeps the file order. The columns no row of the chunk fills are
+        not bound (they stay NULL): binding costs per value."""
         dialect = self.conn.dialect
         dump = self.target.c.payload.type.dialect_impl(dialect).bind_processor(dialect)
         if dump is None:  # pragma: no cover - JSON always has one
             raise RuntimeError("the payload column has no JSON serializer")
-        when, iso, utc = sqlite_time, datetime.isoformat, UTC
-        # sqlite_time(t), inlined for a time in UTC (what the readers give)
+        epoch, tick, utc = _EPOCH, _MICROSECOND, UTC
+        # epoch_microseconds(t), inlined for a time in UTC (what the readers give)
         if self.pairwise:
             values = [
                 (
                     workers[r[0]], items[r[1]], items[r[2]], r[3], d, r[5],
                     None if (t := r[6]) is None
-                    else iso(t, " ", "microseconds")[:26] if t.tzinfo is utc else when(t),
+                    else (t - epoch) // tick if t.tzinfo is utc else epoch_microseconds(t),
                     r[7], None if r[8] is None else dump(r[8]),
                 )
                 for r, d in zip(rows, digests, strict=True)
@@ -581,13 +614,28 @@ class Loader:
                 (
                     workers[r[0]], items[r[1]], r[2], r[3], d, r[5],
                     None if (t := r[6]) is None
-                    else iso(t, " ", "microseconds")[:26] if t.tzinfo is utc else when(t),
+                    else (t - epoch) // tick if t.tzinfo is utc else epoch_microseconds(t),
                     r[7], None if r[8] is None else dump(r[8]),
                 )
                 for r, d in zip(rows, digests, strict=True)
             ]  # fmt: skip
+        # worker, items and the answer's first column, dedup key: always filled
+        bound = tuple(
+            k
+            for k in range(len(self._stage_columns))
+            if k in _ALWAYS_BOUND or any(v[k] is not None for v in values)
+        )
+        sql = self._stage_sql.get(bound)
+        if sql is None:
+            names = ", ".join(self._stage_columns[k] for k in bound)
+            marks = ", ".join("?" * len(bound))
+            sql = self._stage_sql[bound] = (
+                f"INSERT INTO temp.{ROWS_STAGE} ({names}) VALUES ({marks})"  # noqa: S608 - names
+            )
+        if len(bound) < len(self._stage_columns):
+            values = list(map(itemgetter(*bound), values))
         self._executemany(f"DELETE FROM temp.{ROWS_STAGE}", [()])  # noqa: S608 - a name
-        self._executemany(self._stage_sql, values)
+        self._executemany(sql, values)
 
     def _insert_staged(self) -> int:
         """SQLite: the staged rows into the target, ``ON CONFLICT (campaign_id, dedup_key) DO

@@ -4,7 +4,9 @@ lock, the multilabel and pairwise copies, on both backends where they apply."""
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,7 +19,15 @@ from sqlalchemy.pool import StaticPool
 from monitor.errors import InputError
 from monitor.ingest import api
 from monitor.ingest.api import create_campaign, ingest_file
-from monitor.ingest.load import BULK_CACHE_KIB, INGEST_LOCK_CLASS, Loader, SeenKeys, sqlite_time
+from monitor.ingest.load import (
+    BULK_CACHE_KIB,
+    INGEST_LOCK_CLASS,
+    SQLITE_TIME_SQL,
+    Loader,
+    SeenKeys,
+    epoch_microseconds,
+    sqlite_time,
+)
 from monitor.store.campaigns import CampaignSpec
 from monitor.store.engine import make_engine
 from monitor.store.migrate import upgrade
@@ -160,6 +170,24 @@ def test_sqlite_time_is_what_the_column_type_binds(moment: datetime) -> None:
     assert bind is not None
     assert sqlite_time(moment) == bind(moment)
     assert sqlite_time(None) is None
+
+
+@given(
+    moment=st.datetimes(timezones=st.none() | st.timezones()),
+)
+def test_staged_times_become_the_text_the_column_type_binds(moment: datetime) -> None:
+    """The SQLite loader stages a time as microseconds since 1970 and SQLite writes its text
+    (before 1970 and to the years' ends too): the text :func:`sqlite_time` gives."""
+    if moment.utcoffset() and not datetime.min.replace(tzinfo=UTC) + timedelta(
+        days=1
+    ) < moment < datetime.max.replace(tzinfo=UTC) - timedelta(days=1):
+        return  # out of range once in UTC
+    with closing(sqlite3.connect(":memory:")) as db:
+        got = db.execute(
+            f"SELECT {SQLITE_TIME_SQL} FROM (SELECT ? AS created_at)",  # noqa: S608 - a constant
+            (epoch_microseconds(moment),),
+        ).fetchone()[0]
+    assert got == sqlite_time(moment)
 
 
 def test_times_and_payloads_read_back_alike(engine: Engine, tmp_path: Path) -> None:
