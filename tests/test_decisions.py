@@ -286,6 +286,52 @@ def test_the_campaign_state() -> None:
     )
 
 
+def test_the_campaign_state_speaks_of_the_export_first() -> None:
+    """Low agreement with an export expected good is usable with care (rte: alpha 0.24, the
+    export right on 93% of the items), never red; an export expected poor is unreliable
+    whatever the agreement; without an expectation alpha decides as before."""
+    from monitor.report.document import EXPORT_USABLE, state
+
+    good = [{"decision": "ok", "n_judgments": 100}] * 3
+    kw = {"has_run": True, "kind": "label", "name": "c"}
+
+    def exported(value: float, measure: str = "accuracy") -> dict:
+        return {"measure": measure, "value": value}
+
+    care = state("unreliable", good, **kw, export=exported(0.98))
+    assert care["state"] == "usable_with_care"
+    assert "single answers agree little" in care["state_text"]
+    assert "right on at most 98% of its items" in care["state_text"]
+    assert "an upper bound: check a sample" in care["state_text"]
+    assert state("unreliable", good, **kw, export=exported(EXPORT_USABLE))["state"] == (
+        "usable_with_care"
+    )
+    poor = state("reliable", good, **kw, export=exported(0.7))
+    assert poor["state"] == "unreliable"
+    assert "right on at most 70% of its items" in poor["state_text"]
+    assert state("unreliable", good, **kw, export=None)["state"] == "unreliable"
+    assert state("reliable", good, **kw, export=exported(0.95))["state"] == "reliable"
+    pairs = state("unreliable", good, **{**kw, "kind": "pairwise"},
+                  export=exported(0.83, "pair_accuracy"))  # fmt: skip
+    assert pairs["state"] == "usable_with_care"
+    assert "83% of its pairs of items" in pairs["state_text"]
+    rating = {**kw, "kind": "rating"}
+    assert (
+        state("unreliable", good, **rating, export=exported(4.7, "mae"), width=100.0)["state"]
+        == "usable_with_care"
+    )
+    off = state("tentative", good, **rating, export=exported(14.0, "mae"), width=100.0)
+    assert off["state"] == "unreliable"
+    assert "off by at least 14 on average" in off["state_text"]
+    # no width (an open scale): nothing to weigh the error against, alpha decides
+    assert state("unreliable", good, **rating, export=exported(4.7, "mae"))["state"] == (
+        "unreliable"
+    )
+    # a campaign that cannot tell stays so, whatever its export
+    assert state("reliable", [{"decision": "cannot_tell", "n_judgments": 100}], **kw,
+                 export=exported(0.99))["state"] == "cannot_tell"  # fmt: skip
+
+
 def test_chance_is_the_workers_own() -> None:
     # four classes, the commonest at 0.67: a worker right 58% who gives the rarer classes more
     # often (their answers shuffled reach 0.34) carries information: down-weight, not block

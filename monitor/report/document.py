@@ -41,6 +41,7 @@ from monitor.report.shape import (
     WorkerRow,
 )
 from monitor.report.today import document_todo
+from monitor.store.campaigns import CampaignInfo
 from monitor.store.runs import FlagRecord, Value
 
 P_E = {False: 13 / 27, True: 6 / 8}
@@ -154,6 +155,50 @@ def export_verdict(
     return cast(ExportQuality, out)
 
 
+EXPORT_USABLE = 0.8
+"""An export expected to be right on less than this share of its items (labels, sets) or of its
+items' pairs (a ranking) is poor: the campaign is ``unreliable`` whatever the crowd's agreement.
+The expectation is an upper bound (errors the workers share are not in it), so an export under
+the bar is poor for sure, and one over it usable with care, never more on its own."""
+EXPORT_USABLE_ERROR = 0.1
+"""Ratings: an export expected to be off by more than this share of the scale's width is poor."""
+
+
+def export_usable(export: ExportQuality | None, width: float | None) -> bool | None:
+    """Whether the export's expected quality clears the bar (:data:`EXPORT_USABLE`,
+    :data:`EXPORT_USABLE_ERROR` of the scale's ``width`` for ratings); None where the run
+    expects nothing (or a rating scale has no width).
+
+    >>> export_usable({"measure": "accuracy", "value": 0.93}, None)
+    True
+    >>> export_usable({"measure": "mae", "value": 14.0}, 100.0)
+    False
+    """
+    if export is None or export.get("value") is None:
+        return None
+    value = float(export["value"])  # type: ignore[arg-type]
+    if export.get("measure") == "mae":
+        return None if not width else value <= EXPORT_USABLE_ERROR * width
+    return value >= EXPORT_USABLE
+
+
+def _export_words(export: ExportQuality) -> str:
+    """The export's expectation in a few words, as the bound it is ("right on at most 93% of
+    its items", "off by at least 4.7 on average")."""
+    value = float(export["value"])  # type: ignore[arg-type]
+    if export.get("measure") == "mae":
+        return f"off by at least {value:.3g} on average"
+    share = "pairs of items" if export.get("measure") == "pair_accuracy" else "items"
+    return f"right on at most {_pct(value)} of its {share}"
+
+
+def _scale_width(c: CampaignInfo) -> float | None:
+    """A rating scale's width (None for other kinds or an open scale)."""
+    if c.kind != Kind.RATING or c.scale_min is None or c.scale_max is None:
+        return None
+    return float(c.scale_max) - float(c.scale_min)
+
+
 STATES = ("reliable", "usable_with_care", "unreliable", "cannot_tell")
 CANNOT_TELL_SHARE = 0.5
 """A campaign whose workers decided ``cannot_tell`` gave at least this share of its judgments
@@ -168,14 +213,20 @@ def state(
     kind: str,
     name: str,
     gold: bool = False,
+    export: ExportQuality | None = None,
+    width: float | None = None,
 ) -> CampaignState:
-    """The campaign's state for the workers' word (``verdict.state``): ``cannot_tell`` without
-    a run, where the workers decided ``cannot_tell`` gave at least half of the judgments, or
-    where the design cannot say who is good (no unit judged twice, so alpha is undefined, and
-    no gold: a consensus of single answers certifies nobody; multi-label sets, whose alpha is
-    undefined by nature, excepted); else alpha's level, ``reliable`` turning
-    ``usable_with_care`` while some worker is decided ``block`` or ``down_weight``. With
-    ``state_text`` and, for ``cannot_tell``, ``to_tell``: what would tell."""
+    """The campaign's state (``verdict.state``), the deliverable first: ``cannot_tell``
+    without a run, where the workers decided ``cannot_tell`` gave at least half of the
+    judgments, or where the design cannot say who is good (no unit judged twice, so alpha is
+    undefined, and no gold: a consensus of single answers certifies nobody; multi-label sets,
+    whose alpha is undefined by nature, excepted). Else ``unreliable`` when the export is poor
+    (:func:`export_usable`, ``width`` the rating scale's); ``reliable`` when alpha is and no
+    worker is decided ``block`` or ``down_weight``; ``usable_with_care`` when alpha is
+    tentative or undetermined, some worker is to be acted on, or alpha is low but the export,
+    which weighs the workers by their reliability, clears its bar; ``unreliable`` when alpha is
+    low and no expectation of the export says otherwise. With ``state_text`` and, for
+    ``cannot_tell``, ``to_tell``: what would tell."""
     if kind == Kind.PAIRWISE:
         tell = [
             f"plan pairs judged again and gold pairs: monitor pairs plan --campaign {name} "
@@ -210,21 +261,40 @@ def state(
             "to_tell": tell,
         }
     acted = sum(1 for w in workers if w["decision"] in ("block", "down_weight"))
+    usable = export_usable(export, width)
+    workers_text = f"{acted} worker{'s' if acted != 1 else ''} to block or down-weight"
+    if usable is False:
+        assert export is not None  # noqa: S101 - usable is None without one
+        return {
+            "state": "unreliable",
+            "state_text": f"Unreliable: the export is expected to be {_export_words(export)}"
+            + (f" ({workers_text} first)" if acted else "")
+            + "; more judgments per item, or better workers, are needed.",
+        }
     out: State
     if level == "reliable" and not acted:
         out = "reliable"
-    elif level in ("reliable", "tentative", "undetermined"):
+    elif level in ("reliable", "tentative", "undetermined") or usable:
         out = "usable_with_care"
     else:
         out = "unreliable"
-    text = {
-        "reliable": "Reliable: agreement is high and no worker needs acting on.",
-        "usable_with_care": f"Usable with care: {acted} worker{'s' if acted != 1 else ''} to "
-        "block or down-weight"
-        + ("" if level == "reliable" else ", and agreement is only tentative or undetermined")
-        + ".",
-        "unreliable": "Unreliable: agreement is low; the answers should not be trusted as is.",
-    }[out]
+    if out == "usable_with_care" and level == "unreliable":
+        assert export is not None  # noqa: S101 - usable is True
+        text = (
+            "Usable with care: single answers agree little, but the export, which weighs the "
+            f"workers by their reliability, is expected to be {_export_words(export)} (an upper "
+            "bound: check a sample against answers you know)"
+            + (f"; {workers_text}" if acted else "")
+            + "."
+        )
+    else:
+        text = {
+            "reliable": "Reliable: agreement is high and no worker needs acting on.",
+            "usable_with_care": f"Usable with care: {workers_text}"
+            + ("" if level == "reliable" else ", and agreement is only tentative or undetermined")
+            + ".",
+            "unreliable": "Unreliable: agreement is low; the answers should not be trusted as is.",
+        }[out]
     return {"state": out, "state_text": text}
 
 
@@ -580,7 +650,8 @@ def document_from(data: CampaignData, *, items: bool = True) -> Document:
     doc["verdict"].update(
         state(doc["verdict"]["level"], doc["workers"], has_run=data.run is not None,
               kind=c.kind, name=c.name,
-              gold=any(w.get("gold_n") for w in doc["workers"]))
+              gold=any(w.get("gold_n") for w in doc["workers"]),
+              export=doc["verdict"]["export"], width=_scale_width(c))
     )  # fmt: skip
     if c.kind == Kind.PAIRWISE:
         doc["pairs"] = _pairs(data)

@@ -61,7 +61,7 @@ def summary(doc: Mapping[str, Any], report: str, document: str | None) -> dict[s
         "n_workers": c.get("n_workers"),
         "n_items": c.get("n_items"),
         "n_judgments": c.get("n_judgments"),
-        "verdict": doc["verdict"]["level"],
+        "verdict": doc["verdict"].get("state") or doc["verdict"]["level"],
         "alpha": doc["verdict"].get("alpha"),
         "series": series_name,
         "trend": [h.get(series_name) for h in doc["history"]] if series_name else [],

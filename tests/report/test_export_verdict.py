@@ -137,3 +137,20 @@ def test_a_rating_fallback_says_the_export_is_the_plain_mean(fallback: bool) -> 
     assert out is not None
     assert out["interval"] == [2.0, 3.0]
     assert ("plain mean" in out["exports"]) is fallback
+
+
+def test_the_verdict_box_is_coloured_by_the_state(engine: Engine) -> None:
+    """The verdict's colour and headline are the campaign's state (the deliverable first);
+    the crowd's agreement level is a tag beside alpha."""
+    case, _ = label_case(n_items=150, seed=1)
+    store_case(engine, case)
+    recompute(engine, SETTINGS)
+    doc = document(engine, "golden")
+    page = parse(render_html(doc))
+    [box] = [a for t, a in page.tags if a.get("id") == "verdict"]
+    assert f"v-{doc['verdict']['state']}" in box["class"].split()
+    [level] = [a for t, a in page.tags if a.get("id") == "verdict-level"]
+    assert level["data-level"] == doc["verdict"]["level"]
+    text = " ".join(" ".join(page.text).split())
+    headline = doc["verdict"]["state"].replace("_", " ").capitalize()
+    assert text.index(headline) < text.index(doc["verdict"]["export"]["text"])
