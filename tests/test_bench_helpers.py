@@ -6,6 +6,8 @@ import math
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 import realdata as rd  # noqa: E402
@@ -68,3 +70,20 @@ def test_thresholds_and_counts_are_not_worker_scores() -> None:
     assert rd.is_score("gold_accuracy")
     for name in ("n_judgments", "model_chance_sd", "model_floor_sd", "model_worker_chance"):
         assert not rd.is_score(name)
+
+
+def test_scored_shift_is_the_posterior_gap_between_scored_and_all_answers(tmp_path: Path) -> None:
+    import calibration
+
+    (tmp_path / "truth.csv").write_text("item,truth\na,1\nb,\n", encoding="utf-8")
+    (tmp_path / "judgments.csv").write_text(
+        "worker,item,value\nw,a,1\nw,b,1\nw,c,0\nv,c,0\n", encoding="utf-8"
+    )
+    posterior = {"a": {"1": 0.6, "0": 0.4}, "b": {"1": 0.9}, "c": {"0": 1.0}}
+    shift = calibration.scored_shift(tmp_path, posterior)
+    # w: 0.6 on the one scored answer, (0.6 + 0.9 + 1.0) / 3 on all; v answered no scored item
+    assert shift == {"w": pytest.approx(0.6 - 2.5 / 3)}
+    model = {"w": (0.8, 0.7, 0.9)}
+    moved = calibration.figures(model, {"w": 0.5}, {"w": 40}, 30, shift)
+    assert moved["mean_model"] == pytest.approx(0.8 + 0.6 - 2.5 / 3)
+    assert calibration.figures(model, {"w": 0.5}, {"w": 40}, 30)["mean_model"] == 0.8
