@@ -14,7 +14,9 @@ log(acc_w (K - 1) / (1 - acc_w))``
 ``K``). A gold item's label is right: ``p_is = 1``. The expectation is ``E = mean_s mean_i p_is``.
 Its variance has two parts: the model's, ``var_s(mean_i p_is)`` over the draws, and the items'
 (which of them turn out right is a Poisson-binomial draw), ``mean_s sum_i p_is (1 - p_is) / N^2``.
-The interval is ``E +- z sqrt(model + items)``, clipped to [0, 1].
+The interval is ``E +- z sqrt(model + items)``, clipped to [0, 1]. The draws are scored one at
+a time: the memory is a few values per item and per answered (item, class) cell, whatever the
+number of draws.
 
 Multi-label sets (:func:`expected_set_accuracy`): each option of each item is one binary unit
 (answered by every judgment of the item, chosen or not); an exported set is right when every
@@ -23,6 +25,7 @@ option is, ``p_is = prod_a p_ias``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,51 +59,71 @@ def _draw_accuracy(
     return np.clip(rng.beta(a * m + 1.0, (1.0 - a) * m + 1.0, size=(draws, a.size)), *ACC_CLIP)
 
 
-def _unit_probability(
-    units: NDArray[np.int64],
-    workers: NDArray[np.int64],
-    answers: NDArray[np.int64],
-    exported: NDArray[np.int64],
-    prior: NDArray[np.float64],
-    acc: NDArray[np.float64],
-) -> NDArray[np.float64]:
-    """(draws, U): the one-coin posterior of each unit's exported class, per accuracy draw."""
-    U, K = exported.size, prior.size
-    cells, where = np.unique(units * K + answers, return_inverse=True)
-    row, col = cells // K, cells % K
-    pi = np.clip(prior, 1e-12, None)
-    pi = pi / pi.sum()
-    rest = 1.0 - np.bincount(row, weights=pi[col], minlength=U)  # unanswered classes' prior
-    rest = np.clip(rest, 0.0, None)
-    starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]]) if row.size else row
-    hit = col == exported[row]
-    unanswered = (exported >= 0) & (np.bincount(row[hit], minlength=U) == 0)
-    out = np.empty((acc.shape[0], U))
-    for s in range(acc.shape[0]):
-        a = acc[s]
-        w = np.log(a * max(K - 1, 1) / (1.0 - a))[workers]
-        b = np.bincount(where, weights=w, minlength=cells.size)
+class _OneCoin:
+    """The one-coin posterior of each unit's exported class, for one draw of the workers'
+    accuracies at a time: the layout of the (unit, answered class) cells is made once; each
+    call costs a few passes over the judgments and holds one value per unit (never a
+    draws x units matrix)."""
+
+    def __init__(
+        self,
+        units: NDArray[np.int64],
+        workers: NDArray[np.int64],
+        answers: NDArray[np.int64],
+        exported: NDArray[np.int64],
+        prior: NDArray[np.float64],
+    ) -> None:
+        U, K = exported.size, prior.size
+        self.U, self.K, self.workers = U, K, workers
+        cells, self.where = np.unique(units * K + answers, return_inverse=True)
+        self.n_cells = cells.size
+        self.row, col = cells // K, cells % K
+        pi = np.clip(prior, 1e-12, None)
+        pi = pi / pi.sum()
+        rest = 1.0 - np.bincount(self.row, weights=pi[col], minlength=U)  # unanswered classes
+        self.rest = np.clip(rest, 0.0, None)
+        row = self.row
+        self.starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]]) if row.size else row
+        self.pi_col = pi[col]
+        self.hit = col == exported[row]
+        self.unanswered = (exported >= 0) & (np.bincount(row[self.hit], minlength=U) == 0)
+        self.pi_unanswered = pi[exported[self.unanswered]]
+
+    def __call__(self, a: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(U,): each unit's probability that its exported class is right, for accuracies
+        ``a`` (W,)."""
+        row, U = self.row, self.U
+        w = np.log(a * max(self.K - 1, 1) / (1.0 - a))[self.workers]
+        b = np.bincount(self.where, weights=w, minlength=self.n_cells)
         top = np.zeros(U)  # >= 0: the unanswered classes sit at B = 0
         if row.size:  # cells are sorted by unit
-            top[row[starts]] = np.maximum(np.maximum.reduceat(b, starts), 0.0)
-        term = pi[col] * np.exp(b - top[row])
-        z = np.bincount(row, weights=term, minlength=U) + rest * np.exp(-top)
-        mine = np.bincount(row[hit], weights=term[hit], minlength=U).astype(np.float64)
-        mine[unanswered] = pi[exported[unanswered]] * np.exp(-top[unanswered])
-        out[s] = mine / z
-    return out
+            top[row[self.starts]] = np.maximum(np.maximum.reduceat(b, self.starts), 0.0)
+        term = self.pi_col * np.exp(b - top[row])
+        z = np.bincount(row, weights=term, minlength=U) + self.rest * np.exp(-top)
+        mine = np.bincount(row[self.hit], weights=term[self.hit], minlength=U).astype(np.float64)
+        mine[self.unanswered] = self.pi_unanswered * np.exp(-top[self.unanswered])
+        return mine / z
 
 
-def _summary(p: NDArray[np.float64], confidence: float) -> ExpectedAccuracy:
-    """Value and interval from (draws, N) probabilities of being right (module docstring)."""
-    N = p.shape[1]
+def _summary(draws: Iterable[NDArray[np.float64]], confidence: float) -> ExpectedAccuracy:
+    """Value and interval from each draw's (N,) probabilities of being right (module
+    docstring), one draw at a time."""
+    means: list[float] = []
+    spread: list[float] = []  # sum_i p_is (1 - p_is) per draw
+    N = 0
+    for p in draws:
+        N = p.size
+        if N == 0:
+            break
+        means.append(float(p.mean()))
+        spread.append(float((p * (1.0 - p)).sum()))
     if N == 0:
         nan = float("nan")
         return ExpectedAccuracy(nan, nan, nan, 0, nan, nan)
-    per_draw = p.mean(axis=1)
+    per_draw = np.asarray(means)
     value = float(per_draw.mean())
-    model_var = float(per_draw.var(ddof=1)) if p.shape[0] > 1 else 0.0
-    items_var = float((p * (1.0 - p)).sum(axis=1).mean()) / N**2
+    model_var = float(per_draw.var(ddof=1)) if per_draw.size > 1 else 0.0
+    items_var = float(np.mean(spread)) / N**2
     z = float(ndtri(0.5 + confidence / 2.0))
     half = z * np.sqrt(model_var + items_var)
     return ExpectedAccuracy(
@@ -150,11 +173,18 @@ def expected_accuracy(
     pi = np.asarray(prior, dtype=np.float64)
     rng = np.random.default_rng(seed)
     drawn = _draw_accuracy(acc, cnt, draws, rng)
-    p = _unit_probability(it, wk, ans, ex, pi, drawn)
-    if gold is not None:
-        p[:, np.asarray(gold, dtype=bool)] = 1.0
-    judged = np.bincount(it, minlength=ex.size) > 0
-    return _summary(p[:, (ex >= 0) & judged], confidence)
+    posterior = _OneCoin(it, wk, ans, ex, pi)
+    scored = (ex >= 0) & (np.bincount(it, minlength=ex.size) > 0)
+    known = np.asarray(gold, dtype=bool)[scored] if gold is not None else None
+
+    def each_draw() -> Iterator[NDArray[np.float64]]:
+        for a in drawn:
+            p = posterior(a)[scored]
+            if known is not None:
+                p[known] = 1.0
+            yield p
+
+    return _summary(each_draw(), confidence)
 
 
 def expected_set_accuracy(
@@ -189,13 +219,18 @@ def expected_set_accuracy(
     rng = np.random.default_rng(seed)
     drawn = _draw_accuracy(np.asarray(accuracy, dtype=np.float64),
                            np.asarray(n, dtype=np.float64), draws, rng)  # fmt: skip
-    right = np.ones((draws, N))
-    for a in range(A):
-        pa = _unit_probability(it, wk, ch[:, a].astype(np.int64), ex[:, a].astype(np.int64),
-                               np.array([1.0 - q[a], q[a]]), drawn)  # fmt: skip
-        right *= pa
+    options = [_OneCoin(it, wk, ch[:, a].astype(np.int64), ex[:, a].astype(np.int64),
+                        np.array([1.0 - q[a], q[a]])) for a in range(A)]  # fmt: skip
     judged = np.bincount(it, minlength=N) > 0
-    return _summary(right[:, judged], confidence)
+
+    def each_draw() -> Iterator[NDArray[np.float64]]:
+        for acc in drawn:
+            right = np.ones(N)
+            for option in options:
+                right *= option(acc)
+            yield right[judged]
+
+    return _summary(each_draw(), confidence)
 
 
 __all__ = ["ExpectedAccuracy", "expected_accuracy", "expected_set_accuracy"]
