@@ -43,7 +43,8 @@ preference sets, the share of pairs of ranked items of different truth that the 
 orders as the truth (all pairs, or ``MAX_PAIRS`` drawn at random; target: within
 ``TARGET_EXPORT_PAIRS``); rating sets, the mean absolute error of the exported values (no
 target). ``inside``: whether the true figure lies in the interval, widened by the truth's own
-sampling. ``sure`` as in the first table: where it is below 1, the truth disagrees with a
+sampling. Where the truth covers only part of the items (adult2), a second row (``same``)
+gives the run's expectation over those items alone (:func:`expected_on_truth`). ``sure`` as in the first table: where it is below 1, the truth disagrees with a
 near-unanimous crowd on that share of units, which no estimate from the answers alone sees (the
 expectation is then too high by about that share).
 
@@ -79,6 +80,7 @@ from tests.golden import shared_dir  # noqa: E402
 
 MIN_N = 30
 POSTERIOR = ("posterior",)  # run()'s key of the items' posteriors
+WORKER_N = ("n",)  # and of the workers' judgments
 SURE_N, SURE_SHARE = 10, 0.9
 Z = 1.959963984540054
 TARGET_BIAS, TARGET_COVERAGE = 0.05, 0.85
@@ -203,6 +205,7 @@ def run(path: Path, kind: str, args: list[str], data: Path) -> tuple[dict[str, A
                     v.subject: (v.detail or {}).get("posterior", {})
                     for v in run_values(s, r.id, "item", ["model_label"])
                 }
+                out[WORKER_N] = {v.subject: v.n for v in vals}
                 q = run_values(s, r.id, "campaign", ["export_quality"])
                 out[None] = (
                     ([(v.value, v.low, v.high, v.detail) for v in q][:1] or [None])[0],
@@ -240,8 +243,52 @@ def true_export(path: Path, kind: str, rows: list[dict[str, Any]]) -> tuple[floa
     return float(np.mean(hits)), len(hits), len(hits)
 
 
+def expected_on_truth(
+    path: Path,
+    model: dict[str, Any],
+    counts: dict[str, int | None],
+    posterior: dict[str, dict[str, float]],
+    rows: list[dict[str, Any]],
+) -> tuple[float, float, float] | None:
+    """Label sets whose truth covers only part of the items (adult2): the run's expected
+    export accuracy over those items alone, by the run's own function on the run's inputs (the
+    judgments, the workers' stored accuracies and counts, the exported labels, the class prior
+    as the mean of the items' posteriors, which is how Dawid-Skene fits it): items without a
+    truth are given no exported label, so they are not scored. None where the truth covers
+    every exported item."""
+    from monitor.metrics.labels.export_accuracy import expected_accuracy
+
+    truth = {r["item"] for r in _rows(path / "truth.csv") if r["truth"] != ""}
+    exported = {str(r["item"]): r["value"] for r in rows if r.get("value") is not None}
+    if all(i in truth for i in exported):
+        return None
+    judgments = _rows(path / "judgments.csv")
+    items = sorted({r["item"] for r in judgments})
+    workers = sorted({r["worker"] for r in judgments})
+    classes = sorted({r["value"] for r in judgments} | {str(v) for v in exported.values()})
+    ii, ww, cc = ({k: n for n, k in enumerate(x)} for x in (items, workers, classes))
+    prior = np.zeros(len(classes))
+    for p in posterior.values():
+        for c, v in p.items():
+            prior[cc[c]] += v
+    ex = [cc[str(exported[i])] if i in truth and i in exported else -1 for i in items]
+    acc = [model.get(w, (None,))[0] for w in workers]
+    r = expected_accuracy(
+        [ii[r["item"]] for r in judgments],
+        [ww[r["worker"]] for r in judgments],
+        [cc[r["value"]] for r in judgments],
+        ex,
+        [np.nan if a is None else a for a in acc],
+        [counts.get(w) or 0 for w in workers],
+        prior / prior.sum(),
+    )
+    return r.value, r.low, r.high
+
+
 def export_table(
-    results: list[tuple[str, str, Any, tuple[float, int, int]]], sure: dict[str, float | None]
+    results: list[tuple[str, str, Any, tuple[float, int, int]]],
+    sure: dict[str, float | None],
+    same: dict[str, tuple[float, float, float]] | None = None,
 ) -> dict[str, Any]:
     """The second table: expected against true export quality, per set. ``inside``: the true
     figure within the interval widened in quadrature by the sampling of the units with a truth
@@ -274,6 +321,19 @@ def export_table(
               f"{'     —' if sure.get(name) is None else f'{sure[name]:>7.3f}'}  {met}{tgt}")  # fmt: skip
         out[name] = {"measure": measure, "expected": value, "low": low, "high": high,
                      "true": true, "units": units, "inside": inside, "met": met}  # fmt: skip
+        if same and name in same:
+            value, low, high = same[name]
+            diff = value - true
+            met = "—" if target is None else ("met" if abs(diff) <= target else "MISSED")
+            inside = (value - math.sqrt((value - low) ** 2 + b2) <= true
+                      <= value + math.sqrt((high - value) ** 2 + b2))  # fmt: skip
+            print(f"{'  same':<10}{'':>14}{value:>10.3f}{f'[{low:.3f}, {high:.3f}]':>18}"
+                  f"{true:>8.3f}{diff:>+8.3f}{units:>9}{'yes' if inside else 'no':>8}"
+                  f"{'':>7}  {met}{tgt}")  # fmt: skip
+            out[name]["same_items"] = {"expected": value, "low": low, "high": high,
+                                       "inside": inside, "met": met}  # fmt: skip
+    print("same: where the truth covers only part of the items, the run's expectation over "
+          "those items alone (the run's function on the run's inputs)")  # fmt: skip
     return out
 
 
@@ -332,6 +392,7 @@ def main() -> None:
         sets = [s for s in sets if s[0].name in a.only]
     results: dict[str, Any] = {}
     exports: list[tuple[str, str, Any, tuple[float, int, int]]] = []
+    same: dict[str, tuple[float, float, float]] = {}
     sures: dict[str, float | None] = {}
     print(f"workers with {a.min_n}+ judgments scored by the truth; 95% intervals widened in "
           "quadrature by the binomial sd of the true share")  # fmt: skip
@@ -354,7 +415,12 @@ def main() -> None:
         model, secs = run(path, meta["kind"], list(meta["args"]), data)
         q, rows = model.pop(None)
         posterior = model.pop(POSTERIOR)
+        counts = model.pop(WORKER_N)
         exports.append((path.name, meta["kind"], q, true_export(path, meta["kind"], rows)))
+        if where == "data" and posterior:
+            on_truth = expected_on_truth(path, model, counts, posterior, rows)
+            if on_truth is not None:
+                same[path.name] = on_truth
         f = figures(model, true, n, a.min_n)
         if not f["workers"]:
             print(f"{path.name:<10}  no worker with {a.min_n}+ judgments")
@@ -388,7 +454,7 @@ def main() -> None:
           "truth covers only part of the items, the model's expectation over the very answers "
           "the truth scores (model_accuracy moved by the mean posterior of those answers less "
           "that of all the worker's answers)")  # fmt: skip
-    results["export"] = export_table(exports, sures)
+    results["export"] = export_table(exports, sures, same)
     if a.json:
         a.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
 
