@@ -44,9 +44,10 @@ orders as the truth (all pairs, or ``MAX_PAIRS`` drawn at random; target: within
 ``TARGET_EXPORT_PAIRS``); rating sets, the mean absolute error of the exported values (no
 target). ``inside``: whether the true figure lies in the interval, widened by the truth's own
 sampling. Where the truth covers only part of the items (adult2), a second row (``same``)
-gives the run's expectation over those items alone (:func:`expected_on_truth`). ``sure`` as in the first table: where it is below 1, the truth disagrees with a
-near-unanimous crowd on that share of units, which no estimate from the answers alone sees (the
-expectation is then too high by about that share).
+gives the run's expectation over those items alone (:func:`expected_on_truth`). ``sure`` as in
+the first table: where it is below 1, the truth disagrees with a near-unanimous crowd on that
+share of units, which no estimate from the answers alone sees (the expectation is then too high
+by about that share).
 
     python bench/calibration.py [--only NAME ...] [--min-n 30] [--json PATH] [--worst K]
 """
