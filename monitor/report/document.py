@@ -263,8 +263,7 @@ def state(
     acted = sum(1 for w in workers if w["decision"] in ("block", "down_weight"))
     usable = export_usable(export, width)
     workers_text = f"{acted} worker{'s' if acted != 1 else ''} to block or down-weight"
-    if usable is False:
-        assert export is not None  # noqa: S101 - usable is None without one
+    if usable is False and export is not None:
         return {
             "state": "unreliable",
             "state_text": f"Unreliable: the export is expected to be {_export_words(export)}"
@@ -278,8 +277,7 @@ def state(
         out = "usable_with_care"
     else:
         out = "unreliable"
-    if out == "usable_with_care" and level == "unreliable":
-        assert export is not None  # noqa: S101 - usable is True
+    if out == "usable_with_care" and level == "unreliable" and export is not None:
         text = (
             "Usable with care: single answers agree little, but the export, which weighs the "
             f"workers by their reliability, is expected to be {_export_words(export)} (an upper "

@@ -88,7 +88,7 @@ class _OneCoin:
         prior: NDArray[np.float64],
     ) -> None:
         U, K = exported.size, prior.size
-        self.U, self.K, self.workers, self.answers = U, K, workers, answers
+        self.U, self.K, self.workers = U, K, workers
         self.n = np.bincount(units, minlength=U).astype(np.float64)  # judgments per unit
         cells, self.where = np.unique(units * K + answers, return_inverse=True)
         self.n_cells = cells.size
@@ -153,6 +153,8 @@ class _OneCoin:
 
 
 RHO_BOUNDS = (1e-4, 10.0)
+"""Where :func:`held_out_rho` looks for ``rho`` (then compares with 0, independence): at 10, ten
+judgments of an item count as 1.1."""
 
 
 def held_out_rho(models: list[_OneCoin], accuracy: NDArray[np.float64]) -> float:
