@@ -267,7 +267,16 @@ def test_the_campaign_state() -> None:
     assert state("reliable", good + rows(("down_weight", 50)), **kw)["state"] == (
         "usable_with_care"
     )
-    assert state("tentative", good, **kw)["state"] == "usable_with_care"
+    tentative = state("tentative", good, **kw)
+    assert tentative["state"] == "usable_with_care"
+    assert tentative["state_text"] == (
+        "Usable with care: agreement is only tentative or undetermined."
+    )
+    both = state("tentative", good + rows(("block", 50)), **kw)["state_text"]
+    assert both == (
+        "Usable with care: 1 worker to block or down-weight, and agreement is only tentative "
+        "or undetermined."
+    )
     assert state("unreliable", good, **kw)["state"] == "unreliable"
     no_run = state("reliable", good, **{**kw, "has_run": False})
     assert no_run["state"] == "cannot_tell"

@@ -288,8 +288,11 @@ def state(
     else:
         text = {
             "reliable": "Reliable: agreement is high and no worker needs acting on.",
-            "usable_with_care": f"Usable with care: {workers_text}"
-            + ("" if level == "reliable" else ", and agreement is only tentative or undetermined")
+            "usable_with_care": "Usable with care: "
+            + ", and ".join(
+                ([workers_text] if acted else [])
+                + ([] if level == "reliable" else ["agreement is only tentative or undetermined"])
+            )
             + ".",
             "unreliable": "Unreliable: agreement is low; the answers should not be trusted as is.",
         }[out]
