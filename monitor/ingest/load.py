@@ -113,7 +113,8 @@ LOOKUP_BATCH = 10_000
 BULK_CACHE_KIB = 256 * 1024  # SQLite's page cache while a file loads (a maximum, in KiB)
 STAGE_CACHE_KIB = 64 * 1024  # and its TEMP database's, where a chunk's rows wait
 ROWS_STAGE = "monitor_stage_rows"
-# The staged columns every row fills: worker, item (left and right), dedup key.
+# The staged columns bound whatever the chunk (worker, item or left and right items, value_num
+# or outcome, dedup key): the others are bound only when some row of the chunk fills them.
 _ALWAYS_BOUND = frozenset({0, 1, 2, 4})
 CACHE_SIZE = 100_000  # ids of workers or items kept between chunks (then the cache restarts)
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -115,19 +116,32 @@ class _OneCoin:
         m = np.maximum(self.n - (2.0 if others else 1.0), 0.0)
         return 1.0 / (1.0 + m * rho)
 
+    def _log_odds(self, a: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Each judgment's weight of evidence, ``log(acc_w (K - 1) / (1 - acc_w))``."""
+        return np.log(a * max(self.K - 1, 1) / (1.0 - a))[self.workers]
+
+    def _normalise(
+        self, b: NDArray[Any]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """For cell log-odds ``b``: each unit's shift ``top`` (its largest ``B``, at least 0:
+        the unanswered classes sit at ``B = 0``), each cell's ``pi_k exp(B - top)`` and each
+        unit's sum of them over all its classes, ``z``."""
+        row, U = self.row, self.U
+        top = np.zeros(U)
+        if row.size:  # cells are sorted by unit
+            top[row[self.starts]] = np.maximum(np.maximum.reduceat(b, self.starts), 0.0)
+        term = self.pi_col * np.exp(b - top[row])
+        z = np.bincount(row, weights=term, minlength=U) + self.rest * np.exp(-top)
+        return top, term, z
+
     def held_out_loss(self, a: NDArray[np.float64], rho: float) -> float:
         """Minus the log-likelihood of each judgment predicted from the others of its unit
         (module docstring), for accuracies ``a`` (W,) and correlation ``rho``."""
-        row, U, K = self.row, self.U, self.K
-        own = np.log(a * max(K - 1, 1) / (1.0 - a))[self.workers]  # l_w of each judgment
+        row, K = self.row, self.K
+        own = self._log_odds(a)
         b = np.bincount(self.where, weights=own, minlength=self.n_cells)
         t = self.tempering(rho, others=True)
-        tb = b * t[row]
-        top = np.zeros(U)
-        if row.size:
-            top[row[self.starts]] = np.maximum(np.maximum.reduceat(tb, self.starts), 0.0)
-        term = self.pi_col * np.exp(tb - top[row])
-        z = np.bincount(row, weights=term, minlength=U) + self.rest * np.exp(-top)
+        top, term, z = self._normalise(b * t[row])
         cell, unit = self.where, row[self.where]
         left = self.pi_col[cell] * np.exp(t[unit] * (b[cell] - own) - top[unit])  # without j
         others = np.maximum(z[unit] - term[cell], 0.0)
@@ -140,13 +154,10 @@ class _OneCoin:
         """(U,): each unit's probability that its exported class is right, for accuracies
         ``a`` (W,)."""
         row, U = self.row, self.U
-        w = np.log(a * max(self.K - 1, 1) / (1.0 - a))[self.workers]
-        b = np.bincount(self.where, weights=w, minlength=self.n_cells) * self.temper
-        top = np.zeros(U)  # >= 0: the unanswered classes sit at B = 0
-        if row.size:  # cells are sorted by unit
-            top[row[self.starts]] = np.maximum(np.maximum.reduceat(b, self.starts), 0.0)
-        term = self.pi_col * np.exp(b - top[row])
-        z = np.bincount(row, weights=term, minlength=U) + self.rest * np.exp(-top)
+        w = self._log_odds(a)
+        top, term, z = self._normalise(
+            np.bincount(self.where, weights=w, minlength=self.n_cells) * self.temper
+        )
         mine = np.bincount(row[self.hit], weights=term[self.hit], minlength=U).astype(np.float64)
         mine[self.unanswered] = self.pi_unanswered * np.exp(-top[self.unanswered])
         return mine / z
