@@ -9,8 +9,11 @@ from __future__ import annotations
 import json
 import re
 import socket
+import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -200,6 +203,32 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def wait_for(check: Any, what: str, limit: float = 20.0) -> None:  # noqa: ANN401
+    """Wait until ``check()`` holds (a deadline only against a hang, not a timing claim)."""
+    end = time.monotonic() + limit
+    while not check():
+        if time.monotonic() > end:
+            raise AssertionError(f"never happened: {what}")
+        time.sleep(0.02)
+
+
+@contextmanager
+def serving_app(app: Any) -> Iterator[str]:  # noqa: ANN401 - an ASGI application
+    """``app`` served by uvicorn on a free local port, in a thread; yields its base URL."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_for(lambda: server.started, "the server started")
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
 
 
 @pytest.fixture(scope="session")

@@ -14,17 +14,15 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from sqlalchemy import Engine
 
 from monitor.connectors.prolific import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
 from monitor.server import SECRET_HEADER, Secrets, build_app
 from monitor.settings import Settings
-from tests.connectors.conftest import free_port
+from tests.connectors.conftest import free_port, serving_app, wait_for
 
 HOOK, TOKEN, PSECRET = "hook-secret-1", "report-token-2", "prolific-secret-3"
 
@@ -51,15 +49,6 @@ class Puller:
         return "pulled"
 
 
-def wait_for(check: Any, what: str, limit: float = 20.0) -> None:  # noqa: ANN401
-    """Wait until ``check()`` holds (a deadline only against a hang, not a timing claim)."""
-    end = time.monotonic() + limit
-    while not check():
-        if time.monotonic() > end:
-            raise AssertionError(f"never happened: {what}")
-        time.sleep(0.02)
-
-
 @pytest.fixture
 def reports(tmp_path: Path) -> Path:
     folder = tmp_path / "reports"
@@ -77,17 +66,11 @@ def served(engine: Engine, reports: Path) -> Iterator[tuple[str, Puller, list[di
     puller, events = Puller(), []
     app = build_app(engine, Settings(), Secrets(HOOK, TOKEN, PSECRET), report_dir=reports,
                     pull=puller, on_prolific_event=events.append)  # fmt: skip
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_for(lambda: server.started, "the server started")
-    try:
-        yield f"http://127.0.0.1:{port}", puller, events
-    finally:
-        puller.gate.set()
-        server.should_exit = True
-        thread.join(30)
+    with serving_app(app) as url:
+        try:
+            yield url, puller, events
+        finally:
+            puller.gate.set()
 
 
 def _event(action: str) -> dict:

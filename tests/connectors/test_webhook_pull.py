@@ -5,11 +5,9 @@ in the store moments later, with no pull started by hand."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 
 import pytest
-import uvicorn
 from sqlalchemy import Engine
 
 from monitor.connectors import labelstudio as ls
@@ -17,10 +15,9 @@ from monitor.ingest.api import create_campaign
 from monitor.server import SECRET_HEADER, Secrets, build_app
 from monitor.settings import Settings
 from monitor.store.campaigns import CampaignSpec
-from tests.connectors.conftest import free_port
+from tests.connectors.conftest import serving_app, wait_for
 from tests.connectors.labelstudio_server import LEGACY_TOKEN, LabelStudio, choices
 from tests.connectors.test_labelstudio_pull import CHOICES, judgments, labels
-from tests.connectors.test_serve import wait_for
 
 SECRET = "hook-secret-webhook-loop"
 EVENTS = ["ANNOTATION_CREATED", "ANNOTATIONS_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED"]
@@ -31,16 +28,8 @@ def serving(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """``monitor serve``'s application with its default pull, on a free port."""
     monkeypatch.setenv("MONITOR_LABELSTUDIO_TOKEN", LEGACY_TOKEN)
     app = build_app(engine, Settings(), Secrets(hook=SECRET))
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_for(lambda: server.started, "the server started")
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(30)
+    with serving_app(app) as url:
+        yield url
 
 
 def test_label_studio_webhooks_pull_the_campaign(
