@@ -3,7 +3,9 @@
 Ratings: mean absolute error against the expert truth of the plain mean, the median and
 ``monitor export labels``; labels (nominal or ordinal): accuracy of the majority vote (ties
 count as wrong), Dawid-Skene (full confusion matrices from the majority-vote start, no
-smoothing, run to convergence: crowd-kit's ``DawidSkene`` without its early stop) and the export.
+smoothing, run to convergence: crowd-kit's ``DawidSkene`` without its early stop) and the export;
+beside them, where crowd-kit is installed, crowd-kit's ``DawidSkene`` as it runs by default (it
+stops as soon as its own objective falls, often a few steps from the majority-vote start).
 Each rating set is also split by its ``prefix:`` item groups where it has them (affect: one
 emotion each, 100 items of 10 judgments: small campaigns of the shape of valence), to show the
 model on small campaigns; ``fallback`` says where the held-out check gave the plain mean.
@@ -56,9 +58,21 @@ def _dawid_skene(ds: rd.DataSet) -> dict[str, str]:
     wk = np.array([ww[w] for w, _, _ in ds.judgments])
     lb = np.array([cc[v] for _, _, v in ds.judgments])
     m = dawid_skene(it, wk, lb, n_items=len(items), n_workers=len(workers),
-                    n_classes=len(classes), smoothing=0.0, min_judgments=0, max_iter=1000,
-                    tol=1e-9)  # fmt: skip
+                    n_classes=len(classes), smoothing=0.0, min_judgments=0,
+                    min_item_judgments=1, max_iter=1000, tol=1e-9)  # fmt: skip
     return {i: classes[int(m.labels[n])] for n, i in enumerate(items)}
+
+
+def _crowdkit_dawid_skene(ds: rd.DataSet) -> dict[str, str] | None:
+    """crowd-kit's ``DawidSkene`` as it runs by default (it stops as soon as its objective
+    falls); None where crowd-kit is not installed."""
+    try:
+        import pandas as pd
+        from crowdkit.aggregation import DawidSkene
+    except ImportError:
+        return None
+    df = pd.DataFrame(ds.judgments, columns=["worker", "task", "label"])
+    return {str(k): str(v) for k, v in DawidSkene(n_iter=100).fit_predict(df).items()}
 
 
 def _subsets(ds: rd.DataSet, tmp: Path) -> list[rd.DataSet]:
@@ -140,6 +154,8 @@ def _figures(ds: rd.DataSet, settings: dict[str, str]) -> dict[str, Any]:
     else:
         out["majority"] = rd.answer_error(ds, _majority(ds), items)
         out["dawid_skene"] = rd.answer_error(ds, _dawid_skene(ds), items)
+        ck = _crowdkit_dawid_skene(ds)
+        out["crowdkit_dawid_skene"] = None if ck is None else rd.answer_error(ds, ck, items)
         out["export"] = rd.answer_error(ds, export, items)
     return out
 
@@ -174,8 +190,10 @@ def models(root: Path, settings: dict[str, str], only: list[str]) -> list[dict[s
                         f"{r['export_centred']:.2f}")  # fmt: skip
             else:
                 verdict = "ok" if r["export"] >= r["dawid_skene"] - 1e-9 else "WORSE"
+                ck = r["crowdkit_dawid_skene"]
                 text = (f"accuracy majority {r['majority']:.3f}  Dawid-Skene "
-                        f"{r['dawid_skene']:.3f}  export {r['export']:.3f}  [{verdict}]")  # fmt: skip
+                        f"{r['dawid_skene']:.3f}  export {r['export']:.3f}  [{verdict}]"
+                        f"{'' if ck is None else f'  crowd-kit DawidSkene {ck:.3f}'}")  # fmt: skip
             print(f"{ds.name:18} {ds.kind:7} {r['items']:>6}  {text}")
     shutil.rmtree(tmp, ignore_errors=True)
     return results

@@ -134,6 +134,49 @@ def test_agrees_with_crowdkit_from_the_same_start() -> None:
     assert np.abs(probas - mg.posterior).max() < 1e-8
 
 
+def _expert_alone(seed: int = 3) -> tuple[np.ndarray, ...]:
+    """A crowd of 30 workers right 75% of the time (5 per item, 400 items, 80% of class 0), and
+    one more worker right on the 15 shared items they judge, alone on 10 items they call 3."""
+    rng = np.random.default_rng(seed)
+    k, n, w = 4, 400, 30
+    truth = rng.choice(k, n, p=[0.8, 0.1, 0.05, 0.05])
+    items = np.repeat(np.arange(n), 5)
+    workers = np.concatenate([rng.choice(w, 5, replace=False) for _ in range(n)])
+    right = rng.random(items.size) < 0.75
+    labels = np.where(right, truth[items], rng.integers(0, k, items.size))
+    shared = rng.choice(n, 15, replace=False)
+    lone = np.arange(n, n + 10)
+    items = np.concatenate([items, shared, lone])
+    workers = np.concatenate([workers, np.full(25, w)])
+    labels = np.concatenate([labels, truth[shared], np.full(10, 3)])
+    return items, workers, labels, lone
+
+
+@pytest.mark.parametrize("model", ["dawid_skene", "one_coin"])
+def test_items_judged_once_do_not_judge_their_judge(model: str) -> None:
+    # counted, the lone items' posteriors hand the class prior back to their judge: the expert
+    # looks wrong where they alone answered (0.68), and their answers there give way to class 0
+    from monitor.metrics.labels.one_coin import one_coin_dawid_skene
+
+    items, workers, labels, lone = _expert_alone()
+    fit = dawid_skene if model == "dawid_skene" else one_coin_dawid_skene
+    kw = dict(n_items=410, n_workers=31, n_classes=4)
+    looped = fit(items, workers, labels, min_item_judgments=1, **kw)  # type: ignore[operator]
+    assert looped.accuracy[30] < 0.75
+    assert np.all(looped.labels[lone] == 0)
+    m = fit(items, workers, labels, **kw)  # type: ignore[operator]
+    assert m.accuracy[30] > 0.95
+    assert np.all(m.labels[lone] == 3)
+    # the interval counts the 15 judgments that measure them: Wilson's on 15, not on 25
+    low, _ = wilson_interval(np.array([m.accuracy[30]]), np.array([15.0]))
+    assert m.low[30] == pytest.approx(low[0])
+    assert m.n[30] == 25
+    # a worker who only ever judged alone: the crowd's accuracy, and any value holds
+    alone = fit(np.array([0, 0, 1]), np.array([0, 1, 2]), np.array([1, 1, 0]), n_items=2,
+                n_workers=3, n_classes=2)  # type: ignore[operator]  # fmt: skip
+    assert (alone.low[2], alone.high[2]) == (0.0, 1.0)
+
+
 def test_gold_clamps_the_truth() -> None:
     # all three workers say 1 on item 0, but gold says 0
     items = np.array([0, 0, 0, 1, 1, 1])

@@ -15,9 +15,9 @@ Choices (documented, the paper leaves them open):
 
 - **Start as crowd-kit's ``DawidSkene``** (Ustalov et al., crowd-kit 1.4): ``T`` starts at the
   majority-vote shares (``init="majority"``), ``pi`` and ``e`` are fitted to it, then each
-  iteration is E-step, gold clamp, M-step. With ``smoothing=0`` and ``min_judgments=0`` each step
-  is crowd-kit's (cells of answers a worker gave are floored at 1e-10, as there), so from the same
-  start the iterates are the same.
+  iteration is E-step, gold clamp, M-step. With ``smoothing=0``, ``min_judgments=0`` and
+  ``min_item_judgments=1`` each step is crowd-kit's (cells of answers a worker gave are floored
+  at 1e-10, as there), so from the same start the iterates are the same.
 - **Stop** when the EM lower bound per judgment, ``F = [sum_i sum_k T[i,k] log pi_k +
   sum_{judgments} sum_k T[i,k] log e_w[k,l] + H(T)] / n``, changes by less than ``tol``. crowd-kit
   counts ``log pi_k`` once per judgment instead of once per item and stops as soon as its
@@ -28,11 +28,12 @@ Choices (documented, the paper leaves them open):
   the pooled row of all workers, ``e_w[k, .] ∝ n_w[k, .] + s * E[k, .]`` with ``E[k, .]`` the
   pooled confusion row; a worker with few judgments on class ``k`` then looks like the crowd on
   ``k`` instead of getting a 0/1 row from two judgments.
-- **One-coin fallback** (workers with fewer than ``min_judgments`` judgments): one accuracy
-  ``p_w = (c_w + s * p_pool) / (n_w + s)`` with ``c_w = sum_l n_w[l, l]`` the soft count of correct
-  answers and ``p_pool`` the pooled accuracy; errors are spread as the crowd errs,
-  ``e_w[k, l] = (1 - p_w) * D[k, l]`` for ``l != k`` where ``D`` is the pooled off-diagonal error
-  distribution (rows normalised; uniform where the crowd never erred on ``k``).
+- **One-coin fallback** (workers with fewer than ``min_judgments`` judgments in their counts,
+  below): one accuracy ``p_w = (c_w + s * p_pool) / (n_w + s)`` with ``c_w = sum_l n_w[l, l]``
+  the soft count of correct answers and ``p_pool`` the pooled accuracy; errors are spread as
+  the crowd errs, ``e_w[k, l] = (1 - p_w) * D[k, l]`` for ``l != k`` where ``D`` is the pooled
+  off-diagonal error distribution (rows normalised; uniform where the crowd never erred on
+  ``k``).
 - **History** (``worker_prior``, an accuracy ``a_w``): ``prior_weight`` pseudo-judgments, spread
   over classes by ``pi`` and over answers as ``a_w`` on the diagonal and ``(1 - a_w) D`` off it.
 - **Exact ties** (classes the data cannot tell apart): the posteriors are rounded to 1e-10 at
@@ -40,12 +41,21 @@ Choices (documented, the paper leaves them open):
   equally whatever the classes' codes or the judgments' order; labels of a tied item go to the
   class of highest prior, then the first declared (:func:`tie_break`).
 - **Gold** items have ``T`` clamped to their one-hot class at the start and after every E-step.
+- **Items judged once** (fewer than ``min_item_judgments``, gold aside) enter no worker's counts
+  ``n_w``: whatever the class, a lone answer fits, and its soft count only hands the worker's
+  own current confusion row and the class prior back to them. That loop can settle on a worker
+  being wrong wherever they alone answered: on adult2 (Ipeirotis et al. 2010) an annotator right
+  on 14 of their 15 judgments with an expert truth, alone on 9 of those sites, was fitted an
+  accuracy of 0.31, and those 9 were exported as the commonest class. The workers are measured
+  on items others judged too; the lone items' posteriors still come from the fitted matrices.
+  ``min_item_judgments=1`` counts every item (crowd-kit's).
 - **Accuracy** ``acc_w = sum_k pi_k e_w[k, k]``; its interval is the Wilson score interval
-  (``monitor.metrics.labels.gold.wilson_interval``) on ``acc_w`` as a share of ``m_w`` trials, ``m_w``
-  the worker's judgments plus history pseudo-judgments. Like a Beta(c + 1, m - c + 1) posterior it
-  is wide for few judgments (3 judgments: at least 0.4 wide) and shrinks as ``1 / sqrt(m_w)``;
-  unlike the equal-tailed Beta interval it always contains the estimate (one judgment, right:
-  Wilson [0.21, 1], Beta [0.16, 0.99]).
+  (``monitor.metrics.labels.gold.wilson_interval``) on ``acc_w`` as a share of ``m_w`` trials,
+  ``m_w`` the worker's judgments that enter their counts plus history pseudo-judgments (none:
+  the interval is [0, 1]). Like a Beta(c + 1, m - c + 1) posterior it is wide for few
+  judgments (3 judgments: at least 0.4 wide) and shrinks as ``1 / sqrt(m_w)``; unlike the
+  equal-tailed Beta interval it always contains the estimate (one judgment, right: Wilson
+  [0.21, 1], Beta [0.16, 0.99]).
 - **Chance** ``max_k pi_k``: an answerer whose answers are independent of the truth, with answer
   distribution ``q``, reaches ``sum_k pi_k q_k <= max_k pi_k`` (equality: always answering the
   commonest class), so no truth-independent answerer beats it. Such answerers sit *at* chance, so a
@@ -230,6 +240,7 @@ def dawid_skene(
     gold: ArrayLike | None = None,
     worker_prior: ArrayLike | None = None,
     min_judgments: int = 20,
+    min_item_judgments: int = 2,
     init: Literal["majority"] | ArrayLike = "majority",
     max_iter: int = 100,
     tol: float = 1e-6,
@@ -244,6 +255,7 @@ def dawid_skene(
     gold items, -1 elsewhere. ``worker_prior``: (W,) accuracy from history, NaN where none, worth
     ``prior_weight`` judgments. ``init``: ``"majority"`` or an (N, K) warm start of ``T``.
     ``smoothing``: Dirichlet pseudo-judgments per confusion row (0: crowd-kit's estimates).
+    ``min_item_judgments``: items with fewer judgments (gold aside) enter no worker's counts.
     ``floor_margin``: where the flag floor lies between chance and 1.
     """
     k = int(n_classes)
@@ -259,7 +271,6 @@ def dawid_skene(
     judged = d.per_item > 0
     rows: slice | NDArray[np.bool_] = slice(None) if judged.all() else judged  # avoid copies
     n_w = np.bincount(wk, minlength=n_workers).astype(np.int64)
-    one_coin = n_w < min_judgments
 
     g = None
     if gold is not None:
@@ -267,6 +278,12 @@ def dawid_skene(
         if g.size != n_items or g.min(initial=-1) < -1 or g.max(initial=-1) >= k:
             raise ValueError(f"gold must have shape ({n_items},) with codes in -1..{k - 1}.")
     clamp = np.flatnonzero(g >= 0) if g is not None else np.empty(0, np.int64)
+    learn = d.per_item >= min_item_judgments
+    learn[clamp] = True
+    # the items that enter the workers' counts (module docstring); None: all of them
+    taught = None if learn[judged].all() else learn.astype(np.float64)[:, None]
+    m_w = np.bincount(wk, learn[it], n_workers) if taught is not None else n_w
+    one_coin = m_w < min_judgments
     onehot = np.eye(k)[g[clamp]] if g is not None else np.empty((0, k))
 
     hist = np.zeros(n_workers)
@@ -298,7 +315,7 @@ def dawid_skene(
         return np.maximum(p, EPS)
 
     prior = prior_of(t)
-    counts = d.counts(t)
+    counts = d.counts(t if taught is None else t * taught)
     conf = _m_step(counts, d.present, one_coin, prior, smoothing, hist, hist_weight)
     loss = -np.inf
     converged = False
@@ -308,7 +325,7 @@ def dawid_skene(
         t = _snap(_softmax_rows(d.log_scores(_log(conf)) + np.log(prior)))
         t[clamp] = onehot
         prior = prior_of(t)
-        counts = d.counts(t)
+        counts = d.counts(t if taught is None else t * taught)
         conf = _m_step(counts, d.present, one_coin, prior, smoothing, hist, hist_weight)
         tj = t[rows]
         joint = float(np.sum(counts * _log(conf)) + (ones @ tj) @ np.log(prior))
@@ -332,7 +349,10 @@ def dawid_skene(
     prior_n = prior / prior.sum()
     acc = np.einsum("k,wkk->w", prior_n, conf)
     acc = np.where(n_w > 0, acc, np.nan)
-    low, high = wilson_interval(acc, n_w + hist_weight, confidence)
+    low, high = wilson_interval(acc, m_w + hist_weight, confidence)
+    # judged only alone: nothing measures them (their accuracy is the crowd's), any value holds
+    alone = (n_w > 0) & (m_w + hist_weight == 0)
+    low[alone], high[alone] = 0.0, 1.0
     chance = float(prior_n.max())
     w_chance = np.where(n_w > 0, np.einsum("t,wtk,k->w", prior_n, conf, prior_n), np.nan)
     return LabelModel(

@@ -14,6 +14,9 @@ specificity ``beta_wa = P(y = 0 | z = 0)``.
   ``smoothing`` pseudo-items at the share of judgments selecting the option (Beta MAP).
 - Start: the share of the item's judgments selecting the option (majority vote). Stop when no
   ``q_ia`` moves by more than ``tol``.
+- Items judged by fewer than ``min_item_judgments`` workers enter no worker's counts (as in
+  ``dawid_skene``: a lone judgment fits any truth, and its posterior only hands the worker's own
+  rates back to them); the interval counts the judgments that do.
 - Why the two priors: in an open set most options are words one or two workers typed once. Their
   MLE is on the boundary (``pi_a -> 0``, and ``alpha_a`` a ratio of two vanishing soft counts),
   which EM approaches sublinearly: the golden case ``ct_open_small`` (25 options, 72 judgments)
@@ -23,13 +26,14 @@ Per worker: ``accuracy`` = the mean over options of the balanced accuracy ``(alp
 beta_wa) / 2`` (Brodersen et al. 2010, ICPR), weighted by ``pi_a (1 - pi_a)``, the variance of
 the option's truth: an option (almost) never or always present says nothing about skill and would
 pull every worker towards the same value. Wilson interval on it with the worker's number of
-judgments as trials (the options of one judgment are not independent decisions, so counting judgments, not
-judgment x option, stays conservative). Options are usually rare (present in 10-30% of items), so
-the plain accuracy ``pi alpha + (1 - pi) beta`` is dominated by the absences: a worker never
-selecting anything would score ``1 - pi`` while one who flips a quarter of the options scores
-0.75. The balanced accuracy of any answerer independent of the truth is exactly 0.5
-(``alpha + beta = 1``), whatever the prevalence (and so is any weighted mean), so
-``chance = 0.5`` and ``floor = chance + floor_margin (1 - chance)`` is the level the flags use.
+judgments (on items others judged too) as trials (the options of one judgment are not
+independent decisions, so counting judgments, not judgment x option, stays conservative).
+Options are usually rare (present in 10-30% of items), so the plain accuracy ``pi alpha + (1 -
+pi) beta`` is dominated by the absences: a worker never selecting anything would score ``1 -
+pi`` while one who flips a quarter of the options scores 0.75. The balanced accuracy of any
+answerer independent of the truth is exactly 0.5 (``alpha + beta = 1``), whatever the
+prevalence (and so is any weighted mean), so ``chance = 0.5`` and ``floor = chance +
+floor_margin (1 - chance)`` is the level the flags use.
 """
 
 from __future__ import annotations
@@ -85,6 +89,7 @@ def multilabel_model(
     confidence: float = 0.95,
     smoothing: float = 1.0,
     floor_margin: float = 0.2,
+    min_item_judgments: int = 2,
 ) -> MultilabelModel:
     """Binary Dawid-Skene per option (formulas in the module docstring).
 
@@ -108,6 +113,8 @@ def multilabel_model(
     n_i = np.bincount(it, minlength=n_items).astype(np.float64)
     n_w = np.bincount(wk, minlength=n_workers).astype(np.int64)
     judged = n_i > 0
+    taught = (n_i >= min_item_judgments)[it].astype(np.float64)[:, None]  # (n, 1)
+    m_w = np.bincount(wk, taught[:, 0], n_workers)
 
     q = np.asarray(to_item @ y) / np.maximum(n_i, 1.0)[:, None]
     rate = y.mean(axis=0) if n else np.full(a, 0.5)  # share of judgments selecting each option
@@ -117,10 +124,10 @@ def multilabel_model(
 
     def m_step(q: NDArray[np.float64]) -> tuple[NDArray, NDArray, NDArray]:
         qj = q[it]
-        pos = np.asarray(to_worker @ qj)  # (W, A) soft count of truly present
-        neg = n_w[:, None] - pos
-        tp = np.asarray(to_worker @ (qj * y))
-        tn = np.asarray(to_worker @ ((1.0 - qj) * (1.0 - y)))
+        pos = np.asarray(to_worker @ (qj * taught))  # (W, A) soft count of truly present
+        neg = m_w[:, None] - pos
+        tp = np.asarray(to_worker @ (qj * y * taught))
+        tn = np.asarray(to_worker @ ((1.0 - qj) * (1.0 - y) * taught))
         # each option's pooled rate, itself shrunk to the rate over all options
         all_s = (tp.sum() + EPS) / (pos.sum() + 2 * EPS)
         all_c = (tn.sum() + EPS) / (neg.sum() + 2 * EPS)
@@ -153,7 +160,9 @@ def multilabel_model(
     # says nothing about skill; every weighted mean of 0.5 is 0.5, so chance stays 0.5
     wt = prior * (1.0 - prior)
     acc = np.where(n_w > 0, acc_wa @ (wt / wt.sum()), np.nan)
-    low, high = wilson_interval(acc, n_w.astype(np.float64), confidence)
+    low, high = wilson_interval(acc, m_w, confidence)
+    alone = (n_w > 0) & (m_w == 0)  # judged only alone: the crowd's rates, any value holds
+    low[alone], high[alone] = 0.0, 1.0
     chance = 0.5
     return MultilabelModel(
         posterior=q,

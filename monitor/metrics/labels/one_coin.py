@@ -18,6 +18,10 @@ the right class with probability ``p_w``, each of the ``K - 1`` others with ``(1
   pseudo-judgments at the worker's past accuracy ``a_w``); ``pi_k = mean_i T[i, k]``, over
   the judged items, from the stored entries and ``pi_k sum_i 1 / D_i`` for the rest.
 - Stop when the log-likelihood per judgment changes by less than ``tol``.
+- Items judged by fewer than ``min_item_judgments`` workers (gold aside) enter no worker's
+  accuracy: a lone answer fits any class, and its posterior only hands the worker's own
+  accuracy back to them (as in :func:`monitor.metrics.labels.label_model.dawid_skene`); ``n_w``
+  and the interval count the judgments that do.
 
 The start is the majority-vote shares (as :func:`monitor.metrics.labels.label_model.dawid_skene`),
 gold items are clamped to their class, and labels break exact ties by the higher prior, then
@@ -108,6 +112,7 @@ def one_coin_dawid_skene(
     smoothing: float = 1.0,
     prior_weight: float = 10.0,
     floor_margin: float = 0.2,
+    min_item_judgments: int = 2,
 ) -> OneCoinModel:
     """One-coin Dawid-Skene EM (see the module docstring); the arguments as
     :func:`monitor.metrics.labels.label_model.dawid_skene`'s."""
@@ -145,6 +150,9 @@ def one_coin_dawid_skene(
     if g is not None:
         gold_cell = clamped[c.row] & (g[c.row] == c.col)
     clamp_cells = clamped[c.row]
+    taught = (per_item >= min_item_judgments) | clamped
+    taught_j = taught[it].astype(np.float64)  # the judgments that enter the accuracies
+    m_w = np.bincount(wk, taught_j, n_workers)
 
     # start: majority-vote shares, nothing for the classes nobody answered
     votes = np.bincount(c.cell, minlength=c.keys.size).astype(np.float64)
@@ -156,10 +164,10 @@ def one_coin_dawid_skene(
     def m_step(
         t: NDArray[np.float64], rest: NDArray[np.float64], prior: NDArray[np.float64] | None
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        right = np.bincount(wk, weights=t[c.cell], minlength=n_workers)
-        p_pool = float(right.sum() / max(it.size, 1)) if it.size else 1.0 / k
+        right = np.bincount(wk, weights=t[c.cell] * taught_j, minlength=n_workers)
+        p_pool = float(right.sum() / m_w.sum()) if m_w.sum() > 0 else 1.0 / k
         p = (right + smoothing * p_pool + hist_weight * hist) / np.maximum(
-            n_w + smoothing + hist_weight, EPS
+            m_w + smoothing + hist_weight, EPS
         )
         p = np.clip(p, EPS, 1.0 - EPS)
         mass = np.bincount(c.col, weights=np.where(judged[c.row], t, 0.0), minlength=k)
@@ -215,7 +223,10 @@ def one_coin_dawid_skene(
         labels_out[clamped] = g[clamped]
         label_post[clamped] = 1.0
     acc = np.where(n_w > 0, p, np.nan)
-    low, high = wilson_interval(acc, n_w + hist_weight, confidence)
+    low, high = wilson_interval(acc, m_w + hist_weight, confidence)
+    # judged only alone: nothing measures them (their accuracy is the crowd's), any value holds
+    alone = (n_w > 0) & (m_w + hist_weight == 0)
+    low[alone], high[alone] = 0.0, 1.0
     chance = float(prior.max())
     sq = float(np.sum(prior * prior))
     w_chance = np.where(n_w > 0, p * sq + (1.0 - p) * (1.0 - sq) / max(k - 1, 1), np.nan)
