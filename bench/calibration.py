@@ -49,7 +49,12 @@ the first table: where it is below 1, the truth disagrees with a near-unanimous 
 share of units, which no estimate from the answers alone sees (the expectation is then too high
 by about that share).
 
+``--gold SHARE`` gives the truth of a seeded random share of the items (those with a truth) as
+gold, through an items file as a user would: what the numbers become once the campaign has gold
+questions (the figures still count every answer and every item, the gold ones included).
+
     python bench/calibration.py [--only NAME ...] [--min-n 30] [--json PATH] [--worst K]
+                                [--gold SHARE]
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ import argparse
 import csv
 import json
 import math
+import random
 import sys
 import tempfile
 import time
@@ -88,6 +94,7 @@ TARGET_BIAS, TARGET_COVERAGE = 0.05, 0.85
 TARGET_EXPORT_LABELS, TARGET_EXPORT_PAIRS = 0.03, 0.05
 MAX_PAIRS = 2_000_000
 SETTINGS = {"bootstrap_samples": "0", "phi": "map"}
+GOLD_SEED = 20261128
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -180,10 +187,20 @@ def sure_crowd(path: Path, pairwise: bool) -> tuple[int, float | None]:
     return sure, (agree / sure if sure else None)
 
 
-def run(path: Path, kind: str, args: list[str], data: Path) -> tuple[dict[str, Any], float]:
-    """Create, ingest, recompute; the workers' ``model_accuracy`` with its interval, and under
-    ``None`` the campaign's ``export_quality`` (value, low, high, detail) and the exported
-    answers (``monitor export labels``' rows)."""
+def gold_share(path: Path, share: float, seed: int = GOLD_SEED) -> dict[str, str]:
+    """The truth of a seeded random ``share`` of the items with one, as gold."""
+    truth = {r["item"]: r["truth"] for r in _rows(path / "truth.csv") if r["truth"] != ""}
+    chosen = random.Random(seed).sample(sorted(truth), round(share * len(truth)))
+    return {i: truth[i] for i in sorted(chosen)}
+
+
+def run(
+    path: Path, kind: str, args: list[str], data: Path, gold: dict[str, str] | None = None
+) -> tuple[dict[str, Any], float]:
+    """Create, ingest (with ``gold``: an items file giving those items' gold values),
+    recompute; the workers' ``model_accuracy`` with its interval, and under ``None`` the
+    campaign's ``export_quality`` (value, low, high, detail) and the exported answers
+    (``monitor export labels``' rows)."""
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{tmp}/monitor.db"
         config = Path(tmp) / "monitor.toml"
@@ -191,7 +208,12 @@ def run(path: Path, kind: str, args: list[str], data: Path) -> tuple[dict[str, A
         common = ("--db", url, "--config", str(config))
         t0 = time.perf_counter()
         rd._cli(*common, "campaign", "create", path.name, *args)
-        rd._cli(*common, "ingest", str(data), "--campaign", path.name)
+        items: tuple[str, ...] = ()
+        if gold:
+            with (Path(tmp) / "items.csv").open("w", newline="", encoding="utf-8") as f:
+                csv.writer(f).writerows([("item", "gold"), *sorted(gold.items())])
+            items = ("--items", str(Path(tmp) / "items.csv"))
+        rd._cli(*common, "ingest", str(data), "--campaign", path.name, *items)
         rd._cli(*common, "recompute", "--campaign", path.name)
         seconds = time.perf_counter() - t0
         engine = make_engine(url)
@@ -385,6 +407,8 @@ def main() -> None:
     ap.add_argument("--json", type=Path, metavar="PATH")
     ap.add_argument("--real-data", type=Path, default=shared_dir() / "real-data")
     ap.add_argument("--real-preferences", type=Path, default=shared_dir() / "real-preferences")
+    ap.add_argument("--gold", type=float, default=0.0, metavar="SHARE",
+                    help="give the truth of this share of the items as gold (default: none)")  # fmt: skip
     a = ap.parse_args()
     rd.scrub_environment()
     sets: list[tuple[Path, str]] = [(p, "data") for p in rd.find_datasets(a.real_data)]
@@ -396,13 +420,15 @@ def main() -> None:
     same: dict[str, tuple[float, float, float]] = {}
     sures: dict[str, float | None] = {}
     print(f"workers with {a.min_n}+ judgments scored by the truth; 95% intervals widened in "
-          "quadrature by the binomial sd of the true share")  # fmt: skip
+          "quadrature by the binomial sd of the true share"
+          + (f"; the truth of {a.gold:.0%} of the items given as gold" if a.gold else ""))  # fmt: skip
     print(f"{'set':<10}{'workers':>8}{'true':>7}{'model':>7}{'bias':>8}{'MAE':>7}"
           f"{'cover':>7}{'width':>7}{'secs':>6}{'sure':>7}  targets")  # fmt: skip
     for path, where in sets:
         meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
         if meta["kind"] == "rating":
-            model, _ = run(path, meta["kind"], list(meta["args"]), path / "judgments.csv")
+            model, _ = run(path, meta["kind"], list(meta["args"]), path / "judgments.csv",
+                           gold_share(path, a.gold) if a.gold else None)  # fmt: skip
             q, rows = model[None]
             exports.append((path.name, "rating", q, true_export(path, "rating", rows)))
             print(f"{path.name:<10}  a rating set: no accuracy to calibrate (second table)")
@@ -413,7 +439,8 @@ def main() -> None:
         else:
             true, n = truth_preferences(path)
             data = path / "preferences.csv"
-        model, secs = run(path, meta["kind"], list(meta["args"]), data)
+        model, secs = run(path, meta["kind"], list(meta["args"]), data,
+                          gold_share(path, a.gold) if a.gold else None)  # fmt: skip
         q, rows = model.pop(None)
         posterior = model.pop(POSTERIOR)
         counts = model.pop(WORKER_N)
