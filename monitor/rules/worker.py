@@ -13,7 +13,8 @@
   scale's width.
 - ``gold_accuracy``: with at least ``min_gold_judgments`` gold answers, the upper end of the gold
   interval is below ``gold_floor`` (automatic: the gold chance level + margin).
-- ``low_agreement``, ``speeder``: below ``ratio`` x the median of the judged workers.
+- ``low_agreement``, ``speeder``: below ``ratio`` x the median of the judged workers
+  (``low_agreement`` counts the judgments on questions others answered too).
 - ``intransitive`` (pairwise): the whole interval on the intraobserver kappa (Wilson on the
   effective number of triplets) lies below ``low_transitivity_kappa``, over at least
   ``min_triplets`` triplets.
@@ -64,12 +65,16 @@ def _counts(run: RunValues, table: Table) -> list[int]:
 
 
 def _relative(
-    run: RunValues, metric: str, rule: str, ratio: float, min_n: int, label: str
+    run: RunValues, metric: str, rule: str, ratio: float, min_n: int, label: str, over: str
 ) -> list[FlagRecord]:
-    """Workers whose ``metric`` is below ``ratio`` x the median of the judged workers."""
+    """Workers whose ``metric`` is below ``ratio`` x the median of the judged workers: those
+    with ``min_n`` judgments that the measure counts (its own ``n``; the worker's judgments
+    where it has none). A worker alone on most of their items is judged on the few they share
+    with others, not on all they made. ``over``: what the count is, in the message."""
     table = run.table("worker", metric)
     scores = [finite(x) for x in table.values.tolist()]
-    counts = _counts(run, table)
+    counts = [int(k) if k > 0 else c for k, c in zip(table.n.tolist(), _counts(run, table),
+                                                      strict=True)]  # fmt: skip
     judged = [s for s, n in zip(scores, counts, strict=True) if s is not None and n >= min_n]
     if len(judged) < 3:
         return []  # too few peers to say what is normal here
@@ -91,7 +96,7 @@ def _relative(
                 threshold,
                 {
                     "message": f"{label} {score:.2f} is below {ratio:g} x the campaign median "
-                    f"{median:.2f}, over {n} judgments",
+                    f"{median:.2f}, over {n} {over}",
                     "n": n,
                     "campaign_median": median,
                     "interval": [v.low, v.high] if v.low is not None else None,
@@ -104,7 +109,8 @@ def _relative(
 
 def low_agreement(run: RunValues, t: Thresholds) -> list[FlagRecord]:
     return _relative(run, "agreement_loo", "low_agreement", t.low_agreement_ratio,
-                     t.min_judgments, "agreement with the other workers")  # fmt: skip
+                     t.min_judgments, "agreement with the other workers",
+                     "judgments on questions others answered too")  # fmt: skip
 
 
 def speeder(run: RunValues, t: Thresholds) -> list[FlagRecord]:

@@ -193,6 +193,18 @@ def test_low_agreement_leaves_out_workers_below_min_judgments_and_needs_three_pe
     assert rules.low_agreement(run("label", few, counts({"w1": 20, "w2": 20})), T) == []
 
 
+def test_low_agreement_counts_the_judgments_others_answered_too() -> None:
+    # w1 made 23 judgments but shares 2 questions with anyone: agreement on 2 is no evidence
+    others = [worker("agreement_loo", f"w{k}", 1.0, n=20) for k in (2, 3, 4)]
+    n = counts({"w1": 23, "w2": 20, "w3": 20, "w4": 20})
+    alone = worker("agreement_loo", "w1", 0.25, n=2)
+    assert rules.low_agreement(run("label", *others, alone, *n), T) == []
+    shared = worker("agreement_loo", "w1", 0.25, n=12)
+    [f] = rules.low_agreement(run("label", *others, shared, *n), T)
+    assert f.evidence["n"] == 12
+    assert "over 12 judgments on questions others answered too" in f.evidence["message"]
+
+
 @pytest.mark.parametrize(("value", "flagged"), [(0.249, True), (0.25, False), (0.251, False)])
 def test_speeder_flags_below_the_ratio_of_the_median(value: float, flagged: bool) -> None:
     flags = rules.speeder(run("label", _peers("mean_duration_s", value)), T)
