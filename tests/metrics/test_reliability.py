@@ -468,6 +468,28 @@ def test_multilabel_recovers_truth_and_flags_spammers() -> None:
     assert one.iterations == 1
 
 
+def test_multilabel_items_judged_once_do_not_judge_their_judge() -> None:
+    # worker 11 judges 20 shared items well and 30 items alone, selecting everything there
+    quality = np.array([0.9] * 11)
+    items, workers, j, c, truth = _multilabel(6, 300, quality, 5)
+    shared = np.arange(20)
+    sets = [np.flatnonzero(truth[i]) for i in shared] + [np.arange(5)] * 30
+    alone_items = np.concatenate([shared, np.arange(300, 330)])
+    base = items.size
+    items = np.concatenate([items, alone_items])
+    workers = np.concatenate([workers, np.full(50, 11)])
+    j = np.concatenate([j, np.repeat(base + np.arange(50), [s.size for s in sets])])
+    c = np.concatenate([c, *sets])
+    kw = dict(n_items=331, n_workers=12, n_options=5)
+    m = multilabel_model(items, workers, j, c, **kw)  # type: ignore[arg-type]
+    looped = multilabel_model(items, workers, j, c, min_item_judgments=1, **kw)  # type: ignore[arg-type]
+    # measured on the 20 shared items they got right, not on the 30 they alone filled
+    assert m.accuracy[11] > looped.accuracy[11] + 0.1
+    low, high = wilson_interval(np.array([m.accuracy[11]]), np.array([20.0]))
+    assert (m.low[11], m.high[11]) == pytest.approx((low[0], high[0]))
+    assert m.n[11] == 50
+
+
 @settings(max_examples=examples(30), deadline=None)
 @given(
     st.lists(

@@ -42,13 +42,16 @@ Choices (documented, the paper leaves them open):
   class of highest prior, then the first declared (:func:`tie_break`).
 - **Gold** items have ``T`` clamped to their one-hot class at the start and after every E-step.
 - **Items judged once** (fewer than ``min_item_judgments``, gold aside) enter no worker's counts
-  ``n_w``: whatever the class, a lone answer fits, and its soft count only hands the worker's
-  own current confusion row and the class prior back to them. That loop can settle on a worker
-  being wrong wherever they alone answered: on adult2 (Ipeirotis et al. 2010) an annotator right
-  on 14 of their 15 judgments with an expert truth, alone on 9 of those sites, was fitted an
-  accuracy of 0.31, and those 9 were exported as the commonest class. The workers are measured
-  on items others judged too; the lone items' posteriors still come from the fitted matrices.
-  ``min_item_judgments=1`` counts every item (crowd-kit's).
+  ``n_w``. A lone answer cannot be checked against anyone: it says only how often the worker
+  gives each answer, and that speaks of their errors only if the items they alone judged are
+  drawn like the rest (classes in proportion ``pi``). They often are not (an expert given the
+  hard cases, a worker alone on a batch of one kind), and EM then reads the difference as errors,
+  which it confirms through its own soft counts: the lone items' posteriors go to the class
+  prior, which makes the worker look wrong there, which keeps the posteriors at the prior. On
+  adult2 (Ipeirotis et al. 2010) an annotator right on 14 of their 15 expert-judged sites, alone
+  on 9 of them, was fitted an accuracy of 0.31, and those 9 were exported as the commonest
+  class. The workers are measured on items others judged too; the lone items' posteriors still
+  come from the fitted matrices. ``min_item_judgments=1`` counts every item (crowd-kit's).
 - **Accuracy** ``acc_w = sum_k pi_k e_w[k, k]``; its interval is the Wilson score interval
   (``monitor.metrics.labels.gold.wilson_interval``) on ``acc_w`` as a share of ``m_w`` trials,
   ``m_w`` the worker's judgments that enter their counts plus history pseudo-judgments (none:

@@ -15,8 +15,9 @@ specificity ``beta_wa = P(y = 0 | z = 0)``.
 - Start: the share of the item's judgments selecting the option (majority vote). Stop when no
   ``q_ia`` moves by more than ``tol``.
 - Items judged by fewer than ``min_item_judgments`` workers enter no worker's counts (as in
-  ``dawid_skene``: a lone judgment fits any truth, and its posterior only hands the worker's own
-  rates back to them); the interval counts the judgments that do.
+  ``dawid_skene``: a lone judgment cannot be checked against anyone, and EM would read items a
+  worker alone judged that differ from the rest as their errors); the interval counts the
+  judgments that do.
 - Why the two priors: in an open set most options are words one or two workers typed once. Their
   MLE is on the boundary (``pi_a -> 0``, and ``alpha_a`` a ratio of two vanishing soft counts),
   which EM approaches sublinearly: the golden case ``ct_open_small`` (25 options, 72 judgments)

@@ -19,9 +19,10 @@ the right class with probability ``p_w``, each of the ``K - 1`` others with ``(1
   the judged items, from the stored entries and ``pi_k sum_i 1 / D_i`` for the rest.
 - Stop when the log-likelihood per judgment changes by less than ``tol``.
 - Items judged by fewer than ``min_item_judgments`` workers (gold aside) enter no worker's
-  accuracy: a lone answer fits any class, and its posterior only hands the worker's own
-  accuracy back to them (as in :func:`monitor.metrics.labels.label_model.dawid_skene`); ``n_w``
-  and the interval count the judgments that do.
+  accuracy: a lone answer cannot be checked against anyone, and where the items a worker alone
+  judged are not drawn like the rest EM reads the difference as errors and confirms it through
+  its own posteriors (:func:`monitor.metrics.labels.label_model.dawid_skene`); ``n_w`` and the
+  interval count the judgments that do.
 
 The start is the majority-vote shares (as :func:`monitor.metrics.labels.label_model.dawid_skene`),
 gold items are clamped to their class, and labels break exact ties by the higher prior, then
