@@ -48,9 +48,9 @@ Choices (documented, the paper leaves them open):
   hard cases, a worker alone on a batch of one kind), and EM then reads the difference as errors,
   which it confirms through its own soft counts: the lone items' posteriors go to the class
   prior, which makes the worker look wrong there, which keeps the posteriors at the prior. On
-  adult2 (Ipeirotis et al. 2010) an annotator right on 14 of their 15 expert-judged sites, alone
-  on 9 of them, was fitted an accuracy of 0.31, and those 9 were exported as the commonest
-  class. The workers are measured on items others judged too; the lone items' posteriors still
+  adult2 (Ipeirotis et al. 2010) an annotator alone on 21 of their 23 sites, right on 14 of the
+  15 with an expert truth, was fitted an accuracy of 0.31, and 9 of those 15 were exported as
+  the commonest class against their answer. The workers are measured on items others judged too; the lone items' posteriors still
   come from the fitted matrices. ``min_item_judgments=1`` counts every item (crowd-kit's).
 - **Accuracy** ``acc_w = sum_k pi_k e_w[k, k]``; its interval is the Wilson score interval
   (``monitor.metrics.labels.gold.wilson_interval``) on ``acc_w`` as a share of ``m_w`` trials,
