@@ -124,11 +124,11 @@ def multilabel_model(
     spec = np.full((n_workers, a), 0.5)
 
     def m_step(q: NDArray[np.float64]) -> tuple[NDArray, NDArray, NDArray]:
-        qj = q[it]
-        pos = np.asarray(to_worker @ (qj * taught))  # (W, A) soft count of truly present
+        qt = q[it] * taught  # the judgments that count: P(present); the others: 0
+        pos = np.asarray(to_worker @ qt)  # (W, A) soft count of truly present
         neg = m_w[:, None] - pos
-        tp = np.asarray(to_worker @ (qj * y * taught))
-        tn = np.asarray(to_worker @ ((1.0 - qj) * (1.0 - y) * taught))
+        tp = np.asarray(to_worker @ (qt * y))
+        tn = np.asarray(to_worker @ ((taught - qt) * (1.0 - y)))
         # each option's pooled rate, itself shrunk to the rate over all options
         all_s = (tp.sum() + EPS) / (pos.sum() + 2 * EPS)
         all_c = (tn.sum() + EPS) / (neg.sum() + 2 * EPS)
