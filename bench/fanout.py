@@ -133,7 +133,7 @@ def in_process(url: str, settings) -> tuple[float, list[float], dict]:  # noqa: 
 
 
 def on_cluster(url: str, settings, address: str) -> tuple[float, list[float], dict, dict]:  # noqa: ANN001
-    from monitor.cluster import connect, due_campaigns, recompute_on
+    from monitor.runtime.cluster import connect, due_campaigns, recompute_on
     from monitor.store.engine import make_engine
 
     engine = make_engine(url)
@@ -183,7 +183,7 @@ def main() -> None:
 
     from distributed import Client, LocalCluster
 
-    from monitor.settings import load_settings
+    from monitor.core.settings import load_settings
 
     tmp = Path(tempfile.mkdtemp(prefix="monitor-fanout-"))
 

@@ -59,8 +59,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import realdata as rd  # noqa: E402
 
+from monitor.core.settings import Settings, load_settings  # noqa: E402
 from monitor.pipeline import recompute  # noqa: E402
-from monitor.settings import Settings, load_settings  # noqa: E402
 from monitor.store.campaigns import get_campaign  # noqa: E402
 from monitor.store.engine import make_engine, transaction  # noqa: E402
 from monitor.store.migrate import upgrade  # noqa: E402

@@ -224,9 +224,9 @@ def run_monitor(d: PrefData, out: dict[str, Any]) -> dict[str, np.ndarray]:
     ``evaluate`` to judge beside the model's own figures."""
     import tempfile
 
+    from monitor.core.settings import Settings
     from monitor.ingest.api import create_campaign, ingest_file
     from monitor.pipeline import recompute
-    from monitor.settings import Settings
     from monitor.store.campaigns import CampaignSpec, get_campaign
     from monitor.store.engine import make_engine, transaction
     from monitor.store.migrate import upgrade
@@ -436,7 +436,7 @@ def position_bias_check(seed: int = 1) -> dict[str, Any]:
 def _position_rule(m: Any) -> set[int]:
     """Who monitor's ``position_bias`` rule flags, with its default thresholds, given the
     model's biases: the rule itself, run on the values a run would store."""
-    from monitor.results import Value
+    from monitor.core.results import Value
     from monitor.rules import Thresholds
     from monitor.rules.values import RunValues
     from monitor.rules.worker import position_bias

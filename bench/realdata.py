@@ -53,7 +53,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 from monitor.cli import main as monitor_main
-from monitor.settings import Settings
+from monitor.core.settings import Settings
 from monitor.store.arrays import load_arrays
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import make_engine, transaction

@@ -15,8 +15,8 @@ Runs against PostgreSQL (a throwaway database on --db's server, default the loca
 default settings (the array snapshots in a temporary directory). Each phase runs in a fresh
 subprocess so that its peak memory is its own; the scheduler phase runs the full recompute,
 then three times an ingest of 1% and the incremental recompute, in one process, as
-``monitor schedule`` would (with its memory settings, :func:`monitor.memory.keep_freed_memory`,
-and its collection of garbage after each job, :func:`monitor.memory.collect_between_runs`).
+``monitor schedule`` would (with its memory settings, :func:`monitor.runtime.memory.keep_freed_memory`,
+and its collection of garbage after each job, :func:`monitor.runtime.memory.collect_between_runs`).
 """
 
 from __future__ import annotations
@@ -88,8 +88,8 @@ def phase(url: str, what: str, arg: str = "", cache: str = "") -> dict:
 def _recompute(engine, full: bool, cache=None) -> dict:  # noqa: ANN001
     from sqlalchemy import text
 
+    from monitor.core.settings import load_settings
     from monitor.pipeline import recompute
-    from monitor.settings import load_settings
 
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     t = time.perf_counter()
@@ -113,7 +113,7 @@ def _recompute(engine, full: bool, cache=None) -> dict:  # noqa: ANN001
 
 
 def _ingest(engine, path: str) -> dict:  # noqa: ANN001
-    from monitor.errors import UsageError
+    from monitor.core.errors import UsageError
     from monitor.ingest.api import create_campaign, ingest_file
     from monitor.store.campaigns import CampaignSpec
     from monitor.store.migrate import upgrade
@@ -134,9 +134,9 @@ def run_phase(url: str, what: str, arg: str) -> None:
     if what == "ingest":
         detail = _ingest(engine, arg)
     elif what == "scheduler":  # one process: full, ingest 1%, incremental (arrays in memory)
+        from monitor.core.settings import load_settings
         from monitor.incremental.cache import RunCache
-        from monitor.memory import collect_between_runs, keep_freed_memory
-        from monitor.settings import load_settings
+        from monitor.runtime.memory import collect_between_runs, keep_freed_memory
 
         keep_freed_memory()  # as ``monitor schedule`` does
         cache = RunCache.from_settings(load_settings(env=os.environ))  # kept for its life

@@ -31,7 +31,7 @@ def demo() -> None:
     from nltk.metrics.agreement import AnnotationTask
     from nltk.metrics.distance import jaccard_distance, masi_distance
 
-    from monitor.demo import OPTIONS, generate
+    from monitor.actions.demo import OPTIONS, generate
 
     with tempfile.TemporaryDirectory() as tmp:
         multi = generate(Path(tmp), seed=0)[2]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from monitor.version import __version__
+from monitor.core.version import __version__
 
 if TYPE_CHECKING:
     from monitor.api import Analysis, Campaign, analyze

@@ -22,15 +22,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from monitor.errors import InputError, MissingDependency, MonitorError, NotFound, UsageError
+from monitor.core.errors import InputError, MissingDependency, MonitorError, NotFound, UsageError
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
+    from monitor.core.settings import Settings
     from monitor.ingest.api import IngestSummary
     from monitor.pipeline.run import RunOutcome
     from monitor.report.shape import Document
-    from monitor.settings import Settings
     from monitor.store.campaigns import CampaignSpec
 
 __all__ = [
@@ -289,7 +289,7 @@ def analyze(
     NotFound), with its messages; a row of records, a DataFrame or arrays is named
     ``records:N``, ``DataFrame:N`` or ``arrays:N``.
     """
-    from monitor.settings import load_settings
+    from monitor.core.settings import load_settings
 
     if kind not in KINDS:
         raise UsageError(f"unknown kind {kind!r}", hint="rating, label, multilabel or pairwise")
@@ -433,7 +433,7 @@ class Campaign:
     ``database_url``). Each method is what the command of the same name does."""
 
     def __init__(self, db_url: str | None, name: str, *, settings: Settings | None = None) -> None:
-        from monitor.settings import load_settings
+        from monitor.core.settings import load_settings
 
         self.name = name
         self.settings = load_settings(overrides={"database_url": db_url})
@@ -564,8 +564,8 @@ class Campaign:
     ) -> Any:  # noqa: ANN401 - a Path or the text
         """``monitor export``: write what the command writes to ``path`` and return the path;
         without a path, return the text."""
-        from monitor.export import export
-        from monitor.output import check_target, write_output
+        from monitor.actions.export import export
+        from monitor.core.output import check_target, write_output
         from monitor.store.engine import session_factory
 
         if path is not None:

@@ -16,7 +16,7 @@ import pytest
 
 import monitor
 from monitor.cli import main
-from monitor.errors import InputError, UsageError
+from monitor.core.errors import InputError, UsageError
 
 OPTIONS = ["--kind", "rating", "--min", "1", "--max", "5", "--bootstrap", "20", "--phi", "map"]
 KWARGS: dict[str, Any] = {

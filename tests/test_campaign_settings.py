@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from monitor.cli import main
-from monitor.settings import Settings, campaign_keys, campaign_value
+from monitor.core.settings import Settings, campaign_keys, campaign_value
 
 ROWS = [(f"w{w}", f"i{i}", str(1 + (w * i) % 5)) for w in range(1, 6) for i in range(1, 9)]
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from monitor import catalog
+from monitor.core import catalog
+from monitor.core.settings import General, Settings
+from monitor.core.thresholds import DecisionOptions
 from monitor.rules import CHECKS, PolicyOptions, Thresholds
-from monitor.settings import General, Settings
-from monitor.thresholds import DecisionOptions
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

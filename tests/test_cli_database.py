@@ -381,7 +381,7 @@ def test_malformed_url_is_a_usage_error_that_quotes_no_secret(
 
 
 def test_malformed_url_in_the_python_api_is_refused_before_connecting() -> None:
-    from monitor.errors import ConfigError
+    from monitor.core.errors import ConfigError
     from monitor.store.engine import make_engine
 
     with pytest.raises(ConfigError) as info:

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import Engine
 
 from monitor.cli import main
-from monitor.errors import UsageError
+from monitor.core.errors import UsageError
 from monitor.store.engine import transaction
 from monitor.store.workers import append_decision, decisions
 from tests.report.fixtures import rating_campaign

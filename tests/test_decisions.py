@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from monitor.results import FlagRecord, Value
+from monitor.core.results import FlagRecord, Value
+from monitor.core.thresholds import DecisionOptions
 from monitor.rules import RunValues, Thresholds, evaluate
 from monitor.rules.decision import DECISIONS, decide_workers
 from monitor.rules.policy import decide
 from monitor.rules.worker import constant, holm, position_bias
 from monitor.store.workers import WorkerState
-from monitor.thresholds import DecisionOptions
 
 T = Thresholds()
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from monitor.demo import generate, run_demo
-from monitor.settings import Settings
+from monitor.actions.demo import generate, run_demo
+from monitor.core.settings import Settings
 from monitor.store.engine import make_engine, session_factory
 from monitor.store.migrate import upgrade
 

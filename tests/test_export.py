@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from monitor.errors import UsageError
-from monitor.export import (
+from monitor.actions.export import (
     MTURK_HEADER,
     TOLOKA_HEADER,
     export,
     neutralise,
 )
+from monitor.core.errors import UsageError
 from monitor.store.campaigns import CampaignSpec, create_campaign
 from monitor.store.engine import session_factory, transaction
 from monitor.store.models import Item, Judgment, JudgmentAnnotation, Preference, Worker

@@ -18,9 +18,9 @@ FORBIDDEN = {
         "monitor.store",
         "monitor.report",
         "monitor.cli",
-        "monitor.cluster",
+        "monitor.runtime",
         "distributed",
-        "monitor.scheduler",
+        "monitor.actions",
         "monitor.ingest",
         "monitor.pipeline",
         "monitor.incremental",
@@ -30,7 +30,7 @@ FORBIDDEN = {
         "monitor.metrics",
         "monitor.report",
         "monitor.cli",
-        "monitor.cluster",
+        "monitor.runtime",
         "distributed",
         "monitor.pipeline",
         "monitor.incremental",
@@ -47,21 +47,21 @@ FORBIDDEN = {
         "monitor.store",
         "monitor.report",
         "monitor.cli",
-        "monitor.cluster",
+        "monitor.runtime",
         "distributed",
-        "monitor.scheduler",
+        "monitor.actions",
         "monitor.ingest",
         "monitor.pipeline",
         "monitor.incremental",
-        "monitor.settings",
+        "monitor.core.settings",
     ),
     # what a process keeps between runs: below the pipeline, beside the store
     "incremental": (
         "monitor.report",
         "monitor.cli",
-        "monitor.cluster",
+        "monitor.runtime",
         "distributed",
-        "monitor.scheduler",
+        "monitor.actions",
         "monitor.ingest",
         "monitor.pipeline",
         "monitor.rules",
@@ -73,9 +73,9 @@ FORBIDDEN = {
         "monitor.incremental",
         "monitor.rules",
         "monitor.cli",
-        "monitor.cluster",
+        "monitor.runtime",
         "distributed",
-        "monitor.scheduler",
+        "monitor.actions",
         "monitor.ingest",
         "monitor.metrics",
     ),
@@ -83,9 +83,8 @@ FORBIDDEN = {
     # from the report's document, for the notifications; never the HTML)
     "connectors": (
         "monitor.cli",
-        "monitor.cluster",
+        "monitor.runtime",
         "distributed",
-        "monitor.scheduler",
         "jinja2",
         "monitor.metrics",
         "monitor.rules",
@@ -173,8 +172,8 @@ def test_pipeline_imports_have_no_circle() -> None:
 
 
 def test_the_rules_settings_import_only_the_sections() -> None:
-    """``monitor/thresholds.py`` is read by the settings at start-up and by the rules: it
-    imports nothing of monitor but ``monitor.sections`` (no metric, no store, no scipy)."""
-    imports = [m for m, _ in _imports(ROOT / "thresholds.py")]
-    assert [m for m in imports if m.startswith("monitor") and m != "monitor.sections"] == []
+    """``monitor/core/thresholds.py`` is read by the settings at start-up and by the rules: it
+    imports nothing of monitor but ``monitor.core.sections`` (no metric, no store, no scipy)."""
+    imports = [m for m, _ in _imports(ROOT / "core" / "thresholds.py")]
+    assert [m for m in imports if m.startswith("monitor") and m != "monitor.core.sections"] == []
     assert [m for m in imports if m.split(".")[0] in ("numpy", "scipy", "sqlalchemy")] == []

@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import select, text
 
 from monitor.cli import main
-from monitor.errors import OutputError
+from monitor.core.errors import OutputError
 from monitor.store.engine import make_engine
 from monitor.store.models import Campaign
 from tests.test_cli_pairs import _planned, _run, _setup
@@ -93,7 +93,7 @@ def test_a_file_that_cannot_be_written_keeps_no_plan(tmp_path, db_url, capsys, m
     def refuse(out: Path, *_a: object, **_k: object) -> Path:
         raise OutputError(f"cannot write the tasks to {out}: No space left on device")
 
-    monkeypatch.setattr("monitor.output.write_output", refuse)
+    monkeypatch.setattr("monitor.core.output.write_output", refuse)
     code, _, err = _run(capsys, *PLAN, "--out", str(tmp_path / "t.csv"), "--db", db_url)
     assert code == 2
     assert err.splitlines() == [

@@ -5,11 +5,11 @@ from __future__ import annotations
 from sqlalchemy import Engine, select
 
 from monitor.cli import main
+from monitor.core.settings import Settings
 from monitor.pipeline.decisions import apply_policy
 from monitor.rules import PolicyOptions
 from monitor.rules.decision import WorkerDecision as WorkerDecisionRow
 from monitor.rules.policy import decide
-from monitor.settings import Settings
 from monitor.store.engine import transaction
 from monitor.store.models import Worker, WorkerDecision
 from monitor.store.runs import FlagRecord, latest_run

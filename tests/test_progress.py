@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from monitor import progress
 from monitor.cli import main
+from monitor.core import progress
+from monitor.core.progress import Progress
+from monitor.core.settings import load_settings
 from monitor.ingest.api import create_campaign, ingest_file
 from monitor.pipeline import recompute
-from monitor.progress import Progress
-from monitor.settings import load_settings
 from monitor.store.campaigns import CampaignSpec
 
 

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from sqlalchemy import Engine
 
-from monitor.errors import UsageError
-from monitor.requeue import requeue
-from monitor.results import FlagRecord
+from monitor.actions.requeue import requeue
+from monitor.core.errors import UsageError
+from monitor.core.results import FlagRecord
 from monitor.store.campaigns import CampaignSpec, create_campaign
 from monitor.store.engine import session_factory, transaction
 from monitor.store.models import Item
@@ -223,7 +223,7 @@ def test_an_ambiguous_pair_is_one_the_workers_divide_on(interval, flagged: bool)
     """The split test alone flags a pair of 354 answers split 82/18 (more against its order
     than the annotators' reliability expects); a pair is ambiguous only when the interval of
     its first-item share holds one half (a run stored without that interval: the test alone)."""
-    from monitor.results import Value
+    from monitor.core.results import Value
     from monitor.rules import RunValues, Thresholds
     from monitor.rules.item import ambiguous_pair
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from monitor.errors import ConfigError
-from monitor.settings import Settings, describe, load_settings
+from monitor.core.errors import ConfigError
+from monitor.core.settings import Settings, describe, load_settings
 
 
 def test_layers_in_order(tmp_path) -> None:  # noqa: ANN001
@@ -116,7 +116,7 @@ def test_no_float_setting_takes_nan_or_inf(key: str, bad: float) -> None:
 
 
 def test_every_default_is_in_its_range_and_the_ends_are_accepted() -> None:
-    from monitor.settings import Range, _accepts
+    from monitor.core.settings import Range, _accepts
 
     for key, accepts in _accepts().items():
         if isinstance(accepts, Range):
@@ -135,7 +135,7 @@ def test_every_default_is_in_its_range_and_the_ends_are_accepted() -> None:
     x=st.floats(allow_nan=True, allow_infinity=True),
 )
 def test_a_range_holds_what_its_text_says(low, high, x: float) -> None:  # noqa: ANN001
-    from monitor.settings import Range
+    from monitor.core.settings import Range
 
     r = Range(low, high)
     expected = math.isfinite(x) and (low is None or x >= low) and (high is None or x <= high)
@@ -157,10 +157,10 @@ def test_the_environment_names_the_variable_through_the_cli(tmp_path, monkeypatc
 
 def test_docs_table_is_generated_from_the_declarations() -> None:
     """docs/settings.md holds exactly the table the declarations give (regenerate it with
-    ``python -m monitor.settings docs/settings.md``)."""
+    ``python -m monitor.core.settings docs/settings.md``)."""
     from pathlib import Path
 
-    from monitor.settings import TABLE_END, TABLE_START, markdown_table
+    from monitor.core.settings import TABLE_END, TABLE_START, markdown_table
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "settings.md").read_text()
     table = text.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0].strip()

@@ -31,8 +31,8 @@ from monitor.cli import (
 from monitor.cli.context import Context
 from monitor.cli.parsing import Parser
 from monitor.cli.show import echo
-from monitor.errors import InputError, MonitorError
-from monitor.version import __version__
+from monitor.core.errors import InputError, MonitorError
+from monitor.core.version import __version__
 
 MODULES = (
     db,

@@ -10,7 +10,7 @@ from typing import Any
 
 from monitor.cli.context import Context
 from monitor.cli.show import echo, json_text
-from monitor.errors import NotFound
+from monitor.core.errors import NotFound
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

@@ -6,7 +6,7 @@ import argparse
 
 from monitor.cli.context import Context
 from monitor.cli.show import echo
-from monitor.errors import OutputError
+from monitor.core.errors import OutputError
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from monitor.cli.context import Context
 from monitor.cli.show import echo
-from monitor.errors import UsageError
+from monitor.core.errors import UsageError
 
 if TYPE_CHECKING:
     from monitor.store.campaigns import CampaignInfo, CampaignSpec
@@ -249,7 +249,7 @@ def run_archive(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def run_set(args: argparse.Namespace, ctx: Context) -> int:
-    from monitor.settings import campaign_value
+    from monitor.core.settings import campaign_value
     from monitor.store.campaigns import get_campaign, set_own_settings
     from monitor.store.engine import transaction
 
@@ -273,7 +273,7 @@ def run_set(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def run_show(args: argparse.Namespace, ctx: Context) -> int:
-    from monitor.settings import differences, run_settings
+    from monitor.core.settings import differences, run_settings
     from monitor.store.campaigns import campaign_counts, get_campaign
     from monitor.store.engine import transaction
 

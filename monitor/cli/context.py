@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from monitor.settings import Settings, load_settings
+from monitor.core.settings import Settings, load_settings
 
 
 @dataclass

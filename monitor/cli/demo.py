@@ -36,8 +36,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from monitor.demo import run_demo
-    from monitor.errors import UsageError
+    from monitor.actions.demo import run_demo
+    from monitor.core.errors import UsageError
 
     if args.workers < 8 or args.items < 10 or not 2 <= args.per_item <= args.workers:
         raise UsageError(

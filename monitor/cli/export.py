@@ -51,8 +51,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from monitor.export import export
-    from monitor.output import check_target, write_output
+    from monitor.actions.export import export
+    from monitor.core.output import check_target, write_output
     from monitor.store.engine import session_factory
 
     if args.what == "requeue":
@@ -76,9 +76,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _requeue(args: argparse.Namespace, ctx: Context) -> int:
-    from monitor.errors import UsageError
-    from monitor.output import check_target, write_output
-    from monitor.requeue import PLATFORMS, requeue
+    from monitor.actions.requeue import PLATFORMS, requeue
+    from monitor.core.errors import UsageError
+    from monitor.core.output import check_target, write_output
     from monitor.store.engine import session_factory
 
     if args.include_flagged or args.project is not None or args.pool is not None:
@@ -105,7 +105,7 @@ def _requeue(args: argparse.Namespace, ctx: Context) -> int:
 def _empty_blocklist(session: Any, args: argparse.Namespace) -> list[str]:  # noqa: ANN401
     """What to say on standard error when the block list names nobody: that flagged workers
     are not blocked, and how to list or block them."""
-    from monitor.export import blocklist_entries, flagged_workers, shown_status
+    from monitor.actions.export import blocklist_entries, flagged_workers, shown_status
     from monitor.store.campaigns import get_campaign
     from monitor.store.workers import worker_states
 

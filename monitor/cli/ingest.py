@@ -16,7 +16,7 @@ from typing import Any
 from monitor.cli.context import Context
 from monitor.cli.parsing import Parser
 from monitor.cli.show import echo, echo_json, echo_table
-from monitor.errors import UsageError
+from monitor.core.errors import UsageError
 
 FORMATS = ("csv", "jsonl", "mturk", "labelstudio", "toloka", "prolific", "figure-eight")
 WORDS = ("history", "rejected")
@@ -240,7 +240,7 @@ def run_history(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def run_rejected(args: argparse.Namespace, ctx: Context) -> int:
-    from monitor.errors import NotFound
+    from monitor.core.errors import NotFound
     from monitor.store.batches import ingest_batches, rejected_rows
     from monitor.store.campaigns import get_campaign
     from monitor.store.engine import transaction

@@ -111,9 +111,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 def run_plan(args: argparse.Namespace, ctx: Context) -> int:
     from pathlib import Path
 
-    from monitor.errors import OutputError, UsageError
-    from monitor.output import write_output
-    from monitor.planning import PlanOptions, check_output, plan_campaign
+    from monitor.actions.planning import PlanOptions, check_output, plan_campaign
+    from monitor.core.errors import OutputError, UsageError
+    from monitor.core.output import write_output
     from monitor.store.engine import transaction
     from monitor.store.plans import drop_round, lock_planning, save_plan
 
@@ -180,10 +180,10 @@ def _planning_lock_wait(campaign: str) -> Iterator[None]:
     """A server's ``lock_timeout`` (SQLite: its busy timeout) met while another plan of the
     campaign holds its lock, or
     a pair id stored meanwhile by a process that did not take the lock (an older version), as
-    :class:`~monitor.errors.Busy` (one line, nothing stored)."""
+    :class:`~monitor.core.errors.Busy` (one line, nothing stored)."""
     from sqlalchemy.exc import IntegrityError, OperationalError
 
-    from monitor.errors import Busy
+    from monitor.core.errors import Busy
 
     try:
         yield

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from monitor.errors import printable
+from monitor.core.errors import printable
 
 
 class Parser(argparse.ArgumentParser):

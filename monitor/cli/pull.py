@@ -88,7 +88,7 @@ def register_connect(p_sub: argparse._SubParsersAction, common: argparse.Argumen
 def run_pull(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.connectors import labelstudio
     from monitor.connectors.labelstudio_api import read_token
-    from monitor.errors import UsageError
+    from monitor.core.errors import UsageError
 
     engine = ctx.engine()
     if args.url is None and args.project is None:

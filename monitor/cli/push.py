@@ -10,7 +10,7 @@ from decimal import Decimal, InvalidOperation
 
 from monitor.cli.context import Context
 from monitor.cli.show import echo
-from monitor.errors import UsageError
+from monitor.core.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

@@ -8,7 +8,7 @@ from types import ModuleType
 
 from monitor.cli.context import Context
 from monitor.cli.show import echo
-from monitor.errors import MissingDependency
+from monitor.core.errors import MissingDependency
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -62,9 +62,9 @@ def _notify(ctx: Context, runs: list[tuple[str, int]]) -> None:
 
 
 def cluster_module() -> ModuleType:
-    """:mod:`monitor.cluster`, or :class:`MissingDependency` when Dask is not installed."""
+    """:mod:`monitor.runtime.cluster`, or :class:`MissingDependency` when Dask is not installed."""
     try:
-        import monitor.cluster
+        import monitor.runtime.cluster
     except ModuleNotFoundError as exc:
         if exc.name not in ("distributed", "dask"):
             raise
@@ -72,7 +72,7 @@ def cluster_module() -> ModuleType:
             "--cluster needs Dask distributed, which is not installed",
             'pip install "monitor[cluster]"',
         ) from None
-    return monitor.cluster
+    return monitor.runtime.cluster
 
 
 def _on_cluster(args: argparse.Namespace, ctx: Context) -> int:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from monitor.cli.context import Context
 from monitor.cli.show import JsonStream, TerminalStream, echo
-from monitor.errors import UsageError
-from monitor.progress import Progress
+from monitor.core.errors import UsageError
+from monitor.core.progress import Progress
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ from monitor.cli.context import Context
 if TYPE_CHECKING:
     from distributed import Client
 
-    from monitor.settings import Settings
+    from monitor.core.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _run(ctx: Context, settings: Settings, cluster: Client | None) -> None:
-    from monitor.scheduler import run_forever
+    from monitor.runtime.scheduler import run_forever
 
     where = f", jobs on the cluster at {cluster.scheduler.address}" if cluster else ""
     engine = ctx.engine()

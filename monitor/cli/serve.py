@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from monitor.cli.context import Context
-from monitor.errors import MissingDependency, UsageError
+from monitor.core.errors import MissingDependency, UsageError
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     try:
         import uvicorn
 
-        from monitor.server import Secrets, build_app
+        from monitor.runtime.server import Secrets, build_app
     except ModuleNotFoundError as exc:
         if exc.name not in ("starlette", "uvicorn"):
             raise

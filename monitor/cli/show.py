@@ -4,7 +4,7 @@ message can act on the terminal.
 Ids and labels are stored as they came (an ANSI escape ``\\x1b[2J``, an OSC title
 ``\\x1b]0;title\\x07`` or a bidi override U+202E included, see ``docs/ingest.md``); a line
 meant to be read is written with them as escapes (:func:`echo`, via
-:func:`monitor.errors.printable`), and a JSON text with them as JSON escapes (:func:`json_text`),
+:func:`monitor.core.errors.printable`), and a JSON text with them as JSON escapes (:func:`json_text`),
 which read back as the same strings. Data streamed to standard output (a CSV export, an HTML
 report) is escaped only when standard output is a terminal: redirected to a file, it is the
 data itself.
@@ -19,7 +19,7 @@ import sys
 from collections.abc import Collection, Sequence
 from typing import Any, TextIO
 
-from monitor.errors import printable
+from monitor.core.errors import printable
 
 
 def echo(*parts: object, sep: str = " ", err: bool = False) -> None:

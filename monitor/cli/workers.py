@@ -14,7 +14,7 @@ from typing import Any
 
 from monitor.cli.context import Context
 from monitor.cli.show import echo, echo_json, echo_table
-from monitor.errors import UsageError
+from monitor.core.errors import UsageError
 
 EMPTY_REASON = (
     "--reason is empty: a decision needs its reason in words (the audit trail keeps it, and a "
@@ -195,7 +195,7 @@ def _reason_and_weight(
 
 
 def run_action(args: argparse.Namespace, ctx: Context) -> int:
-    from monitor.export import worker_decisions
+    from monitor.actions.export import worker_decisions
     from monitor.store.campaigns import get_campaign
     from monitor.store.engine import transaction
     from monitor.store.runs import latest_run

@@ -22,7 +22,6 @@ from typing import Any
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from monitor.catalog import Kind
 from monitor.connectors.labelstudio_api import (
     Client,
     Refused,
@@ -32,10 +31,11 @@ from monitor.connectors.labelstudio_api import (
     controls,
     read_token,
 )
-from monitor.errors import UsageError
+from monitor.core.catalog import Kind
+from monitor.core.errors import UsageError
+from monitor.core.settings import Settings
 from monitor.ingest.api import load_records
 from monitor.ingest.platforms.labelstudio import annotation_role, read_tasks, task_item
-from monitor.settings import Settings
 from monitor.store import campaigns as campaign_store
 from monitor.store import sources
 from monitor.store.engine import transaction
@@ -126,7 +126,7 @@ def connected_source(session: Session, campaign: str) -> sources.SourceInfo:
 def pull_campaign(engine: Engine, settings: Settings, campaign: str) -> PullSummary:
     """Pull a connected campaign from its recorded source, the token from the recorded token
     file or ``$MONITOR_LABELSTUDIO_TOKEN`` (what ``monitor schedule`` and the webhooks call).
-    ``settings`` (:class:`monitor.settings.Settings`) is taken for the call's shape; nothing of
+    ``settings`` (:class:`monitor.core.settings.Settings`) is taken for the call's shape; nothing of
     it is read yet."""
     del settings
     with transaction(engine) as session:

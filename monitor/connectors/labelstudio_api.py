@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import orjson
 
-from monitor.errors import NotFound, PlatformError, UsageError
+from monitor.core.errors import NotFound, PlatformError, UsageError
 
 __all__ = [
     "CONTROLS",

@@ -16,11 +16,11 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from monitor.catalog import Kind
+from monitor.actions.export import aggregate_labels, blocklist_entries
 from monitor.connectors.labelstudio import connected_source
 from monitor.connectors.labelstudio_api import Client, Control, choose_control, controls
-from monitor.errors import NotFound, UsageError
-from monitor.export import aggregate_labels, blocklist_entries
+from monitor.core.catalog import Kind
+from monitor.core.errors import NotFound, UsageError
 from monitor.store import campaigns as campaign_store
 from monitor.store import sources
 from monitor.store.engine import transaction

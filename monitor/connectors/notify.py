@@ -23,7 +23,7 @@ from email.message import EmailMessage
 
 from sqlalchemy import Engine, select
 
-from monitor.settings import Settings
+from monitor.core.settings import Settings
 
 log = logging.getLogger("monitor.notify")
 

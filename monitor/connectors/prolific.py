@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 
-from monitor.errors import NotFound, PlatformError, UsageError
+from monitor.core.errors import NotFound, PlatformError, UsageError
 
 if TYPE_CHECKING:
     import httpx
@@ -343,7 +343,7 @@ class Outcome:
 def campaign_workers(engine: Engine, campaign_name: str) -> tuple[int, list[Worker]]:
     """The campaign's id and its workers: blocked (the block list) or not, the reason of the
     block, the effective weight."""
-    from monitor.export import blocklist_entries, worker_weights
+    from monitor.actions.export import blocklist_entries, worker_weights
     from monitor.store.campaigns import get_campaign
     from monitor.store.engine import snapshot
 

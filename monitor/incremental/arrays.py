@@ -30,7 +30,7 @@ import numpy as np
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
-from monitor.catalog import Kind
+from monitor.core.catalog import Kind
 from monitor.store.arrays import (
     CampaignArrays,
     extend_arrays,

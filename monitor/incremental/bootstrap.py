@@ -17,11 +17,11 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
+from monitor.core.results import State
 from monitor.incremental.warm import WarmStart, digest
 from monitor.metrics.agreement.krippendorff import ValueCounts
 from monitor.metrics.agreement.poisson import Update, replicate_sums
 from monitor.metrics.common import Interval
-from monitor.results import State
 from monitor.store.arrays import CampaignArrays
 
 CONFIDENCE = 0.95

@@ -31,10 +31,10 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
+from monitor.core.results import State, Value
 from monitor.incremental.arrays import ArrayCache, cache_key
 from monitor.incremental.columns import ColumnSnapshot, PendingWrite
 from monitor.incremental.warm import WarmStart
-from monitor.results import State, Value
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignCounts, CampaignInfo, get_campaign
 from monitor.store.engine import snapshot

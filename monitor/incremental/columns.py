@@ -37,8 +37,8 @@ import numpy as np
 from numpy.typing import NDArray
 from sqlalchemy.orm import Session
 
+from monitor.core.results import Column
 from monitor.incremental.arrays import cache_key, cache_meta
-from monitor.results import Column
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.runs import RunInfo
 

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
+from monitor.core.results import Column, Names, State
 from monitor.incremental.warm import WarmStart, digest
 from monitor.metrics.crowdtruth.scores import (
     CrowdTruthResult,
@@ -28,7 +29,6 @@ from monitor.metrics.crowdtruth.scores import (
     crowdtruth,
     crowdtruth_local,
 )
-from monitor.results import Column, Names, State
 from monitor.store.arrays import CampaignArrays
 
 STATE = "crowdtruth"

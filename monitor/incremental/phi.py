@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from monitor.core.results import State
 from monitor.incremental.warm import WarmStart
-from monitor.results import State
 
 STATE = "phi_grid"
 

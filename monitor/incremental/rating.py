@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from monitor.core.results import State
 from monitor.incremental.warm import WarmStart, digest
-from monitor.results import State
 from monitor.store.arrays import CampaignArrays, latest_per_pair
 
 WORKER_STATE = "model_workers"  # (W, 2): each worker's bias and noise sd

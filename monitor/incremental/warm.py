@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor import catalog
-from monitor.results import Column, Names, State, Value
+from monitor.core import catalog
+from monitor.core.results import Column, Names, State, Value
 from monitor.store.arrays import CampaignArrays
 
 

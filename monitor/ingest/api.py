@@ -22,7 +22,8 @@ from typing import Any
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from monitor.errors import InputError, NotFound, Problem, UsageError
+from monitor.core.errors import InputError, NotFound, Problem, UsageError
+from monitor.core.progress import Progress
 from monitor.ingest.chunks import MAX_PROBLEMS, FileRun, chunks
 from monitor.ingest.load import Loader
 from monitor.ingest.platforms import READERS, Rows, detect
@@ -39,7 +40,6 @@ from monitor.ingest.readers import (
 )
 from monitor.ingest.rows import JUDGMENT_COLUMNS, PREFERENCE_COLUMNS, SourceRow
 from monitor.ingest.validate import Validator, raw_text
-from monitor.progress import Progress
 from monitor.store import campaigns as store
 from monitor.store.batches import id_marks
 from monitor.store.campaigns import CampaignInfo, CampaignSpec

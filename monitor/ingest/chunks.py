@@ -9,13 +9,13 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import Any
 
-from monitor.errors import Problem
+from monitor.core.errors import Problem
+from monitor.core.progress import Progress
 from monitor.ingest.load import Loader
 from monitor.ingest.readers import ByteCounter
 from monitor.ingest.repeats import Repeats, clash_words
 from monitor.ingest.rows import BadRecord, SourceRow
 from monitor.ingest.validate import Validator, id_text, raw_text, record_text
-from monitor.progress import Progress
 
 __all__ = ["MAX_PROBLEMS", "FileRun", "chunks"]
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from monitor.catalog import Kind
+from monitor.core.catalog import Kind
 from monitor.ingest.records import MAX_ID, SEP
 from monitor.ingest.safe import NUMBER
 from monitor.store.campaigns import CampaignInfo

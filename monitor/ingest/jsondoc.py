@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from monitor.errors import InputError
+from monitor.core.errors import InputError
 from monitor.ingest.safe import JsonLines, refusal
 
 __all__ = ["decode_problem", "json_array_elements", "place"]

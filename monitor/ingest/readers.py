@@ -5,7 +5,7 @@ not UTF-8 is named, and report the line a record starts on. A record that cannot
 row with too many or too few fields, a line that is not JSON or not a JSON object, bytes that are
 not UTF-8) is yielded as a :class:`BadRecord`, so that ``--skip-invalid`` can keep it with its
 reason; a file that is not what its extension says (JSON in a ``.csv``, a binary file, a CSV in
-a ``.jsonl``) raises :class:`~monitor.errors.InputError` before any row.
+a ``.jsonl``) raises :class:`~monitor.core.errors.InputError` before any row.
 
 What one database would take and the other refuse is refused on both (see
 :mod:`monitor.ingest.safe`): a line holding a NUL character (CSV) is a BadRecord, and so is a
@@ -37,7 +37,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from monitor.errors import InputError, NotFound, Problem, UsageError
+from monitor.core.errors import InputError, NotFound, Problem, UsageError
 from monitor.ingest.jsondoc import decode_problem
 from monitor.ingest.rows import ITEM_COLUMNS, BadRecord, SourceRow, Table
 from monitor.ingest.safe import NUL, NUL_HINT, JsonLines, unstorable

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from monitor.errors import Problem
+from monitor.core.errors import Problem
 
 Table = Literal["judgment", "item", "worker"]
 

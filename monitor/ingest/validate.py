@@ -21,7 +21,7 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
-from monitor.errors import Problem
+from monitor.core.errors import Problem
 from monitor.ingest.fastpath import CACHE_SIZE, FastCheck, clean_time, csv_fast
 from monitor.ingest.platforms.mapping import parse_iso, seconds
 from monitor.ingest.readers import columns_hint

@@ -10,7 +10,7 @@ from typing import Any, Literal, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.catalog import Kind
+from monitor.core.catalog import Kind
 from monitor.incremental.bootstrap import Request, Resampler
 from monitor.metrics.agreement import bootstrap as ag
 from monitor.metrics.agreement import poisson

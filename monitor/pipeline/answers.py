@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.catalog import Kind
+from monitor.core.catalog import Kind
 from monitor.pipeline.collect import scale_codes
 from monitor.pipeline.params import ModelOptions
 from monitor.pipeline.reliability import gold_values

@@ -22,11 +22,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.catalog import Kind
+from monitor.core.catalog import Kind
+from monitor.core.results import Value
 from monitor.metrics.behaviour import SideTest, constant_answer, side_test
 from monitor.pipeline.collect import Values, num
 from monitor.pipeline.params import Coded, Params
-from monitor.results import Value
 
 SHOWN = ("left", "tie", "right")
 """A preference's answer as shown on the screen (code 0, 1, 2)."""

@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.catalog import Kind
+from monitor.core.catalog import Kind
+from monitor.core.results import Column, Names, State, Value
 from monitor.metrics.agreement.bootstrap import BootstrapCI
 from monitor.metrics.common import Interval, count_matrix
-from monitor.results import Column, Names, State, Value
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
 

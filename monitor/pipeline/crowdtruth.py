@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from monitor.core.results import Column, Value
 from monitor.incremental.crowdtruth import STATE, CrowdTruthTask, crowdtruth_run
 from monitor.metrics.crowdtruth.scores import CrowdTruthResult
 from monitor.pipeline.collect import Values
 from monitor.pipeline.params import Params
-from monitor.results import Column, Value
 
 
 def crowdtruth_values(campaign: str, task: CrowdTruthTask, params: Params) -> Values:

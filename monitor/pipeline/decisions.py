@@ -9,11 +9,11 @@ from collections.abc import Iterable
 
 from sqlalchemy.orm import Session
 
-from monitor.results import FlagRecord
+from monitor.core.results import FlagRecord
+from monitor.core.thresholds import PolicyOptions
 from monitor.rules.decision import WorkerDecision
 from monitor.rules.policy import Decision, decide
 from monitor.store.workers import DecisionRecord, append_decision, decisions, worker_states
-from monitor.thresholds import PolicyOptions
 
 
 def apply_policy(

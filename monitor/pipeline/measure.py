@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from monitor.catalog import Kind
+from monitor.core.catalog import Kind
 from monitor.pipeline import behaviour, multilabel, pairwise, scalar
 from monitor.pipeline.collect import Values
 from monitor.pipeline.params import Coded, Params

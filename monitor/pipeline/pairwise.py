@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from monitor.core.results import Value
 from monitor.incremental.crowdtruth import CrowdTruthTask
 from monitor.incremental.triangles import MEMORY as TRIANGLES
 from monitor.incremental.triangles import transitivity_run
@@ -23,7 +24,6 @@ from monitor.pipeline.collect import Values, answers_detail, bootstrap_interval,
 from monitor.pipeline.crowdtruth import crowdtruth_values
 from monitor.pipeline.params import Coded, Params
 from monitor.pipeline.preference import preference_reliability
-from monitor.results import Value
 
 # Canonical labels "<", "=", ">" are the relation of the first item of a pair to the second;
 # ">" means the first is preferred: shown as the outcome of the pair (first, second).

@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from monitor.catalog import Kind
+from monitor.core.catalog import Kind
+from monitor.core.sections import Section
 from monitor.incremental.warm import WarmStart
 from monitor.pipeline.collect import NameCache, Values
-from monitor.sections import Section
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.history import HistoryEntry

@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from monitor.core.results import State, Value
 from monitor.incremental.warm import WarmStart, digest
 from monitor.metrics.preferences.flags import ambiguous_pairs, gold_pair_accuracy
 from monitor.metrics.preferences.model import PreferenceStart, gold_order, preference_model
 from monitor.pipeline.collect import Values, num
 from monitor.pipeline.params import Coded, Params
 from monitor.pipeline.reliability import worker_prior
-from monitor.results import State, Value
 from monitor.store.coded import CampaignArrays
 
 STATE = "preference_model"

@@ -20,11 +20,11 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
-from monitor.catalog import Kind
+from monitor.core.catalog import Kind
+from monitor.core.results import Column, State
 from monitor.incremental.rating import rating_run
 from monitor.pipeline.collect import Values, names_of
 from monitor.pipeline.params import Coded, Params
-from monitor.results import Column, State
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.history import HistoryEntry

@@ -20,17 +20,19 @@ from datetime import datetime
 
 from sqlalchemy import Engine
 
-from monitor import catalog
-from monitor.errors import Busy, LockLost
+from monitor.core import catalog
+from monitor.core.errors import Busy, LockLost
+from monitor.core.progress import Progress
+from monitor.core.settings import Settings, run_settings
+from monitor.core.thresholds import DecisionOptions
+from monitor.core.version import __version__
 from monitor.incremental.cache import RunCache
 from monitor.pipeline.decisions import apply_policy
 from monitor.pipeline.measure import measure
 from monitor.pipeline.params import Coded, Params
-from monitor.progress import Progress
 from monitor.rules import PolicyOptions, RunValues, Thresholds, evaluate
 from monitor.rules.decision import decide_workers
 from monitor.rules.item import without_gold
-from monitor.settings import Settings, run_settings
 from monitor.store.arrays import gold_signature
 from monitor.store.campaigns import (
     CampaignInfo,
@@ -46,8 +48,6 @@ from monitor.store.locks import Lease, campaign_lock
 from monitor.store.models import utcnow
 from monitor.store.runs import latest_run, mark_failed, prune_item_values
 from monitor.store.save import NewRun, plan_run, save_run
-from monitor.thresholds import DecisionOptions
-from monitor.version import __version__
 
 log = logging.getLogger("monitor.pipeline")
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from monitor.catalog import Kind
+from monitor.core.catalog import Kind
 from monitor.incremental.crowdtruth import CrowdTruthTask
 from monitor.incremental.phi import STATE as PHI_STATE
 from monitor.incremental.phi import phi_run

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
-from monitor import catalog
+from monitor.core import catalog
 from monitor.report.items import ItemPicks, ItemTable, ItemText
 from monitor.report.jsonsafe import num
 from monitor.store.campaigns import (

@@ -13,8 +13,8 @@ from typing import Any, cast
 
 from sqlalchemy.orm import Session
 
-from monitor import catalog
-from monitor.catalog import Kind
+from monitor.core import catalog
+from monitor.core.catalog import Kind
 from monitor.report.data import CampaignData, load
 from monitor.report.jsonsafe import clean, natural_key, num
 from monitor.report.jsonsafe import value_interval as _interval
@@ -102,7 +102,7 @@ EXPORTS = {
     "pairwise": "the ranking of the items by the reliability model's scores",
     "rating": "the reliability model's value per item",
 }
-"""What ``monitor export labels`` gives, by kind (:func:`monitor.export.aggregate_labels`)."""
+"""What ``monitor export labels`` gives, by kind (:func:`monitor.actions.export.aggregate_labels`)."""
 
 
 def _pct(x: float) -> str:

@@ -20,7 +20,7 @@ import numpy as np
 from markupsafe import Markup
 from sqlalchemy import Engine
 
-from monitor.catalog import Kind
+from monitor.core.catalog import Kind
 from monitor.report import pictures
 from monitor.report.items import ItemTable
 from monitor.report.today import worker_order

@@ -22,8 +22,8 @@ from typing import Any
 from markupsafe import Markup
 from sqlalchemy import Engine
 
-from monitor.errors import OutputError
-from monitor.output import write_output
+from monitor.core.errors import OutputError
+from monitor.core.output import write_output
 from monitor.report import pictures
 from monitor.report.jsonsafe import natural_key
 from monitor.report.titles import rule_title

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from monitor.core.results import Column
 from monitor.report.items import ItemTable, model_label, row_measures
-from monitor.results import Column
 
 
 def _column(table: ItemTable, metric: str, positions: NDArray[np.int64]) -> tuple[Column, NDArray]:

@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor import catalog
-from monitor.catalog import Kind
+from monitor.core import catalog
+from monitor.core.catalog import Kind
+from monitor.core.results import Column, FlagRecord, Value
 from monitor.report.jsonsafe import clean, natural_order, num
 from monitor.report.jsonsafe import value_interval as _interval
 from monitor.report.jsonsafe import value_number as _v
-from monitor.results import Column, FlagRecord, Value
 
 ItemText = tuple[str, str | None, str | None]
 """(external id, text, gold) of an item."""

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.results import Value
+from monitor.core.results import Value
 
 _split_digits = re.compile(r"(\d+)").split
 _prefix_number = re.compile(r"(\D*)\d{1,18}").fullmatch

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from monitor.catalog import DECISIONS, Kind
+from monitor.core.catalog import DECISIONS, Kind
 from monitor.report.tables import (
     Cell,
     Column,

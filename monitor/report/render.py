@@ -17,7 +17,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 from sqlalchemy import Engine
 
-from monitor.output import check_target, write_output
+from monitor.core.output import check_target, write_output
 from monitor.report import evidence, view
 from monitor.report.data import item_picks, load
 from monitor.report.document import document_from
@@ -210,7 +210,7 @@ def write_report_to(engine: Engine, campaign: str, f: TextIO, fmt: Format = "htm
 def write_report(
     engine: Engine, campaign: str, out: Path, fmt: Format = "html", *, follow: bool = True
 ) -> Path:
-    """Write the report file and return its path (how: :func:`monitor.output.write_output`,
+    """Write the report file and return its path (how: :func:`monitor.core.output.write_output`,
     ``follow=False`` in a folder of reports). The JSON document is written as it is encoded
     (see :func:`write_json`)."""
     if follow or (out.is_dir() and not out.is_symlink()):

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from monitor import catalog
-from monitor.catalog import Kind
+from monitor.core import catalog
+from monitor.core.catalog import Kind
 
 EQUALITY = ("percent_agreement", "fleiss_kappa", "cohen_kappa", "scott_pi")
 """The coefficients that count only exactly equal answers (nominal)."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from monitor import catalog
+from monitor.core import catalog
 
 
 def fmt(x: Any, digits: int = 2) -> str:

@@ -3,7 +3,7 @@ catalog, and of the report's own warnings."""
 
 from __future__ import annotations
 
-from monitor import catalog
+from monitor.core import catalog
 
 NOT_RULES = {
     "stale": "New judgments since the latest run",

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from monitor import catalog
-from monitor.catalog import Kind
+from monitor.core import catalog
+from monitor.core.catalog import Kind
 from monitor.report.shape import Todo as TodoEntry
 from monitor.report.shape import WorkerAction
 from monitor.report.tables import fmt, fmt_ci

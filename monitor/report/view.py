@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 from markupsafe import Markup
 
-from monitor import catalog
-from monitor.catalog import Kind
+from monitor.core import catalog
+from monitor.core.catalog import Kind
+from monitor.core.settings import Settings
 from monitor.report import charts, evidence, lists, scale
 from monitor.report.items import ItemPicks, rank_notes
 from monitor.report.jsonsafe import natural_key
@@ -32,7 +33,6 @@ from monitor.report.today import (
     item_reason,
     worker_todo,
 )
-from monitor.settings import Settings
 
 MAX_WORKERS = 100
 """Rows of the workers table beyond those to act on or look at (decided ``block``,
@@ -74,7 +74,7 @@ def _param(doc: Mapping[str, Any], key: str) -> float:
 def settings_changed(doc: Mapping[str, Any]) -> list[str]:
     """``min_judgments 20 (default 10, this campaign's own)``: each setting the run used that
     differs from its default, and whether the campaign has it of its own."""
-    from monitor.settings import differences
+    from monitor.core.settings import differences
 
     params = (doc.get("run") or {}).get("parameters") or {}
     used, own = params.get("settings"), set(params.get("own_settings") or ())

@@ -1,6 +1,6 @@
 """Pure rules: a run's values and the thresholds in, flags with their evidence out.
 
-Every rule is declared in :mod:`monitor.catalog` (its scope, kinds, title, what it reads) and
+Every rule is declared in :mod:`monitor.core.catalog` (its scope, kinds, title, what it reads) and
 checked here by the function of its name in its scope's module (:mod:`monitor.rules.worker`,
 :mod:`monitor.rules.item`, :mod:`monitor.rules.campaign`); :func:`evaluate` runs those that
 apply to the campaign's kind. The policy (:mod:`monitor.rules.policy`) turns worker flags into
@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from monitor import catalog
-from monitor.results import Column, FlagRecord, Value
+from monitor.core import catalog
+from monitor.core.results import Column, FlagRecord, Value
+from monitor.core.thresholds import PolicyOptions, Thresholds
 from monitor.rules import campaign, item, worker
 from monitor.rules.decision import unanimous_campaign
 from monitor.rules.values import RunValues
-from monitor.thresholds import PolicyOptions, Thresholds
 
 Check = Callable[[RunValues, Thresholds], list[FlagRecord]]
 

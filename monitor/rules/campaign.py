@@ -13,10 +13,10 @@ the thresholds.
 
 from __future__ import annotations
 
-from monitor.results import FlagRecord, Value
+from monitor.core.results import FlagRecord, Value
+from monitor.core.thresholds import Thresholds
 from monitor.rules.values import RunValues
 from monitor.rules.worker import MODEL_NAMES
-from monitor.thresholds import Thresholds
 
 
 def kappa_paradox(run: RunValues, t: Thresholds) -> list[FlagRecord]:

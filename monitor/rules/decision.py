@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from monitor.catalog import DECISIONS, Kind
-from monitor.results import FlagRecord, Value
+from monitor.core.catalog import DECISIONS, Kind
+from monitor.core.results import FlagRecord, Value
+from monitor.core.thresholds import DecisionOptions, Thresholds
 from monitor.rules.values import RunValues, finite
-from monitor.thresholds import DecisionOptions, Thresholds
 
 SEVERITY = {d: k for k, d in enumerate(DECISIONS)}
 WATCH_REASONS = {

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from monitor.results import FlagRecord
+from monitor.core.results import FlagRecord
+from monitor.core.thresholds import Thresholds
 from monitor.rules.values import RunValues, finite
-from monitor.thresholds import Thresholds
 
 
 def ambiguous_item(run: RunValues, t: Thresholds) -> list[FlagRecord]:

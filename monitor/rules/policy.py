@@ -17,7 +17,7 @@ never overridden by the policy; the policy never loosens a state (a blocked work
 down-weighted); a worker already in the state the policy would give gets no duplicate decision,
 and the same suggestion is not repeated run after run. The policy never clears a worker whose
 flags went away: that is a person's call (``monitor clear``). It acts on the worker rules the
-catalog marks (``monitor.catalog.POLICY_RULES``).
+catalog marks (``monitor.core.catalog.POLICY_RULES``).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from monitor.catalog import POLICY_RULES
-from monitor.results import FlagRecord
+from monitor.core.catalog import POLICY_RULES
+from monitor.core.results import FlagRecord
 from monitor.rules.decision import WorkerDecision
 
 POLICIES = ("suggest", "block", "down_weight", "advice")

@@ -1,6 +1,6 @@
 """A run's values as the rules read them: one table per scope and measure, whatever shape the
-run stored them in (single :class:`~monitor.results.Value` objects or a
-:class:`~monitor.results.Column` of arrays)."""
+run stored them in (single :class:`~monitor.core.results.Value` objects or a
+:class:`~monitor.core.results.Column` of arrays)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.results import Column, Value
+from monitor.core.results import Column, Value
 
 
 def finite(x: float | None) -> float | None:

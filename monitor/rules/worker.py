@@ -42,11 +42,11 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
-from monitor.catalog import Kind
+from monitor.core.catalog import Kind
+from monitor.core.results import FlagRecord, Value
+from monitor.core.thresholds import Thresholds
 from monitor.metrics.common import accuracy_floor, noise_sd_floor
-from monitor.results import FlagRecord, Value
 from monitor.rules.values import RunValues, Table, finite
-from monitor.thresholds import Thresholds
 
 Z95 = 1.959963984540054
 MODEL_NAMES = {

@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from monitor.catalog import Kind
+from monitor.core.catalog import Kind
 from monitor.store.arrays import epochs, latest_per_pair, time_order
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.models import Item, Judgment, JudgmentAnnotation, Worker

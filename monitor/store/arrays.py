@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from monitor.catalog import Kind
+from monitor.core.catalog import Kind
 from monitor.store.campaigns import CampaignCounts, CampaignInfo
 from monitor.store.coded import (
     CampaignArrays,

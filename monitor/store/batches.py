@@ -16,8 +16,8 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
-from monitor.catalog import Kind
-from monitor.errors import NotFound
+from monitor.core.catalog import Kind
+from monitor.core.errors import NotFound
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.models import (
     Campaign,

@@ -13,8 +13,8 @@ from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from monitor.catalog import Kind
-from monitor.errors import NotFound, UsageError
+from monitor.core.catalog import Kind
+from monitor.core.errors import NotFound, UsageError
 from monitor.store.models import (
     Campaign,
     Item,
@@ -228,7 +228,7 @@ def delete_campaign(session: Session, info: CampaignInfo) -> None:
 
 def set_own_settings(session: Session, campaign_id: int, changes: dict[str, Any]) -> dict[str, Any]:
     """Set (a value) or drop (None) the campaign's own settings; returns them all. The values
-    are checked by the caller (:func:`monitor.settings.campaign_value`)."""
+    are checked by the caller (:func:`monitor.core.settings.campaign_value`)."""
     row = session.get_one(Campaign, campaign_id)
     settings = dict(row.settings or {})
     own = dict(settings.get(OWN_SETTINGS) or {})

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.catalog import Kind
+from monitor.core.catalog import Kind
 
 
 @dataclass

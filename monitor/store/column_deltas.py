@@ -30,7 +30,7 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.results import Column
+from monitor.core.results import Column
 
 DELTA_KEY = "delta"
 """Meta key (true) of a stored delta column; its ``.npz`` then also holds ``positions`` (the

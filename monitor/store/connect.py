@@ -16,7 +16,7 @@ from pathlib import Path
 from sqlalchemy import URL, Engine, make_url
 from sqlalchemy.exc import DBAPIError
 
-from monitor.errors import ConfigError, DatabaseTimeout, DatabaseUnavailable, MonitorError
+from monitor.core.errors import ConfigError, DatabaseTimeout, DatabaseUnavailable, MonitorError
 from monitor.store.engine import first_line, normalise_url, redact
 
 WHERE_DB = "--db or MONITOR_DATABASE_URL"

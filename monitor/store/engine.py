@@ -12,7 +12,7 @@ from sqlalchemy import URL, Engine, create_engine, event, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.orm import Session, sessionmaker
 
-from monitor.errors import ConfigError
+from monitor.core.errors import ConfigError
 
 DEFAULT_URL = "sqlite:///monitor.db"
 DEFAULT_LOCK_TIMEOUT = 60.0

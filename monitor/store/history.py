@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from monitor import catalog
+from monitor.core import catalog
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.models import Campaign, MetricRun, MetricValue
 

@@ -29,7 +29,7 @@ from sqlalchemy import Connection, Engine, Table, delete, select, text, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
-from monitor.errors import Busy, LockLost
+from monitor.core.errors import Busy, LockLost
 from monitor.store.models import CampaignLock, utcnow
 
 LOCK_CLASS = 0x6D6F6E  # "mon": the first key of monitor's advisory locks

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from monitor.errors import SchemaOutOfDate, SchemaUnknown, UsageError
+from monitor.core.errors import SchemaOutOfDate, SchemaUnknown, UsageError
 from monitor.store.engine import redact
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from monitor.results import Column, FlagRecord, State, Value
+from monitor.core.results import Column, FlagRecord, State, Value
 from monitor.store import column_deltas
 from monitor.store.models import (
     Flag,

@@ -18,7 +18,7 @@ from typing import Any, cast
 from sqlalchemy import Table
 from sqlalchemy.orm import Session
 
-from monitor.results import Column, FlagRecord, State, Value
+from monitor.core.results import Column, FlagRecord, State, Value
 from monitor.store import column_deltas, runs
 from monitor.store.engine import psycopg_connection
 from monitor.store.models import Base as Tables

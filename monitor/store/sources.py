@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.orm import Session
 
-from monitor.catalog import Kind
+from monitor.core.catalog import Kind
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.models import (
     Campaign,

@@ -14,7 +14,7 @@ import ipaddress
 import re
 from urllib.parse import parse_qsl
 
-from monitor.errors import ConfigError
+from monitor.core.errors import ConfigError
 
 EXAMPLES = "sqlite:///PATH or postgresql+psycopg://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
 DRIVERS = {"sqlite": ("", "pysqlite"), "postgresql": ("", "psycopg"), "postgres": ("", "psycopg")}

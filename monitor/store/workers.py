@@ -22,7 +22,7 @@ from typing import Any, Literal
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from monitor.errors import NotFound, UsageError
+from monitor.core.errors import NotFound, UsageError
 from monitor.store.models import (
     Campaign,
     Judgment,

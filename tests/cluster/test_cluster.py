@@ -20,14 +20,14 @@ distributed = pytest.importorskip("distributed")
 from sqlalchemy import Engine, select  # noqa: E402
 
 from monitor.cli import main  # noqa: E402
-from monitor.cluster import (  # noqa: E402
+from monitor.core.settings import Settings  # noqa: E402
+from monitor.runtime.cluster import (  # noqa: E402
     JobResult,
     Versions,
     connect,
     due_campaigns,
     recompute_on,
 )
-from monitor.settings import Settings  # noqa: E402
 from monitor.store.engine import transaction  # noqa: E402
 from monitor.store.models import Campaign, MetricRun  # noqa: E402
 from tests.golden import GOLDEN, load  # noqa: E402
@@ -269,9 +269,9 @@ def test_postgres_an_unreachable_cluster_is_one_line_and_nothing_is_done(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import monitor.cluster
+    import monitor.runtime.cluster
 
-    monkeypatch.setattr(monitor.cluster, "CONNECT_TIMEOUT", 1.5)
+    monkeypatch.setattr(monitor.runtime.cluster, "CONNECT_TIMEOUT", 1.5)
     store_case(engine, LABELS, name="labels")
     started = time.monotonic()
     code = main(["recompute", "--db", pg_url, "--cluster", "tcp://127.0.0.1:9"])
@@ -304,7 +304,7 @@ def test_postgres_the_nightly_job_on_the_cluster_recomputes_and_writes_every_rep
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     from monitor.report.render import report_filename
-    from monitor.scheduler import nightly_job
+    from monitor.runtime.scheduler import nightly_job
 
     for name, case in (("labels", LABELS), ("pairs", PAIRS), ("broken-labels", LABELS)):
         store_case(engine, case, name=name)
@@ -330,9 +330,9 @@ def test_postgres_the_nightly_job_on_the_cluster_recomputes_and_writes_every_rep
 def test_postgres_schedule_with_an_unreachable_cluster_is_one_line_and_exit_1(
     pg_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import monitor.cluster
+    import monitor.runtime.cluster
 
-    monkeypatch.setattr(monitor.cluster, "CONNECT_TIMEOUT", 1.0)
+    monkeypatch.setattr(monitor.runtime.cluster, "CONNECT_TIMEOUT", 1.0)
     code = main(["schedule", "--db", pg_url, "--cluster", "tcp://127.0.0.1:9"])
     assert code == 1
     assert capsys.readouterr().err.splitlines() == [
@@ -357,9 +357,9 @@ def test_postgres_a_campaign_moved_to_another_worker_gives_the_same_results(
     """The warm worker's arrays and warm starts are not on the other worker: it starts from
     the shared snapshot files or the database, and its run agrees with a full one in one
     process within the tolerances of operations.md."""
-    from monitor.cluster import Job, run_job
     from monitor.incremental.cache import RunCache
     from monitor.pipeline import recompute
+    from monitor.runtime.cluster import Job, run_job
     from tests.pipeline.test_incremental_scale import CD_TOL, CODETERMINATION, CROWDTRUTH, CT_TOL
 
     n = len(RATINGS["judgments"])
@@ -441,7 +441,7 @@ def test_postgres_cluster_without_dask_installed_says_how_to_install_it(
 ) -> None:
     import sys
 
-    monkeypatch.delitem(sys.modules, "monitor.cluster")
+    monkeypatch.delitem(sys.modules, "monitor.runtime.cluster")
     monkeypatch.setitem(sys.modules, "distributed", None)
     code = main(["recompute", "--db", pg_url, "--cluster", "tcp://127.0.0.1:9"])
     assert code == 1

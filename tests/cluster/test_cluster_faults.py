@@ -23,8 +23,8 @@ distributed = pytest.importorskip("distributed")
 from sqlalchemy import Engine  # noqa: E402
 
 from monitor.cli import main  # noqa: E402
-from monitor.cluster import ClusterUnavailable, JobResult, connect, recompute_on  # noqa: E402
-from monitor.settings import Settings  # noqa: E402
+from monitor.core.settings import Settings  # noqa: E402
+from monitor.runtime.cluster import ClusterUnavailable, JobResult, connect, recompute_on  # noqa: E402
 from tests.cluster.test_cluster import LABELS, Faults, _runs  # noqa: E402
 from tests.pipeline.cases import store_case  # noqa: E402
 

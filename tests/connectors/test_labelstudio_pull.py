@@ -13,9 +13,9 @@ from sqlalchemy import Engine, text
 from monitor.cli import main
 from monitor.connectors import labelstudio as ls
 from monitor.connectors.labelstudio_api import Client
-from monitor.errors import UsageError
+from monitor.core.errors import UsageError
+from monitor.core.settings import Settings
 from monitor.ingest.api import create_campaign
-from monitor.settings import Settings
 from monitor.store.campaigns import CampaignSpec
 from tests.connectors.labelstudio_server import LEGACY_TOKEN, LabelStudio, choices, rating
 
@@ -368,7 +368,7 @@ def test_the_scheduler_pulls_every_connected_campaign_before_its_run(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from monitor.scheduler import incremental_job
+    from monitor.runtime.scheduler import incremental_job
 
     pid, tasks, users = project
     for task in tasks[:2]:

@@ -12,9 +12,9 @@ from sqlalchemy import Engine
 from monitor.cli import main
 from monitor.connectors import labelstudio as ls
 from monitor.connectors.labelstudio_push import MARK, push
+from monitor.core.settings import Settings
 from monitor.ingest.api import create_campaign
 from monitor.pipeline.run import recompute
-from monitor.settings import Settings
 from monitor.store.campaigns import CampaignSpec
 from tests.connectors.labelstudio_server import LEGACY_TOKEN, LabelStudio, choices
 from tests.connectors.test_labelstudio_pull import CHOICES

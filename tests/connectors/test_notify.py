@@ -14,7 +14,7 @@ from sqlalchemy import Engine
 from werkzeug import Request, Response
 
 from monitor.connectors.notify import changes, message, notify
-from monitor.settings import Settings
+from monitor.core.settings import Settings
 from monitor.store.runs import Value
 from tests.connectors.conftest import DECISIONS, add_run, decision_values, free_port
 

@@ -20,8 +20,8 @@ import pytest
 from sqlalchemy import Engine
 
 from monitor.connectors.prolific import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
-from monitor.server import SECRET_HEADER, Secrets, build_app
-from monitor.settings import Settings
+from monitor.core.settings import Settings
+from monitor.runtime.server import SECRET_HEADER, Secrets, build_app
 from tests.connectors.conftest import free_port, serving_app, wait_for
 
 HOOK, TOKEN, PSECRET = "hook-secret-1", "report-token-2", "prolific-secret-3"

@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy import Engine
 
 from monitor.connectors import labelstudio as ls
+from monitor.core.settings import Settings
 from monitor.ingest.api import create_campaign
-from monitor.server import SECRET_HEADER, Secrets, build_app
-from monitor.settings import Settings
+from monitor.runtime.server import SECRET_HEADER, Secrets, build_app
 from monitor.store.campaigns import CampaignSpec
 from tests.connectors.conftest import serving_app, wait_for
 from tests.connectors.labelstudio_server import LEGACY_TOKEN, LabelStudio, choices

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine, func, select
 
 from monitor.cli import main
-from monitor.errors import UsageError
+from monitor.core.errors import UsageError
 from monitor.ingest.api import create_campaign, ingest_file
 from monitor.ingest.readers import detect_delimiter, read_csv
 from monitor.ingest.rows import SourceRow
@@ -185,8 +185,8 @@ def test_an_empty_set_is_a_multilabel_answer(
     with transaction(engine) as s:
         assert s.scalar(select(func.count(Judgment.id))) == 7
         assert s.scalar(select(func.count()).select_from(JudgmentAnnotation)) == 4
+    from monitor.core.settings import Settings
     from monitor.pipeline.run import recompute
-    from monitor.settings import Settings
 
     settings = Settings(bootstrap_samples=0, cache_dir="", phi="off")
     (outcome,) = recompute(engine, settings, campaign="m")

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import Engine, func, select
 
 from monitor.cli import main
-from monitor.errors import InputError
+from monitor.core.errors import InputError
 from monitor.ingest.api import create_campaign, ingest_file
 from monitor.store.campaigns import CampaignSpec
 from monitor.store.models import Campaign, Item, Judgment, Preference, RejectedRow, Worker

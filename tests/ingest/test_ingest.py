@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, func, select
 
-from monitor.errors import InputError, NotFound, UsageError
+from monitor.core.errors import InputError, NotFound, UsageError
 from monitor.ingest import api
 from monitor.ingest.api import create_campaign, ingest_file, ingest_items
 from monitor.ingest.load import Loader

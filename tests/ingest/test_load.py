@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine, func, select, text
 from sqlalchemy.pool import StaticPool
 
-from monitor.errors import InputError
+from monitor.core.errors import InputError
 from monitor.ingest import api
 from monitor.ingest.api import create_campaign, ingest_file
 from monitor.ingest.load import (

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from monitor.errors import InputError, NotFound, UsageError
+from monitor.core.errors import InputError, NotFound, UsageError
 from monitor.ingest.platforms import READERS, detect
 from monitor.ingest.platforms.mapping import (
     Where,

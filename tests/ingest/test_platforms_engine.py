@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, func, select
 
-from monitor.errors import InputError
+from monitor.core.errors import InputError
 from monitor.ingest.api import create_campaign, ingest_file
 from monitor.ingest.jsondoc import json_array_elements, place
 from monitor.ingest.platforms import READERS

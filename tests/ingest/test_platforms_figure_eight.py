@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import create_engine, select
 
 from monitor.cli import main
-from monitor.errors import InputError, UsageError
+from monitor.core.errors import InputError, UsageError
 from monitor.ingest.platforms import READERS, detect
 from monitor.ingest.platforms.figure_eight import parse_time
 from monitor.ingest.rows import SourceRow

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from monitor.cli import main
-from monitor.errors import InputError, UsageError
+from monitor.core.errors import InputError, UsageError
 from monitor.ingest.platforms import READERS
 from monitor.ingest.validate import Validator
 from monitor.store.campaigns import CampaignInfo

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from monitor.errors import InputError, UsageError
+from monitor.core.errors import InputError, UsageError
 from monitor.ingest.platforms import READERS
 from monitor.ingest.rows import SourceRow
 

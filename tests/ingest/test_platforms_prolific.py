@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from monitor.errors import InputError, UsageError
+from monitor.core.errors import InputError, UsageError
 from monitor.ingest.platforms import READERS
 from monitor.ingest.rows import SourceRow
 

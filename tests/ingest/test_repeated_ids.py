@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, func, select
 
-from monitor.errors import InputError
+from monitor.core.errors import InputError
 from monitor.ingest import api
 from monitor.ingest.api import create_campaign, ingest_file
 from monitor.store.campaigns import CampaignSpec

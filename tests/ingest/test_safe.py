@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.errors import Problem, capped, printable
+from monitor.core.errors import Problem, capped, printable
 from monitor.ingest.rows import SourceRow
 from monitor.ingest.safe import (
     MAX_DEPTH,
@@ -232,7 +232,7 @@ def test_platform_times_in_utc_or_refused_at_their_place() -> None:
     in UTC, or unreadable, an InputError naming the file, line and column."""
     from datetime import UTC, datetime
 
-    from monitor.errors import InputError
+    from monitor.core.errors import InputError
     from monitor.ingest.platforms.figure_eight import parse_time
     from monitor.ingest.platforms.mapping import Where, parse_mturk_time, utc_time
 

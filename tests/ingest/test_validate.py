@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, func, select
 
-from monitor.errors import InputError
+from monitor.core.errors import InputError
 from monitor.ingest.api import create_campaign, ingest_file
 from monitor.ingest.rows import SourceRow
 from monitor.ingest.validate import Validator

@@ -46,7 +46,7 @@ def test_demo_campaign_against_nltk(tmp_path: Path) -> None:
     from nltk.metrics.agreement import AnnotationTask
     from nltk.metrics.distance import jaccard_distance, masi_distance
 
-    from monitor.demo import OPTIONS, generate
+    from monitor.actions.demo import OPTIONS, generate
 
     multi = generate(tmp_path, seed=0)[2]
     with multi.judgments.open(newline="") as fh:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine
 
-from monitor import catalog
+from monitor.core import catalog
+from monitor.core.settings import Settings
 from monitor.pipeline.measure import measure
 from monitor.pipeline.params import Coded, Params
 from monitor.rules import Thresholds, evaluate
-from monitor.settings import Settings
 from monitor.store.arrays import load_arrays
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import transaction

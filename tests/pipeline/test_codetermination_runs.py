@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from sqlalchemy import Engine
 
+from monitor.core.settings import Settings
 from monitor.pipeline import recompute
 from monitor.report.render import report_text
-from monitor.settings import Settings
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import transaction
 from monitor.store.runs import latest_run, run_values

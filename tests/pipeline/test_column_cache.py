@@ -15,12 +15,12 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, update
 
+from monitor.core.results import Column
+from monitor.core.settings import Settings
 from monitor.incremental import cache as cache_module
 from monitor.incremental.columns import ColumnSnapshot
 from monitor.pipeline import recompute
 from monitor.pipeline import run as run_module
-from monitor.results import Column
-from monitor.settings import Settings
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import make_engine, transaction
 from monitor.store.migrate import upgrade

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from sqlalchemy import Engine, delete, func, select
 
+from monitor.core.results import Column
+from monitor.core.settings import Settings
 from monitor.incremental import cache as cache_module
 from monitor.incremental.cache import RunCache
 from monitor.pipeline import recompute
-from monitor.results import Column
-from monitor.settings import Settings
 from monitor.store.campaigns import get_campaign
 from monitor.store.column_deltas import DELTA_KEY, decode_positions
 from monitor.store.engine import transaction

@@ -8,11 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import Engine
 
+from monitor.core.results import Column, Value
+from monitor.core.settings import Settings
 from monitor.pipeline.measure import measure
 from monitor.pipeline.params import Coded, Params
-from monitor.results import Column, Value
 from monitor.rules import Thresholds, evaluate
-from monitor.settings import Settings
 from monitor.store.arrays import load_arrays
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import transaction

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from sqlalchemy import Engine
 
+from monitor.core.settings import Settings
 from monitor.incremental.cache import RunCache
 from monitor.incremental.crowdtruth import STATE
 from monitor.pipeline import recompute
 from monitor.pipeline import run as run_module
-from monitor.settings import Settings
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import transaction
 from monitor.store.runs import latest_run, run_columns, run_states, run_values

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine, make_url, select, text
 
 from monitor.cli import main
-from monitor.errors import Busy
+from monitor.core.errors import Busy
+from monitor.core.settings import Settings
 from monitor.pipeline import recompute
 from monitor.pipeline import run as run_module
-from monitor.settings import Settings
 from monitor.store.engine import make_engine, transaction
 from monitor.store.locks import LOCK_CLASS, campaign_lock, holder_name
 from monitor.store.migrate import upgrade
@@ -283,7 +283,7 @@ def test_a_run_waiting_on_a_locked_table_fails_naming_it(
 def test_a_scheduler_tick_never_hangs_on_a_locked_table(
     db_url: str, table_locker: Callable[[], None], caplog: pytest.LogCaptureFixture
 ) -> None:
-    from monitor.scheduler import incremental_job
+    from monitor.runtime.scheduler import incremental_job
 
     engine = make_engine(db_url, lock_timeout=0.2)
     _campaign(engine)

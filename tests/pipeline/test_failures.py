@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import Engine, select, update
 
 from monitor.cli import main
+from monitor.core.settings import Settings
 from monitor.pipeline import recompute
 from monitor.pipeline import run as run_module
-from monitor.settings import Settings
 from monitor.store.arrays import _judgment_numbers, load_arrays
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import transaction
@@ -109,7 +109,7 @@ def test_recompute_command_goes_on_and_exits_1(
 def test_scheduler_job_goes_on(
     engine: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from monitor.scheduler import incremental_job
+    from monitor.runtime.scheduler import incremental_job
 
     _three_campaigns(engine)
     _fail_for(monkeypatch, "broken")
@@ -124,7 +124,7 @@ def test_scheduler_job_goes_on(
 def test_scheduler_job_survives_a_lost_database(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from monitor.scheduler import incremental_job
+    from monitor.runtime.scheduler import incremental_job
     from monitor.store.engine import make_engine
 
     (tmp_path / "not-a-db").write_text("plain text\n" * 100)

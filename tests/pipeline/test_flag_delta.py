@@ -8,9 +8,9 @@ import math
 import pytest
 from sqlalchemy import Engine, func, select
 
+from monitor.core.results import FlagRecord
+from monitor.core.settings import Settings
 from monitor.pipeline import recompute
-from monitor.results import FlagRecord
-from monitor.settings import Settings
 from monitor.store import runs as runs_module
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import transaction

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from sqlalchemy import Engine
 
+from monitor.core.settings import Settings
 from monitor.incremental.cache import RunCache
 from monitor.ingest.api import create_campaign, ingest_file
 from monitor.pipeline import recompute
-from monitor.settings import Settings
 from monitor.store.campaigns import CampaignSpec, get_campaign
 from monitor.store.engine import transaction
 from monitor.store.runs import latest_run, run_flags, run_values

@@ -67,7 +67,7 @@ def test_export_labels_of_many_categories_use_the_one_coin_model(
     import csv
     import io
 
-    from monitor.export import export
+    from monitor.actions.export import export
     from monitor.store.engine import session_factory
 
     rng = np.random.default_rng(4)

@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 from sqlalchemy import Engine, update
 
+from monitor.core.results import State
+from monitor.core.settings import Settings
 from monitor.incremental.rating import LOCAL_JACOBIAN, LOCAL_STATE, local_update, state_fits
 from monitor.incremental.warm import WarmStart
 from monitor.ingest.api import create_campaign, ingest_file
 from monitor.pipeline import recompute
 from monitor.pipeline.params import ModelOptions
-from monitor.results import State
-from monitor.settings import Settings
 from monitor.store.arrays import latest_per_pair, load_arrays
 from monitor.store.campaigns import CampaignSpec, get_campaign
 from monitor.store.engine import transaction

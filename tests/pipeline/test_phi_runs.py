@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 from sqlalchemy import Engine
 
+from monitor.core.settings import Settings
 from monitor.incremental.phi import STATE as PHI_STATE
 from monitor.metrics.ratings.phi_measure import PhiGrid
 from monitor.pipeline import recompute
-from monitor.settings import Settings
 from monitor.store.engine import transaction
 from monitor.store.runs import run_states, run_values
 from tests.golden import GOLDEN, load

@@ -8,10 +8,10 @@ import math
 import pytest
 from sqlalchemy import Engine, select
 
-from monitor.errors import Busy
+from monitor.core.errors import Busy
+from monitor.core.settings import Settings
 from monitor.pipeline import recompute
 from monitor.pipeline import run as run_module
-from monitor.settings import Settings
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import transaction
 from monitor.store.locks import campaign_lock

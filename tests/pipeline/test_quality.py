@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from sqlalchemy import Engine, update
 
+from monitor.core.settings import Settings
 from monitor.pipeline import recompute
-from monitor.settings import Settings
 from monitor.store.campaigns import CampaignSpec, create_campaign, get_campaign
 from monitor.store.engine import transaction
 from monitor.store.history import worker_history
@@ -183,7 +183,7 @@ def test_export_keeps_a_model_that_stopped_before_converging(engine: Engine) -> 
     import csv
     import io
 
-    from monitor.export import export
+    from monitor.actions.export import export
 
     case, truth = label_case(n_items=90, seed=9)
     store_case(engine, case)
@@ -266,7 +266,7 @@ def test_export_labels_and_weights_use_the_model(engine: Engine) -> None:
     import io
     import json
 
-    from monitor.export import export
+    from monitor.actions.export import export
     from monitor.store.workers import append_decision
 
     case, truth = label_case(n_items=90, seed=9)
@@ -305,7 +305,7 @@ def test_export_labels_and_weights_use_the_model(engine: Engine) -> None:
 def test_export_ratings_use_the_posterior_mean(engine: Engine) -> None:
     import json
 
-    from monitor.export import export
+    from monitor.actions.export import export
 
     store_case(engine, rating_case(n_items=30))
     recompute(engine, SETTINGS)
@@ -368,7 +368,7 @@ def test_a_rating_model_no_better_than_the_mean_falls_back_in_the_export(engine:
     means), so it is no better; the run says so and the export gives the plain mean."""
     import json
 
-    from monitor.export import FALLBACK_METHOD, export
+    from monitor.actions.export import FALLBACK_METHOD, export
 
     rng = np.random.default_rng(0)
     truth = rng.uniform(20, 80, 60)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from monitor.core.settings import Settings
 from monitor.report.render import report_filename
-from monitor.scheduler import build_scheduler
-from monitor.settings import Settings
+from monitor.runtime.scheduler import build_scheduler
 from monitor.store.engine import make_engine
 from monitor.store.migrate import upgrade
 from tests.golden import GOLDEN, load
@@ -77,7 +77,7 @@ def test_schedule_runs_and_stops_on_sigterm(tmp_path: Path) -> None:
 
 
 def test_nightly_job_recomputes_and_writes_every_report(tmp_path: Path) -> None:
-    from monitor.scheduler import nightly_job
+    from monitor.runtime.scheduler import nightly_job
     from monitor.store.engine import transaction
     from monitor.store.models import MetricRun
 
@@ -111,7 +111,7 @@ def test_nightly_job_recomputes_and_writes_every_report(tmp_path: Path) -> None:
 _REUSE = """
 import resource, sys
 import numpy as np
-from monitor.memory import keep_freed_memory
+from monitor.runtime.memory import keep_freed_memory
 if sys.argv[1] == "keep":
     assert keep_freed_memory()
 a = np.ones(8 << 20)  # 64 MB, above glibc's largest dynamic mmap threshold
@@ -141,7 +141,7 @@ def test_the_scheduler_reuses_the_memory_it_freed() -> None:
 
 _COLLECT = """
 import gc, weakref
-from monitor.memory import collect_between_runs
+from monitor.runtime.memory import collect_between_runs
 
 
 class Node:
@@ -174,7 +174,7 @@ def test_garbage_is_collected_between_runs_and_never_kept() -> None:
 
 
 def test_tonight_starts_at_the_last_nightly_time() -> None:
-    from monitor.scheduler import nightly_since
+    from monitor.runtime.scheduler import nightly_since
 
     tz = timezone(timedelta(hours=2))
     at = datetime(2026, 3, 10, 2, 30, tzinfo=tz)

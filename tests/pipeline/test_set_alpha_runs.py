@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
+from monitor.core.settings import Settings
 from monitor.metrics.agreement.sets import set_alpha
 from monitor.pipeline import recompute
-from monitor.settings import Settings
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import transaction
 from monitor.store.runs import latest_run, run_values
@@ -66,7 +66,7 @@ def test_demo_multilabel_campaign_within_0005_of_nltk(engine: Engine, tmp_path: 
     from nltk.metrics.agreement import AnnotationTask
     from nltk.metrics.distance import masi_distance
 
-    from monitor.demo import generate
+    from monitor.actions.demo import generate
     from monitor.ingest.api import create_campaign, ingest_file
 
     multi = generate(tmp_path, seed=0)[2]

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
+from monitor.core.settings import Settings
 from monitor.incremental.cache import RunCache
 from monitor.pipeline import recompute
-from monitor.settings import Settings
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import make_engine, transaction
 from monitor.store.migrate import upgrade

@@ -139,7 +139,7 @@ def test_clean_and_verdict() -> None:
 def test_pair_rows_carry_their_split_and_flags(engine: Engine) -> None:
     from datetime import UTC, datetime
 
-    from monitor.results import FlagRecord
+    from monitor.core.results import FlagRecord
     from monitor.store.models import Item
     from monitor.store.runs import Value
     from monitor.store.save import insert_run

@@ -16,6 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine
 
+from monitor.core.results import Column, FlagRecord
+from monitor.core.settings import Settings
 from monitor.pipeline import recompute
 from monitor.report.data import load as load_data
 from monitor.report.document import build_document
@@ -30,8 +32,6 @@ from monitor.report.render import (
     write_json,
     write_report,
 )
-from monitor.results import Column, FlagRecord
-from monitor.settings import Settings
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import session_factory
 from monitor.store.models import Item

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine
 
 from monitor.cli import main
+from monitor.core.settings import Settings
 from monitor.report.render import report_filename, safe_filename
-from monitor.settings import Settings
 from tests.report.fixtures import rating_campaign
 
 
@@ -161,7 +161,7 @@ def test_file_names_are_safe_and_distinct(a: str, b: str) -> None:
 def test_nightly_and_report_default_agree(
     db_url: str, engine: Engine, tmp_path: Path, capsys
 ) -> None:  # noqa: ANN001
-    from monitor.scheduler import write_reports
+    from monitor.runtime.scheduler import write_reports
 
     for name in ("a/b", "a b", "plain"):
         rating_campaign(engine, name)

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine
 
 from monitor.cli import main
+from monitor.core.settings import Settings
 from monitor.report.index import INDEX, STATE, read_state, write_all
 from monitor.report.render import report_filename, report_stems, safe_filename
-from monitor.scheduler import write_reports
-from monitor.settings import Settings
+from monitor.runtime.scheduler import write_reports
 from tests.report.fixtures import rating_campaign
 
 DIGESTED = "x_y-" + hashlib.sha256(b"x y").hexdigest()[:8]
@@ -130,7 +130,7 @@ def test_a_failed_report_is_one_line(
     db_url: str,
     monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
 ) -> None:
-    import monitor.output as output
+    import monitor.core.output as output
 
     rating_campaign(engine)
     rating_campaign(engine, "other")

@@ -8,11 +8,11 @@ import copy
 import numpy as np
 from sqlalchemy import Engine
 
+from monitor.core.settings import Settings
 from monitor.pipeline import recompute
 from monitor.report.render import render_html
 from monitor.report.scale import phi_alpha_sentence
 from monitor.report.view import build_view
-from monitor.settings import Settings
 from tests.pipeline.cases import store_case
 from tests.pipeline.test_quality import rating_case
 from tests.report.fixtures import rating_campaign

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine
 
-from monitor import catalog
+from monitor.core import catalog
 from monitor.report.document import verdict
 from monitor.report.items import rank_ranges, uncertain_ranks
 from monitor.report.render import render_html

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from monitor.results import Value
+from monitor.core.results import Value
 from monitor.rules import RunValues, Thresholds
 
 CAMPAIGN = "c"

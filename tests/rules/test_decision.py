@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from monitor.results import FlagRecord
+from monitor.core.results import FlagRecord
+from monitor.core.thresholds import DecisionOptions
 from monitor.rules.decision import WorkerDecision, decide_workers, unanimous_campaign
-from monitor.thresholds import DecisionOptions
 from tests.rules.build import T, campaign, counts, model, run, worker
 
 OPTIONS = DecisionOptions(down_weight_below=0.75, down_weight=0.5)

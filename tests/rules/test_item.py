@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from monitor.results import FlagRecord
+from monitor.core.results import FlagRecord
 from monitor.rules import item as rules
 from tests.rules.build import T, item, model, run
 

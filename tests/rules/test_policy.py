@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from monitor.results import FlagRecord
+from monitor.core.results import FlagRecord
 from monitor.rules.decision import WorkerDecision
 from monitor.rules.policy import decide
 

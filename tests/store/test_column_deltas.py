@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.results import Column
+from monitor.core.results import Column
 from monitor.store.column_deltas import (
     apply_delta,
     column_delta,

@@ -14,7 +14,7 @@ from sqlalchemy import Engine, inspect, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from monitor.errors import SchemaOutOfDate
+from monitor.core.errors import SchemaOutOfDate
 from monitor.store.engine import make_engine, transaction
 from monitor.store.migrate import (
     alembic_config,

@@ -23,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from monitor.errors import InputError
+from monitor.core.errors import InputError
 from monitor.ingest.platforms.mapping import (
     Reader,
     Record,

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from monitor.errors import InputError, NotFound, UsageError
+from monitor.core.errors import InputError, NotFound, UsageError
 from monitor.ingest.jsondoc import json_array_elements
 from monitor.ingest.platforms.mapping import (
     Kind,

@@ -17,8 +17,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from monitor.catalog import Kind
-from monitor.errors import InputError, UsageError
+from monitor.core.catalog import Kind
+from monitor.core.errors import InputError, UsageError
 from monitor.ingest.jsondoc import json_array_elements
 from monitor.ingest.rows import BadRecord, SourceRow
 from monitor.ingest.safe import loads as safe_loads

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from monitor.errors import InputError, NotFound, Problem, UsageError
+from monitor.core.errors import InputError, NotFound, Problem, UsageError
 from monitor.ingest.jsondoc import decode_problem
 from monitor.ingest.platforms.export import Clock, Export, Statuses, status_word
 from monitor.ingest.platforms.mapping import (

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from monitor.errors import InputError, NotFound, Problem
+from monitor.core.errors import InputError, NotFound, Problem
 from monitor.ingest.rows import BadRecord
 
 __all__ = ["Numbered", "missing_column", "numbered", "open_table", "resolve_column"]

@@ -1,7 +1,7 @@
 """The thresholds the rules read, and the options of the decisions and the policy: the
 sections of the settings that decide what is flagged and what is done about it. Each setting
 is declared here, once, with its default, what it accepts and what it does
-(:func:`monitor.sections.setting`); :class:`monitor.settings.Settings` takes these fields
+(:func:`monitor.core.sections.setting`); :class:`monitor.core.settings.Settings` takes these fields
 over, so a threshold is configured like any other setting and documented in
 ``docs/settings.md``."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from monitor.sections import UNIT, Choices, Range, Section, at_least, setting
+from monitor.core.sections import UNIT, Choices, Range, Section, at_least, setting
 
 DOWN_WEIGHT = (0.5, UNIT, "The weight given by the down_weight policy.")
 """The ``down_weight`` setting, read by the decisions and the policy."""
@@ -17,7 +17,7 @@ DOWN_WEIGHT = (0.5, UNIT, "The weight given by the down_weight policy.")
 
 @dataclass(frozen=True)
 class Thresholds(Section):
-    """What the rules compare with (defaults: those of :class:`monitor.settings.Settings`)."""
+    """What the rules compare with (defaults: those of :class:`monitor.core.settings.Settings`)."""
 
     min_judgments: int = setting(
         10,

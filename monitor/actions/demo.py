@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine
 
-from monitor.catalog import Kind
-from monitor.settings import Settings
+from monitor.core.catalog import Kind
+from monitor.core.settings import Settings
 from monitor.store.campaigns import CampaignSpec
 
 TOPICS = ("battery life", "customer service", "delivery", "screen", "price", "sound quality")
@@ -341,7 +341,7 @@ def _run_demo(
     per_item: int,
     log: Callable[[str], None],
 ) -> list[Path]:
-    from monitor.errors import UsageError
+    from monitor.core.errors import UsageError
     from monitor.ingest.api import create_campaign, ingest_file, ingest_items
     from monitor.pipeline import recompute
     from monitor.report.render import report_filename, write_report

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
-from monitor.memory import collect_between_runs, keep_freed_memory
-from monitor.settings import Settings
+from monitor.core.settings import Settings
+from monitor.runtime.memory import collect_between_runs, keep_freed_memory
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -100,7 +100,7 @@ def _recompute_all(
     """Recompute every campaign; a campaign that fails is logged (its run records the error)
     and the others go on. A failure of the whole job (the database unreachable) is logged in
     one line, and the next run of the job tries again. With a ``cluster``, each due campaign
-    is a job on it (:mod:`monitor.cluster`), logged with the worker that ran it."""
+    is a job on it (:mod:`monitor.runtime.cluster`), logged with the worker that ran it."""
     from monitor.pipeline import recompute
 
     if cluster is not None:
@@ -141,9 +141,9 @@ def _dispatch(
     full: bool,
     full_since: datetime | None,
 ) -> None:
-    from monitor.cluster import due_campaigns, recompute_on
+    from monitor.runtime.cluster import due_campaigns, recompute_on
 
-    def logged(result) -> None:  # noqa: ANN001 - a monitor.cluster.JobResult
+    def logged(result) -> None:  # noqa: ANN001 - a monitor.runtime.cluster.JobResult
         log.log(logging.WARNING if result.failed else logging.INFO, "%s %s", job, result.line())
 
     try:
@@ -181,9 +181,9 @@ def write_reports(engine: Engine, settings: Settings, cluster: Client | None = N
     whose report fails is logged and listed in the index, and the others go on. With a
     ``cluster``, each report is a job on it (``report_dir`` on storage the workers share)."""
     if cluster is not None:
-        from monitor.cluster import reports_on
+        from monitor.runtime.cluster import reports_on
 
-        def logged(result) -> None:  # noqa: ANN001 - a monitor.cluster.JobResult
+        def logged(result) -> None:  # noqa: ANN001 - a monitor.runtime.cluster.JobResult
             level = logging.WARNING if result.failed else logging.INFO
             log.log(level, "nightly %s", result.line())
 

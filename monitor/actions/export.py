@@ -20,7 +20,7 @@ from typing import Any, Literal
 import numpy as np
 from sqlalchemy.orm import Session
 
-from monitor.errors import UsageError
+from monitor.core.errors import UsageError
 from monitor.store.arrays import load_arrays
 from monitor.store.campaigns import CampaignInfo, get_campaign
 from monitor.store.runs import latest_run, run_flags, run_values

@@ -1,8 +1,8 @@
-"""Sections of the settings: the part of :class:`monitor.settings.Settings` one layer reads
+"""Sections of the settings: the part of :class:`monitor.core.settings.Settings` one layer reads
 (the rules' thresholds, the measures' options), as a frozen dataclass of its own whose fields
 are settings of the same name (``tests/test_settings.py`` checks the names and defaults); and
 how a setting is declared (:func:`setting`: its default, what it accepts, what it does), in
-:class:`~monitor.settings.Settings` or in the section that reads it."""
+:class:`~monitor.core.settings.Settings` or in the section that reads it."""
 
 from __future__ import annotations
 

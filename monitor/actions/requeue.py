@@ -5,8 +5,8 @@ What is sent back is what the report's "what to do today" lists: the items (labe
 multi-label campaigns) or pairs (preference campaigns) that the latest run flagged
 ``ambiguous`` (:mod:`monitor.rules.item`), the least settled first. An item whose answer is
 known (a gold value) is never sent back, nor a pair of two such items. The file is written by
-the same writer as ``monitor pairs plan``'s tasks (:func:`monitor.planning.task_table`), so the
-pairs take the layout :func:`monitor.planning.companion` writes. See ``docs/exports.md``.
+the same writer as ``monitor pairs plan``'s tasks (:func:`monitor.actions.planning.task_table`), so the
+pairs take the layout :func:`monitor.actions.planning.companion` writes. See ``docs/exports.md``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from monitor.errors import UsageError
+from monitor.core.errors import UsageError
 from monitor.store.campaigns import CampaignInfo, get_campaign, item_texts
 from monitor.store.runs import latest_run, run_flags
 
@@ -74,8 +74,8 @@ def requeue(session: Session, campaign_name: str, platform: str) -> Requeue:
     """The task file of what to send back (module docstring): per item ``item, text``; per
     pair ``pair_id, left, right, left_text, right_text`` (an item without a text shows its
     id). ``prolific``: the same as CSV, to host beside the study."""
+    from monitor.actions.planning import task_table
     from monitor.metrics.preferences.planning import pair_id
-    from monitor.planning import task_table
 
     if platform not in PLATFORMS:
         raise UsageError(

@@ -28,16 +28,16 @@ from typing import TYPE_CHECKING, Any
 
 from distributed import Client, WorkerPlugin, get_worker
 
-from monitor.errors import MonitorError, UsageError
-from monitor.version import __version__
+from monitor.core.errors import MonitorError, UsageError
+from monitor.core.version import __version__
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
+    from monitor.core.settings import Settings
     from monitor.incremental.cache import RunCache
     from monitor.pipeline import RunOutcome
     from monitor.report.index import CampaignReport, Written
-    from monitor.settings import Settings
 
 PLUGIN = "monitor-run-caches"
 CONNECT_TIMEOUT = 5.0
@@ -174,7 +174,7 @@ class RunCaches(WorkerPlugin):
     def setup(self, worker: Any) -> None:  # noqa: ANN401 - a distributed Worker
         """Keep freed memory for the next job, as ``monitor schedule`` does (the nanny's
         default ``MALLOC_TRIM_THRESHOLD_`` hands it back after every large array)."""
-        from monitor.memory import keep_freed_memory
+        from monitor.runtime.memory import keep_freed_memory
 
         keep_freed_memory()
 
@@ -264,7 +264,7 @@ def run_job(job: Job) -> JobResult:
         )
     if outcome.status == "ok":
         caches.warm[(_database(url), job.campaign)] = time.time()
-        from monitor.memory import collect_between_runs
+        from monitor.runtime.memory import collect_between_runs
 
         collect_between_runs()
     message = outcome.line().removeprefix(f"{job.campaign}: ")

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from monitor.errors import OutputError, UsageError
+from monitor.core.errors import OutputError, UsageError
 
 Content = str | Callable[[TextIO], object]
 

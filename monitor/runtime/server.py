@@ -43,7 +43,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from monitor.settings import Settings
+from monitor.core.settings import Settings
 
 if TYPE_CHECKING:
     from monitor.connectors.labelstudio import PullSummary

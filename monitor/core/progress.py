@@ -7,7 +7,7 @@ import threading
 import time
 from typing import TextIO
 
-from monitor.errors import printable
+from monitor.core.errors import printable
 
 WIDTH = 30
 DELAY = 2.0
