@@ -89,6 +89,28 @@ FORBIDDEN = {
         "monitor.metrics",
         "monitor.rules",
     ),
+    # the foundations every layer may use: nothing above them (the settings read the store's
+    # URL rules)
+    "core": (
+        "monitor.metrics",
+        "monitor.rules",
+        "monitor.pipeline",
+        "monitor.incremental",
+        "monitor.ingest",
+        "monitor.report",
+        "monitor.connectors",
+        "monitor.actions",
+        "monitor.runtime",
+        "monitor.api",
+        "monitor.cli",
+        "sqlalchemy",
+        "jinja2",
+        "scipy",
+    ),
+    # what a user does with a run: below the ways monitor runs and the command line
+    "actions": ("monitor.runtime", "monitor.api", "monitor.cli"),
+    # the ways monitor runs: below the command line
+    "runtime": ("monitor.api", "monitor.cli"),
 }
 
 
