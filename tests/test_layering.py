@@ -28,6 +28,7 @@ FORBIDDEN = {
     ),
     "store": (
         "monitor.metrics",
+        "monitor.actions",
         "monitor.report",
         "monitor.cli",
         "monitor.runtime",
