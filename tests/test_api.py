@@ -269,6 +269,73 @@ def test_an_option_of_another_kind_is_the_commands_usage_error(
     assert cli.splitlines()[0] == f"monitor: error: {info.value}"
 
 
+def _spec_as_before(
+    name: str,
+    kind: str,
+    *,
+    scale_min: float | None = None,
+    scale_max: float | None = None,
+    level: str | None = None,
+    categories: Any = None,
+    options: Any = None,
+    open: bool = False,  # noqa: A002 - the option's name
+    strict: bool = False,
+    platform: str | None = None,
+) -> Any:
+    """``campaign_spec`` as it was written with each option a keyword of its own."""
+    from monitor.store.campaigns import CampaignSpec
+
+    def names(value: Any, option: str) -> Any:
+        if value is None:
+            return None
+        parts = tuple(p.strip() for p in value.split(",")) if isinstance(value, str) else value
+        if not all(isinstance(p, str) and p for p in parts):
+            raise UsageError(f"{option}: an empty name in '{value}'")
+        return tuple(parts)
+
+    if kind != "rating" and (scale_min is not None or scale_max is not None):
+        raise UsageError("--min and --max are for rating campaigns")
+    if categories is not None and kind != "label":
+        raise UsageError("--categories is for label campaigns")
+    if (options is not None or open) and kind != "multilabel":
+        raise UsageError("--options and --open are for multilabel campaigns")
+    if strict and kind != "pairwise":
+        raise UsageError("--strict is for pairwise campaigns")
+    return CampaignSpec(
+        name=name, kind=kind, level=level, scale_min=scale_min, scale_max=scale_max,
+        categories=names(categories, "--categories") or names(options, "--options"),
+        open=open, strict=strict, platform=platform,
+    )  # fmt: skip
+
+
+def test_campaign_spec_reads_each_option_as_its_own_keyword_did() -> None:
+    from itertools import combinations
+
+    from monitor.api import KINDS, campaign_spec
+
+    given: dict[str, Any] = {
+        "scale_min": 1,
+        "scale_max": 5.0,
+        "level": "nominal",
+        "categories": "a, b,c",
+        "options": ["x", "y"],
+        "open": True,
+        "strict": True,
+        "platform": "mturk",
+    }
+    for kind in KINDS:
+        for n in range(len(given) + 1):
+            for keys in combinations(given, n):
+                chosen = {k: given[k] for k in keys}
+                try:
+                    want = _spec_as_before("c", kind, **chosen)
+                except UsageError as exc:
+                    with pytest.raises(UsageError, match=str(exc)):
+                        campaign_spec("c", kind, **chosen)
+                else:
+                    assert campaign_spec("c", kind, **chosen) == want
+
+
 def test_what_cannot_be_analyzed_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="cannot analyze a int"):
         monitor.analyze(3, kind="rating")
