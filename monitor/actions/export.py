@@ -22,6 +22,8 @@ What = Literal["blocklist", "weights", "labels"]
 WHATS = ("blocklist", "weights", "labels")
 
 
+# The keywords are the command's options; append_decision (store/workers.py) and the verdict's
+# state (report/document.py) have a signature of this shape, with nothing else in common.
 def export(
     session: Session,
     what: What,

@@ -96,6 +96,8 @@ def analyze_file(
         try:
             upgrade(engine)
             create_campaign(engine, spec)
+            # the reading options by name, as ``monitor ingest`` passes them (a pull's
+            # connect_source call has this shape too: it records a source, nothing in common)
             summary = ingest_file(
                 engine,
                 path,
