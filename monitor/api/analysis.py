@@ -6,13 +6,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Unpack
+from typing import TYPE_CHECKING, Any, Literal
 
 from monitor.api.records import data_source, write_jsonl
-from monitor.api.spec import KINDS, CampaignOptions, campaign_spec
+from monitor.api.spec import KINDS, campaign_spec
 from monitor.api.tables import Row, Table
 from monitor.core.errors import InputError, NotFound, UsageError
 
@@ -122,6 +122,13 @@ def analyze(
     kind: str,
     *,
     name: str | None = None,
+    scale_min: float | None = None,
+    scale_max: float | None = None,
+    level: str | None = None,
+    categories: str | Sequence[str] | None = None,
+    options: str | Sequence[str] | None = None,
+    open: bool = False,  # noqa: A002 - the option's name
+    strict: bool = False,
     items: str | os.PathLike[str] | None = None,
     format: str | None = None,  # noqa: A002 - the option's name
     delimiter: str | None = None,
@@ -134,7 +141,6 @@ def analyze(
     bootstrap: int | None = None,
     keep_db: str | os.PathLike[str] | None = None,
     settings: Settings | None = None,
-    **scale: Unpack[CampaignOptions],
 ) -> Analysis:
     """Run what ``monitor analyze`` runs on ``data`` and return its :class:`Analysis`.
 
@@ -142,10 +148,9 @@ def analyze(
     or polars DataFrame, a list of records (dicts), a mapping of columns, or a tuple of arrays
     (``worker, item, value``; pairwise ``worker, left, right, preference``). Column names
     are the file's (CONTRACT.md section 2); ``mapping`` renames them as ``--map`` does. The
-    options are the command's (``scale``: the kind's, :class:`~monitor.api.spec.CampaignOptions`,
-    ``scale_min`` is ``--min``; ``reader_options`` ``--option``, ``bootstrap`` the number of
-    resamples); ``settings`` default to ``monitor.toml`` and the environment, as for the
-    command. Raises the command's errors (UsageError, InputError,
+    options are the command's (``scale_min`` is ``--min``, ``reader_options`` ``--option``,
+    ``bootstrap`` the number of resamples); ``settings`` default to ``monitor.toml`` and the
+    environment, as for the command. Raises the command's errors (UsageError, InputError,
     NotFound), with its messages; a row of records, a DataFrame or arrays is named
     ``records:N``, ``DataFrame:N`` or ``arrays:N``.
     """
@@ -166,7 +171,17 @@ def analyze(
     label = None if isinstance(source, Path) else source[0]
     if name is None:
         name = (source.stem if isinstance(source, Path) else "") or "analysis"
-    spec = campaign_spec(name, kind, **scale)
+    spec = campaign_spec(
+        name,
+        kind,
+        scale_min=scale_min,
+        scale_max=scale_max,
+        level=level,
+        categories=categories,
+        options=options,
+        open=open,
+        strict=strict,
+    )
     if label is not None and (format is not None or delimiter is not None or reader_options):
         raise UsageError(
             "format, delimiter and reader_options are for a file",

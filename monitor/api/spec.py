@@ -4,14 +4,14 @@ analyze`` read them (CONTRACT.md section 1)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypedDict, Unpack
+from typing import TYPE_CHECKING
 
 from monitor.core.errors import UsageError
 
 if TYPE_CHECKING:
     from monitor.store.campaigns import CampaignSpec
 
-__all__ = ["KINDS", "CampaignOptions", "campaign_spec"]
+__all__ = ["KINDS", "campaign_spec"]
 
 KINDS = ("rating", "label", "multilabel", "pairwise")
 
@@ -25,48 +25,40 @@ def _names(value: str | Sequence[str] | None, option: str) -> tuple[str, ...] | 
     return parts
 
 
-class CampaignOptions(TypedDict, total=False):
-    """The options of a campaign's kind, as :func:`campaign_spec` and :func:`~monitor.analyze`
-    take them: ``scale_min`` and ``scale_max`` (``--min``, ``--max``), ``level``,
-    ``categories`` and ``options`` (a list or ``"a,b,c"``), ``open`` and ``strict`` (each
-    False unless given); every other one None unless given."""
-
-    scale_min: float | None
-    scale_max: float | None
-    level: str | None
-    categories: str | Sequence[str] | None
-    options: str | Sequence[str] | None
-    open: bool
-    strict: bool
-
-
 def campaign_spec(
-    name: str, kind: str, *, platform: str | None = None, **scale: Unpack[CampaignOptions]
+    name: str,
+    kind: str,
+    *,
+    scale_min: float | None = None,
+    scale_max: float | None = None,
+    level: str | None = None,
+    categories: str | Sequence[str] | None = None,
+    options: str | Sequence[str] | None = None,
+    open: bool = False,  # noqa: A002 - the option's name
+    strict: bool = False,
+    platform: str | None = None,
 ) -> CampaignSpec:
     """The campaign a kind and its scale options describe (CONTRACT.md section 1): UsageError
     for an option of another kind (the messages name the command's options)."""
     from monitor.store.campaigns import CampaignSpec
 
-    scale_min, scale_max = scale.get("scale_min"), scale.get("scale_max")
-    categories, options = scale.get("categories"), scale.get("options")
-    is_open, strict = scale.get("open", False), scale.get("strict", False)
     if kind != "rating" and (scale_min is not None or scale_max is not None):
         raise UsageError("--min and --max are for rating campaigns")
     if categories is not None and kind != "label":
         hint = "a multilabel campaign takes --options" if kind == "multilabel" else None
         raise UsageError("--categories is for label campaigns", hint=hint)
-    if (options is not None or is_open) and kind != "multilabel":
+    if (options is not None or open) and kind != "multilabel":
         raise UsageError("--options and --open are for multilabel campaigns")
     if strict and kind != "pairwise":
         raise UsageError("--strict is for pairwise campaigns")
     return CampaignSpec(
         name=name,
         kind=kind,  # type: ignore[arg-type]  # checked by CampaignSpec.validated
-        level=scale.get("level"),
+        level=level,
         scale_min=scale_min,
         scale_max=scale_max,
         categories=_names(categories, "--categories") or _names(options, "--options"),
-        open=is_open,
+        open=open,
         strict=strict,
         platform=platform,
     )
