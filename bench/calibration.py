@@ -79,7 +79,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import realdata as rd  # noqa: E402
 
-from monitor.actions.export import aggregate_labels  # noqa: E402
+from monitor.actions.labels import aggregate_labels  # noqa: E402
 from monitor.store.campaigns import get_campaign  # noqa: E402
 from monitor.store.engine import make_engine, transaction  # noqa: E402
 from monitor.store.runs import latest_run, run_values  # noqa: E402

@@ -11,12 +11,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from monitor.actions.export import (
-    MTURK_HEADER,
-    TOLOKA_HEADER,
-    export,
-    neutralise,
-)
+from monitor.actions.export import export
+from monitor.actions.worker_lists import MTURK_HEADER, TOLOKA_HEADER
+from monitor.core.cells import neutralise
 from monitor.core.errors import UsageError
 from monitor.store.campaigns import CampaignSpec, create_campaign
 from monitor.store.engine import session_factory, transaction

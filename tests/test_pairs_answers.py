@@ -250,7 +250,7 @@ def test_a_quoted_pair_is_the_planned_pair(a: str, b: str, c: str, swap: bool) -
     """Whatever the ids, the cells a task file writes for them come back as the planned pair
     (either side), and a cell of another id does not (ids that a task file cannot tell apart,
     ``=x`` and ``'=x``, aside)."""
-    from monitor.actions.export import neutralise
+    from monitor.core.cells import neutralise
     from monitor.store.plans import as_planned, undo_quote
 
     assume(a != b and neutralise(a) != b and neutralise(b) != a)

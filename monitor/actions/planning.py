@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 from sqlalchemy.orm import Session
 
-from monitor.actions.export import neutralise
+from monitor.core.cells import neutralise
 from monitor.core.errors import NotFound, UsageError
 
 if TYPE_CHECKING:
@@ -233,7 +233,7 @@ def task_file(rows: Sequence, platform: str, texts: dict[str, str] | None = None
     TSV (``INPUT:*``), or Label Studio tasks JSON for the Pairwise tag (``[{"data": {...}}]``).
     When the items file gave items a text (or a URL), ``left_text`` and ``right_text`` follow
     (an item without one shows its id). Every CSV/TSV cell a spreadsheet would read as a formula
-    is neutralised (:func:`monitor.actions.export.neutralise`). The purpose of a pair is not in the
+    is neutralised (:func:`monitor.core.cells.neutralise`). The purpose of a pair is not in the
     file: gold and repeated pairs look like any other."""
     texts = texts or {}
     shown = bool(texts) and any(r.left in texts or r.right in texts for r in rows)

@@ -80,7 +80,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from monitor.api import analyze_file
+    from monitor.api.analysis import analyze_file
     from monitor.cli.campaign import spec_from_args
     from monitor.cli.ingest import pairs
 

@@ -76,7 +76,7 @@ def add_scale_options(p: argparse.ArgumentParser) -> None:
 
 def spec_from_args(args: argparse.Namespace, name: str) -> CampaignSpec:
     """The campaign spec the scale options describe (UsageError for options of another kind)."""
-    from monitor.api import campaign_spec
+    from monitor.api.spec import campaign_spec
 
     return campaign_spec(
         name,

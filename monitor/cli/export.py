@@ -105,7 +105,7 @@ def _requeue(args: argparse.Namespace, ctx: Context) -> int:
 def _empty_blocklist(session: Any, args: argparse.Namespace) -> list[str]:  # noqa: ANN401
     """What to say on standard error when the block list names nobody: that flagged workers
     are not blocked, and how to list or block them."""
-    from monitor.actions.export import blocklist_entries, flagged_workers, shown_status
+    from monitor.actions.worker_lists import blocklist_entries, flagged_workers, shown_status
     from monitor.store.campaigns import get_campaign
     from monitor.store.workers import worker_states
 

@@ -195,7 +195,7 @@ def _reason_and_weight(
 
 
 def run_action(args: argparse.Namespace, ctx: Context) -> int:
-    from monitor.actions.export import worker_decisions
+    from monitor.actions.worker_lists import worker_decisions
     from monitor.store.campaigns import get_campaign
     from monitor.store.engine import transaction
     from monitor.store.runs import latest_run

@@ -16,7 +16,8 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from monitor.actions.export import aggregate_labels, blocklist_entries
+from monitor.actions.labels import aggregate_labels
+from monitor.actions.worker_lists import blocklist_entries
 from monitor.connectors.labelstudio import connected_source
 from monitor.connectors.labelstudio_api import Client, Control, choose_control, controls
 from monitor.core.catalog import Kind

@@ -343,7 +343,7 @@ class Outcome:
 def campaign_workers(engine: Engine, campaign_name: str) -> tuple[int, list[Worker]]:
     """The campaign's id and its workers: blocked (the block list) or not, the reason of the
     block, the effective weight."""
-    from monitor.actions.export import blocklist_entries, worker_weights
+    from monitor.actions.worker_lists import blocklist_entries, worker_weights
     from monitor.store.campaigns import get_campaign
     from monitor.store.engine import snapshot
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.orm import Session, aliased
 
+from monitor.core.cells import FORMULA_START
 from monitor.core.errors import NotFound, UsageError
 from monitor.store.models import Campaign, Item, PlannedPair, Preference, Worker
 
@@ -106,9 +107,7 @@ def lock_planning(session: Session, campaign: str) -> None:
 
 def undo_quote(value: str) -> str:
     """An item id as it was before a task file neutralised it for spreadsheets (``'=item4`` ->
-    ``=item4``: :func:`monitor.actions.export.neutralise`); any other value unchanged."""
-    from monitor.actions.export import FORMULA_START
-
+    ``=item4``: :func:`monitor.core.cells.neutralise`); any other value unchanged."""
     if value.startswith("'") and value[1:].startswith(FORMULA_START):
         return value[1:]
     return value

@@ -368,7 +368,8 @@ def test_a_rating_model_no_better_than_the_mean_falls_back_in_the_export(engine:
     means), so it is no better; the run says so and the export gives the plain mean."""
     import json
 
-    from monitor.actions.export import FALLBACK_METHOD, export
+    from monitor.actions.export import export
+    from monitor.actions.labels import FALLBACK_METHOD
 
     rng = np.random.default_rng(0)
     truth = rng.uniform(20, 80, 60)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sqlalchemy import Engine
 
-from monitor.actions.export import aggregate_labels
+from monitor.actions.labels import aggregate_labels
 from monitor.pipeline import recompute
 from monitor.report.document import export_verdict
 from monitor.report.render import render_html
