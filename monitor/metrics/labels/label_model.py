@@ -77,7 +77,7 @@ Choices (documented, the paper leaves them open):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -180,6 +180,46 @@ def worker_interval(
     alone = (n > 0) & (trials == 0)
     low[alone], high[alone] = 0.0, 1.0
     return low, high
+
+
+class WorkerAccuracy(TypedDict):
+    """The per-worker fields a label model shares: accuracy, its interval, the judgments, the
+    chance levels and the flags' floors above them."""
+
+    accuracy: NDArray[np.float64]
+    low: NDArray[np.float64]
+    high: NDArray[np.float64]
+    n: NDArray[np.int64]
+    chance: float
+    floor: float
+    worker_chance: NDArray[np.float64]
+    worker_floor: NDArray[np.float64]
+
+
+def worker_accuracy(
+    accuracy: NDArray[np.float64],
+    n: NDArray[np.int64],
+    trials: NDArray[np.float64],
+    chance: float,
+    worker_chance: NDArray[np.float64],
+    *,
+    confidence: float,
+    floor_margin: float,
+) -> WorkerAccuracy:
+    """Each worker's accuracy with its interval (:func:`worker_interval` on ``trials``), the
+    campaign's and the worker's chance, and the floors ``chance + floor_margin (1 - chance)``
+    the flags use."""
+    low, high = worker_interval(accuracy, n, trials, confidence)
+    return WorkerAccuracy(
+        accuracy=accuracy,
+        low=low,
+        high=high,
+        n=n,
+        chance=chance,
+        floor=accuracy_floor(chance, floor_margin),
+        worker_chance=worker_chance,
+        worker_floor=accuracy_floor(worker_chance, floor_margin),
+    )
 
 
 def _softmax_rows(s: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -403,23 +443,16 @@ def dawid_skene(
     prior_n = prior / prior.sum()
     acc = np.einsum("k,wkk->w", prior_n, conf)
     acc = np.where(n_w > 0, acc, np.nan)
-    low, high = worker_interval(acc, n_w, m_w + hist_weight, confidence)
-    chance = float(prior_n.max())
     w_chance = np.where(n_w > 0, np.einsum("t,wtk,k->w", prior_n, conf, prior_n), np.nan)
+    per_worker = worker_accuracy(acc, n_w, m_w + hist_weight, float(prior_n.max()), w_chance,
+                              confidence=confidence, floor_margin=floor_margin)  # fmt: skip
     return LabelModel(
         posterior=t,
         labels=out_labels,
         confusion=conf,
         prior=prior_n,
-        accuracy=acc,
-        low=low,
-        high=high,
-        n=n_w,
         one_coin=one_coin,
-        chance=chance,
-        floor=accuracy_floor(chance, floor_margin),
-        worker_chance=w_chance,
-        worker_floor=accuracy_floor(w_chance, floor_margin),
+        **per_worker,
         iterations=iterations,
         converged=converged,
         log_likelihood=log_lik,

@@ -41,8 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics.common import accuracy_floor
-from monitor.metrics.labels.label_model import label_inputs, worker_interval
+from monitor.metrics.labels.label_model import label_inputs, worker_accuracy
 
 EPS = 1e-10
 
@@ -207,24 +206,17 @@ def one_coin_dawid_skene(
         labels_out[clamped] = g[clamped]
         label_post[clamped] = 1.0
     acc = np.where(n_w > 0, p, np.nan)
-    low, high = worker_interval(acc, n_w, m_w + hist_weight, confidence)
-    chance = float(prior.max())
     sq = float(np.sum(prior * prior))
     w_chance = np.where(n_w > 0, p * sq + (1.0 - p) * (1.0 - sq) / max(k - 1, 1), np.nan)
+    per_worker = worker_accuracy(acc, n_w, m_w + hist_weight, float(prior.max()), w_chance,
+                              confidence=confidence, floor_margin=floor_margin)  # fmt: skip
     return OneCoinModel(
         posterior=sparse.csr_array((t, c.col, c.indptr), shape=(n_items, k)),
         rest=rest,
         labels=labels_out,
         label_posterior=label_post,
         prior=prior,
-        accuracy=acc,
-        low=low,
-        high=high,
-        n=n_w,
-        chance=chance,
-        floor=accuracy_floor(chance, floor_margin),
-        worker_chance=w_chance,
-        worker_floor=accuracy_floor(w_chance, floor_margin),
+        **per_worker,
         iterations=iterations,
         converged=converged,
         log_likelihood=log_lik,
