@@ -87,6 +87,8 @@ class PhiResult:
     n_items: int
     n_informative: int
     n_judgments: int
+    # set by one engine only; alike in shape to other results' optional fields (a cluster job's
+    # outcome and report), which mean nothing of the sort
     rhat: float | None = None
     ess: float | None = None
     divergences: int | None = None
