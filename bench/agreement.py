@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from monitor.metrics.agreement.bootstrap import ValueCounts, krippendorff_alpha  # noqa: E402
+from monitor.metrics.agreement.krippendorff import ValueCounts, krippendorff_alpha  # noqa: E402
 
 try:
     import krippendorff

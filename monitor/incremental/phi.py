@@ -28,7 +28,8 @@ def phi_run(
 ) -> tuple[Any, State | None]:
     """Phi of the ratings ``values`` of ``items`` (``options``:
     :class:`~monitor.pipeline.params.PhiOptions`), and the grid the next run may reuse."""
-    from monitor.metrics.ratings.phi_measure import Engine, PhiGrid, phi
+    from monitor.metrics.ratings.phi_grid import PhiGrid
+    from monitor.metrics.ratings.phi_measure import Engine, phi
 
     engines: dict[str, Engine] = {"map": "map", "full": "exact", "nuts": "nuts"}
     engine = engines[options.phi]

@@ -12,8 +12,7 @@ from numpy.typing import NDArray
 
 from monitor.core.catalog import Kind
 from monitor.incremental.bootstrap import Request, Resampler
-from monitor.metrics.agreement import bootstrap as ag
-from monitor.metrics.agreement import poisson
+from monitor.metrics.agreement import aggregate, bootstrap, kappa, krippendorff, poisson
 from monitor.metrics.agreement.kappa import Weights
 from monitor.metrics.agreement.krippendorff import MAX_RATIO_VALUES, AlphaResult, Level
 from monitor.pipeline.collect import Values, bootstrap_interval, num
@@ -53,8 +52,8 @@ def agreement(coded: Coded, params: Params, latest: Latest, codes: NDArray[np.in
         out.parameters["max_nominal_points"] = params.agreement.max_nominal_points
     N, W = len(arrays.item_ids), len(arrays.worker_ids)
     kind: Literal["label", "rating"] = "label" if arrays.kind == Kind.LABEL else "rating"
-    vc = ag.ValueCounts.from_judgments(items, codes, n_items=N, value_domain=domain)
-    pa = ag.percent_agreement(vc)
+    vc = krippendorff.ValueCounts.from_judgments(items, codes, n_items=N, value_domain=domain)
+    pa = kappa.percent_agreement(vc)
     out.campaign_value(
         "percent_agreement",
         pa.mean,
@@ -71,7 +70,7 @@ def agreement(coded: Coded, params: Params, latest: Latest, codes: NDArray[np.in
     if arrays.kind == Kind.RATING and domain[0] >= 0 and domain.size <= MAX_RATIO_VALUES:
         levels.append("ratio")
     at_level: tuple[Level, AlphaResult, dict[str, Any]] | None = None
-    for level, res in ag.krippendorff_alphas(vc, levels).items():
+    for level, res in krippendorff.krippendorff_alphas(vc, levels).items():
         detail = {
             "level": level,
             "D_o": num(res.observed_disagreement),
@@ -83,7 +82,7 @@ def agreement(coded: Coded, params: Params, latest: Latest, codes: NDArray[np.in
         )  # fmt: skip
         if level == info.level:
             at_level = (level, res, detail)
-    fk = ag.fleiss_kappa(vc)
+    fk = kappa.fleiss_kappa(vc)
     m = fk.raters_per_item
     requests = [
         # The sums do not depend on the raters per item, only the replicates do.
@@ -105,7 +104,7 @@ def agreement(coded: Coded, params: Params, latest: Latest, codes: NDArray[np.in
         if level not in poisson.LEVELS:  # ordinal: the ranks move with each replicate
             ci = bootstrap_interval(
                 params.bootstrap, res.alpha,
-                lambda b, s: ag.bootstrap_alpha(vc, level, n_boot=b, seed=s),
+                lambda b, s: bootstrap.bootstrap_alpha(vc, level, n_boot=b, seed=s),
             )  # fmt: skip
         out.campaign_value("krippendorff_alpha", res.alpha, ci, res.n_pairable, detail, res.reason)
     ci = cis["fleiss_kappa"]
@@ -118,12 +117,12 @@ def agreement(coded: Coded, params: Params, latest: Latest, codes: NDArray[np.in
     judged = np.bincount(workers, minlength=W) > 0
     active = np.flatnonzero(judged)
     if active.size == 2:
-        _, a, b = ag.align_pair(items, workers, codes, int(active[0]), int(active[1]))
+        _, a, b = kappa.align_pair(items, workers, codes, int(active[0]), int(active[1]))
         variants: tuple[tuple[str, Any, Weights], ...] = (
-            ("cohen_kappa", ag.cohen_kappa, None),
-            ("cohen_kappa_linear", ag.cohen_kappa, "linear"),
-            ("cohen_kappa_quadratic", ag.cohen_kappa, "quadratic"),
-            ("scott_pi", ag.scott_pi, None),
+            ("cohen_kappa", kappa.cohen_kappa, None),
+            ("cohen_kappa_linear", kappa.cohen_kappa, "linear"),
+            ("cohen_kappa_quadratic", kappa.cohen_kappa, "quadratic"),
+            ("scott_pi", kappa.scott_pi, None),
         )
         for metric, fn, weights in variants:
             r = fn(a, b, domain.size, weights=weights)
@@ -131,8 +130,8 @@ def agreement(coded: Coded, params: Params, latest: Latest, codes: NDArray[np.in
             if metric in ("cohen_kappa", "scott_pi"):
                 pooled = metric == "scott_pi"
 
-                def draw(n: int, s: int, p: bool = pooled) -> ag.BootstrapCI:
-                    return ag.bootstrap_kappa(a, b, domain.size, pooled=p, n_boot=n, seed=s)
+                def draw(n: int, s: int, p: bool = pooled) -> bootstrap.BootstrapCI:
+                    return bootstrap.bootstrap_kappa(a, b, domain.size, pooled=p, n_boot=n, seed=s)
 
                 ci = bootstrap_interval(params.bootstrap, r.kappa, draw)
             detail = {"p_o": num(r.p_o), "p_e": num(r.p_e)}
@@ -144,7 +143,7 @@ def agreement(coded: Coded, params: Params, latest: Latest, codes: NDArray[np.in
                 None,
                 reason=f"defined for exactly two workers, the campaign has {active.size}",
             )
-    loo = ag.worker_vs_aggregate(
+    loo = aggregate.worker_vs_aggregate(
         items, workers, codes, kind=kind, value_domain=domain, n_workers=W, value_counts=vc
     )
     out.per_subject(
@@ -165,7 +164,7 @@ def codetermination(coded: Coded, params: Params, latest: Latest) -> Values:
     arrays = coded.arrays
     out = params.values(coded.info.name)
     kind: Literal["label", "rating"] = "label" if arrays.kind == Kind.LABEL else "rating"
-    co = ag.codetermination(
+    co = aggregate.codetermination(
         latest.items, latest.workers, latest.codes, kind=kind, value_domain=latest.domain,
         n_workers=len(arrays.worker_ids), n_items=len(arrays.item_ids),
     )  # fmt: skip

@@ -9,7 +9,7 @@ from monitor.core.results import Value
 from monitor.incremental.crowdtruth import CrowdTruthTask
 from monitor.incremental.triangles import MEMORY as TRIANGLES
 from monitor.incremental.triangles import transitivity_run
-from monitor.metrics.agreement import bootstrap as ag
+from monitor.metrics.agreement import aggregate, bootstrap, kappa, krippendorff
 from monitor.metrics.crowdtruth.scores import label_counts
 from monitor.metrics.preferences.flags import kappa_interval
 from monitor.metrics.preferences.intraobserver import (
@@ -136,8 +136,8 @@ def _pairs(coded: Coded, params: Params) -> Values:
     subjects = [f"{a.item_ids[lo]}\t{a.item_ids[hi]}" for lo, hi in cp.pairs]
     answers_detail(out, "pair", subjects, cp.pair, cp.label, OUTCOME_NAMES)
     P = len(subjects)
-    vc = ag.ValueCounts.from_judgments(cp.pair, cp.label, n_items=P, n_values=3)
-    pa = ag.percent_agreement(vc)
+    vc = krippendorff.ValueCounts.from_judgments(cp.pair, cp.label, n_items=P, n_values=3)
+    pa = kappa.percent_agreement(vc)
     out.campaign_value(
         "percent_agreement",
         pa.mean,
@@ -145,10 +145,10 @@ def _pairs(coded: Coded, params: Params) -> Values:
         detail={"pooled": num(pa.pooled), "unit": "pair"},
         reason=pa.reason,
     )
-    res = ag.krippendorff_alpha(vc, "nominal")
+    res = krippendorff.krippendorff_alpha(vc, "nominal")
     ci = bootstrap_interval(
         params.bootstrap, res.alpha,
-        lambda n, s: ag.bootstrap_alpha(vc, "nominal", n_boot=n, seed=s),
+        lambda n, s: bootstrap.bootstrap_alpha(vc, "nominal", n_boot=n, seed=s),
     )  # fmt: skip
     detail = {
         "level": "nominal",
@@ -160,7 +160,7 @@ def _pairs(coded: Coded, params: Params) -> Values:
     out.campaign_value(
         "krippendorff_alpha_nominal", res.alpha, n=res.n_pairable, detail=detail, reason=res.reason
     )
-    fk = ag.fleiss_kappa(vc)
+    fk = kappa.fleiss_kappa(vc)
     out.campaign_value(
         "fleiss_kappa",
         fk.kappa,
@@ -173,7 +173,7 @@ def _pairs(coded: Coded, params: Params) -> Values:
             metric, None, reason="not computed for pairwise campaigns: see alpha on pairs"
         )
     if P:
-        loo = ag.worker_vs_aggregate(
+        loo = aggregate.worker_vs_aggregate(
             cp.pair, cp.workers, cp.label, kind="label", n_values=3, n_workers=W
         )
         out.per_subject(

@@ -8,17 +8,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from monitor.metrics.agreement.bootstrap import (
-    LEVELS,
-    ValueCounts,
+from monitor.metrics.agreement.kappa import (
     align_pair,
     cohen_kappa,
     fleiss_kappa,
-    krippendorff_alpha,
     pairwise_agreement,
     percent_agreement,
     scott_pi,
 )
+from monitor.metrics.agreement.krippendorff import LEVELS, ValueCounts, krippendorff_alpha
 from monitor.metrics.common import encode
 from tests.golden import load, params
 

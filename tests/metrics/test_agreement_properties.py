@@ -6,17 +6,19 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.metrics.agreement.bootstrap import (
-    LEVELS,
-    ValueCounts,
-    bootstrap_alpha,
+from monitor.metrics.agreement.bootstrap import bootstrap_alpha
+from monitor.metrics.agreement.kappa import (
     cohen_kappa,
     fleiss_kappa,
-    krippendorff_alpha,
-    krippendorff_alphas,
     pairwise_agreement,
     percent_agreement,
     scott_pi,
+)
+from monitor.metrics.agreement.krippendorff import (
+    LEVELS,
+    ValueCounts,
+    krippendorff_alpha,
+    krippendorff_alphas,
 )
 
 SETTINGS = settings(max_examples=50, deadline=None)

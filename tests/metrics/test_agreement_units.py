@@ -6,21 +6,16 @@ import numpy as np
 import pytest
 
 from monitor.metrics.agreement import krippendorff
-from monitor.metrics.agreement.bootstrap import (
-    LEVELS,
-    ValueCounts,
-    bootstrap_alpha,
-    bootstrap_fleiss,
-    bootstrap_kappa,
-    codetermination,
+from monitor.metrics.agreement.aggregate import codetermination, worker_vs_aggregate
+from monitor.metrics.agreement.bootstrap import bootstrap_alpha, bootstrap_fleiss, bootstrap_kappa
+from monitor.metrics.agreement.kappa import (
     cohen_kappa,
     fleiss_kappa,
-    krippendorff_alpha,
     pairwise_agreement,
     percent_agreement,
     scott_pi,
-    worker_vs_aggregate,
 )
+from monitor.metrics.agreement.krippendorff import LEVELS, ValueCounts, krippendorff_alpha
 
 # ------------------------------------------------------------------ worked examples
 

@@ -8,6 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from monitor.metrics.labels.gold import wilson_interval
+from monitor.metrics.labels.label_model import worker_interval
 from monitor.metrics.labels.one_coin import one_coin_dawid_skene
 
 
@@ -100,3 +102,16 @@ def test_good_and_bad_workers_told_apart_with_many_classes() -> None:
 def test_bad_input_refused() -> None:
     with pytest.raises(ValueError, match="labels must lie"):
         one_coin_dawid_skene([0], [0], [7], n_items=1, n_workers=1, n_classes=3)
+
+
+def test_worker_interval_is_wilson_with_alone_workers_open() -> None:
+    rng = np.random.default_rng(3)
+    acc = rng.uniform(0, 1, 40)
+    n = rng.integers(0, 4, 40)
+    trials = np.where(rng.random(40) < 0.3, 0.0, n + rng.integers(0, 10, 40) * 0.5)
+    low, high = worker_interval(acc, n, trials, 0.9)
+    want_low, want_high = wilson_interval(acc, trials, 0.9)
+    alone = (n > 0) & (trials == 0)
+    want_low[alone], want_high[alone] = 0.0, 1.0
+    np.testing.assert_array_equal(low, want_low)
+    np.testing.assert_array_equal(high, want_high)

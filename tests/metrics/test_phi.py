@@ -397,7 +397,7 @@ def test_a_grid_that_no_longer_holds_the_posterior_is_searched_again():
     rows=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), max_size=12),
 )
 def test_rows_are_matched_to_the_known_ones(known, rows):
-    from monitor.metrics.ratings.phi_measure import _match_rows
+    from monitor.metrics.ratings.phi_grid import _match_rows
 
     k = np.array(known, dtype=float).reshape(-1, 2)
     r = np.array(rows, dtype=float).reshape(-1, 2)

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.metrics.agreement.bootstrap import ValueCounts, fleiss_kappa, krippendorff_alpha
+from monitor.metrics.agreement.kappa import fleiss_kappa
+from monitor.metrics.agreement.krippendorff import ValueCounts, krippendorff_alpha
 from monitor.metrics.agreement.poisson import (
     Update,
     alpha_features,

@@ -14,6 +14,7 @@ from monitor.metrics.preferences import model as pm
 from monitor.metrics.preferences.judgments import parse_outcomes
 from monitor.metrics.preferences.model import gold_order, preference_model, prepare
 from monitor.metrics.preferences.model_summary import score_variance
+from monitor.metrics.preferences.posterior import SCORE_SD, Posterior
 from tests.golden import load, params
 
 
@@ -157,14 +158,14 @@ def test_gradient_matches_finite_differences(bias: bool, gold: bool) -> None:
     D = prepare(c["workers"], c["left"], c["right"], c["outcome"], g)
     lay = pm.Layout(D.n_items, D.n_workers, bias, True)
     prior = np.array([np.nan, 1.0, np.nan, np.nan])
-    post = pm._Posterior(D, lay, prior, 1.3, np.float64)
+    post = Posterior(D, lay, prior, 1.3, np.float64)
     post.bias_sd = 0.7
     x = rng.normal(size=lay.size) * 0.5
     _f, grad = post(x)
     h = 1e-6
     num = [(post(x + h * e)[0] - post(x - h * e)[0]) / (2 * h) for e in np.eye(lay.size)]
     np.testing.assert_allclose(num, grad, atol=1e-5)
-    fast = pm._Posterior(D, lay, prior, 1.3, np.float32)
+    fast = Posterior(D, lay, prior, 1.3, np.float32)
     fast.bias_sd = 0.7
     np.testing.assert_allclose(fast(x)[1], grad, atol=1e-4)
 
@@ -272,7 +273,7 @@ def test_items_and_annotators_without_comparisons_keep_their_prior() -> None:
     m = preference_model([1, 1], [0, 2], [2, 0], [1, 1], n_items=5, n_workers=3)
     assert m.score[1] == 0
     assert m.score[3] == 0
-    assert m.score_se[1] == pytest.approx(pm.SCORE_SD)
+    assert m.score_se[1] == pytest.approx(SCORE_SD)
     assert m.n_judgments.tolist() == [0, 2, 0]
     assert np.isnan(m.agreement[0])
     assert np.all(np.isfinite(m.score))
@@ -303,3 +304,29 @@ def test_belief_propagation_variances_on_dense_blocks_are_close_and_low() -> Non
     ratio = bp / exact
     assert ratio.max() <= 1 + 1e-6
     assert np.median(ratio) > 0.9
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_strict_pull_is_the_crowd_bt_gradient_of_each_strict_answer(bias: bool) -> None:
+    rng = np.random.default_rng(11)
+    c = simulate(rng, [0.9, 0.7, 0.6], 80, n_items=15, tie_rate=0.1)
+    g = np.where(rng.random(len(c["left"])) < 0.2, gold_order(c["left"], c["right"], c["score"]),
+                 np.nan)  # fmt: skip
+    D = prepare(c["workers"], c["left"], c["right"], c["outcome"], g)
+    lay = pm.Layout(D.n_items, D.n_workers, bias, True)
+    x = rng.normal(size=lay.size) * 0.5
+    ws, ys, d, e, yb, grad_d = pm.strict_pull(D, lay, x)
+    np.testing.assert_array_equal(ys, D.y[: D.a])
+    a = D.a
+    s, eta_logit, b, _, _ = lay.unpack(x)
+    want_d = s[D.left[:a]] - s[D.right[:a]]
+    want_e = special.expit(eta_logit)[D.w[:a]]
+    want_yb = D.y[:a] * b[D.w[:a]] if bias else 0.0
+    A = special.expit(want_yb + D.y[:a] * want_d)
+    C = special.expit(want_yb - D.y[:a] * want_d)
+    want = D.y[:a] * (want_e * A * (1 - A) - (1 - want_e) * C * (1 - C)) / (C + want_e * (A - C))
+    np.testing.assert_array_equal(ws, D.w[:a])
+    np.testing.assert_array_equal(d, want_d)
+    np.testing.assert_array_equal(yb, want_yb)
+    np.testing.assert_allclose(e, want_e, rtol=1e-15)
+    np.testing.assert_allclose(grad_d, want, rtol=1e-12)

@@ -8,7 +8,7 @@ from sqlalchemy import Engine
 
 from monitor.core.settings import Settings
 from monitor.incremental.phi import STATE as PHI_STATE
-from monitor.metrics.ratings.phi_measure import PhiGrid
+from monitor.metrics.ratings.phi_grid import PhiGrid
 from monitor.pipeline import recompute
 from monitor.store.engine import transaction
 from monitor.store.runs import run_states, run_values

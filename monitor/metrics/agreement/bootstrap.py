@@ -1,20 +1,10 @@
-"""Agreement measures: the public entry point, and bootstrap intervals that resample items.
+"""Bootstrap intervals of the agreement measures, resampling items.
 
-Everything a pipeline needs is importable from here::
-
-    vc = ValueCounts.from_judgments(items, codes, value_domain=scale)   # or from_grouped(...)
-    krippendorff_alpha(vc, "interval"); percent_agreement(vc); fleiss_kappa(vc)
-    cohen_kappa(a, b, n_values, weights="linear"); scott_pi(a, b, n_values)
-    pairwise_agreement(items, workers, codes, value_domain=scale, min_overlap=10)
-    bootstrap_alpha(vc, "interval", seed=7); bootstrap_kappa(a, b, n_values, seed=7)
-    worker_vs_aggregate(items, workers, codes, kind="rating", value_domain=scale)
-    codetermination(items, workers, codes, kind="label", max_iter=100, tol=1e-6)
-
-Bootstrap (Efron's percentile interval): items are drawn with replacement, B times; each
-replicate is a vector of item multiplicities, and because every measure here is built from
-sums over items, a replicate's value comes from ``multiplicities @ per-item statistics``:
-vectorised over replicates in blocks, no Python loop over items or judgments. Replicates where
-the measure is not defined (e.g. all resampled values equal) are dropped and counted.
+Efron's percentile interval: items are drawn with replacement, B times; each replicate is a
+vector of item multiplicities, and because every measure here is built from sums over items, a
+replicate's value comes from ``multiplicities @ per-item statistics``: vectorised over
+replicates in blocks, no Python loop over items or judgments. Replicates where the measure is not
+defined (e.g. all resampled values equal) are dropped and counted.
 """
 
 from __future__ import annotations
@@ -26,38 +16,22 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics.agreement.aggregate import (
-    Codetermination,
-    WorkerAgreement,
-    codetermination,
-    worker_vs_aggregate,
-)
 from monitor.metrics.agreement.kappa import (
-    FleissKappa,
-    PairwiseAgreement,
-    PercentAgreement,
-    TwoRaterKappa,
     Weights,
-    align_pair,
     check_weights,
     cohen_kappa,
     disagreement_weight,
     expected_disagreement,
     fleiss_kappa,
-    pairwise_agreement,
-    percent_agreement,
     scott_pi,
 )
 from monitor.metrics.agreement.krippendorff import (
-    LEVELS,
-    AlphaResult,
     Level,
     ValueCounts,
     as_codes,
     expected_total,
     item_observed,
     krippendorff_alpha,
-    krippendorff_alphas,
     mid_ranks,
 )
 from monitor.metrics.agreement.sets import (
@@ -72,31 +46,11 @@ from monitor.metrics.agreement.sets import (
 from monitor.metrics.common import Interval, check_same_length
 
 __all__ = [
-    "LEVELS",
-    "AlphaResult",
     "BootstrapCI",
-    "Codetermination",
-    "FleissKappa",
-    "Level",
-    "PairwiseAgreement",
-    "PercentAgreement",
-    "TwoRaterKappa",
-    "ValueCounts",
-    "WorkerAgreement",
-    "align_pair",
     "bootstrap_alpha",
     "bootstrap_fleiss",
     "bootstrap_kappa",
     "bootstrap_set_alpha",
-    "codetermination",
-    "cohen_kappa",
-    "fleiss_kappa",
-    "krippendorff_alpha",
-    "krippendorff_alphas",
-    "pairwise_agreement",
-    "percent_agreement",
-    "scott_pi",
-    "worker_vs_aggregate",
 ]
 
 _BLOCK = 4_000_000

@@ -77,7 +77,7 @@ Choices (documented, the paper leaves them open):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple, TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -110,6 +110,116 @@ class LabelModel:
     iterations: int
     converged: bool
     log_likelihood: float
+
+
+class LabelInputs(NamedTuple):
+    """A label model's judgments as checked codes, with gold and history per item and worker."""
+
+    items: NDArray[np.int64]
+    workers: NDArray[np.int64]
+    labels: NDArray[np.int64]
+    gold: NDArray[np.int64] | None  # (N,) gold class, -1 elsewhere
+    history: NDArray[np.float64]  # (W,) accuracy from history, 0 where none
+    history_weight: NDArray[np.float64]  # (W,) its pseudo-judgments, 0 where none
+
+
+def label_inputs(
+    items: ArrayLike,
+    workers: ArrayLike,
+    labels: ArrayLike,
+    gold: ArrayLike | None,
+    worker_prior: ArrayLike | None,
+    *,
+    n_items: int,
+    n_workers: int,
+    n_classes: int,
+    max_iter: int,
+    confidence: float,
+    smoothing: float,
+    prior_weight: float,
+) -> LabelInputs:
+    """The arguments of :func:`dawid_skene` and of the one-coin model checked (ValueError on any
+    out of range), the history ``worker_prior`` spread into an accuracy and a weight per worker."""
+    k = int(n_classes)
+    if k < 1 or n_items < 0 or n_workers < 0:
+        raise ValueError("n_classes must be >= 1 and n_items, n_workers >= 0.")
+    if max_iter < 1 or not 0.0 < confidence < 1.0 or smoothing < 0 or prior_weight < 0:
+        raise ValueError("need max_iter >= 1, 0 < confidence < 1, smoothing, prior_weight >= 0.")
+    it = bounded_codes("items", items, n_items)
+    wk = bounded_codes("workers", workers, n_workers)
+    lb = bounded_codes("labels", labels, k)
+    check_same_length(items=it, workers=wk, labels=lb)
+    g = None
+    if gold is not None:
+        g = np.asarray(gold).reshape(-1).astype(np.int64)
+        if g.size != n_items or g.min(initial=-1) < -1 or g.max(initial=-1) >= k:
+            raise ValueError(f"gold must have shape ({n_items},) with codes in -1..{k - 1}.")
+    hist = np.zeros(n_workers)
+    hist_weight = np.zeros(n_workers)
+    if worker_prior is not None:
+        wp = np.asarray(worker_prior, dtype=np.float64).reshape(-1)
+        if wp.size != n_workers or np.any((wp < 0) | (wp > 1)):
+            raise ValueError(f"worker_prior must have shape ({n_workers},) with values in [0, 1].")
+        known = ~np.isnan(wp)
+        hist[known] = wp[known]
+        hist_weight[known] = prior_weight
+    return LabelInputs(it, wk, lb, g, hist, hist_weight)
+
+
+def worker_interval(
+    accuracy: NDArray[np.float64],
+    n: NDArray[np.int64],
+    trials: NDArray[np.float64] | NDArray[np.int64],
+    confidence: float,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """A label model's interval on each worker's accuracy: the Wilson interval with ``trials``
+    (the judgments that enter the worker's counts, and any history pseudo-judgments); [0, 1] for
+    a worker whose ``n`` judgments none of count (judged only alone: nothing measures them, their
+    accuracy is the crowd's, any value holds)."""
+    low, high = wilson_interval(accuracy, trials, confidence)
+    alone = (n > 0) & (trials == 0)
+    low[alone], high[alone] = 0.0, 1.0
+    return low, high
+
+
+class WorkerAccuracy(TypedDict):
+    """The per-worker fields a label model shares: accuracy, its interval, the judgments, the
+    chance levels and the flags' floors above them."""
+
+    accuracy: NDArray[np.float64]
+    low: NDArray[np.float64]
+    high: NDArray[np.float64]
+    n: NDArray[np.int64]
+    chance: float
+    floor: float
+    worker_chance: NDArray[np.float64]
+    worker_floor: NDArray[np.float64]
+
+
+def worker_accuracy(
+    accuracy: NDArray[np.float64],
+    n: NDArray[np.int64],
+    trials: NDArray[np.float64],
+    chance: float,
+    worker_chance: NDArray[np.float64],
+    *,
+    confidence: float,
+    floor_margin: float,
+) -> WorkerAccuracy:
+    """Each worker's accuracy with its interval (:func:`worker_interval` on ``trials``), the
+    campaign's and the worker's chance, and the floors ``chance + floor_margin (1 - chance)``
+    the flags use."""
+    low, high = worker_interval(accuracy, n, trials, confidence)
+    return WorkerAccuracy(
+        accuracy=accuracy,
+        low=low,
+        high=high,
+        n=n,
+        chance=chance,
+        floor=accuracy_floor(chance, floor_margin),
+        worker_chance=worker_chance,
+        worker_floor=accuracy_floor(worker_chance, floor_margin),
+    )
 
 
 def _softmax_rows(s: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -262,24 +372,15 @@ def dawid_skene(
     ``floor_margin``: where the flag floor lies between chance and 1.
     """
     k = int(n_classes)
-    if k < 1 or n_items < 0 or n_workers < 0:
-        raise ValueError("n_classes must be >= 1 and n_items, n_workers >= 0.")
-    if max_iter < 1 or not 0.0 < confidence < 1.0 or smoothing < 0 or prior_weight < 0:
-        raise ValueError("need max_iter >= 1, 0 < confidence < 1, smoothing, prior_weight >= 0.")
-    it = bounded_codes("items", items, n_items)
-    wk = bounded_codes("workers", workers, n_workers)
-    lb = bounded_codes("labels", labels, k)
-    check_same_length(items=it, workers=wk, labels=lb)
+    it, wk, lb, g, hist, hist_weight = label_inputs(
+        items, workers, labels, gold, worker_prior, n_items=n_items, n_workers=n_workers,
+        n_classes=k, max_iter=max_iter, confidence=confidence, smoothing=smoothing,
+        prior_weight=prior_weight,
+    )  # fmt: skip
     d = _Design(it, wk, lb, n_items, n_workers, k)
     judged = d.per_item > 0
     rows: slice | NDArray[np.bool_] = slice(None) if judged.all() else judged  # avoid copies
     n_w = np.bincount(wk, minlength=n_workers).astype(np.int64)
-
-    g = None
-    if gold is not None:
-        g = np.asarray(gold).reshape(-1).astype(np.int64)
-        if g.size != n_items or g.min(initial=-1) < -1 or g.max(initial=-1) >= k:
-            raise ValueError(f"gold must have shape ({n_items},) with codes in -1..{k - 1}.")
     clamp = np.flatnonzero(g >= 0) if g is not None else np.empty(0, np.int64)
     learn = d.per_item >= min_item_judgments
     learn[clamp] = True
@@ -288,16 +389,6 @@ def dawid_skene(
     m_w = np.bincount(wk, learn[it], n_workers) if taught is not None else n_w
     one_coin = m_w < min_judgments
     onehot = np.eye(k)[g[clamp]] if g is not None else np.empty((0, k))
-
-    hist = np.zeros(n_workers)
-    hist_weight = np.zeros(n_workers)
-    if worker_prior is not None:
-        wp = np.asarray(worker_prior, dtype=np.float64).reshape(-1)
-        if wp.size != n_workers or np.any((wp < 0) | (wp > 1)):
-            raise ValueError(f"worker_prior must have shape ({n_workers},) with values in [0, 1].")
-        known = ~np.isnan(wp)
-        hist[known] = wp[known]
-        hist_weight[known] = prior_weight
 
     if isinstance(init, str):
         if init != "majority":
@@ -352,26 +443,16 @@ def dawid_skene(
     prior_n = prior / prior.sum()
     acc = np.einsum("k,wkk->w", prior_n, conf)
     acc = np.where(n_w > 0, acc, np.nan)
-    low, high = wilson_interval(acc, m_w + hist_weight, confidence)
-    # judged only alone: nothing measures them (their accuracy is the crowd's), any value holds
-    alone = (n_w > 0) & (m_w + hist_weight == 0)
-    low[alone], high[alone] = 0.0, 1.0
-    chance = float(prior_n.max())
     w_chance = np.where(n_w > 0, np.einsum("t,wtk,k->w", prior_n, conf, prior_n), np.nan)
+    per_worker = worker_accuracy(acc, n_w, m_w + hist_weight, float(prior_n.max()), w_chance,
+                              confidence=confidence, floor_margin=floor_margin)  # fmt: skip
     return LabelModel(
         posterior=t,
         labels=out_labels,
         confusion=conf,
         prior=prior_n,
-        accuracy=acc,
-        low=low,
-        high=high,
-        n=n_w,
         one_coin=one_coin,
-        chance=chance,
-        floor=accuracy_floor(chance, floor_margin),
-        worker_chance=w_chance,
-        worker_floor=accuracy_floor(w_chance, floor_margin),
+        **per_worker,
         iterations=iterations,
         converged=converged,
         log_likelihood=log_lik,

@@ -46,7 +46,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
 from monitor.metrics.common import accuracy_floor, check_same_length
-from monitor.metrics.labels.gold import wilson_interval
+from monitor.metrics.labels.label_model import worker_interval
 
 EPS = 1e-10
 
@@ -161,9 +161,7 @@ def multilabel_model(
     # says nothing about skill; every weighted mean of 0.5 is 0.5, so chance stays 0.5
     wt = prior * (1.0 - prior)
     acc = np.where(n_w > 0, acc_wa @ (wt / wt.sum()), np.nan)
-    low, high = wilson_interval(acc, m_w, confidence)
-    alone = (n_w > 0) & (m_w == 0)  # judged only alone: the crowd's rates, any value holds
-    low[alone], high[alone] = 0.0, 1.0
+    low, high = worker_interval(acc, n_w, m_w, confidence)
     chance = 0.5
     return MultilabelModel(
         posterior=q,

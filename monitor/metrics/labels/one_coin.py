@@ -41,8 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics.common import accuracy_floor, bounded_codes, check_same_length
-from monitor.metrics.labels.gold import wilson_interval
+from monitor.metrics.labels.label_model import label_inputs, worker_accuracy
 
 EPS = 1e-10
 
@@ -118,28 +117,11 @@ def one_coin_dawid_skene(
     """One-coin Dawid-Skene EM (see the module docstring); the arguments as
     :func:`monitor.metrics.labels.label_model.dawid_skene`'s."""
     k = int(n_classes)
-    if k < 1 or n_items < 0 or n_workers < 0:
-        raise ValueError("n_classes must be >= 1 and n_items, n_workers >= 0.")
-    if max_iter < 1 or not 0.0 < confidence < 1.0 or smoothing < 0 or prior_weight < 0:
-        raise ValueError("need max_iter >= 1, 0 < confidence < 1, smoothing, prior_weight >= 0.")
-    it = bounded_codes("items", items, n_items)
-    wk = bounded_codes("workers", workers, n_workers)
-    lb = bounded_codes("labels", labels, k)
-    check_same_length(items=it, workers=wk, labels=lb)
-    g = None
-    if gold is not None:
-        g = np.asarray(gold).reshape(-1).astype(np.int64)
-        if g.size != n_items or g.min(initial=-1) < -1 or g.max(initial=-1) >= k:
-            raise ValueError(f"gold must have shape ({n_items},) with codes in -1..{k - 1}.")
-    hist = np.zeros(n_workers)
-    hist_weight = np.zeros(n_workers)
-    if worker_prior is not None:
-        wp = np.asarray(worker_prior, dtype=np.float64).reshape(-1)
-        if wp.size != n_workers or np.any((wp < 0) | (wp > 1)):
-            raise ValueError(f"worker_prior must have shape ({n_workers},) with values in [0, 1].")
-        known = ~np.isnan(wp)
-        hist[known] = wp[known]
-        hist_weight[known] = prior_weight
+    it, wk, lb, g, hist, hist_weight = label_inputs(
+        items, workers, labels, gold, worker_prior, n_items=n_items, n_workers=n_workers,
+        n_classes=k, max_iter=max_iter, confidence=confidence, smoothing=smoothing,
+        prior_weight=prior_weight,
+    )  # fmt: skip
 
     c = _Cells(it, lb, g, n_items, k)
     per_item = np.bincount(it, minlength=n_items)
@@ -224,27 +206,17 @@ def one_coin_dawid_skene(
         labels_out[clamped] = g[clamped]
         label_post[clamped] = 1.0
     acc = np.where(n_w > 0, p, np.nan)
-    low, high = wilson_interval(acc, m_w + hist_weight, confidence)
-    # judged only alone: nothing measures them (their accuracy is the crowd's), any value holds
-    alone = (n_w > 0) & (m_w + hist_weight == 0)
-    low[alone], high[alone] = 0.0, 1.0
-    chance = float(prior.max())
     sq = float(np.sum(prior * prior))
     w_chance = np.where(n_w > 0, p * sq + (1.0 - p) * (1.0 - sq) / max(k - 1, 1), np.nan)
+    per_worker = worker_accuracy(acc, n_w, m_w + hist_weight, float(prior.max()), w_chance,
+                              confidence=confidence, floor_margin=floor_margin)  # fmt: skip
     return OneCoinModel(
         posterior=sparse.csr_array((t, c.col, c.indptr), shape=(n_items, k)),
         rest=rest,
         labels=labels_out,
         label_posterior=label_post,
         prior=prior,
-        accuracy=acc,
-        low=low,
-        high=high,
-        n=n_w,
-        chance=chance,
-        floor=accuracy_floor(chance, floor_margin),
-        worker_chance=w_chance,
-        worker_floor=accuracy_floor(w_chance, floor_margin),
+        **per_worker,
         iterations=iterations,
         converged=converged,
         log_likelihood=log_lik,

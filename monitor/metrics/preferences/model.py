@@ -68,25 +68,19 @@ from monitor.metrics.preferences.model_summary import (
     sigmoid,
     summarise,
 )
+from monitor.metrics.preferences.posterior import (
+    BIAS_SD,
+    RELIABILITY_SD,
+    SCORE_SD,
+    TIE_SD,
+    Posterior,
+)
 
 __all__ = ["PreferenceModel", "PreferenceStart", "gold_order", "preference_model", "prepare"]
 
-SCORE_SD = 3.0
-"""Prior sd of an item's log-strength: 95% of the items within +-6 logits (a 0.998 preference),
-wide enough for any spread real preferences show, narrow enough to keep every score finite."""
-RELIABILITY_SD = 1.0
-"""Prior sd of logit eta around the crowd's mean: one sd multiplies an annotator's odds of
-answering along the order by e; at eta = 0.9 the prior weighs as much as about 11 strict answers
-of a perfectly informative kind, far fewer of the usual (the Fisher information of a strict
-answer about logit eta is ``eta (1 - eta) (2 sig(|d|) - 1)^2``)."""
-BIAS_SD = 1.0
-"""Starting sd of the position biases (one logit: a 73% preference for the left of two equal
-items); the fit replaces it by the crowd's (module docstring)."""
 BIAS_SD_MIN = 0.05
 """Floor of the crowd's bias sd: 0.05 logits is a 51% preference, nothing a user would act on;
 below it the empirical-Bayes update only creeps toward 0."""
-TIE_SD = 1.0
-"""Prior sd of log nu around the crowd's mean: one sd multiplies the tie odds by about e."""
 START_ACCURACY = 0.8
 """Starting eta and crowd accuracy: the crowd is taken to be better than chance (Crowd-BT's
 likelihood is unchanged when every score changes sign and every eta becomes 1 - eta; the start
@@ -102,96 +96,6 @@ FIRST_TOL = 0.1
 """A cold start's first fit, which only seeds the crowd's accuracy, stops at this gradient."""
 FAST_TOL = 3e-3
 """Single-precision iterations stop at this scaled gradient; double precision takes it on."""
-
-
-class _Posterior:
-    """Negative log posterior and its gradient at a fixed crowd mean ``mu``."""
-
-    def __init__(
-        self,
-        data: PreferenceData,
-        lay: Layout,
-        prior_logit: NDArray[np.float64],
-        mu: float,
-        dtype: type = np.float32,
-    ):
-        self.data, self.lay, self.mu, self.dt = data, lay, mu, dtype
-        self.bias_sd = BIAS_SD
-        self.has_prior = np.isfinite(prior_logit)
-        self.prior_logit = np.where(self.has_prior, prior_logit, 0.0)
-        self.n_tie = np.bincount(data.w[data.b :], minlength=lay.n_workers).astype(np.float64)
-        self.gold_along = (data.y[data.a : data.b] == data.o[data.a : data.b]).astype(np.float64)
-        self.y32: NDArray = data.y.astype(dtype)
-        self.tie_row: NDArray = (data.y == 0).astype(dtype)
-
-    def centre(self) -> NDArray[np.float64]:
-        return np.where(self.has_prior, self.prior_logit, self.mu)
-
-    def __call__(self, x: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
-        D, lay, dt = self.data, self.lay, self.dt
-        s, g, b, lam, mu_t = lay.unpack(x)
-        W, n_i, a, bb, c = lay.n_workers, lay.n_items, D.a, D.b, D.c
-        # per-comparison arithmetic in single precision (half the memory traffic, twice the
-        # speed of exp and log); every sum over comparisons is accumulated in double
-        d = s.astype(dt)[D.left] - s.astype(dt)[D.right]
-        eta = sigmoid(g)
-        grad = np.zeros_like(x)
-        gd = np.zeros_like(d)
-        # strict answers off gold pairs: the Crowd-BT mixture with the left offset
-        ws, ys = D.w[:a], self.y32[:a]
-        yd = ys * d[:a]
-        e: NDArray = eta.astype(dt)[ws]
-        if b is not None:
-            yb = ys * b.astype(dt)[ws]
-            A, C = sigmoid(yb + yd), sigmoid(yb - yd)
-            tA, tC = A * (1 - A), C * (1 - C)
-        else:
-            A = sigmoid(yd)
-            C = 1 - A
-            tA = A * C
-            tC = tA.copy()
-        # floored: a trial step of the line search may push both branches to 0
-        P = np.maximum(C + e * (A - C), dt(1e-30))
-        ll = float(np.log(P).sum(dtype=np.float64))
-        inv = np.reciprocal(P)
-        tA *= e * inv
-        tC *= (1 - e) * inv
-        gd[:a] = ys * (tA - tC)
-        g_eta = np.bincount(ws, weights=e * (1 - e) * (A - C) * inv, minlength=W).astype(float)
-        if b is not None:
-            grad[lay.b : lay.t] = np.bincount(ws, weights=ys * (tA + tC), minlength=W)
-            grad[lay.b : lay.t] -= b / self.bias_sd**2
-            ll -= 0.5 * float((b**2).sum()) / self.bias_sd**2
-        # strict answers on gold pairs: along the gold order with probability eta
-        wg, along = D.w[a:bb], self.gold_along
-        eg = eta[wg]
-        ll += float(np.log(np.where(along > 0, eg, 1 - eg)).sum())
-        g_eta += np.bincount(wg, weights=along - eg, minlength=W)
-        # gold pairs clamp the consensus outcome: an answer along gold by a perfect annotator
-        og = self.y32[:0] if a == c else D.o[a:c].astype(dt)
-        pg = sigmoid(og * d[a:c])
-        ll += float(np.log(pg).sum(dtype=np.float64))
-        gd[a:c] += og * (1 - pg)
-        if lam is not None:
-            # P(tie) = nu / (nu + 2 cosh(d/2)) = nu u / (nu u + 1 + u^2) with u = exp(-|d|/2);
-            # d log P(strict)/dd = tanh(d/2) P(tie) / 2, d log P(tie)/dd = -tanh(d/2) P(strict) / 2
-            nu = np.exp(lam).astype(dt)[D.w]
-            u = np.exp(dt(-0.5) * np.abs(d))
-            nu *= u
-            p_tie = nu / (nu + 1 + u * u)
-            chosen = np.maximum(np.where(self.tie_row, p_tie, 1 - p_tie), dt(1e-30))
-            ll += float(np.log(chosen).sum(dtype=np.float64))
-            gd += dt(0.5) * np.tanh(dt(0.5) * d) * (p_tie - self.tie_row)
-            dev = lam - mu_t
-            grad[lay.t : -1] = self.n_tie - np.bincount(D.w, p_tie, W) - dev / TIE_SD**2
-            grad[-1] = dev.sum() / TIE_SD**2
-            ll -= 0.5 * float((dev**2).sum()) / TIE_SD**2
-        grad[:n_i] = np.bincount(D.left, gd, n_i) - np.bincount(D.right, gd, n_i) - s / SCORE_SD**2
-        dev = g - self.centre()
-        grad[lay.g : lay.b] = g_eta - dev / RELIABILITY_SD**2
-        ll -= 0.5 * float((s**2).sum()) / SCORE_SD**2
-        ll -= 0.5 * float((dev**2).sum()) / RELIABILITY_SD**2
-        return -ll, -grad
 
 
 # --------------------------------------------------------------------------- fit
@@ -274,8 +178,8 @@ def preference_model(
     crowd = START_ACCURACY
     if init is not None and init.crowd_accuracy is not None:
         crowd = float(np.clip(init.crowd_accuracy, 0.01, 0.99))
-    fast = _Posterior(D, lay, prior, float(special.logit(crowd)), np.float32)
-    post = _Posterior(D, lay, prior, fast.mu, np.float64)
+    fast = Posterior(D, lay, prior, float(special.logit(crowd)), np.float32)
+    post = Posterior(D, lay, prior, fast.mu, np.float64)
     if lay.bias:
         known = init.crowd_bias_sd if init is not None else None
         start = float(known) if known is not None else _raw_bias_sd(D, lay.n_workers)
@@ -346,8 +250,8 @@ def answer_accuracy(
 
 
 def _minimise(
-    fast: _Posterior,
-    exact: _Posterior,
+    fast: Posterior,
+    exact: Posterior,
     x: NDArray[np.float64],
     scale: NDArray[np.float64],
     tol: float,
@@ -410,10 +314,27 @@ def _bias_sd(
     return float(max(np.exp(0.5 * best.x), BIAS_SD_MIN))
 
 
+def strict_pull(
+    D: PreferenceData, lay: Layout, x: NDArray[np.float64]
+) -> tuple[NDArray, NDArray, NDArray, NDArray, NDArray | float, NDArray]:
+    """For each strict answer off gold (rows ``[0, a)``) at the parameters ``x``: its annotator,
+    its answer ``y``, its pair's score difference ``d``, the annotator's ``eta``, the offset
+    ``y b`` (0 without position bias) and the answer's pull on ``d``, ``d log P(y) / dd``."""
+    a = D.a
+    s, g, b, _, _ = lay.unpack(x)
+    ws, ys = D.w[:a], D.y[:a]
+    d = s[D.left[:a]] - s[D.right[:a]]
+    e = sigmoid(g)[ws]
+    yb = ys * b[ws] if b is not None else 0.0
+    A, C = sigmoid(yb + ys * d), sigmoid(yb - ys * d)
+    grad_d = ys * (e * A * (1 - A) - (1 - e) * C * (1 - C)) / (C + e * (A - C))
+    return ws, ys, d, e, yb, grad_d
+
+
 def crowd_accuracy(
     D: PreferenceData,
     lay: Layout,
-    post: _Posterior,
+    post: Posterior,
     x: NDArray[np.float64],
     terms: FisherTerms,
     messages: NDArray[np.float64] | None = None,
@@ -428,13 +349,7 @@ def crowd_accuracy(
     a = D.a
     if D.b == 0:
         return float(special.expit(post.mu)), 0.0, messages
-    s, g, b, _, _ = lay.unpack(x)
-    ws, ys = D.w[:a], D.y[:a]
-    d = s[D.left[:a]] - s[D.right[:a]]
-    e = sigmoid(g)[ws]
-    yb = ys * b[ws] if b is not None else 0.0
-    A, C = sigmoid(yb + ys * d), sigmoid(yb - ys * d)
-    grad_d = ys * (e * A * (1 - A) - (1 - e) * C * (1 - C)) / (C + e * (A - C))
+    ws, ys, d, e, yb, grad_d = strict_pull(D, lay, x)
     weight = terms.weight
     var, _, messages = score_variance(D.pair, D.pairs, weight, lay.n_items, 1 / SCORE_SD**2, 0,
                                       1e-3, messages, D.edges)  # fmt: skip
@@ -449,15 +364,15 @@ def crowd_accuracy(
     n = a + D.b - D.a
     share = float(np.clip(((e * A / P).sum() + along) / n, CROWD_MIN, 1 - CROWD_MIN))
     i_gg, i_gb, i_bb = annotator_information(D, terms, lay.n_workers, RELIABILITY_SD,
-                                             post.bias_sd if b is not None else None)  # fmt: skip
-    var_g = i_bb / (i_gg * i_bb - i_gb**2) if b is not None else 1 / i_gg
+                                             post.bias_sd if lay.bias else None)  # fmt: skip
+    var_g = i_bb / (i_gg * i_bb - i_gb**2) if lay.bias else 1 / i_gg
     moves = np.where(post.has_prior, 0.0, var_g / RELIABILITY_SD**2)
     slope = float((A * C / P**2 * e * (1 - e) * moves[ws]).sum() / n)
     return share, slope / (share * (1 - share)), messages
 
 
 def _scaled(
-    post: _Posterior, z: NDArray[np.float64], scale: NDArray[np.float64]
+    post: Posterior, z: NDArray[np.float64], scale: NDArray[np.float64]
 ) -> tuple[float, NDArray[np.float64]]:
     f, g = post(z * scale)
     return f, g * scale
@@ -539,13 +454,7 @@ def consensus_cavity(
     * no cavity is wider than the prior (``SCORE_SD^2`` per item): an item only the annotator
       compared goes back to the prior's mean, not past it."""
     a, N = D.a, lay.n_items
-    s, g, b, _, _ = lay.unpack(x)
-    ws, ys = D.w[:a], D.y[:a]
-    d = s[D.left[:a]] - s[D.right[:a]]
-    e = sigmoid(g)[ws]
-    yb = ys * b[ws] if b is not None else 0.0
-    A, C = sigmoid(yb + ys * d), sigmoid(yb - ys * d)
-    grad_d = ys * (e * A * (1 - A) - (1 - e) * C * (1 - C)) / (C + e * (A - C))
+    _, _, d, _, _, grad_d = strict_pull(D, lay, x)
     var, _, _ = score_variance(D.pair, D.pairs, terms.weight, N, 1 / SCORE_SD**2, 0,
                                1e-3, messages, D.edges)  # fmt: skip
     n = len(D.w)

@@ -10,6 +10,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from monitor.metrics.ratings.phi_posterior import ItemStats
+
 Mapping = Literal["bin_centres", "authors"]
 #: Default sd of a gold prior on the (0, 1) scale.
 DEFAULT_GOLD_SD01 = 0.1
@@ -28,6 +30,17 @@ class PhiData:
     gold_sd: NDArray[np.float64]  # (N,) sd of the gold prior on (0, 1)
     to_rating: tuple[NDArray[np.float64], NDArray[np.float64]]  # x = a + b * mu, each (N,)
     n_judgments: int
+
+    def item_stats(self, rows: NDArray[np.int64]) -> ItemStats:
+        """The statistics of the items ``rows`` that their integrals take, the gold prior's sd as
+        a precision."""
+        return ItemStats(
+            self.n[rows],
+            self.s1[rows],
+            self.s2[rows],
+            self.gold[rows],
+            1.0 / self.gold_sd[rows] ** 2,
+        )
 
 
 def prepare(

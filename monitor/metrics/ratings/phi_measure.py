@@ -13,11 +13,11 @@ its factor ``L_i(p) = int_0^1 prior(mu) prod_j Beta(y_ij | mu p, (1 - mu) p) dmu
 computed by Gauss-Legendre on logit(mu) around the integrand's mode (vectorised items x p-grid x
 nodes, items with equal statistics computed once). ``log p`` is then integrated on an adaptive grid.
 No sampling: deterministic, and the same answer as NUTS up to Monte-Carlo error. The grid and
-each distinct item's ``log L_i`` on it (:class:`PhiGrid`) can be handed to the next call: while
-the new posterior is still resolved on it (the checks a fresh grid passes), the posterior of p
-is ``counts @ log L`` plus the items never seen, with no search; a posterior that moved is
-followed by sliding the grid by whole steps (only the points added are computed); else a fresh
-grid.
+each distinct item's ``log L_i`` on it (:class:`~monitor.metrics.ratings.phi_grid.PhiGrid`) can
+be handed to the next call: while the new posterior is still resolved on it (the checks a fresh
+grid passes), the posterior of p is ``counts @ log L`` plus the items never seen, with no
+search; a posterior that moved is followed by sliding the grid by whole steps (only the points
+added are computed); else a fresh grid.
 ``nuts``: PyMC NUTS on the full model (``monitor.metrics.ratings.phi_nuts``), seeded, with R-hat, ESS and
 divergences as fields. ``map``: the joint mode only (section 4.4).
 
@@ -41,8 +41,8 @@ from scipy import optimize, special
 
 from monitor.metrics.common import Interval
 from monitor.metrics.ratings.phi_data import ItemGroups, Mapping, PhiData, prepare
+from monitor.metrics.ratings.phi_grid import PhiGrid, posterior_grid, reused_grid
 from monitor.metrics.ratings.phi_posterior import (
-    GRID_POINTS,
     LEVEL,
     LOG2,
     MAP_WARM,
@@ -57,7 +57,6 @@ from monitor.metrics.ratings.phi_posterior import (
     integrand_mode,
     item_quadrature,
     log_integrand,
-    log_marginal,
     log_prior_p,
 )
 
@@ -88,6 +87,8 @@ class PhiResult:
     n_items: int
     n_informative: int
     n_judgments: int
+    # set by one engine only; alike in shape to other results' optional fields (a cluster job's
+    # outcome and report), which mean nothing of the sort
     rhat: float | None = None
     ess: float | None = None
     divergences: int | None = None
@@ -95,32 +96,6 @@ class PhiResult:
     reason: str | None = None
     grid: PhiGrid | None = None
     """The exact engine's grid, for the next call (None when there are too many patterns)."""
-
-
-@dataclass(frozen=True)
-class PhiGrid:
-    """The grid on u = log p of an exact posterior, with ``log L_i(p)`` on it per distinct item
-    statistics: ``keys`` (G, 5) rows (n, s1, s2, gold, gold sd; as grouped), ``logl`` (G, M).
-    Valid only for the same scale, mapping and prior (the caller checks)."""
-
-    u: NDArray[np.float64]
-    keys: NDArray[np.float64]
-    logl: NDArray[np.float64]
-    u_map: float = float("nan")
-    """log p of the joint mode (where the next search for it starts)."""
-
-    def to_array(self) -> NDArray[np.float64]:
-        """One (G + 1, 5 + M) array: a first row of the mode, four NaN and the grid, then the
-        rows."""
-        head = np.r_[self.u_map, np.full(4, np.nan), self.u][None, :]
-        return np.vstack([head, np.hstack([self.keys, self.logl])])
-
-    @classmethod
-    def from_array(cls, a: NDArray[np.float64]) -> PhiGrid | None:
-        """The inverse of :meth:`to_array` (None for an array of another shape)."""
-        if a.ndim != 2 or a.shape[0] < 1 or a.shape[1] < 7:
-            return None
-        return cls(a[0, 5:].copy(), a[1:, :5].copy(), a[1:, 5:].copy(), float(a[0, 0]))
 
 
 def phi_of_precision(p: ArrayLike) -> NDArray[np.float64]:
@@ -142,163 +117,20 @@ def reading_of(hpd: Interval, wide: float = 0.5) -> Reading:
 # --------------------------------------------------------------------------- engines
 
 
-def _posterior_grid(
-    n: NDArray,
-    s1: NDArray,
-    s2: NDArray,
-    gm: NDArray,
-    gprec: NDArray,
-    counts: NDArray,
-    prior: Prior,
-    keep: list[NDArray] | None = None,
-) -> tuple[NDArray, NDArray]:
-    """Grid on u = log p covering the posterior: log posterior (G,) on it.
-
-    A coarse scan, Brent's method for the mode, the Laplace scale from a finite difference, then
-    a uniform grid over mode +- 9 scales, widened on a side until the density there is below
-    e^-25 of the maximum (skewed posteriors of small data sets). ``keep`` (a list) receives the
-    log L_i on the final grid, by chunks of items.
-    """
-
-    def logpost(u: NDArray, store: list | None = None) -> NDArray:
-        p = np.exp(u)
-        marginal = log_marginal(p, n, s1, s2, gm, gprec, counts, store)
-        return log_prior_p(p, prior) + u + marginal
-
-    lo, hi = U_RANGE
-    points = GRID_POINTS
-    coarse = np.linspace(lo, hi, 18)
-    k = int(np.argmax(logpost(coarse)))
-    a, b = coarse[max(k - 1, 0)], coarse[min(k + 1, coarse.size - 1)]
-    res = optimize.minimize_scalar(
-        lambda v: -float(logpost(np.array([v]))[0]),
-        bounds=(a, b),
-        method="bounded",
-        options={"xatol": 1e-7},
-    )
-    mode = float(res.x)
-    h = 1e-4
-    f3 = logpost(np.array([mode - h, mode, mode + h]))
-    curv = -(f3[0] - 2.0 * f3[1] + f3[2]) / h**2
-    scale = 1.0 / np.sqrt(curv) if curv > 1e-8 else 1.0
-    left, right = max(lo, mode - 9.0 * scale), min(hi, mode + 9.0 * scale)
-    for _ in range(12):
-        u = np.linspace(left, right, points)
-        store: list | None = None if keep is None else []
-        lp = logpost(u, store)
-        if _covers(u, lp):
-            break
-        width = right - left
-        left = max(lo, left - width) if lp[0] > lp.max() - 25.0 and left > lo else left
-        right = min(hi, right + width) if lp[-1] > lp.max() - 25.0 and right < hi else right
-    # Trim far tails so that the grid resolves the mass (widening may overshoot).
-    if not _resolves(lp):
-        kept = np.flatnonzero(lp > lp.max() - 30.0)
-        left, right = u[max(kept[0] - 1, 0)], u[min(kept[-1] + 1, u.size - 1)]
-        u = np.linspace(left, right, points)
-        store = None if keep is None else []
-        lp = logpost(u, store)
-    if keep is not None and store is not None:
-        keep.extend(store)
-    return u, lp
-
-
-def _covers(u: NDArray, lp: NDArray) -> bool:
-    """The grid holds the posterior: at each end the density is below e^-25 of its maximum,
-    or the end is that of the searched range."""
-    top = lp.max()
-    lo, hi = U_RANGE
-    return bool((lp[0] <= top - 25.0 or u[0] <= lo) and (lp[-1] <= top - 25.0 or u[-1] >= hi))
-
-
-def _resolves(lp: NDArray) -> bool:
-    """At least 80% of the grid's points lie where the density is above e^-30 of its maximum."""
-    return bool(np.count_nonzero(lp > lp.max() - 30.0) >= 0.8 * lp.size)
-
-
-def _match_rows(known: NDArray, rows: NDArray) -> NDArray[np.int64]:
-    """For each row of ``rows``, the index of the equal row of ``known`` (-1 where none)."""
-    out = np.full(rows.shape[0], -1, dtype=np.int64)
-    if known.shape[0] == 0 or rows.shape[0] == 0:
-        return out
-    both = np.vstack([known, rows])
-    order = np.lexsort(both.T[::-1])  # stable: in a run of equal rows, a known one comes first
-    ordered = both[order]
-    start = np.r_[True, np.any(ordered[1:] != ordered[:-1], axis=1)]
-    first = order[np.flatnonzero(start)[np.cumsum(start) - 1]]  # first row of each one's run
-    new = order >= known.shape[0]
-    hit = new & (first < known.shape[0])
-    out[order[hit] - known.shape[0]] = first[hit]
-    return out
-
-
-def _reused_grid(
-    grid: PhiGrid,
-    keys: NDArray,
-    n: NDArray,
-    s1: NDArray,
-    s2: NDArray,
-    gm: NDArray,
-    gprec: NDArray,
-    counts: NDArray,
-    prior: Prior,
-) -> tuple[NDArray, NDArray, NDArray] | None:
-    """The log posterior on ``grid``'s points from its log L_i, those of statistics it has not
-    seen computed now. A posterior that moved towards an end is followed by sliding the grid
-    (same spacing) until its mode is back in the middle: only the points added are computed.
-    None when the posterior is not held and resolved on the grid even so."""
-    u = grid.u
-    if u.size != GRID_POINTS or grid.logl.shape != (grid.keys.shape[0], u.size):
-        return None
-    if keys.shape[0] > MAX_GRID_PATTERNS:  # too many to hold on the grid: a fresh one
-        return None
-    at = _match_rows(grid.keys, keys)
-    logl = np.empty((keys.shape[0], u.size))
-    logl[at >= 0] = grid.logl[at[at >= 0]]
-    stats = (n, s1, s2, gm, gprec)
-
-    def fill(rows: NDArray[np.int64], cols: NDArray[np.int64]) -> None:
-        p = np.exp(u[cols])
-        for sl in grid_chunks(rows.size, cols.size):
-            r = rows[sl]
-            logl[np.ix_(r, cols)] = item_quadrature(p, *(a[r] for a in stats))[2]
-
-    fill(np.flatnonzero(at < 0), np.arange(u.size))
-
-    def logpost() -> NDArray[np.float64]:
-        return log_prior_p(np.exp(u), prior) + u + counts @ logl
-
-    lp = logpost()
-    shift = int(np.argmax(lp)) - u.size // 2
-    if np.all(np.isfinite(lp)) and not (_covers(u, lp) and _resolves(lp)) and shift:
-        step = (u[-1] - u[0]) / (u.size - 1)
-        moved = u[0] + (np.arange(u.size) + shift) * step
-        if moved[0] < U_RANGE[0] or moved[-1] > U_RANGE[1] or abs(shift) >= u.size:
-            return None
-        u, logl = moved, np.roll(logl, -shift, axis=1)  # the kept points, in their new places
-        fill(np.arange(keys.shape[0]), np.arange(u.size - shift, u.size) if shift > 0
-             else np.arange(-shift))  # fmt: skip
-        lp = logpost()
-    if not (np.all(np.isfinite(lp)) and _covers(u, lp) and _resolves(lp)):
-        return None
-    return u, lp, logl
-
-
 def _exact(
     d: PhiData, prior: Prior, wide: float, groups: ItemGroups, grid: PhiGrid | None = None
 ) -> dict[str, Any]:
-    gprec = 1.0 / d.gold_sd**2
     rep, counts = groups.informative(d)
     keys = groups.informative_keys(d)
-    stats = (d.n[rep], d.s1[rep], d.s2[rep], d.gold[rep], gprec[rep])
-    reused = None if grid is None else _reused_grid(grid, keys, *stats, counts, prior)
+    stats = d.item_stats(rep)
+    reused = None if grid is None else reused_grid(grid, keys, stats, counts, prior)
     logl: NDArray | None
     if reused is not None:
         u, lp, logl = reused
     else:
         small = rep.size <= MAX_GRID_PATTERNS  # keep log L only for a grid worth keeping
         store: list[NDArray] | None = [] if small else None
-        u, lp = _posterior_grid(*stats, counts, prior, keep=store)
+        u, lp = posterior_grid(stats, counts, prior, keep=store)
         logl = np.vstack(store) if store else None
     kept = None if logl is None else PhiGrid(u, keys, logl)  # None: too many patterns
     dens = np.exp(lp - lp.max())
@@ -314,7 +146,7 @@ def _exact(
     ua, ub = hpd_of_density(u[None, :], logd[None, :], dens[None, :])
     low, high = phi_of_precision(np.exp(ua[0])), phi_of_precision(np.exp(ub[0]))
     hpd = Interval(float(low), float(high), LEVEL)
-    item_mean, item_hpd = _exact_items(d, u, cdf, gprec, groups)
+    item_mean, item_hpd = _exact_items(d, u, cdf, groups)
     return dict(
         mean=mean,
         median=median,
@@ -329,7 +161,7 @@ def _exact(
 
 
 def _exact_items(
-    d: PhiData, u: NDArray, cdf: NDArray, gprec: NDArray, groups: ItemGroups, comps: int = 10
+    d: PhiData, u: NDArray, cdf: NDArray, groups: ItemGroups, comps: int = 10
 ) -> tuple[NDArray, NDArray]:
     """Posterior means and 95% HPDs of the item means, rating scale, (N,) and (N, 2).
 
@@ -343,11 +175,12 @@ def _exact_items(
     if rated.size == 0:
         return mean, hpd
     pq = np.exp(np.interp((np.arange(comps) + 0.5) / comps, cdf, u))
-    n, s1, s2, gm, gp = d.n[rep], d.s1[rep], d.s2[rep], d.gold[rep], gprec[rep]
+    stats = d.item_stats(rep)
+    n = stats.n
     mu_mean = np.empty(rep.size)
     lows, highs = np.empty(rep.size), np.empty(rep.size)
     for sl in grid_chunks(rep.size, comps * 4):
-        z, f, logl = item_quadrature(pq, n[sl], s1[sl], s2[sl], gm[sl], gp[sl])
+        z, f, logl = item_quadrature(pq, stats.at(sl))
         half = (z[..., -1] - z[..., 0]) / (NODES[-1] - NODES[0])
         logw = f - (logl - n[sl, None] * special.gammaln(pq))[..., None] + np.log(half)[..., None]
         w = np.exp(logw) * WEIGHTS  # quadrature weights of each conditional, summing to 1
@@ -355,8 +188,9 @@ def _exact_items(
         # Mixture density on a common z grid per item.
         zlo, zhi = z[..., 0].min(axis=1), z[..., -1].max(axis=1)
         grid = zlo[:, None] + (zhi - zlo)[:, None] * np.linspace(0.0, 1.0, 81)
-        fz = log_integrand(grid[:, None, :], pq[None, :, None], n[sl, None, None], s1[sl, None, None],
-                          s2[sl, None, None], gm[sl, None, None], gp[sl, None, None], True)  # fmt: skip
+        fz = log_integrand(
+            grid[:, None, :], pq[None, :, None], stats.at(np.s_[sl, None, None]), True
+        )
         dens = np.exp(fz - (logl - n[sl, None] * special.gammaln(pq))[..., None]).mean(axis=1)
         logd = np.log(dens) - np.log(special.expit(grid) * special.expit(-grid))
         za, zb = hpd_of_density(grid, logd, dens)
@@ -379,17 +213,14 @@ def _map(
     A coarse scan of log p, then Brent's method around its best point; from ``start`` (log p of
     an earlier mode) Brent's method within ``MAP_WARM`` of it, while the mode is inside.
     """
-    gprec = 1.0 / d.gold_sd**2
     rep, counts = groups.informative(d)
-    n, s1, s2, gm, gp = d.n[rep], d.s1[rep], d.s2[rep], d.gold[rep], gprec[rep]
+    items = d.item_stats(rep).at(np.s_[:, None])
 
     def objective(u: NDArray) -> NDArray:
         p = np.exp(np.atleast_1d(u))
-        z, _ = integrand_mode(p[None, :], n[:, None], s1[:, None], s2[:, None], gm[:, None], gp[:, None],
-                     False)  # fmt: skip
-        f = log_integrand(z, p[None, :], n[:, None], s1[:, None], s2[:, None], gm[:, None],
-                         gp[:, None], False)  # fmt: skip
-        f = f + n[:, None] * special.gammaln(p)[None, :]
+        z, _ = integrand_mode(p[None, :], items, False)
+        f = log_integrand(z, p[None, :], items, False)
+        f = f + items.n * special.gammaln(p)[None, :]
         lpri = log_prior_p(p, prior) if prior != "phi" else np.zeros_like(p)
         return lpri + counts @ f
 

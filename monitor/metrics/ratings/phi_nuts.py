@@ -133,8 +133,7 @@ def _single_items(
     of (a thinned set of) the sampled precisions, by inverse CDF on the quadrature nodes."""
     rng = np.random.default_rng(seed)
     p = rng.choice(p_draws, size=min(200, p_draws.size), replace=False)
-    gprec = 1.0 / d.gold_sd[single] ** 2
-    z, f, logl = item_quadrature(p, d.n[single], d.s1[single], d.s2[single], d.gold[single], gprec)
+    z, f, logl = item_quadrature(p, d.item_stats(single))
     w = np.exp(f - f.max(axis=-1, keepdims=True)) * WEIGHTS
     w /= w.sum(axis=-1, keepdims=True)
     mu = special.expit(z)

@@ -4,7 +4,7 @@ interval of a density on a grid or of draws (:mod:`monitor.metrics.ratings.phi_m
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,6 +30,23 @@ MAX_GRID_PATTERNS = 2000
 # --------------------------------------------------------------------------- the item integrals
 
 
+class ItemStats(NamedTuple):
+    """What an item's integral ``L_i(p)`` depends on: its number of ratings ``n``, ``s1 = sum
+    log y`` and ``s2 = sum log(1 - y)``, the mean of its gold prior ``gm`` (NaN: none) and that
+    prior's precision ``gprec``; arrays of one shape (one entry per item or group of items)."""
+
+    n: NDArray
+    s1: NDArray
+    s2: NDArray
+    gm: NDArray
+    gprec: NDArray
+
+    def at(self, index: Any) -> ItemStats:
+        """Every array indexed alike: ``stats.at(rows)``, or ``stats.at(np.s_[:, None])`` to
+        broadcast the items against a grid of ``p``."""
+        return ItemStats(*(a[index] for a in self))
+
+
 def log_prior_p(p: NDArray, prior: Prior) -> NDArray:
     """Log prior density of p in p-space (up to a constant)."""
     if prior == "precision":
@@ -52,20 +69,12 @@ def _trigamma(x: NDArray) -> NDArray:
     return s + iy + iy2 * (0.5 + iy * (1 / 6 - iy2 * poly))
 
 
-def log_integrand(
-    z: NDArray,
-    p: NDArray,
-    n: NDArray,
-    s1: NDArray,
-    s2: NDArray,
-    gm: NDArray,
-    gprec: NDArray,
-    jac: bool,
-) -> NDArray:
+def log_integrand(z: NDArray, p: NDArray, stats: ItemStats, jac: bool) -> NDArray:
     """Log integrand of an item in z = logit(mu), without the n lgamma(p) term.
 
     Shapes broadcast: z (U, G[, K]), p (G[, 1]), item arrays (U, 1[, 1]).
     """
+    n, s1, s2, gm, gprec = stats
     mu, nu = special.expit(z), special.expit(-z)
     f = p * (mu * s1 + nu * s2) - n * (special.gammaln(mu * p) + special.gammaln(nu * p))
     if np.any(~np.isnan(gm)):
@@ -76,17 +85,9 @@ def log_integrand(
     return f
 
 
-def _grad(
-    z: NDArray,
-    p: NDArray,
-    n: NDArray,
-    s1: NDArray,
-    s2: NDArray,
-    gm: NDArray,
-    gprec: NDArray,
-    jac: bool,
-) -> tuple[NDArray, NDArray]:
+def _grad(z: NDArray, p: NDArray, stats: ItemStats, jac: bool) -> tuple[NDArray, NDArray]:
     """First and second derivative of :func:`log_integrand` in z."""
+    n, s1, s2, gm, gprec = stats
     mu, nu = special.expit(z), special.expit(-z)
     a, b = mu * p, nu * p
     d1 = p * (s1 - s2) - n * p * (special.digamma(a) - special.digamma(b))  # d/dmu
@@ -105,23 +106,17 @@ def _grad(
 
 
 def integrand_mode(
-    p: NDArray,
-    n: NDArray,
-    s1: NDArray,
-    s2: NDArray,
-    gm: NDArray,
-    gprec: NDArray,
-    jac: bool,
-    iters: int = 40,
+    p: NDArray, stats: ItemStats, jac: bool, iters: int = 40
 ) -> tuple[NDArray, NDArray]:
     """Mode in z of the (concave in z) item log integrand: bracketed Newton, vectorised (U, G)."""
+    n, s1, s2, gm, _ = stats
     shape = np.broadcast_shapes(np.shape(p), np.shape(n))
     z = np.broadcast_to(np.clip((s1 - s2) / np.maximum(n, 1), -30.0, 30.0), shape).copy()
     if np.any(~np.isnan(gm)):
         z = np.where(np.isnan(gm), z, special.logit(np.clip(np.nan_to_num(gm), 1e-6, 1 - 1e-6)))
     lo, hi = np.full(shape, -60.0), np.full(shape, 60.0)
     for _ in range(iters):
-        gz, gzz = _grad(z, p, n, s1, s2, gm, gprec, jac)
+        gz, gzz = _grad(z, p, stats, jac)
         curv = np.maximum(-gzz, 1e-300)
         # Done when the Newton step is below 1e-7 Laplace scales (rounding noise in gz would
         # defeat a tolerance on z itself at large p).
@@ -135,7 +130,7 @@ def integrand_mode(
         width = hi - lo
         far = (zn < lo - 0.5 * width) | (zn > hi + 0.5 * width) | ~np.isfinite(zn)
         z = np.where(far, 0.5 * (lo + hi), np.clip(zn, lo, hi))
-    _, gzz = _grad(z, p, n, s1, s2, gm, gprec, jac)
+    _, gzz = _grad(z, p, stats, jac)
     return z, gzz
 
 
@@ -144,23 +139,20 @@ WEIGHTS = WEIGHTS * np.exp(NODES**2) * np.sqrt(2.0)  # integrate f itself, in z
 NODES = NODES * np.sqrt(2.0)  # in units of the Laplace scale s
 
 
-def item_quadrature(
-    p: NDArray, n: NDArray, s1: NDArray, s2: NDArray, gm: NDArray, gprec: NDArray
-) -> tuple[NDArray, NDArray, NDArray]:
+def item_quadrature(p: NDArray, stats: ItemStats) -> tuple[NDArray, NDArray, NDArray]:
     """Nodes z (U, G, K), log integrand at the nodes (U, G, K) and log L_i(p) (U, G).
 
     Gauss-Hermite centred on the mode z* with the Laplace scale s = (-g''(z*))^(-1/2): the
     integrand is log-concave in z, near Gaussian for large p, so 20 nodes suffice.
     """
-    p2, n2, s12, s22 = p[None, :], n[:, None], s1[:, None], s2[:, None]
-    gm2, gp2 = gm[:, None], gprec[:, None]
-    zs, gzz = integrand_mode(p2, n2, s12, s22, gm2, gp2, True)
+    p2, st2 = p[None, :], stats.at(np.s_[:, None])
+    zs, gzz = integrand_mode(p2, st2, True)
     half = 1.0 / np.sqrt(np.maximum(-gzz, 1e-12))
     z = zs[..., None] + half[..., None] * NODES
-    f = log_integrand(z, p2[..., None], n2[..., None], s12[..., None], s22[..., None],
-                     gm2[..., None], gp2[..., None], True)  # fmt: skip
+    f = log_integrand(z, p2[..., None], st2.at(np.s_[..., None]), True)
     top = f.max(axis=-1, keepdims=True)
-    logl = top[..., 0] + np.log(np.exp(f - top) @ WEIGHTS) + np.log(half) + n2 * special.gammaln(p2)
+    logl = top[..., 0] + np.log(np.exp(f - top) @ WEIGHTS) + np.log(half)
+    logl += st2.n * special.gammaln(p2)
     return z, f, logl
 
 
@@ -170,20 +162,13 @@ def grid_chunks(u_count: int, g_count: int) -> list[slice]:
 
 
 def log_marginal(
-    p: NDArray,
-    n: NDArray,
-    s1: NDArray,
-    s2: NDArray,
-    gm: NDArray,
-    gprec: NDArray,
-    counts: NDArray,
-    keep: list[NDArray] | None = None,
+    p: NDArray, stats: ItemStats, counts: NDArray, keep: list[NDArray] | None = None
 ) -> NDArray:
     """sum_i counts_i log L_i(p) for a vector of p, shape (G,); ``keep`` (a list) receives the
     (U, G) matrix of the log L_i."""
     total = np.zeros(p.shape)
-    for sl in grid_chunks(n.size, p.size):
-        _, _, logl = item_quadrature(p, n[sl], s1[sl], s2[sl], gm[sl], gprec[sl])
+    for sl in grid_chunks(stats.n.size, p.size):
+        _, _, logl = item_quadrature(p, stats.at(sl))
         total += counts[sl] @ logl
         if keep is not None:
             keep.append(logl)
