@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -28,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pytest_httpserver import HTTPServer  # noqa: E402
 from werkzeug import Request, Response  # noqa: E402
 
-from monitor.connectors import prolific  # noqa: E402
+from monitor.connectors import prolific, prolific_api  # noqa: E402
 from monitor.store.campaigns import CampaignSpec, create_campaign  # noqa: E402
 from monitor.store.engine import make_engine, transaction  # noqa: E402
 from monitor.store.migrate import upgrade  # noqa: E402
@@ -96,11 +97,11 @@ def run(n: int) -> None:
         server, counts = serve(n)
         engine = make_engine(url)
         options = prolific.Options(group=GROUP, study=STUDY, approve=True, reject=True,
-                                   bonus=prolific.Decimal("1.00"), apply=True)  # fmt: skip
+                                   bonus=Decimal("1.00"), apply=True)  # fmt: skip
         try:
             for label in ("first push", "second push"):
                 before = dict(counts)
-                client = prolific.Client(server.url_for("/").rstrip("/"), TOKEN)
+                client = prolific_api.Client(server.url_for("/").rstrip("/"), TOKEN)
                 t0 = time.perf_counter()
                 out = prolific.push(engine, "bench", options, client)
                 dt = time.perf_counter() - t0

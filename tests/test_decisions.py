@@ -256,7 +256,7 @@ def test_the_advice_policy_applies_block_and_down_weight() -> None:
 
 
 def test_the_campaign_state() -> None:
-    from monitor.report.document import state
+    from monitor.report.verdict import state
 
     def rows(*decisions: tuple[str, int]) -> list[dict]:
         return [{"decision": d, "n_judgments": n} for d, n in decisions]
@@ -299,7 +299,7 @@ def test_the_campaign_state_speaks_of_the_export_first() -> None:
     """Low agreement with an export expected good is usable with care (rte: alpha 0.24, the
     export right on 93% of the items), never red; an export expected poor is unreliable
     whatever the agreement; without an expectation alpha decides as before."""
-    from monitor.report.document import EXPORT_USABLE, state
+    from monitor.report.verdict import EXPORT_USABLE, state
 
     good = [{"decision": "ok", "n_judgments": 100}] * 3
     kw = {"has_run": True, "kind": "label", "name": "c"}

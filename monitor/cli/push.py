@@ -133,7 +133,7 @@ def _say(line: str) -> None:
 def run_prolific(args: argparse.Namespace, ctx: Context) -> int:
     import os
 
-    from monitor.connectors import prolific
+    from monitor.connectors import prolific, prolific_api
 
     settings = ctx.settings.replace(prolific_api_url=args.api_url)
     options = prolific.Options(
@@ -153,8 +153,8 @@ def run_prolific(args: argparse.Namespace, ctx: Context) -> int:
         )
     needs_token = options.apply or options.study is not None
     client = None
-    if needs_token or os.environ.get(prolific.TOKEN_ENV):
-        client = prolific.Client(settings.prolific_api_url, prolific.token_from_env())
+    if needs_token or os.environ.get(prolific_api.TOKEN_ENV):
+        client = prolific_api.Client(settings.prolific_api_url, prolific_api.token_from_env())
     try:
         out = prolific.push(ctx.engine(), args.campaign, options, client, say=_say)
     finally:

@@ -63,7 +63,7 @@ class CampaignChange:
 
 
 def _verdict(alpha: float | None) -> str:
-    from monitor.report.document import verdict
+    from monitor.report.verdict import verdict
 
     return str(verdict(alpha, None)["level"])
 

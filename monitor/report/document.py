@@ -3,7 +3,9 @@
 The contract's keys are never renamed; extra keys carry what the HTML report shows besides
 (``verdict``, ``warnings``, ``run``, ``flags``, ``decisions``, ``history``, ``model``; per worker
 the reliability model, gold and history on the platform, per item the model's answer). Undefined numbers
-are ``None`` (JSON null), never NaN and never 0; ids are strings.
+are ``None`` (JSON null), never NaN and never 0; ids are strings. This module assembles it:
+the verdict is :mod:`monitor.report.verdict`'s, the worker rows :mod:`monitor.report.workerrows`',
+the item rows :mod:`monitor.report.items`'.
 """
 
 from __future__ import annotations
@@ -16,41 +18,27 @@ from sqlalchemy.orm import Session
 from monitor.core import catalog
 from monitor.core.catalog import Kind
 from monitor.report.data import CampaignData, load
-from monitor.report.jsonsafe import clean, natural_key, num
+from monitor.report.jsonsafe import clean, natural_key, num, value_count
 from monitor.report.jsonsafe import value_interval as _interval
 from monitor.report.jsonsafe import value_number as _v
 from monitor.report.shape import (
     Agreement,
     Annotation,
-    CampaignState,
-    DecisionFields,
     Document,
-    ExportQuality,
     Flag,
     HistoryRow,
-    Level,
     Model,
     ModelCheck,
     PairRow,
     Phi,
-    Reliability,
     Scope,
-    State,
-    Transitivity,
     WarningRow,
-    WorkerRow,
 )
 from monitor.report.today import document_todo
+from monitor.report.verdict import export_verdict, state, verdict
+from monitor.report.workerrows import worker_rows
 from monitor.store.campaigns import CampaignInfo
-from monitor.store.runs import FlagRecord, Value
-
-P_E = {False: 13 / 27, True: 6 / 8}
-RELIABLE, TENTATIVE = 0.8, 0.667
-
-
-def _count(value: Value | None) -> int | None:
-    v = _v(value)
-    return int(v) if v is not None else None
+from monitor.store.runs import FlagRecord
 
 
 def _flag_dict(f: FlagRecord) -> Flag:
@@ -64,239 +52,11 @@ def _flag_dict(f: FlagRecord) -> Flag:
     }
 
 
-def verdict(alpha: float | None, ci: list[float] | None, reason: str | None = None) -> Reliability:
-    """Is the data reliable? Krippendorff's conventions: >= 0.8 reliable, >= 0.667 tentative.
-    Undetermined where alpha is undefined, with the run's ``reason`` when it gave one (alpha
-    is not defined for multi-label sets: that is no lack of data)."""
-    if alpha is None:
-        text = (
-            f"Krippendorff's alpha is {reason.rstrip('.')}."
-            if reason
-            else "Not enough data to judge reliability (Krippendorff's alpha is undefined)."
-        )
-        return {"level": "undetermined", "alpha": None, "ci": None, "text": text, "reason": reason}
-    level: Level = (
-        "reliable" if alpha >= RELIABLE else "tentative" if alpha >= TENTATIVE else "unreliable"
-    )
-    text = {
-        "reliable": "The data is reliable: alpha is at least 0.8.",
-        "tentative": "Tentative: alpha is between 0.667 and 0.8; draw only tentative conclusions.",
-        "unreliable": "Unreliable: alpha is below 0.667; single answers should not be trusted "
-        "as is (the exports weigh them by the workers' reliability).",
-    }[level]
-    if ci is not None:
-        lo_level = (
-            "reliable" if ci[0] >= RELIABLE else "tentative" if ci[0] >= TENTATIVE else "unreliable"
-        )
-        hi_level = (
-            "reliable" if ci[1] >= RELIABLE else "tentative" if ci[1] >= TENTATIVE else "unreliable"
-        )
-        if lo_level != hi_level:
-            text += f" The 95% interval spans {lo_level} to {hi_level}."
-    return {"level": level, "alpha": alpha, "ci": ci, "text": text}
-
-
-EXPORTS = {
-    "label": "the reliability model's label per item",
-    "multilabel": "the reliability model's set of options per item",
-    "pairwise": "the ranking of the items by the reliability model's scores",
-    "rating": "the reliability model's value per item",
-}
-"""What ``monitor export labels`` gives, by kind (:func:`monitor.actions.export.aggregate_labels`)."""
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
-
-
-def export_verdict(
-    kind: str, value: Value | None, *, fallback: bool = False
-) -> ExportQuality | None:
-    """What ``monitor export labels`` gives and how good it is expected to be, from the run's
-    ``export_quality`` (None where the run stored none): the measure, its value and 95%
-    interval, the items it counts, and a sentence that says it first ("The exported labels are
-    expected to match what an unlimited crowd of these workers would answer on 93% [91%, 95%]
-    of 800 items ..."). The yardstick is the crowd's own, not an outside truth: errors the
-    workers share (on hard items, or a truth the crowd cannot see) are invisible to it, so on
-    real campaigns it is an upper bound on accuracy (``bench/calibration.py``)."""
-    if value is None:
-        return None
-    d = value.detail or {}
-    measure = d.get("measure") or ("mae" if kind == Kind.RATING else "accuracy")
-    v, ci = _v(value), _interval(value)
-    exports = EXPORTS.get(kind, EXPORTS["label"])
-    if fallback and kind == Kind.RATING:
-        exports = "the plain mean per item (the rating model lost its held-out check)"
-    if v is None:
-        text = f"The expected quality of the export is undefined: {d.get('reason') or 'no item'}."
-    elif measure == "pair_accuracy":
-        text = (f"The exported ranking is expected to order {_pct(v)}"
-                + (f" [{_pct(ci[0])}, {_pct(ci[1])}]" if ci else "")
-                + f" of the pairs of its {value.n or 0:,} items as an unlimited crowd of these "
-                "workers would (an upper bound: errors the workers share are invisible to "
-                "it).")  # fmt: skip
-    elif measure == "mae":
-        text = (f"The exported values are expected to be off by {v:.3g}"
-                + (f" [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else "")
-                + " on average from what an unlimited crowd of these workers would give (mean "
-                f"absolute error over {value.n or 0:,} items; a bias the whole crowd shares is "
-                "not in it).")  # fmt: skip
-        if fallback:
-            text += " That is the model's expectation; the export gives the plain mean."
-    else:
-        what = "sets" if kind == Kind.MULTILABEL else "labels"
-        text = (f"The exported {what} are expected to match what an unlimited crowd of these "
-                f"workers would answer on {_pct(v)}"
-                + (f" [{_pct(ci[0])}, {_pct(ci[1])}]" if ci else "")
-                + f" of {value.n or 0:,} items (an upper bound on their accuracy: errors the "
-                "workers share are invisible to it).")  # fmt: skip
-    out = {"measure": measure, "value": v, "interval": ci, "n": value.n, "exports": exports,
-           "text": text}  # fmt: skip
-    return cast(ExportQuality, out)
-
-
-EXPORT_USABLE = 0.8
-"""An export expected to be right on less than this share of its items (labels, sets) or of its
-items' pairs (a ranking) is poor: the campaign is ``unreliable`` whatever the crowd's agreement.
-The expectation is an upper bound (errors the workers share are not in it), so an export under
-the bar is poor for sure, and one over it usable with care, never more on its own."""
-EXPORT_USABLE_ERROR = 0.1
-"""Ratings: an export expected to be off by more than this share of the scale's width is poor."""
-
-
-def export_usable(export: ExportQuality | None, width: float | None) -> bool | None:
-    """Whether the export's expected quality clears the bar (:data:`EXPORT_USABLE`,
-    :data:`EXPORT_USABLE_ERROR` of the scale's ``width`` for ratings); None where the run
-    expects nothing (or a rating scale has no width).
-
-    >>> export_usable({"measure": "accuracy", "value": 0.93}, None)
-    True
-    >>> export_usable({"measure": "mae", "value": 14.0}, 100.0)
-    False
-    """
-    if export is None or export.get("value") is None:
-        return None
-    value = float(export["value"])  # type: ignore[arg-type]
-    if export.get("measure") == "mae":
-        return None if not width else value <= EXPORT_USABLE_ERROR * width
-    return value >= EXPORT_USABLE
-
-
-def _export_words(export: ExportQuality) -> str:
-    """The export's expectation in a few words, as the bound it is ("right on at most 93% of
-    its items", "off by at least 4.7 on average")."""
-    value = float(export["value"])  # type: ignore[arg-type]
-    if export.get("measure") == "mae":
-        return f"off by at least {value:.3g} on average"
-    share = "pairs of items" if export.get("measure") == "pair_accuracy" else "items"
-    return f"right on at most {_pct(value)} of its {share}"
-
-
 def _scale_width(c: CampaignInfo) -> float | None:
     """A rating scale's width (None for other kinds or an open scale)."""
     if c.kind != Kind.RATING or c.scale_min is None or c.scale_max is None:
         return None
     return float(c.scale_max) - float(c.scale_min)
-
-
-STATES = ("reliable", "usable_with_care", "unreliable", "cannot_tell")
-CANNOT_TELL_SHARE = 0.5
-"""A campaign whose workers decided ``cannot_tell`` gave at least this share of its judgments
-cannot say who is good."""
-
-
-def state(
-    level: str,
-    workers: list[WorkerRow],
-    *,
-    has_run: bool,
-    kind: str,
-    name: str,
-    gold: bool = False,
-    export: ExportQuality | None = None,
-    width: float | None = None,
-) -> CampaignState:
-    """The campaign's state (``verdict.state``), the deliverable first: ``cannot_tell``
-    without a run, where the workers decided ``cannot_tell`` gave at least half of the
-    judgments, or where the design cannot say who is good (no unit judged twice, so alpha is
-    undefined, and no gold: a consensus of single answers certifies nobody; multi-label sets,
-    whose alpha is undefined by nature, excepted). Else ``unreliable`` when the export is poor
-    (:func:`export_usable`, ``width`` the rating scale's); ``reliable`` when alpha is and no
-    worker is decided ``block`` or ``down_weight``; ``usable_with_care`` when alpha is
-    tentative or undetermined, some worker is to be acted on, or alpha is low but the export,
-    which weighs the workers by their reliability, clears its bar; ``unreliable`` when alpha is
-    low and no expectation of the export says otherwise. With ``state_text`` and, for
-    ``cannot_tell``, ``to_tell``: what would tell."""
-    if kind == Kind.PAIRWISE:
-        tell = [
-            f"plan pairs judged again and gold pairs: monitor pairs plan --campaign {name} "
-            "--budget N --out FILE --retest 0.1 --gold 0.1",
-            f"or ingest gold orders: monitor ingest --items gold.csv --campaign {name}",
-        ]
-    else:
-        tell = [
-            f"add gold items (a gold answer for some items): monitor ingest --items gold.csv "
-            f"--campaign {name}, then monitor recompute",
-            "or more judgments per worker and per item",
-        ]
-    if not has_run:
-        return {"state": "cannot_tell", "state_text": "No metric run yet: nothing says who is "
-                "good.", "to_tell": [f"monitor recompute --campaign {name}"]}  # fmt: skip
-    total = sum(w.get("n_judgments") or 0 for w in workers)
-    unknown = sum(w.get("n_judgments") or 0 for w in workers if w["decision"] == "cannot_tell")
-    if total == 0 or unknown >= CANNOT_TELL_SHARE * total:
-        return {
-            "state": "cannot_tell",
-            "state_text": f"Cannot tell who is good: the workers judged so gave {unknown:,} of "
-            f"the {total:,} judgments (too few answers each, or nothing to compare them with).",
-            "to_tell": tell,
-        }
-    if level == "undetermined" and kind != Kind.MULTILABEL and not gold:
-        return {
-            "state": "cannot_tell",
-            "state_text": "Cannot tell who is good: no "
-            + ("pair" if kind == Kind.PAIRWISE else "item")
-            + " was judged twice and there is no gold, so nothing checks the consensus the "
-            "workers are measured against.",
-            "to_tell": tell,
-        }
-    acted = sum(1 for w in workers if w["decision"] in ("block", "down_weight"))
-    usable = export_usable(export, width)
-    workers_text = f"{acted} worker{'s' if acted != 1 else ''} to block or down-weight"
-    if usable is False and export is not None:
-        return {
-            "state": "unreliable",
-            "state_text": f"Unreliable: the export is expected to be {_export_words(export)}"
-            + (f" ({workers_text} first)" if acted else "")
-            + "; more judgments per item, or better workers, are needed.",
-        }
-    out: State
-    if level == "reliable" and not acted:
-        out = "reliable"
-    elif level in ("reliable", "tentative", "undetermined") or usable:
-        out = "usable_with_care"
-    else:
-        out = "unreliable"
-    if out == "usable_with_care" and level == "unreliable" and export is not None:
-        text = (
-            "Usable with care: single answers agree little, but the export, which weighs the "
-            f"workers by their reliability, is expected to be {_export_words(export)} (an upper "
-            "bound: check a sample against answers you know)"
-            + (f"; {workers_text}" if acted else "")
-            + "."
-        )
-    else:
-        text = {
-            "reliable": "Reliable: agreement is high and no worker needs acting on.",
-            "usable_with_care": "Usable with care: "
-            + ", and ".join(
-                ([workers_text] if acted else [])
-                + ([] if level == "reliable" else ["agreement is only tentative or undetermined"])
-            )
-            + ".",
-            "unreliable": "Unreliable: agreement is low; the answers should not be trusted as is.",
-        }[out]
-    return {"state": out, "state_text": text}
 
 
 def _agreement(data: CampaignData) -> Agreement:
@@ -339,118 +99,6 @@ def _agreement(data: CampaignData) -> Agreement:
     return cast(Agreement, out)  # the pairwise campaigns' key in its place
 
 
-def _transitivity(data: CampaignData, worker: str) -> Transitivity | None:
-    if data.campaign.kind != Kind.PAIRWISE:
-        return None
-    v = data.get("worker", "transitivity_kappa", worker)
-    d = (v.detail or {}) if v is not None else {}
-    triplets = d.get("triplets", v.n if v is not None else 0)
-    return {
-        "kappa": _v(v),
-        "p_a": num(d.get("p_a")),
-        "p_e": num(d.get("p_e")) if d.get("p_e") is not None else P_E[data.campaign.strict],
-        "triplets": int(triplets or 0),
-        "transitive": int(d.get("transitive") or 0),
-    }
-
-
-WORKER_KEYS = tuple(
-    (m.name, m.key, m.shows_interval) for m in catalog.measures("worker") if m.key is not None
-)
-"""The worker measures of the document's rows, by the catalog: (metric, key, with interval)."""
-
-
-def _workers(data: CampaignData) -> list[WorkerRow]:
-    states = {w.external_id: w for w in data.workers}
-    flags = data.flags_of("worker")
-    subjects = set(states) | data.subjects("worker")
-    pairwise = data.campaign.kind == Kind.PAIRWISE
-    out: list[WorkerRow] = []
-    for w in sorted(subjects, key=natural_key):
-        state = states.get(w)
-        rules = sorted({f.rule for f in flags.get(w, [])})
-        status = state.status if state is not None else "ok"
-        if status == "ok" and rules:
-            status = "flagged"
-        row: dict[str, Any] = {"worker": str(w)}
-        for metric, key, interval in WORKER_KEYS:
-            v = data.get("worker", metric, w)
-            row[key] = _v(v)
-            if interval:
-                row[f"{key}_interval"] = _interval(v)
-        n = _count(data.get("worker", "n_judgments", w))
-        if n is None and state is not None and data.run is None:
-            n = state.n_judgments
-        pos = data.get("worker", "position_bias", w)
-        gold = data.get("worker", "gold_accuracy", w)
-        row.update(_decision(data, w, n))
-        row.update(
-            n_judgments=n,
-            transitivity=_transitivity(data, w),
-            flags=rules,
-            status=status,
-            weight=state.weight if state is not None else 1.0,
-            position_bias_p=num((pos.detail or {}).get("p_value")) if pos else None,
-            gold_n=gold.n if gold is not None else None,
-            **_worker_history(data, w, flags.get(w, [])),
-        )
-        if pairwise:
-            tk = data.get("worker", "transitivity_kappa", w)
-            row["cycles"] = clean((tk.detail or {}).get("cycles") or []) if tk else []
-        out.append(cast(WorkerRow, row))  # its measure keys are the catalog's
-    return out
-
-
-def _decision(data: CampaignData, w: str, n: int | None) -> DecisionFields:
-    """The run's decision for the worker (:mod:`monitor.rules.decision`): ``decision``,
-    ``decision_reason`` (one line fit to show the worker), ``decision_weight`` and
-    ``decision_evidence``. Without a run, or for a worker the run did not see, ``cannot_tell``."""
-    v = data.get("worker", "decision", w)
-    d = (v.detail or {}) if v is not None else {}
-    if not d.get("decision"):
-        why = "no metric run yet" if data.run is None else "the latest run made no decision"
-        return {"decision": "cannot_tell", "decision_reason": why, "decision_weight": None,
-                "decision_evidence": None}  # fmt: skip
-    return {
-        "decision": d["decision"],
-        "decision_reason": d.get("reason") or "",
-        "decision_weight": num(d.get("weight")),
-        "decision_evidence": clean(d.get("evidence")),
-    }
-
-
-def _worker_history(data: CampaignData, w: str, flags: list[FlagRecord]) -> dict[str, Any]:
-    """A worker's reliability-model and gold numbers in the platform's other campaigns, and,
-    for each flag, why in words."""
-    history = [
-        {
-            "campaign": e.campaign,
-            "kind": e.kind,
-            "run": e.run_id,
-            **{m: _measure(e.measures.get(m)) for m in catalog.HISTORY if m != "n_judgments"},
-            "n_judgments": _measure(e.measures.get("n_judgments"), value_only=True),
-        }
-        for e in data.worker_history.get(w, [])
-    ]
-    return {
-        "history": history,
-        "evidence": [
-            {"rule": f.rule, "message": str(f.evidence.get("message") or f.rule)}
-            for f in sorted(flags, key=lambda f: f.rule)
-        ],
-    }
-
-
-def _measure(m: Any, value_only: bool = False) -> Any:
-    if m is None:
-        return None
-    if value_only:
-        return num(m.value)
-    lo, hi = num(m.low), num(m.high)
-    return {"value": num(m.value), "interval": [lo, hi] if lo is not None and hi is not None
-            else None, "n": m.n}  # fmt: skip
-
-
 def _model(data: CampaignData) -> Model | None:
     """The campaign's reliability model: which, whether it converged, its chance level."""
     it = data.campaign_value("model_iterations")
@@ -463,7 +111,7 @@ def _model(data: CampaignData) -> Model | None:
     return {
         "name": detail.get("model"),
         "converged": detail.get("converged"),
-        "iterations": _count(it),
+        "iterations": value_count(it),
         "chance": _v(chance),
         "measure": (chance.detail or {}).get("measure") if chance is not None else None,
         "floor": num((chance.detail or {}).get("floor")) if chance is not None else None,
@@ -518,7 +166,7 @@ def _pairs(data: CampaignData) -> list[PairRow]:
             {
                 "left": str(detail.get("left", left)),
                 "right": str(detail.get("right", right)),
-                "n_judgments": _count(nj),
+                "n_judgments": value_count(nj),
                 "uqs": _v(data.get("pair", "uqs", p)),
                 "uas": clean((uas.detail or {}).get("scores")) if uas is not None else None,
                 "left_wins": int(answers.get("left", 0)),
@@ -554,7 +202,7 @@ def _warnings(data: CampaignData) -> list[WarningRow]:
             out.append(
                 {
                     "rule": "not_converged",
-                    "message": f"{what} stopped after {_count(v)} iterations without "
+                    "message": f"{what} stopped after {value_count(v)} iterations without "
                     "converging: its numbers are those of the last iteration and may move "
                     "from run to run.",
                     "value": num(v.value),
@@ -604,9 +252,9 @@ def document_from(data: CampaignData, *, items: bool = True) -> Document:
             "name": c.name,
             "kind": c.kind,
             "level": c.level,
-            "n_workers": _count(cv("n_workers")) if counts is None else counts.n_workers,
-            "n_items": _count(cv("n_items")) if counts is None else counts.n_items,
-            "n_judgments": _count(cv("n_judgments")) if counts is None else counts.n_judgments,
+            "n_workers": value_count(cv("n_workers")) if counts is None else counts.n_workers,
+            "n_items": value_count(cv("n_items")) if counts is None else counts.n_items,
+            "n_judgments": value_count(cv("n_judgments")) if counts is None else counts.n_judgments,
             "open": c.open,
             "strict": c.strict,
             "scale_min": c.scale_min,
@@ -616,7 +264,7 @@ def document_from(data: CampaignData, *, items: bool = True) -> Document:
         },
         "model": _model(data),
         "agreement": agreement,
-        "workers": _workers(data),
+        "workers": worker_rows(data),
         "items": [],
         "annotations": _annotations(data),
         "verdict": verdict(
@@ -687,4 +335,4 @@ def build_document(session: Session, campaign_name: str, *, items: bool = True) 
     return document_from(load(session, campaign_name, texts=items), items=items)
 
 
-__all__ = ["build_document", "clean", "document_from", "export_verdict", "natural_key", "verdict"]
+__all__ = ["build_document", "clean", "document_from", "natural_key"]

@@ -32,6 +32,12 @@ def value_number(value: Value | None) -> float | None:
     return num(value.value) if value is not None else None
 
 
+def value_count(value: Value | None) -> int | None:
+    """A stored count (``n_judgments``, iterations) as an int, or None."""
+    v = value_number(value)
+    return int(v) if v is not None else None
+
+
 def value_interval(value: Value | None) -> list[float] | None:
     """A stored value's ``[low, high]``, or None where either end is undefined."""
     if value is None:

@@ -17,6 +17,7 @@ from monitor.report.tables import (
     fmt_ci,
     measure_cell,
     measure_columns,
+    number_cell,
     sort_key,
     when,
 )
@@ -44,6 +45,23 @@ def _id(text: Any) -> Cell:
 
 def _flags(rules: Sequence[str]) -> Cell:
     return Cell(" ".join(rules), badges=[("rule", r) for r in rules])
+
+
+ITEM_COLUMNS = (
+    Column("item", "Item", kind="id"),
+    Column("text", "Text", kind="text"),
+    Column("n_judgments", "Judgments"),
+)
+"""The first columns of a table of items: the item, its text, its judgments."""
+
+
+def _item_cells(r: Mapping[str, Any], sub: str = "") -> list[Cell]:
+    """The cells of :data:`ITEM_COLUMNS` for the item row ``r`` (``sub`` under the text)."""
+    return [
+        _id(r["item"]),
+        Cell(str(r.get("text") or ""), sub=sub),
+        number_cell(r.get("n_judgments")),
+    ]
 
 
 def _bars(answers: Mapping[str, Any] | None, width: int = 110) -> Cell:
@@ -110,12 +128,12 @@ def worker_table(
         cells = [
             Cell(str(r["worker"]), href=anchors.get(r["worker"], "")),
             badge,
-            Cell(fmt(r.get("n_judgments")), sort_key(r.get("n_judgments"))),
+            number_cell(r.get("n_judgments")),
             *(measure_cell(r, c) for c in measures),
         ]
         if kappa:
             k = (r.get("transitivity") or {}).get("kappa")
-            cells.append(Cell(fmt(k), sort_key(k)))
+            cells.append(number_cell(k))
         if history:
             cells.append(Cell(str(r.get("history_text") or "")))
         cells.append(_flags(r.get("flags") or []))
@@ -129,21 +147,14 @@ def item_table(kind: str, rows: Sequence[dict[str, Any]], total: int) -> Table:
     measures = measure_columns("item", kind, rows, skip=("n_judgments",))
     model = any(r.get("model_label") is not None for r in rows)
     cols = [
-        Column("item", "Item", kind="id"),
-        Column("text", "Text", kind="text"),
-        Column("n_judgments", "Judgments"),
+        *ITEM_COLUMNS,
         *measures,
         *([Column("model_label", "Model's answer", kind="text")] if model else []),
         Column("flags", "Flags", kind="badges"),
     ]
     out = []
     for r in rows:
-        cells = [
-            _id(r["item"]),
-            Cell(str(r.get("text") or "")),
-            Cell(fmt(r.get("n_judgments")), sort_key(r.get("n_judgments"))),
-            *(measure_cell(r, c) for c in measures),
-        ]
+        cells = [*_item_cells(r), *(measure_cell(r, c) for c in measures)]
         if model:
             # beside an ambiguous item a posterior of 1.00 would read as certainty: the
             # ambiguous items' table says why the answer is in doubt
@@ -164,21 +175,16 @@ def ambiguous_table(
 ) -> Table:
     """The ambiguous items: why (in words), the answers as they split."""
     cols = [
-        Column("item", "Item", kind="id"),
-        Column("text", "Text", kind="text"),
-        Column("n_judgments", "Judgments"),
+        *ITEM_COLUMNS,
         Column("why", "Why it is ambiguous", kind="text"),
         Column("answers", "Answers", kind="bars"),
     ]
     out = []
     for r in rows:
-        text = str(r.get("text") or "")
         gold = r.get("gold")
         out.append(
             [
-                _id(r["item"]),
-                Cell(text, sub=f"gold: {gold}" if gold is not None else ""),
-                Cell(fmt(r.get("n_judgments")), sort_key(r.get("n_judgments"))),
+                *_item_cells(r, sub=f"gold: {gold}" if gold is not None else ""),
                 Cell(item_reason(r, flags.get(str(r["item"])), kind)),
                 _bars(r.get("answers")),
             ]
@@ -219,8 +225,8 @@ def pair_table(
             [
                 _id(p["left"]),
                 _id(p["right"]),
-                Cell(fmt(p.get("n_judgments")), sort_key(p.get("n_judgments"))),
-                Cell(fmt(p.get("uqs")), sort_key(p.get("uqs"))),
+                number_cell(p.get("n_judgments")),
+                number_cell(p.get("uqs")),
                 bars,
                 _flags(["ambiguous"] if flagged else []),
             ]
@@ -260,9 +266,9 @@ def score_table(
             *(measure_cell(r, c) for c in measures),
         ]
         if any(c.key == "count_score" for c in cols):
-            cells.append(Cell(fmt(r.get("count_score"), 1), sort_key(r.get("count_score"))))
+            cells.append(number_cell(r.get("count_score"), 1))
         cells += [
-            Cell(fmt(n), sort_key(n)),
+            number_cell(n),
             Cell(" ".join(t for _, t in notes), badges=notes),
         ]
         out.append(cells)
@@ -319,11 +325,11 @@ def history_table(history: Sequence[dict[str, Any]], percent: bool = True) -> Ta
         row = [
             Cell(f"#{number}", sort_key(number)),
             Cell(when(h.get("at")), str(h.get("at") or "")),
-            Cell(fmt(alpha, 3), sort_key(alpha)),
+            number_cell(alpha, 3),
             Cell(fmt_ci(h.get("krippendorff_alpha_ci"), 3)),
         ]
         if percent:
-            row.append(Cell(fmt(pa, 3), sort_key(pa)))
+            row.append(number_cell(pa, 3))
         out.append(row)
     return Table("history-table", cols, out, len(out), 10)
 

@@ -91,8 +91,8 @@ def _measures(defs: dict[str, Any]) -> None:
     """The catalog's measures in the worker and item rows: a number (or null) each, with its
     interval where the measure shows one; every worker row has them all, an item row only
     those of its campaign's kind."""
-    from monitor.report.document import WORKER_KEYS
     from monitor.report.items import ROW_MEASURES
+    from monitor.report.workerrows import WORKER_KEYS
 
     for name, keys in (("WorkerRow", WORKER_KEYS), ("ItemRow", ROW_MEASURES)):
         properties, required = defs[name]["properties"], defs[name]["required"]

@@ -1,10 +1,10 @@
 """The JSON document's shape (CONTRACT.md section 4, and the keys monitor adds): one
-``TypedDict`` per object, the return types of the builders in :mod:`monitor.report.document`
-and :mod:`monitor.report.today`. ``docs/report.schema.json`` is generated from them
-(:mod:`monitor.report.schema`).
+``TypedDict`` per object, the return types of the builders in :mod:`monitor.report.document`,
+:mod:`monitor.report.verdict`, :mod:`monitor.report.workerrows` and :mod:`monitor.report.today`.
+``docs/report.schema.json`` is generated from them (:mod:`monitor.report.schema`).
 
 The per-worker and per-item measures a row shows besides the keys below are the catalog's
-(:data:`monitor.report.document.WORKER_KEYS`, :data:`monitor.report.items.ROW_MEASURES`): the
+(:data:`monitor.report.workerrows.WORKER_KEYS`, :data:`monitor.report.items.ROW_MEASURES`): the
 schema adds them from the catalog, so a new measure needs no line here. ``Interval`` is a
 ``[low, high]`` pair; a number that may be undefined is ``float | None`` (null, never NaN).
 """
@@ -213,7 +213,7 @@ class PairRow(TypedDict):
 
 
 class Reliability(TypedDict):
-    """What alpha says (:func:`monitor.report.document.verdict`)."""
+    """What alpha says (:func:`monitor.report.verdict.verdict`)."""
 
     level: Level
     alpha: float | None
@@ -223,13 +223,15 @@ class Reliability(TypedDict):
 
 
 class CampaignState(TypedDict):
-    """The campaign's state for the workers' word (:func:`monitor.report.document.state`)."""
+    """The campaign's state for the workers' word (:func:`monitor.report.verdict.state`)."""
 
     state: State
     state_text: str
     to_tell: NotRequired[list[str]]
 
 
+# The docstring below is the schema's description (docs/report.schema.json), kept as published:
+# export_verdict lives in monitor.report.verdict, and the document module imports it.
 class ExportQuality(TypedDict):
     """``verdict.export``: how good ``monitor export labels`` is expected to be
     (:func:`monitor.report.document.export_verdict`): ``accuracy`` (labels, multi-label sets:

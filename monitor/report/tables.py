@@ -134,6 +134,11 @@ def measure_columns(
     return sorted(out.values(), key=lambda c: not c.interval)
 
 
+def number_cell(x: Any, digits: int = 2) -> Cell:
+    """A number's cell: formatted (:func:`fmt`), sorted by its value."""
+    return Cell(fmt(x, digits), sort_key(x))
+
+
 def measure_cell(row: dict[str, Any], col: Column) -> Cell:
     v = row.get(col.key)
     sub = fmt_ci(row.get(f"{col.key}_interval"), col.digits) if col.interval else ""
@@ -159,6 +164,7 @@ __all__ = [
     "fmt_ci",
     "measure_cell",
     "measure_columns",
+    "number_cell",
     "pct",
     "sort_key",
     "when",

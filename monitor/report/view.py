@@ -8,7 +8,6 @@ each cut to its first rows with the full list in the JSON document.
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,12 +17,13 @@ from markupsafe import Markup
 
 from monitor.core import catalog
 from monitor.core.catalog import Kind
-from monitor.core.settings import Settings
 from monitor.report import charts, evidence, lists, scale
+from monitor.report.agreement import agreement_rows, alpha_trend, design_line, model_line
 from monitor.report.items import ItemPicks, rank_notes
 from monitor.report.jsonsafe import natural_key
+from monitor.report.runsettings import run_param, settings_changed
 from monitor.report.tables import fmt
-from monitor.report.titles import meaning, rule_title
+from monitor.report.titles import rule_title
 from monitor.report.today import (
     ACTION_TITLES,
     DECISION_ACTION,
@@ -57,33 +57,6 @@ MAX_BARS = 40
 MAX_CYCLES = 3
 MAX_PAIRS = 50
 MAX_DECISIONS = 100
-
-
-def _param(doc: Mapping[str, Any], key: str) -> float:
-    params = (doc.get("run") or {}).get("parameters") or {}
-    value = params.get(
-        key,
-        params.get("settings", {}).get(key) if isinstance(params.get("settings"), dict) else None,
-    )
-    try:
-        return float(value) if value is not None else float(getattr(Settings(), key))
-    except (TypeError, ValueError):
-        return float(getattr(Settings(), key))
-
-
-def settings_changed(doc: Mapping[str, Any]) -> list[str]:
-    """``min_judgments 20 (default 10, this campaign's own)``: each setting the run used that
-    differs from its default, and whether the campaign has it of its own."""
-    from monitor.core.settings import differences
-
-    params = (doc.get("run") or {}).get("parameters") or {}
-    used, own = params.get("settings"), set(params.get("own_settings") or ())
-    if not isinstance(used, dict):
-        return []
-    return [
-        f"{key} {value!r} (default {default!r}" + (", this campaign's own)" if key in own else ")")
-        for key, value, default in differences(used)
-    ]
 
 
 SYMBOL = {"left": ">", "right": "<", "tie": "="}
@@ -186,74 +159,6 @@ def _flag_detail(f: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-PHI_MAP_NOTE = (
-    " The MAP {map} lies outside the interval: it is the joint mode of the precision and every "
-    "item's mean, which overstates agreement when items have few ratings each "
-    "(docs/measures.md, Phi). Read the mean and its interval."
-)
-
-
-def _agreement_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The agreement table: what the scale supports (``monitor.report.scale``), each figure
-    with its count, and a sentence on which of Phi and alpha to believe where they differ."""
-    a = doc["agreement"]
-    hidden = scale.hidden_for_scale(doc)
-    rows = []
-    for key, ci_key in (
-        ("krippendorff_alpha", "krippendorff_alpha_ci"),
-        ("percent_agreement", None),
-        ("fleiss_kappa", "fleiss_kappa_ci"),
-        ("cohen_kappa", "cohen_kappa_ci"),
-        ("scott_pi", "scott_pi_ci"),
-        ("transitivity_kappa", None),
-    ):
-        if key not in a:
-            continue
-        if key in ("cohen_kappa", "scott_pi") and a[key] is None:
-            continue  # only defined for two-worker campaigns
-        if hidden and key in scale.EQUALITY:
-            continue
-        name, what = meaning(key)
-        reason = (a.get("measures", {}).get(key) or {}).get("reason") if a[key] is None else None
-        if key == "krippendorff_alpha" and a.get("level") in ("masi", "jaccard"):
-            what += f" Over the sets, at the {a['level'].upper()} distance (setting set_distance)."
-        if key == "krippendorff_alpha" and hidden:
-            what += " " + hidden
-        rows.append(
-            {
-                "name": name,
-                "value": a[key],
-                "ci": a.get(ci_key) if ci_key else None,
-                "n": scale.n_text(doc, key),
-                "meaning": what + (f" Undefined here: {reason}." if reason else ""),
-            }
-        )
-    phi = a.get("phi")
-    if phi:
-        name, what = meaning("phi")
-        lo, hi = phi["hpd"] or (None, None)
-        m = phi["map"]
-        if m is not None and lo is not None and not lo <= m <= hi:
-            extra = PHI_MAP_NOTE.format(map=f"{m:.3f}")
-        else:
-            extra = f" MAP {m:.3f}." if m is not None else ""
-        method = f" Method: {phi['method']}." if phi.get("method") else ""
-        which = scale.phi_alpha_sentence(
-            phi["mean"], phi["hpd"], a.get("krippendorff_alpha"), a.get("krippendorff_alpha_ci"),
-            _param(doc, "phi_alpha_gap"),
-        )  # fmt: skip
-        rows.append(
-            {
-                "name": name,
-                "value": phi["mean"],
-                "ci": phi["hpd"],
-                "n": scale.n_text(doc, "phi"),
-                "meaning": what + extra + method + (f" {which}" if which else ""),
-            }
-        )
-    return rows
-
-
 QUALITY_GROUPS = (
     ("not flagged", charts.BLUE),
     ("flagged low quality", charts.RED),
@@ -301,23 +206,6 @@ def _quality_chart(doc: Mapping[str, Any], workers: list[dict[str, Any]]) -> Mar
     )
 
 
-def _trend(doc: Mapping[str, Any]) -> Markup | None:
-    hist = [h for h in doc["history"] if h.get("krippendorff_alpha") is not None]
-    if not hist:
-        return None
-    return charts.trend(
-        [
-            (
-                f"#{h['number']}",
-                h["krippendorff_alpha"],
-                *(h.get("krippendorff_alpha_ci") or (None, None)),
-            )
-            for h in hist
-        ],
-        title="Krippendorff's alpha over runs",
-    )
-
-
 def _kappa_bars(doc: Mapping[str, Any], workers: list[dict[str, Any]]) -> Markup | None:
     ranked = sorted(
         (w for w in workers if w["transitivity"] and w["transitivity"]["kappa"] is not None),
@@ -329,56 +217,8 @@ def _kappa_bars(doc: Mapping[str, Any], workers: list[dict[str, Any]]) -> Markup
         [w["worker"] for w in ranked],
         [w["transitivity"]["kappa"] for w in ranked],
         title="Transitivity kappa per annotator (lowest first)",
-        threshold=_param(doc, "low_transitivity_kappa"),
+        threshold=run_param(doc, "low_transitivity_kappa"),
     )
-
-
-def _model_line(doc: Mapping[str, Any], n_ambiguous: int) -> str | None:
-    """The reliability model's own verdict in a line: the items it cannot settle and the
-    workers' median quality (what to read where alpha is undefined, as for multi-label sets)."""
-    model = doc.get("model") or {}
-    if not model.get("name"):
-        return None
-    metric = "model_noise_sd" if model.get("measure") == "noise_sd" else "model_accuracy"
-    m = catalog.measure("worker", metric)
-    values = [w[m.key] for w in doc["workers"] if w.get(m.key) is not None]
-    n_items = doc["campaign"].get("n_items") or 0
-    line = f"The reliability model finds {n_ambiguous:,} of {n_items:,} items ambiguous"
-    if values:
-        median = statistics.median(values)
-        line += f"; the workers' median {m.title.lower()} is {median:.2f}"
-    if model.get("converged") is False:
-        line += " (it did not converge: its flags are withheld)"
-    check = model.get("check") or {}
-    versus = ""
-    if check.get("model_mse") is not None and check.get("plain_mse") is not None:
-        se = check.get("diff_se")
-        versus = (
-            f" (mean squared error {check['model_mse']:.4g} against {check['plain_mse']:.4g}"
-            + (f", give or take {se:.2g}" if se is not None else "")
-            + ")"
-        )
-    if model.get("fallback"):
-        line += (
-            f". It predicts held-out judgments no better than the plain mean{versus}, so the "
-            "exports give the plain mean"
-        )
-    elif versus:
-        line += (
-            f". Its item means predict held-out judgments better than the plain mean{versus}, "
-            "so the exports give them"
-        )
-    return line + "."
-
-
-def _design_line(doc: Mapping[str, Any]) -> str | None:
-    """For a preference campaign: which signals its design supports (closed triangles for
-    transitivity, pairs judged again for agreement), as the run worked it out."""
-    design = (doc["agreement"].get("measures") or {}).get("preference_design") or {}
-    message = design.get("message")
-    if not message:
-        return None
-    return f"What this design can measure: {message}."
 
 
 def _cards(
@@ -462,9 +302,9 @@ def build_view(
         "c": doc["campaign"],
         "model": doc.get("model"),
         "verdict": doc["verdict"],
-        "model_line": _design_line(doc) if pairwise else _model_line(doc, picks.n_ambiguous),
+        "model_line": design_line(doc) if pairwise else model_line(doc, picks.n_ambiguous),
         "warnings": [{**w, "title": rule_title(w["rule"])} for w in doc["warnings"]],
-        "agreement_rows": _agreement_rows(doc),
+        "agreement_rows": agreement_rows(doc),
         "todo": [(ACTION_TITLES[a], a, todo[a]) for a in todo if todo[a]],
         "handled": {
             s: sum(1 for w in workers if w["status"] == s) for s in ("blocked", "down_weighted")
@@ -478,7 +318,7 @@ def build_view(
             k: v
             for k, v in (
                 ("quality", _quality_chart(doc, workers)),
-                ("trend", _trend(doc)),
+                ("trend", alpha_trend(doc)),
                 ("kappa", _kappa_bars(doc, workers) if pairwise else None),
             )
             if v is not None
@@ -500,7 +340,7 @@ def build_view(
             doc.get("pairs", []), ambiguous_pairs, "pairs-table", MAX_PAIRS
         )
         view["scores_table"] = lists.score_table(
-            picks.scored, picks.ranks, picks.n_scored, int(_param(doc, "min_item_judgments"))
+            picks.scored, picks.ranks, picks.n_scored, int(run_param(doc, "min_item_judgments"))
         )
         view["uncertain_top"] = sum(1 for _, _, uncertain in picks.ranks[:10] if uncertain)
         view["audit"] = _audit(workers)
@@ -577,7 +417,6 @@ __all__ = [
     "cycle_view",
     "fmt",
     "history_text",
-    "meaning",
     "picks_from_rows",
     "rule_title",
 ]

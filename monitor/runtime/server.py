@@ -10,7 +10,7 @@ An ASGI application (Starlette; ``uvicorn`` runs it):
   during a pull are coalesced into one more pull after it. Label Studio sends each event once,
   without retry: the scheduled pull stays the truth, the webhook only makes it sooner.
 - ``POST /hooks/prolific``: Prolific's events, verified by their HMAC signature
-  (:func:`monitor.connectors.prolific.verify_signature`, 401 when it does not match) and acted
+  (:func:`monitor.connectors.prolific_webhook.verify_signature`, 401 when it does not match) and acted
   on once per event id (kept in the ``webhook_events`` table).
 - ``GET /reports/`` and ``GET /reports/{file}``: the folder ``monitor report --all`` and the
   nightly job write (``index.html``, each campaign's ``.html`` and ``.json``), read-only,
@@ -217,7 +217,7 @@ def build_app(
         )
 
     async def prolific(request: Request) -> Response:
-        from monitor.connectors.prolific import (
+        from monitor.connectors.prolific_webhook import (
             EVENT_ID_HEADER,
             SIGNATURE_HEADER,
             TIMESTAMP_HEADER,

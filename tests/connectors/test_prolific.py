@@ -13,12 +13,8 @@ import pytest
 from sqlalchemy import Engine, select
 
 from monitor.cli import main
-from monitor.connectors.prolific import (
-    MIN_MESSAGE,
-    event_id,
-    rejection_message,
-    verify_signature,
-)
+from monitor.connectors.prolific import MIN_MESSAGE, rejection_message
+from monitor.connectors.prolific_webhook import event_id, verify_signature
 from monitor.store.engine import transaction
 from monitor.store.models import ConnectorAction
 from tests.connectors.conftest import GROUP, STUDY, TOKEN, FakeProlific

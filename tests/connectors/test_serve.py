@@ -19,7 +19,7 @@ import httpx
 import pytest
 from sqlalchemy import Engine
 
-from monitor.connectors.prolific import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
+from monitor.connectors.prolific_webhook import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
 from monitor.core.settings import Settings
 from monitor.runtime.server import SECRET_HEADER, Secrets, build_app
 from tests.connectors.conftest import free_port, serving_app, wait_for

@@ -10,8 +10,8 @@ from sqlalchemy import Engine
 
 from monitor.actions.labels import aggregate_labels
 from monitor.pipeline import recompute
-from monitor.report.document import export_verdict
 from monitor.report.render import render_html
+from monitor.report.verdict import export_verdict
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import session_factory
 from tests.pipeline.cases import store_case

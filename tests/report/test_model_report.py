@@ -153,25 +153,25 @@ def test_cli_workers_lists_model_gold_and_history(db_url: str, engine: Engine, c
 
 
 def test_the_model_line_says_when_the_exports_fall_back_to_the_mean() -> None:
-    from monitor.report.view import _model_line
+    from monitor.report.agreement import model_line
 
     doc = {"model": {"name": "rating_model", "measure": "noise_sd", "converged": True,
                      "fallback": True},
            "workers": [{"model_noise_sd": 3.0}], "campaign": {"n_items": 10}}  # fmt: skip
-    line = _model_line(doc, 1)
+    line = model_line(doc, 1)
     assert line is not None
     assert "no better than the plain mean" in line
     doc["model"]["fallback"] = False
-    assert "plain mean" not in (_model_line(doc, 1) or "")
+    assert "plain mean" not in (model_line(doc, 1) or "")
     # with the check's figures the line says which aggregate the exports give, and why
     doc["model"]["check"] = {"model_mse": 480.9, "plain_mse": 497.2, "diff_se": 6.09, "n": 1000,
                              "folds": 5}  # fmt: skip
-    line = _model_line(doc, 1) or ""
+    line = model_line(doc, 1) or ""
     assert (
         "better than the plain mean (mean squared error 480.9 against 497.2, give or take 6.1)"
         in line
     )
     assert line.endswith("so the exports give them.")
     doc["model"].update(fallback=True, check={**doc["model"]["check"], "model_mse": 500.0})
-    line = _model_line(doc, 1) or ""
+    line = model_line(doc, 1) or ""
     assert "no better than the plain mean (mean squared error 500 against 497.2" in line

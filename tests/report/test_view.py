@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine
 
 from monitor.core import catalog
-from monitor.report.document import verdict
 from monitor.report.items import rank_ranges, uncertain_ranks
 from monitor.report.render import render_html
 from monitor.report.tables import fmt, measure_columns
@@ -25,6 +24,7 @@ from monitor.report.today import (
     worker_order,
     worker_todo,
 )
+from monitor.report.verdict import verdict
 from monitor.report.view import build_view
 from tests.report.fixtures import pairwise_campaign, rating_campaign
 from tests.report.pages import tables
