@@ -218,8 +218,9 @@ MEASURES: tuple[Measure, ...] = (
             title="Export quality on gold",
             meaning="How often the exported answer is right on gold it did not learn from."),
     Measure("model_fallback", _C, RATING,
-            "1 where the rating model predicts held-out judgments no better than the plain "
-            "mean (5-fold over judgments): the exports then give the plain mean; else 0",
+            "1 where the rating model does not predict held-out judgments better than the "
+            "plain mean by more than 1.645 standard errors of the difference (5-fold over "
+            "judgments): the exports then give the plain mean; else 0",
             detail="`model_mse`, `plain_mse` (mean squared error of the held-out judgments "
             "against each), `diff_se` (standard error of their difference, clustered by "
             "item), `n` (held-out judgments), `folds`, `message`"),

@@ -519,8 +519,9 @@ def _fallback(  # noqa: PLR0913
         )
     else:
         message = (
-            f"the rating model predicts held-out judgments better than the plain mean (mean "
-            f"squared error {check.model_mse:.4g} against {check.plain_mse:.4g}{se})"
+            f"the rating model predicts held-out judgments better than the plain mean beyond "
+            f"its uncertainty (mean squared error {check.model_mse:.4g} against "
+            f"{check.plain_mse:.4g}{se})"
         )
     detail = {"model_mse": check.model_mse, "plain_mse": check.plain_mse, "n": check.n,
               "folds": check.folds, "message": message}  # fmt: skip
