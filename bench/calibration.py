@@ -51,7 +51,10 @@ by about that share).
 
 ``--gold SHARE`` gives the truth of a seeded random share of the items (those with a truth) as
 gold, through an items file as a user would: what the numbers become once the campaign has gold
-questions (the figures still count every answer and every item, the gold ones included).
+questions (the figures still count every answer and every item, the gold ones included). A
+third table then gives the verdict measured on that gold (``export_gold``: each gold item
+answered with its gold withheld, 5 folds) against the export's true quality on the items not
+given as gold (label sets: target within ``TARGET_EXPORT_LABELS``, the interval holding it).
 
     python bench/calibration.py [--only NAME ...] [--min-n 30] [--json PATH] [--worst K]
                                 [--gold SHARE]
@@ -88,6 +91,7 @@ from tests.golden import shared_dir  # noqa: E402
 MIN_N = 30
 POSTERIOR = ("posterior",)  # run()'s key of the items' posteriors
 WORKER_N = ("n",)  # and of the workers' judgments
+GOLD_VERDICT = ("gold",)  # and of the campaign's export_gold
 SURE_N, SURE_SHARE = 10, 0.9
 Z = 1.959963984540054
 TARGET_BIAS, TARGET_COVERAGE = 0.05, 0.85
@@ -234,6 +238,8 @@ def run(
                     ([(v.value, v.low, v.high, v.detail) for v in q][:1] or [None])[0],
                     aggregate_labels(s, c),
                 )
+                g = run_values(s, r.id, "campaign", ["export_gold"])
+                out[GOLD_VERDICT] = ([(v.value, v.low, v.high, v.n) for v in g][:1] or [None])[0]
         finally:
             engine.dispose()
     return out, seconds
@@ -360,6 +366,38 @@ def export_table(
     return out
 
 
+def gold_table(
+    golds: list[tuple[str, str, Any, Any, tuple[float, int, int]]],
+) -> dict[str, Any]:
+    """The verdict measured on gold (``export_gold``: each gold item answered with its gold
+    withheld) beside the crowd-only expectation and the true quality of the export over the
+    items that were not given as gold (target: within ``TARGET_EXPORT_LABELS`` for labels, and
+    the interval, widened by the truth's own sampling, holding it)."""
+    print("\nthe verdict measured on gold against the export's true quality on the items not "
+          "given as gold")  # fmt: skip
+    print(f"{'set':<10}{'measure':>9}{'on gold':>9}{'95% interval':>18}{'gold':>6}"
+          f"{'crowd':>8}{'true':>8}{'diff':>8}{'inside':>8}  target")  # fmt: skip
+    out: dict[str, Any] = {}
+    for name, kind, g, q, (true, m, _) in golds:
+        crowd = f"{q[0]:>8.3f}" if q is not None and q[0] is not None else f"{'—':>8}"
+        if g is None or g[0] is None:
+            print(f"{name:<10}  no gold verdict{'' if g is None else f' (gold on {g[3]} items)'}")
+            continue
+        value, low, high, n = g
+        measure = "mae" if kind == "rating" else "accuracy"
+        diff = value - true
+        b2 = 0.0 if kind == "rating" else Z**2 * true * (1 - true) / max(m, 1)
+        inside = (value - math.sqrt((value - low) ** 2 + b2) <= true
+                  <= value + math.sqrt((high - value) ** 2 + b2))  # fmt: skip
+        met = "—" if kind == "rating" else (
+            "met" if abs(diff) <= TARGET_EXPORT_LABELS and inside else "MISSED")  # fmt: skip
+        print(f"{name:<10}{measure:>9}{value:>9.3f}{f'[{low:.3f}, {high:.3f}]':>18}{n:>6}"
+              f"{crowd}{true:>8.3f}{diff:>+8.3f}{'yes' if inside else 'no':>8}  {met}")  # fmt: skip
+        out[name] = {"measure": measure, "value": value, "low": low, "high": high, "gold": n,
+                     "true": true, "inside": inside, "met": met}  # fmt: skip
+    return out
+
+
 def figures(
     model: dict[str, Any],
     true: dict[str, float],
@@ -417,6 +455,7 @@ def main() -> None:
         sets = [s for s in sets if s[0].name in a.only]
     results: dict[str, Any] = {}
     exports: list[tuple[str, str, Any, tuple[float, int, int]]] = []
+    golds: list[tuple[str, str, Any, Any, tuple[float, int, int]]] = []
     same: dict[str, tuple[float, float, float]] = {}
     sures: dict[str, float | None] = {}
     print(f"workers with {a.min_n}+ judgments scored by the truth; 95% intervals widened in "
@@ -426,11 +465,15 @@ def main() -> None:
           f"{'cover':>7}{'width':>7}{'secs':>6}{'sure':>7}  targets")  # fmt: skip
     for path, where in sets:
         meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+        gold = gold_share(path, a.gold) if a.gold else None
         if meta["kind"] == "rating":
-            model, _ = run(path, meta["kind"], list(meta["args"]), path / "judgments.csv",
-                           gold_share(path, a.gold) if a.gold else None)  # fmt: skip
+            model, _ = run(path, meta["kind"], list(meta["args"]), path / "judgments.csv", gold)
             q, rows = model[None]
             exports.append((path.name, "rating", q, true_export(path, "rating", rows)))
+            if gold:
+                rest = [r for r in rows if r["item"] not in gold]
+                golds.append((path.name, "rating", model[GOLD_VERDICT], q,
+                              true_export(path, "rating", rest)))  # fmt: skip
             print(f"{path.name:<10}  a rating set: no accuracy to calibrate (second table)")
             continue
         if where == "data":
@@ -439,9 +482,12 @@ def main() -> None:
         else:
             true, n = truth_preferences(path)
             data = path / "preferences.csv"
-        model, secs = run(path, meta["kind"], list(meta["args"]), data,
-                          gold_share(path, a.gold) if a.gold else None)  # fmt: skip
+        model, secs = run(path, meta["kind"], list(meta["args"]), data, gold)
         q, rows = model.pop(None)
+        g = model.pop(GOLD_VERDICT)
+        if gold and meta["kind"] != "pairwise":
+            rest = [r for r in rows if str(r["item"]) not in gold]
+            golds.append((path.name, meta["kind"], g, q, true_export(path, meta["kind"], rest)))
         posterior = model.pop(POSTERIOR)
         counts = model.pop(WORKER_N)
         exports.append((path.name, meta["kind"], q, true_export(path, meta["kind"], rows)))
@@ -483,6 +529,8 @@ def main() -> None:
           "the truth scores (model_accuracy moved by the mean posterior of those answers less "
           "that of all the worker's answers)")  # fmt: skip
     results["export"] = export_table(exports, sures, same)
+    if a.gold:
+        results["gold"] = gold_table(golds)
     if a.json:
         a.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
 

@@ -27,4 +27,3 @@ def test_no_module_is_over_600_lines() -> None:
 def test_at_most_eight_modules_are_over_500_lines() -> None:
     long = {name: n for name, n in _sizes().items() if n > LONG_LINES}
     assert len(long) <= MOST_LONG, long
-

@@ -206,9 +206,21 @@ MEASURES: tuple[Measure, ...] = (
             title="Expected export quality",
             meaning="How good the exported answers are expected to be, from the reliability "
             "model."),
+    Measure("export_gold", _C, SCALAR,
+            "how good `monitor export labels` is on the campaign's gold, each gold item answered "
+            "by the model refitted with that item's gold withheld (5 folds): labels, the share "
+            "right (`accuracy`); ratings, the mean absolute error (`mae`); undefined, saying "
+            "why, where gold is on fewer judged items than `export_gold_min_items`",
+            interval="95% interval: Wilson's (labels) or a bootstrap over the gold items "
+            "(ratings)",
+            n="gold items scored",
+            detail="`measure`, `basis` (`gold`), `min_items`, `folds`",
+            title="Export quality on gold",
+            meaning="How often the exported answer is right on gold it did not learn from."),
     Measure("model_fallback", _C, RATING,
-            "1 where the rating model predicts held-out judgments no better than the plain "
-            "mean (5-fold over judgments): the exports then give the plain mean; else 0",
+            "1 where the rating model does not predict held-out judgments better than the "
+            "plain mean by more than 1.645 standard errors of the difference (5-fold over "
+            "judgments): the exports then give the plain mean; else 0",
             detail="`model_mse`, `plain_mse` (mean squared error of the held-out judgments "
             "against each), `diff_se` (standard error of their difference, clustered by "
             "item), `n` (held-out judgments), `folds`, `message`"),

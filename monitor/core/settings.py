@@ -195,6 +195,13 @@ class General:
         "accuracy per worker, memory linear in the judgments) instead of full confusion "
         "matrices (K x K per worker); the run's model says so.",
     )
+    export_gold_min_items: int = setting(
+        30,
+        at_least(1),
+        "With gold on at least this many items, the verdict's export figure is measured on the "
+        "gold (each gold item answered with its own gold withheld) instead of the crowd-only "
+        "expectation, which stays beside it.",
+    )
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,7 @@ class ModelOptions(Section):
     model_tol: float = 1e-6
     model_min_judgments: int = 20
     model_max_categories: int = 200
+    export_gold_min_items: int = 30
     quality_margin: float = 0.2
 
 

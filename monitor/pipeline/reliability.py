@@ -24,6 +24,7 @@ from monitor.core.catalog import Kind
 from monitor.core.results import Column, State
 from monitor.incremental.rating import rating_run
 from monitor.pipeline.collect import Values, names_of
+from monitor.pipeline.gold_export import label_gold, rating_gold
 from monitor.pipeline.params import Coded, Params
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
@@ -303,13 +304,17 @@ def _labels(arrays, params, out, items, workers, answers, gold, wprior):  # noqa
     # a run's result must depend on its data alone. Dawid-Skene is two sparse products per
     # iteration: starting afresh costs little.
     gold_codes = np.where(np.isfinite(gold), gold, -1).astype(np.int64)
-    res = dawid_skene(
-        items, workers, codes, n_items=N, n_workers=W, n_classes=K,
-        gold=gold_codes if (gold_codes >= 0).any() else None, worker_prior=wprior,
-        min_judgments=params.model.model_min_judgments, init="majority",
-        max_iter=params.model.model_max_iter, tol=params.model.model_tol,
-        floor_margin=params.model.quality_margin,
-    )  # fmt: skip
+
+    def fit(given: NDArray[np.int64]) -> Any:  # noqa: ANN401 - the model's result
+        return dawid_skene(
+            items, workers, codes, n_items=N, n_workers=W, n_classes=K,
+            gold=given if (given >= 0).any() else None, worker_prior=wprior,
+            min_judgments=params.model.model_min_judgments, init="majority",
+            max_iter=params.model.model_max_iter, tol=params.model.model_tol,
+            floor_margin=params.model.quality_margin,
+        )  # fmt: skip
+
+    res = fit(gold_codes)
     _model_summary(out, "dawid_skene", res, False)
     out.campaign_value(
         "model_chance", res.chance, detail={"measure": "accuracy", "classes": K, "floor": res.floor}
@@ -326,6 +331,7 @@ def _labels(arrays, params, out, items, workers, answers, gold, wprior):  # noqa
                     majority_disputed(items, codes, res.labels, N, K), n=per_item,
                     mask=mask)  # fmt: skip
     _label_export(out, items, workers, codes, res, gold_codes)
+    label_gold(out, params.model, lambda given: fit(given).labels, gold, items)
 
 
 def _one_coin_labels(arrays, params, out, items, workers, codes, gold, wprior):  # noqa: ANN001, PLR0913
@@ -335,12 +341,16 @@ def _one_coin_labels(arrays, params, out, items, workers, codes, gold, wprior): 
 
     N, W, K = len(arrays.item_ids), len(arrays.worker_ids), len(arrays.categories)
     gold_codes = np.where(np.isfinite(gold), gold, -1).astype(np.int64)
-    res = one_coin_dawid_skene(
-        items, workers, codes, n_items=N, n_workers=W, n_classes=K,
-        gold=gold_codes if (gold_codes >= 0).any() else None, worker_prior=wprior,
-        max_iter=params.model.model_max_iter, tol=params.model.model_tol,
-        floor_margin=params.model.quality_margin,
-    )  # fmt: skip
+
+    def fit(given: NDArray[np.int64]) -> Any:  # noqa: ANN401 - the model's result
+        return one_coin_dawid_skene(
+            items, workers, codes, n_items=N, n_workers=W, n_classes=K,
+            gold=given if (given >= 0).any() else None, worker_prior=wprior,
+            max_iter=params.model.model_max_iter, tol=params.model.model_tol,
+            floor_margin=params.model.quality_margin,
+        )  # fmt: skip
+
+    res = fit(gold_codes)
     model = "one_coin_dawid_skene"
     why = (
         f"{K:,} categories, more than model_max_categories ({params.model.model_max_categories}):"
@@ -362,6 +372,7 @@ def _one_coin_labels(arrays, params, out, items, workers, codes, gold, wprior): 
                     majority_disputed(items, codes, res.labels, N, K), n=per_item,
                     mask=mask)  # fmt: skip
     _label_export(out, items, workers, codes, res, gold_codes)
+    label_gold(out, params.model, lambda given: fit(given).labels, gold, items)
 
 
 def _label_export(out: Values, items: Any, workers: Any, codes: Any, res: Any, gold: Any) -> None:
@@ -414,7 +425,8 @@ def _ratings(arrays, params, out, items, workers, values, gold, wprior, scale): 
         "model_chance", res.chance_sd, detail={"measure": "noise_sd", "floor": res.floor_sd}
     )
     out.campaign_value("model_scale_width", scale[1] - scale[0])
-    _fallback(out, params, res, items, workers, values, gold, wprior, scale, N)
+    fallback = _fallback(out, params, res, items, workers, values, gold, wprior, scale, N)
+    rating_gold(out, params.model, res, items, workers, values, gold, wprior, scale, fallback)
     ids = arrays.worker_ids
     wmask = res.n > 0
     out.per_subject("worker", "model_noise_sd", ids, res.noise_sd, n=res.n, low=res.low,
@@ -463,10 +475,11 @@ def _fallback(  # noqa: PLR0913
     wprior: NDArray[np.float64] | None,
     scale: tuple[float, float],
     N: int,
-) -> None:
+) -> bool:
     """``model_fallback``: whether the rating model predicts held-out judgments no better than
     the plain mean (:func:`~monitor.metrics.ratings.model_check.holdout_check`, every fold's fit
-    started from this run's model); the exports then give the plain mean."""
+    started from this run's model); the exports then give the plain mean. Returns whether
+    they do."""
     from monitor.metrics.ratings.model_check import HoldoutCheck, holdout_check
     from monitor.rules.campaign import FALLBACK_MESSAGE
 
@@ -496,7 +509,7 @@ def _fallback(  # noqa: PLR0913
             out.states[CHECK_STATE] = State({**meta, **checked}, np.zeros(0))
     if check.n == 0:
         out.campaign_value("model_fallback", None, reason="no item judged twice to hold out")
-        return
+        return False
     known_se = bool(np.isfinite(check.diff_se))
     se = f", standard error of the difference {check.diff_se:.3g}" if known_se else ""
     if check.fallback:
@@ -506,14 +519,16 @@ def _fallback(  # noqa: PLR0913
         )
     else:
         message = (
-            f"the rating model predicts held-out judgments better than the plain mean (mean "
-            f"squared error {check.model_mse:.4g} against {check.plain_mse:.4g}{se})"
+            f"the rating model predicts held-out judgments better than the plain mean beyond "
+            f"its uncertainty (mean squared error {check.model_mse:.4g} against "
+            f"{check.plain_mse:.4g}{se})"
         )
     detail = {"model_mse": check.model_mse, "plain_mse": check.plain_mse, "n": check.n,
               "folds": check.folds, "message": message}  # fmt: skip
     if known_se:
         detail["diff_se"] = check.diff_se
     out.campaign_value("model_fallback", float(check.fallback), n=check.n, detail=detail)
+    return check.fallback
 
 
 def multilabel_reliability(coded: Coded, params: Params) -> Values:

@@ -120,6 +120,6 @@ def model_fallback(run: RunValues, t: Thresholds) -> list[FlagRecord]:
 
 
 FALLBACK_MESSAGE = (
-    "the rating model predicts held-out judgments no better than the plain mean: "
-    "the label exports give the plain mean"
+    "the rating model predicts held-out judgments no better than the plain mean beyond its "
+    "uncertainty: the label exports give the plain mean"
 )

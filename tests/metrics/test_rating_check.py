@@ -136,3 +136,55 @@ def test_the_standard_error_of_the_difference_matches_its_spread_over_campaigns(
     x = rng.uniform(0, 100, it.size)
     same = holdout_check(it, np.arange(it.size), x, n_items=40, n_workers=it.size, scale=SCALE)
     assert 0.0 <= same.diff_se < 1e-5 * same.plain_mse  # the fits agree to their tolerance
+
+
+def test_the_model_is_kept_only_where_it_wins_by_more_than_its_uncertainty() -> None:
+    from monitor.metrics.ratings.model_check import MARGIN_SE, HoldoutCheck
+
+    se = 2.0
+    beyond = HoldoutCheck(100.0 - MARGIN_SE * se - 0.01, 100.0, 500, 5, se)
+    within = HoldoutCheck(100.0 - MARGIN_SE * se + 0.01, 100.0, 500, 5, se)
+    worse = HoldoutCheck(101.0, 100.0, 500, 5, se)
+    assert not beyond.fallback
+    assert within.fallback
+    assert worse.fallback
+    # no standard error (fewer than two items held out): the point comparison alone
+    assert not HoldoutCheck(99.0, 100.0, 1, 5).fallback
+    assert HoldoutCheck(float("nan"), float("nan"), 0, 5).fallback
+
+
+def _valence_shape(seed: int) -> tuple:
+    """The shape of a small real rating campaign (Snow et al. 2008's valence): 100 items, 10
+    judgments each, 38 workers of very unequal activity (some judged most items, many a few),
+    a wide interval scale (-100..100), answers off by heavy-tailed errors (Student's t, 2
+    degrees of freedom) and no worker better than another: a model of per-worker biases and
+    noises has nothing real to find, and what it fits to a few shared items is luck."""
+    rng = np.random.default_rng(seed)
+    truth = rng.uniform(-50, 50, 100)
+    activity = rng.pareto(0.7, 38) + 0.05
+    it = np.repeat(np.arange(100), 10)
+    p = activity / activity.sum()
+    wk = np.concatenate([rng.choice(38, size=10, replace=False, p=p) for _ in range(100)])
+    x = np.clip(np.round(truth[it] + 20 * rng.standard_t(2, it.size)), -100, 100)
+    return it, wk, x, truth
+
+
+def test_on_the_shape_of_a_small_real_campaign_the_model_is_kept_only_on_a_real_win() -> None:
+    """Where the workers are alike, the model's held-out win over the plain mean is mostly
+    within its uncertainty: the old rule (any win) kept the model on most draws, the margin
+    keeps the plain mean on most; wherever the model is kept, its means are no worse than the
+    plain mean against the truth beyond two paired standard errors."""
+    kept_any = kept_margin = 0
+    for seed in range(8):
+        it, wk, x, truth = _valence_shape(seed)
+        fit = rating_model(it, wk, x, n_items=100, n_workers=38, scale=(-100.0, 100.0))
+        check = holdout_check(it, wk, x, n_items=100, n_workers=38, scale=(-100.0, 100.0),
+                              fit=fit)  # fmt: skip
+        kept_any += int(check.model_mse < check.plain_mse)
+        kept_margin += int(not check.fallback)
+        if not check.fallback:
+            plain = np.bincount(it, weights=x, minlength=100) / 10
+            d = np.abs(fit.mean - truth) - np.abs(plain - truth)
+            assert d.mean() <= 2 * d.std(ddof=1) / 10
+    assert kept_any >= 5
+    assert kept_margin <= 2

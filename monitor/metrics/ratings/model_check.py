@@ -17,11 +17,19 @@ predict each held-out judgment ``x_ij`` of a non-gold item judged at least twice
 
 and the difference of the two mean squared errors estimates the difference of the two
 estimates' mean squared errors against the crowd's truth ``mu_i``, whatever the workers' bias
-and noise. The model is kept where its held-out error is lower; else the exports give the plain
-mean (``model_fallback``). ``diff_se`` is the standard error of that difference, clustered by
-item (the judgments of one item share its estimates): ``sqrt(G / (G - 1) sum_i (D_i - n_i d)^2)
-/ n`` over the ``G`` items held out, ``D_i`` the sum of the item's differences, ``d`` their
-mean (Liang & Zeger 1986, *Biometrika* 73:13). It is reported beside the verdict, not used in it.
+and noise. ``diff_se`` is the standard error of that difference, clustered by item (the
+judgments of one item share its estimates): ``sqrt(G / (G - 1) sum_i (D_i - n_i d)^2) / n``
+over the ``G`` items held out, ``D_i`` the sum of the item's differences, ``d`` their mean
+(Liang & Zeger 1986, *Biometrika* 73:13).
+
+The model is kept only where it wins by more than its own uncertainty: where the plain mean's
+held-out error exceeds the model's by more than ``MARGIN_SE`` standard errors, a one-sided
+test at 5% that the model is better; else the exports give the plain mean
+(``model_fallback``). A model that wins by less may only have been lucky with these items: its
+per-worker biases and noises then rest on too few shared items to be trusted, as on a real
+rating set of 100 headlines, 10 judgments each and 38 workers whose model was 1.65 points of
+mean absolute error worse than the plain mean against experts. Where the standard error is
+unknown (fewer than two items held out) the model is kept on the point comparison alone.
 """
 
 from __future__ import annotations
@@ -36,6 +44,8 @@ from monitor.metrics.common import check_same_length
 from monitor.metrics.ratings.model import RatingModel, rating_model
 
 RELATIVE_TOL = 1e-6  # better than the plain mean by more than the fits' own tolerance
+MARGIN_SE = 1.6448536269514722  # the one-sided 95% normal quantile: a win beyond the luck of
+# the items held out
 
 
 @dataclass(frozen=True)
@@ -53,8 +63,11 @@ class HoldoutCheck:
 
     @property
     def fallback(self) -> bool:
-        """The model predicts the held-out judgments no better than the plain mean."""
-        return not (self.n > 0 and self.model_mse < self.plain_mse * (1.0 - RELATIVE_TOL))
+        """The model does not predict the held-out judgments better than the plain mean by
+        more than ``MARGIN_SE`` standard errors of the difference (module docstring)."""
+        if not (self.n > 0 and self.model_mse < self.plain_mse * (1.0 - RELATIVE_TOL)):
+            return True
+        return bool(self.plain_mse - self.model_mse <= MARGIN_SE * self.diff_se)
 
 
 def deal_folds(
