@@ -294,8 +294,11 @@ def document_from(data: CampaignData, *, items: bool = True) -> Document:
     }
     fallback = cv("model_fallback")
     doc["verdict"]["export"] = export_verdict(
-        c.kind, cv("export_quality"), fallback=bool(fallback is not None and fallback.value)
-    )
+        c.kind, cv("export_quality"), fallback=bool(fallback is not None and fallback.value),
+        gold=cv("export_gold"),
+        fallback_reason=str((fallback.detail or {}).get("message") or "") or None
+        if fallback is not None else None,
+    )  # fmt: skip
     doc["verdict"].update(
         state(doc["verdict"]["level"], doc["workers"], has_run=data.run is not None,
               kind=c.kind, name=c.name,

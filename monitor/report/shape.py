@@ -230,15 +230,28 @@ class CampaignState(TypedDict):
     to_tell: NotRequired[list[str]]
 
 
-# The docstring below is the schema's description (docs/report.schema.json), kept as published:
-# export_verdict lives in monitor.report.verdict, and the document module imports it.
+class ExportCrowd(TypedDict):
+    """``verdict.export.crowd``: where the figure is measured on gold, the crowd-only
+    expectation beside it (what an unlimited crowd of these workers would answer)."""
+
+    value: float | None
+    interval: Interval | None
+    n: int | None
+
+
 class ExportQuality(TypedDict):
-    """``verdict.export``: how good ``monitor export labels`` is expected to be
-    (:func:`monitor.report.document.export_verdict`): ``accuracy`` (labels, multi-label sets:
-    the expected share of items whose exported answer is right), ``pair_accuracy``
-    (preferences: of pairs of ranked items ordered right) or ``mae`` (ratings: the expected
-    mean absolute error of the exported values), with its 95% interval and the items it
-    counts."""
+    """``verdict.export``: how good ``monitor export labels`` is
+    (:func:`monitor.report.verdict.export_verdict`): ``accuracy`` (labels, multi-label sets:
+    the share of items whose exported answer is right), ``pair_accuracy`` (preferences: of
+    pairs of ranked items ordered right) or ``mae`` (ratings: the mean absolute error of the
+    exported values), with its 95% interval and the items it counts. ``basis``: ``gold``
+    where it is measured on the campaign's gold (each gold item answered with its gold
+    withheld; ``crowd`` then holds the crowd-only expectation), else ``crowd``, the expectation
+    of the reliability model against what an unlimited crowd of these workers would answer (an
+    upper bound on accuracy; ``basis_reason`` says why gold did not serve where the campaign
+    has some). ``method``: what the export gives, ``model`` (the reliability model's answers)
+    or ``mean`` (ratings whose model did not beat the plain mean on held-out judgments beyond
+    its uncertainty), ``method_reason`` why."""
 
     measure: Literal["accuracy", "pair_accuracy", "mae"]
     value: float | None
@@ -246,6 +259,11 @@ class ExportQuality(TypedDict):
     n: int | None
     exports: str
     text: str
+    basis: Literal["gold", "crowd"]
+    method: Literal["model", "mean"]
+    method_reason: NotRequired[str]
+    basis_reason: NotRequired[str]
+    crowd: NotRequired[ExportCrowd]
 
 
 class ExportVerdict(TypedDict):
@@ -381,6 +399,7 @@ __all__ = [
     "CampaignState",
     "Decision",
     "Document",
+    "ExportCrowd",
     "ExportQuality",
     "ExportVerdict",
     "Flag",

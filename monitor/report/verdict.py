@@ -3,7 +3,7 @@ and the campaign's state, the deliverable first (``verdict`` of the JSON documen
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 from monitor.core.catalog import Kind
 from monitor.report.jsonsafe import value_interval as _interval
@@ -62,49 +62,113 @@ EXPORTS = {
 
 
 def export_verdict(
-    kind: str, value: Value | None, *, fallback: bool = False
+    kind: str,
+    value: Value | None,
+    *,
+    fallback: bool = False,
+    gold: Value | None = None,
+    fallback_reason: str | None = None,
 ) -> ExportQuality | None:
-    """What ``monitor export labels`` gives and how good it is expected to be, from the run's
-    ``export_quality`` (None where the run stored none): the measure, its value and 95%
-    interval, the items it counts, and a sentence that says it first ("The exported labels are
-    expected to match what an unlimited crowd of these workers would answer on 93% [91%, 95%]
-    of 800 items ..."). The yardstick is the crowd's own, not an outside truth: errors the
-    workers share (on hard items, or a truth the crowd cannot see) are invisible to it, so on
-    real campaigns it is an upper bound on accuracy (``bench/calibration.py``)."""
+    """What ``monitor export labels`` gives and how good it is, from the run's
+    ``export_quality`` (None where the run stored none) and, where the campaign has enough
+    gold, its ``export_gold``: the measure, its value and 95% interval, the items it counts,
+    the ``basis`` of the figure and a sentence that says it first.
+
+    On the crowd's basis ("The exported labels are expected to match what an unlimited crowd of
+    these workers would answer on 93% [91%, 95%] of 800 items ...") the yardstick is the
+    crowd's own, not an outside truth: errors the workers share (on hard items, or a truth the
+    crowd cannot see) are invisible to it, so on real campaigns it is an upper bound on accuracy
+    (``bench/calibration.py``). On gold ("On 80 gold items, each answered with its own gold
+    withheld, the exported labels are right on 84% [74%, 90%] ...") it is measured, and the
+    crowd-only figure stays beside it (``crowd``). ``fallback``: a rating campaign's export
+    gives the plain mean (``method`` ``mean``, ``fallback_reason`` the held-out check's words)."""
     if value is None:
         return None
     d = value.detail or {}
     measure = d.get("measure") or ("mae" if kind == Kind.RATING else "accuracy")
     v, ci = _v(value), _interval(value)
     exports = EXPORTS.get(kind, EXPORTS["label"])
-    if fallback and kind == Kind.RATING:
+    mean = fallback and kind == Kind.RATING
+    if mean:
         exports = "the plain mean per item (the rating model lost its held-out check)"
+    text = _crowd_text(kind, measure, v, ci, value.n, d.get("reason"))
+    if mean and v is not None and measure == "mae":
+        text += " That is the model's expectation; the export gives the plain mean."
+    out: dict[str, Any] = {"measure": measure, "value": v, "interval": ci, "n": value.n,
+                           "exports": exports, "text": text, "basis": "crowd",
+                           "method": "mean" if mean else "model"}  # fmt: skip
+    if mean:
+        out["method_reason"] = fallback_reason or "the rating model lost its held-out check"
+    elif kind == Kind.RATING:
+        out["method_reason"] = (
+            "the rating model predicts held-out judgments better than the plain mean beyond its "
+            "uncertainty"
+        )
+    g = _v(gold) if gold is not None else None
+    if gold is not None and g is None:
+        out["basis_reason"] = str((gold.detail or {}).get("reason") or "no gold to measure on")
+        out["text"] += f" Not measured on gold: {out['basis_reason']}."
+    elif gold is not None and g is not None:
+        gci = _interval(gold)
+        out["crowd"] = {"value": v, "interval": ci, "n": value.n}
+        out.update(
+            value=g,
+            interval=gci,
+            n=gold.n,
+            basis="gold",
+            text=_gold_text(kind, measure, g, gci, gold.n, v),
+        )
+    return cast(ExportQuality, out)
+
+
+def _crowd_text(
+    kind: str,
+    measure: str,
+    v: float | None,
+    ci: list[float] | None,
+    n: int | None,
+    reason: str | None,
+) -> str:
+    """The crowd-only expectation in a sentence (:func:`export_verdict`)."""
     if v is None:
-        text = f"The expected quality of the export is undefined: {d.get('reason') or 'no item'}."
-    elif measure == "pair_accuracy":
-        text = (f"The exported ranking is expected to order {pct(v)}"
+        return f"The expected quality of the export is undefined: {reason or 'no item'}."
+    if measure == "pair_accuracy":
+        return (f"The exported ranking is expected to order {pct(v)}"
                 + (f" [{pct(ci[0])}, {pct(ci[1])}]" if ci else "")
-                + f" of the pairs of its {value.n or 0:,} items as an unlimited crowd of these "
+                + f" of the pairs of its {n or 0:,} items as an unlimited crowd of these "
                 "workers would (an upper bound: errors the workers share are invisible to "
                 "it).")  # fmt: skip
-    elif measure == "mae":
-        text = (f"The exported values are expected to be off by {v:.3g}"
+    if measure == "mae":
+        return (f"The exported values are expected to be off by {v:.3g}"
                 + (f" [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else "")
                 + " on average from what an unlimited crowd of these workers would give (mean "
-                f"absolute error over {value.n or 0:,} items; a bias the whole crowd shares is "
+                f"absolute error over {n or 0:,} items; a bias the whole crowd shares is "
                 "not in it).")  # fmt: skip
-        if fallback:
-            text += " That is the model's expectation; the export gives the plain mean."
+    what = "sets" if kind == Kind.MULTILABEL else "labels"
+    return (f"The exported {what} are expected to match what an unlimited crowd of these "
+            f"workers would answer on {pct(v)}"
+            + (f" [{pct(ci[0])}, {pct(ci[1])}]" if ci else "")
+            + f" of {n or 0:,} items (an upper bound on their accuracy: errors the "
+            "workers share are invisible to it).")  # fmt: skip
+
+
+def _gold_text(
+    kind: str, measure: str, g: float, ci: list[float] | None, n: int | None, crowd: float | None
+) -> str:
+    """The figure measured on gold in a sentence, the crowd-only one after it."""
+    on = f"On {n or 0:,} gold items, each answered with its own gold withheld, "
+    if measure == "mae":
+        text = (on + f"the exported values are off by {g:.3g}"
+                + (f" [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else "") + " on average.")  # fmt: skip
+        crowd_words = "" if crowd is None else f"expected {crowd:.3g} against the crowd"
     else:
         what = "sets" if kind == Kind.MULTILABEL else "labels"
-        text = (f"The exported {what} are expected to match what an unlimited crowd of these "
-                f"workers would answer on {pct(v)}"
-                + (f" [{pct(ci[0])}, {pct(ci[1])}]" if ci else "")
-                + f" of {value.n or 0:,} items (an upper bound on their accuracy: errors the "
-                "workers share are invisible to it).")  # fmt: skip
-    out = {"measure": measure, "value": v, "interval": ci, "n": value.n, "exports": exports,
-           "text": text}  # fmt: skip
-    return cast(ExportQuality, out)
+        text = (on + f"the exported {what} are right on {pct(g)}"
+                + (f" [{pct(ci[0])}, {pct(ci[1])}]" if ci else "") + ".")  # fmt: skip
+        crowd_words = "" if crowd is None else f"{pct(crowd)}, an upper bound"
+    if crowd_words:
+        text += f" (The crowd-only expectation: {crowd_words}.)"
+    return text
 
 
 EXPORT_USABLE = 0.8
@@ -135,13 +199,19 @@ def export_usable(export: ExportQuality | None, width: float | None) -> bool | N
 
 
 def _export_words(export: ExportQuality) -> str:
-    """The export's expectation in a few words, as the bound it is ("right on at most 93% of
-    its items", "off by at least 4.7 on average")."""
+    """The export's figure in a few words, as the bound it is ("expected to be right on at most
+    93% of its items", "expected to be off by at least 4.7 on average") or as measured on gold
+    ("right on 84% of its gold items")."""
     value = float(export["value"])  # type: ignore[arg-type]
+    measured = export.get("basis") == "gold"
     if export.get("measure") == "mae":
-        return f"off by at least {value:.3g} on average"
+        if measured:
+            return f"off by {value:.3g} on average on gold"
+        return f"expected to be off by at least {value:.3g} on average"
     share = "pairs of items" if export.get("measure") == "pair_accuracy" else "items"
-    return f"right on at most {pct(value)} of its {share}"
+    if measured:
+        return f"right on {pct(value)} of its gold {share}"
+    return f"expected to be right on at most {pct(value)} of its {share}"
 
 
 STATES = ("reliable", "usable_with_care", "unreliable", "cannot_tell")
@@ -211,7 +281,7 @@ def state(
     if usable is False and export is not None:
         return {
             "state": "unreliable",
-            "state_text": f"Unreliable: the export is expected to be {_export_words(export)}"
+            "state_text": f"Unreliable: the export is {_export_words(export)}"
             + (f" ({workers_text} first)" if acted else "")
             + "; more judgments per item, or better workers, are needed.",
         }
@@ -225,8 +295,12 @@ def state(
     if out == "usable_with_care" and level == "unreliable" and export is not None:
         text = (
             "Usable with care: single answers agree little, but the export, which weighs the "
-            f"workers by their reliability, is expected to be {_export_words(export)} (an upper "
-            "bound: check a sample against answers you know)"
+            f"workers by their reliability, is {_export_words(export)}"
+            + (
+                " (measured on gold it did not learn from)"
+                if export.get("basis") == "gold"
+                else " (an upper bound: check a sample against answers you know)"
+            )
             + (f"; {workers_text}" if acted else "")
             + "."
         )
