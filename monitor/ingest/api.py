@@ -25,19 +25,10 @@ from sqlalchemy.orm import Session
 from monitor.core.errors import InputError, NotFound, Problem, UsageError
 from monitor.core.progress import Progress
 from monitor.ingest.chunks import MAX_PROBLEMS, FileRun, chunks
+from monitor.ingest.files import DELIMITERS, ByteCounter, is_gzip, plain_suffix, sniff
 from monitor.ingest.load import Loader
 from monitor.ingest.platforms import READERS, Rows, detect
-from monitor.ingest.readers import (
-    DELIMITERS,
-    BadRecord,
-    ByteCounter,
-    is_gzip,
-    plain_suffix,
-    read_csv,
-    read_items,
-    read_jsonl,
-    sniff,
-)
+from monitor.ingest.readers import BadRecord, read_csv, read_items, read_jsonl
 from monitor.ingest.rows import JUDGMENT_COLUMNS, PREFERENCE_COLUMNS, SourceRow
 from monitor.ingest.validate import Validator, raw_text
 from monitor.store import campaigns as store

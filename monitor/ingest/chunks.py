@@ -11,8 +11,8 @@ from typing import Any
 
 from monitor.core.errors import Problem
 from monitor.core.progress import Progress
+from monitor.ingest.files import ByteCounter
 from monitor.ingest.load import Loader
-from monitor.ingest.readers import ByteCounter
 from monitor.ingest.repeats import Repeats, clash_words
 from monitor.ingest.rows import BadRecord, SourceRow
 from monitor.ingest.validate import Validator, id_text, raw_text, record_text

@@ -27,9 +27,7 @@ order mark and CRLF line ends are read as spreadsheets write them.
 from __future__ import annotations
 
 import csv
-import gzip
 import sys
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
 from itertools import chain
@@ -37,26 +35,27 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from monitor.core.errors import InputError, NotFound, Problem, UsageError
+from monitor.core.errors import InputError, Problem
+from monitor.ingest.files import (
+    BLOCK_BYTES,
+    UTF8_HINT,
+    ByteCounter,
+    check_delimiter,
+    columns_hint,
+    detect_delimiter,
+    open_source,
+    plain_suffix,
+    refuse_binary,
+    sniff,
+)
 from monitor.ingest.jsondoc import decode_problem
 from monitor.ingest.rows import ITEM_COLUMNS, BadRecord, SourceRow, Table
 from monitor.ingest.safe import NUL, NUL_HINT, JsonLines, unstorable
 
-__all__ = [
-    "BadRecord",
-    "ByteCounter",
-    "detect_delimiter",
-    "is_gzip",
-    "plain_suffix",
-    "read_csv",
-    "read_jsonl",
-    "sniff",
-]
+__all__ = ["BadRecord", "read_csv", "read_items", "read_jsonl"]
 
-UTF8_HINT = "save the file as UTF-8"
 NOT_UTF8 = "not UTF-8 text"
 QUOTE_HINT = "a value holding a comma, a quote or a line break must be quoted"
-SHOWN_COLUMNS = 20
 HeaderCheck = Callable[[list[str]], list[Problem]]
 # (column -> index, [(index, payload column)]) -> a function from a row's fields and line to
 # its record, or None.
@@ -64,137 +63,6 @@ FastFactory = Callable[
     [dict[str, int], list[tuple[int, str]]],
     Callable[[list[str], int], tuple[Any, ...] | None] | None,
 ]
-_HEAD = 8192
-_BLOCK = 1 << 18
-GZIP_MAGIC = b"\x1f\x8b"
-DELIMITERS = (",", ";", "\t", "|")
-"""The delimiters a CSV file's header is searched for, the first winning a tie."""
-DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "bar"}
-
-
-class ByteCounter:
-    """How many bytes of the file have been read so far (for the progress bar)."""
-
-    __slots__ = ("n",)
-
-    def __init__(self) -> None:
-        self.n = 0
-
-
-class _Gunzip(gzip.GzipFile):
-    """A gzip stream whose damage (a truncated or corrupt file) is one problem line."""
-
-    def read(self, size: int | None = -1) -> bytes:
-        try:
-            return super().read(size)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise _damaged(self.name, exc) from None
-
-    def readline(self, size: int | None = -1) -> bytes:
-        try:
-            return super().readline(size)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise _damaged(self.name, exc) from None
-
-
-def _damaged(name: str, exc: BaseException) -> InputError:
-    return InputError.at(
-        str(name),
-        None,
-        None,
-        f"a damaged gzip file ({exc or type(exc).__name__})",
-        "compress it again, or give the file uncompressed",
-    )
-
-
-def is_gzip(path: Path) -> bool:
-    """Whether the file starts as a gzip stream does."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(2) == GZIP_MAGIC
-    except OSError:
-        return False
-
-
-def _open(path: Path) -> BinaryIO:
-    """The file's bytes, decompressed as they are read when it is gzip-compressed."""
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 (closed by the caller)
-    except FileNotFoundError:
-        raise NotFound(f"no such file: {path}") from None
-    except IsADirectoryError:
-        raise NotFound(f"{path} is a directory, not a file") from None
-    if handle.read(2) != GZIP_MAGIC:
-        handle.seek(0)
-        return handle
-    handle.seek(0)
-    return _Gunzip(filename=str(path), mode="rb", fileobj=handle)  # type: ignore[return-value]
-
-
-def plain_suffix(path: Path) -> str:
-    """The file's extension, a ``.gz`` after it left out (``x.csv.gz`` -> ``.csv``)."""
-    suffixes = [s.lower() for s in Path(path).suffixes]
-    if suffixes and suffixes[-1] == ".gz":
-        suffixes.pop()
-    return suffixes[-1] if suffixes else ""
-
-
-def _count_outside_quotes(line: str, delimiter: str) -> int:
-    n, quoted = 0, False
-    for char in line:
-        if char == '"':
-            quoted = not quoted
-        elif char == delimiter and not quoted:
-            n += 1
-    return n
-
-
-def detect_delimiter(path: Path, head: bytes) -> str:
-    """The delimiter of a CSV file: a tab for ``.tsv``, else the one of :data:`DELIMITERS`
-    its header line holds most of outside quotes (a comma when it holds none)."""
-    if plain_suffix(path) == ".tsv":
-        return "\t"
-    text = head.decode("utf-8", errors="replace").removeprefix("\ufeff")
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    counts = {d: _count_outside_quotes(first, d) for d in DELIMITERS}
-    best = max(DELIMITERS, key=lambda d: counts[d])
-    return best if counts[best] else ","
-
-
-def _check_delimiter(delimiter: str) -> str:
-    named = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "bar": "|"}
-    delimiter = named.get(delimiter, delimiter)
-    if len(delimiter) != 1 or delimiter in '"\r\n' or delimiter.isalnum():
-        raise UsageError(
-            f"--delimiter {delimiter!r}: one character that is not a letter, digit or quote",
-            hint="e.g. --delimiter ';' or --delimiter tab",
-        )
-    return delimiter
-
-
-def sniff(path: Path) -> bytes:
-    """The first bytes of the file (without a UTF-8 byte order mark)."""
-    with _open(path) as handle:
-        head = handle.read(_HEAD)
-    return head.removeprefix(b"\xef\xbb\xbf")
-
-
-def _refuse_binary(name: str, head: bytes, what: str, hint: str) -> None:
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise InputError.at(name, None, None, f"UTF-16 text, not {what} in UTF-8", UTF8_HINT)
-    if head.startswith(GZIP_MAGIC):
-        raise InputError.at(
-            name, None, None, f"a gzip file inside a gzip file, not {what}", "decompress it first"
-        )
-    if b"\x00" in head:
-        raise InputError.at(name, None, None, f"a binary file, not {what}", hint=hint)
-
-
-def columns_hint(header: Sequence[str]) -> str:
-    """The header's columns for a hint: the first few, each cut short, then how many more."""
-    names = [n if len(n) <= 40 else n[:37] + "..." for n in header[:SHOWN_COLUMNS]]
-    more = len(header) - SHOWN_COLUMNS
-    return (", ".join(names) or "none") + (f", ... and {more} more" if more > 0 else "")
 
 
 class _Lines:
@@ -241,7 +109,7 @@ class _BlockLines(_Lines):
         read, counter, rest, number = self.handle.read, self.counter, b"", 0
         long: list[bytes] = []  # the blocks of a line longer than a block
         while True:
-            block = read(_BLOCK)
+            block = read(BLOCK_BYTES)
             if not block:
                 if rest or long:
                     yield self._decode([b"".join([*long, rest])], number)
@@ -338,7 +206,7 @@ def read_csv(
     """
     name = str(path)
     head = sniff(path)
-    _refuse_binary(name, head, "CSV text", "give a CSV file: UTF-8 text, header row, comma")
+    refuse_binary(name, head, "CSV text", "give a CSV file: UTF-8 text, header row, comma")
     text = head.decode("utf-8", errors="replace").lstrip()
     if text.startswith(("{", "[")):
         raise InputError.at(
@@ -349,7 +217,7 @@ def read_csv(
             hint="name a JSON Lines file .jsonl, or pass --format jsonl",
         )
     delimiter = (
-        _check_delimiter(delimiter) if delimiter is not None else detect_delimiter(path, head)
+        check_delimiter(delimiter) if delimiter is not None else detect_delimiter(path, head)
     )
     return _csv_rows(path, columns, table, mapping, counter, check_header, fast, delimiter)
 
@@ -366,7 +234,7 @@ def _csv_rows(
 ) -> Iterator[SourceRow | BadRecord | tuple[Any, ...]]:
     name = str(path)
     csv.field_size_limit(sys.maxsize)
-    with _open(path) as handle:
+    with open_source(path) as handle:
         lines = _BlockLines(handle, counter)
         reader = csv.reader(lines, strict=True, delimiter=delimiter)
         try:
@@ -484,7 +352,7 @@ def read_jsonl(
     """Stream a JSON Lines file (one object a line) as rows of ``table``. Blank lines skipped."""
     name = str(path)
     head = sniff(path)
-    _refuse_binary(name, head, "JSON Lines text", "give one JSON object a line, in UTF-8")
+    refuse_binary(name, head, "JSON Lines text", "give one JSON object a line, in UTF-8")
     first = next((ln.strip() for ln in head.split(b"\n") if ln.strip()), b"")
     if first == b"[" or (first.startswith(b"[") and first.endswith(b"[")):
         raise InputError.at(
@@ -513,7 +381,7 @@ def _jsonl_rows(
     back = {source: canon for canon, source in (mapping or {}).items()}
     decoder = JsonLines()
     loads, suspect = decoder.loads, decoder.suspect
-    with _open(path) as handle:
+    with open_source(path) as handle:
         lines = _Lines(handle, counter)
         for text in lines:
             if not text.strip():

@@ -23,8 +23,8 @@ from typing import Any
 
 from monitor.core.errors import Problem
 from monitor.ingest.fastpath import CACHE_SIZE, FastCheck, clean_time, csv_fast
+from monitor.ingest.files import columns_hint
 from monitor.ingest.platforms.mapping import parse_iso, seconds
-from monitor.ingest.readers import columns_hint
 from monitor.ingest.records import (
     MAX_ID,
     SEP,

@@ -20,7 +20,8 @@ from sqlalchemy import Engine, func, select
 from monitor.cli import main
 from monitor.core.errors import UsageError
 from monitor.ingest.api import create_campaign, ingest_file
-from monitor.ingest.readers import detect_delimiter, read_csv
+from monitor.ingest.files import detect_delimiter
+from monitor.ingest.readers import read_csv
 from monitor.ingest.rows import SourceRow
 from monitor.store.campaigns import CampaignSpec
 from monitor.store.engine import transaction
