@@ -1,0 +1,78 @@
+"""The schema's foundations: the declarative base with its naming convention, UTC times,
+the allowed values of the CHECK constraints."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Integer,
+    MetaData,
+    TypeDecorator,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a BIGINT identity.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+Json = JSON().with_variant(JSONB(), "postgresql")
+
+
+class _UtcTime(TypeDecorator[datetime]):
+    """A moment in UTC, read back as an aware datetime on both backends.
+
+    PostgreSQL keeps ``timestamptz``; SQLite keeps the wall time without its offset, so an
+    aware value is stored in UTC and a naive one read back is UTC (never local time)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and dialect.name == "sqlite" and value.utcoffset():
+            value = value.astimezone(UTC)
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value
+
+    @property
+    def python_type(self) -> type[datetime]:
+        return datetime
+
+
+UtcTime = _UtcTime()
+
+KINDS = ("rating", "label", "multilabel", "pairwise")
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+WORKER_STATUSES = ("ok", "down_weighted", "blocked")
+OUTCOMES = ("left", "right", "tie")
+RUN_STATUSES = ("running", "ok", "failed")
+SCOPES = ("campaign", "worker", "item", "pair", "annotation")
+ACTIONS = ("block", "down_weight", "clear", "suggest")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def in_values(column: str, values: tuple[str, ...]) -> str:
+    """A CHECK constraint's condition: ``column`` is one of ``values``."""
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
