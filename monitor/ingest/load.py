@@ -31,8 +31,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
-from operator import itemgetter
 from typing import Any, cast
 
 import numpy as np
@@ -40,16 +38,9 @@ from psycopg.copy import LibpqWriter
 from psycopg.sql import SQL, Identifier
 from psycopg.types.string import BytesBinaryDumper
 from sqlalchemy import (
-    JSON,
     BigInteger,
-    Column,
     Connection,
-    DateTime,
-    Double,
-    LargeBinary,
-    MetaData,
     Table,
-    Text,
     exists,
     func,
     literal,
@@ -60,6 +51,18 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from monitor.ingest.bloom import SeenKeys
 from monitor.ingest.safe import storable_text
+from monitor.ingest.staging import (
+    COPY_JUDGMENTS,
+    COPY_PREFERENCES,
+    COPY_TAIL,
+    COPY_TAIL_TYPES,
+    ROWS_STAGE,
+    STAGE_JUDGMENTS,
+    STAGE_PREFERENCES,
+    bound_rows,
+    sqlite_stage,
+    staged_values,
+)
 from monitor.ingest.validate import ItemRecord, JudgmentRecord, PreferenceRecord, WorkerRecord
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.locks import LOCK_CLASS
@@ -76,46 +79,7 @@ from monitor.store.models import (
 # The first key of the ingest locks: apart from the recompute locks (LOCK_CLASS).
 INGEST_LOCK_CLASS = LOCK_CLASS + 1
 
-_META = MetaData()
-_JSON = JSON(none_as_null=True).with_variant(postgresql.JSONB(none_as_null=True), "postgresql")
-_TIME = DateTime(timezone=True)
-
-
-def _stage_table(name: str, *columns: Column[Any]) -> Table:
-    return Table(
-        name,
-        _META,
-        Column("seq", BigInteger),
-        Column("worker_id", BigInteger),
-        *columns,
-        Column("dedup_key", LargeBinary),
-        Column("external_id", Text),
-        Column("created_at", _TIME),
-        Column("duration_s", Double),
-        Column("payload", _JSON),
-        prefixes=["TEMPORARY"],
-    )
-
-
-STAGE_JUDGMENTS = _stage_table(
-    "monitor_stage_judgments",
-    Column("item_id", BigInteger),
-    Column("value_num", Double),
-    Column("value_label", Text),
-)
-STAGE_PREFERENCES = _stage_table(
-    "monitor_stage_preferences",
-    Column("left_item_id", BigInteger),
-    Column("right_item_id", BigInteger),
-    Column("outcome", Text),
-)
 LOOKUP_BATCH = 10_000
-BULK_CACHE_KIB = 256 * 1024  # SQLite's page cache while a file loads (a maximum, in KiB)
-STAGE_CACHE_KIB = 64 * 1024  # and its TEMP database's, where a chunk's rows wait
-ROWS_STAGE = "monitor_stage_rows"
-# The staged columns bound whatever the chunk (worker, item or left and right items, value_num
-# or outcome, dedup key): the others are bound only when some row of the chunk fills them.
-_ALWAYS_BOUND = frozenset({0, 1, 2, 4})
 CACHE_SIZE = 100_000  # ids of workers or items kept between chunks (then the cache restarts)
 
 W = cast(Table, Worker.__table__)
@@ -124,39 +88,6 @@ J = cast(Table, Judgment.__table__)
 P = cast(Table, Preference.__table__)
 A = cast(Table, JudgmentAnnotation.__table__)
 R = cast(Table, RejectedRow.__table__)
-
-# COPY columns and their binary types, after (campaign_id, batch_id, worker_id).
-_COPY_TAIL = ("dedup_key", "external_id", "created_at", "duration_s", "payload")
-_COPY_TAIL_TYPES = ("bytea", "text", "timestamptz", "float8", "jsonb")
-COPY_JUDGMENTS = (("item_id", "value_num", "value_label"), ("int8", "float8", "text"))
-COPY_PREFERENCES = (("left_item_id", "right_item_id", "outcome"), ("int8", "int8", "text"))
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
-# The text sqlite_time gives, from microseconds since 1970 in UTC (floored: times before 1970
-# too), computed by SQLite.
-SQLITE_TIME_SQL = (
-    "strftime('%Y-%m-%d %H:%M:%S', (created_at - ((created_at % 1000000 + 1000000) % 1000000))"
-    " / 1000000, 'unixepoch') || printf('.%06d', (created_at % 1000000 + 1000000) % 1000000)"
-)
-
-
-def epoch_microseconds(moment: datetime) -> int:
-    """Microseconds from 1970-01-01 UTC to ``moment`` (a time without offset is in UTC)."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return (moment - _EPOCH) // _MICROSECOND
-
-
-def sqlite_time(moment: datetime | None) -> str | None:
-    """The text SQLite keeps of a moment (what the ``created_at`` column's SQLAlchemy type
-    binds: the wall time in UTC, ``YYYY-MM-DD HH:MM:SS.ffffff``, without its offset)."""
-    if moment is None:
-        return None
-    if moment.utcoffset():
-        moment = moment.astimezone(UTC)
-    return moment.isoformat(" ", "microseconds")[:26]
 
 
 class Chunk(list[Any]):
@@ -214,31 +145,8 @@ class Loader:
             if not conn.scalar(select(stored)):
                 self.seen = SeenKeys()
         else:
-            self.stage.drop(conn, checkfirst=True)
-            self.stage.create(conn)
-            # A page cache that holds the unique index the rows go into (random digests): with
-            # the default 2 MB, SQLite spills and rereads its pages for every chunk. Only a
-            # cache: the transaction and its guarantees are the same.
-            self._cache_size = conn.exec_driver_sql("PRAGMA cache_size").scalar()
-            conn.exec_driver_sql(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
-            # The rows of a chunk wait in a TEMP table without types or indexes (kept in its
-            # cache, never spilled), then go into the target in one statement.
-            conn.exec_driver_sql(f"PRAGMA temp.cache_size = -{STAGE_CACHE_KIB}")
-            conn.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{ROWS_STAGE}")
-            middle = COPY_PREFERENCES[0] if self.pairwise else COPY_JUDGMENTS[0]
-            columns = ("worker_id", *middle, *_COPY_TAIL)
-            conn.exec_driver_sql(
-                f"CREATE TEMP TABLE {ROWS_STAGE} (seq INTEGER PRIMARY KEY, {', '.join(columns)})"
-            )
-            self._stage_columns = columns
-            # created_at waits as microseconds since 1970 (UTC) and becomes SQLite's text of it
-            # (sqlite_time) in the statement, off the GIL.
-            selected = [SQLITE_TIME_SQL if c == "created_at" else c for c in columns]
-            self._insert_sql = (
-                f"INSERT INTO {self.target.name} (campaign_id, batch_id, {', '.join(columns)})"  # noqa: S608
-                f" SELECT ?, ?, {', '.join(selected)} FROM temp.{ROWS_STAGE}"
-                " WHERE true ORDER BY seq"  # WHERE: so that ON CONFLICT does not read as a join
-                " ON CONFLICT (campaign_id, dedup_key) DO NOTHING"
+            self._cache_size, self._stage_columns, self._insert_sql = sqlite_stage(
+                conn, self.stage, self.target.name, pairwise=self.pairwise
             )
         self.seq = 0
 
@@ -520,8 +428,8 @@ class Loader:
         if not staged:
             return 0
         middle, middle_types = COPY_PREFERENCES if self.pairwise else COPY_JUDGMENTS
-        names = ["campaign_id", "batch_id", "worker_id", *middle, *_COPY_TAIL]
-        types = ["int8", "int8", "int8", *middle_types, *_COPY_TAIL_TYPES]
+        names = ["campaign_id", "batch_id", "worker_id", *middle, *COPY_TAIL]
+        types = ["int8", "int8", "int8", *middle_types, *COPY_TAIL_TYPES]
         head: tuple[int, ...] = (self.campaign.id, self.batch_id)
         ids: list[int] | None = None
         if self.campaign.kind == "multilabel":
@@ -598,43 +506,8 @@ class Loader:
         dump = self.target.c.payload.type.dialect_impl(dialect).bind_processor(dialect)
         if dump is None:  # pragma: no cover - JSON always has one
             raise RuntimeError("the payload column has no JSON serializer")
-        epoch, tick, utc = _EPOCH, _MICROSECOND, UTC
-        # epoch_microseconds(t), inlined for a time in UTC (what the readers give)
-        if self.pairwise:
-            values = [
-                (
-                    workers[r[0]], items[r[1]], items[r[2]], r[3], d, r[5],
-                    None if (t := r[6]) is None
-                    else (t - epoch) // tick if t.tzinfo is utc else epoch_microseconds(t),
-                    r[7], None if r[8] is None else dump(r[8]),
-                )
-                for r, d in zip(rows, digests, strict=True)
-            ]  # fmt: skip
-        else:
-            values = [
-                (
-                    workers[r[0]], items[r[1]], r[2], r[3], d, r[5],
-                    None if (t := r[6]) is None
-                    else (t - epoch) // tick if t.tzinfo is utc else epoch_microseconds(t),
-                    r[7], None if r[8] is None else dump(r[8]),
-                )
-                for r, d in zip(rows, digests, strict=True)
-            ]  # fmt: skip
-        # worker, items and the answer's first column, dedup key: always filled
-        bound = tuple(
-            k
-            for k in range(len(self._stage_columns))
-            if k in _ALWAYS_BOUND or any(v[k] is not None for v in values)
-        )
-        sql = self._stage_sql.get(bound)
-        if sql is None:
-            names = ", ".join(self._stage_columns[k] for k in bound)
-            marks = ", ".join("?" * len(bound))
-            sql = self._stage_sql[bound] = (
-                f"INSERT INTO temp.{ROWS_STAGE} ({names}) VALUES ({marks})"  # noqa: S608 - names
-            )
-        if len(bound) < len(self._stage_columns):
-            values = list(map(itemgetter(*bound), values))
+        values = staged_values(rows, digests, workers, items, dump, pairwise=self.pairwise)
+        sql, values = bound_rows(self._stage_columns, values, self._stage_sql)
         self._executemany(f"DELETE FROM temp.{ROWS_STAGE}", [()])  # noqa: S608 - a name
         self._executemany(sql, values)
 

@@ -19,15 +19,9 @@ from sqlalchemy.pool import StaticPool
 from monitor.core.errors import InputError
 from monitor.ingest import api
 from monitor.ingest.api import create_campaign, ingest_file
-from monitor.ingest.load import (
-    BULK_CACHE_KIB,
-    INGEST_LOCK_CLASS,
-    SQLITE_TIME_SQL,
-    Loader,
-    SeenKeys,
-    epoch_microseconds,
-    sqlite_time,
-)
+from monitor.ingest.bloom import SeenKeys
+from monitor.ingest.load import INGEST_LOCK_CLASS, Loader
+from monitor.ingest.staging import BULK_CACHE_KIB, SQLITE_TIME_SQL, epoch_microseconds, sqlite_time
 from monitor.store.campaigns import CampaignSpec
 from monitor.store.engine import make_engine
 from monitor.store.migrate import upgrade
