@@ -210,7 +210,7 @@ def test_an_error_in_the_second_thread_fails_the_run(
     if part == "model":
         monkeypatch.setattr(scalar, "reliability", broken)
     else:
-        monkeypatch.setattr(agreement.ag, "codetermination", broken)
+        monkeypatch.setattr(agreement.aggregate, "codetermination", broken)
     [outcome] = recompute(engine, SETTINGS)
     assert outcome.status == "failed"
     assert f"{part} broke" in outcome.message
