@@ -110,8 +110,8 @@ def make_engine(
     elif engine.dialect.name == "postgresql":
         # the URL's own options win: monitor sets only the timeouts they leave out
         given = url_timeouts(engine.url.query.get("options"))
-        ours = dict(zip(TIMEOUT_KEYS, (lock_timeout, statement_timeout), strict=True))
-        ours = {key: _ms(seconds) for key, seconds in ours.items() if key not in given}
+        settings = zip(TIMEOUT_KEYS, (lock_timeout, statement_timeout), strict=True)
+        ours = {key: _ms(seconds) for key, seconds in settings if key not in given}
         if ours:
             event.listen(engine, "connect", _postgres_timeouts(ours))
         event.listen(engine, "handle_error", _note_timeout)
