@@ -150,11 +150,15 @@ def _database_error(exc: Exception, ctx: Context | None) -> MonitorError | None:
         is_driver_error,
         statement_error,
     )
+    from monitor.store.engine import session_timeouts
 
     if not is_driver_error(exc):
         return None
     settings = ctx.settings
-    timed_out = statement_error(exc, settings.lock_timeout, settings.statement_timeout)
+    timed_out = statement_error(
+        exc,
+        *session_timeouts(settings.database_url, settings.lock_timeout, settings.statement_timeout),
+    )
     if timed_out is not None:
         return timed_out
     orig = getattr(exc, "orig", None) or exc

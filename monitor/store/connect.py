@@ -187,31 +187,37 @@ def _postgres_error(url: URL, detail: str) -> MonitorError:
             f"PostgreSQL at {server} has no role (user) '{match[1]}'",
             f"create it (createuser {match[1]}) or name another user in {WHERE_DB}",
         )
-    if "authentication failed" in lowered or "no password supplied" in lowered:
-        return DatabaseUnavailable(
+    # the driver's words, and what they mean: the first that appears in its message
+    known = (
+        (
+            ("authentication failed", "no password supplied"),
             f"PostgreSQL at {server} refused the password of user '{user}'",
             f"check the user and password in {WHERE_DB} (or ~/.pgpass)",
-        )
-    if "failed to resolve host" in lowered or "could not translate host" in lowered:
-        return DatabaseUnavailable(
+        ),
+        (
+            ("failed to resolve host", "could not translate host"),
             f"cannot connect to PostgreSQL: unknown host '{url.host}'",
             f"check the host name in {WHERE_DB}",
-        )
-    if "connection refused" in lowered or "no such file or directory" in lowered:
-        return DatabaseUnavailable(
+        ),
+        (
+            ("connection refused", "no such file or directory"),
             f"cannot connect to PostgreSQL at {server}: nothing accepts connections there",
             f"is the server running on that host and port? check {WHERE_DB}",
-        )
-    if "timeout" in lowered or "timed out" in lowered:
-        return DatabaseUnavailable(
+        ),
+        (
+            ("timeout", "timed out"),
             f"cannot connect to PostgreSQL at {server}: the connection timed out",
             f"check the host, the port and any firewall; {WHERE_DB} names them",
-        )
-    if "does not allow connections" in lowered or "no pg_hba.conf entry" in lowered:
-        return DatabaseUnavailable(
+        ),
+        (
+            ("does not allow connections", "no pg_hba.conf entry"),
             f"PostgreSQL at {server} refuses user '{user}' on database '{database}': {detail}",
             "the server's pg_hba.conf or the database's settings must allow it",
-        )
+        ),
+    )
+    for words, message, hint in known:
+        if any(word in lowered for word in words):
+            return DatabaseUnavailable(message, hint)
     return DatabaseUnavailable(
         f"cannot use PostgreSQL database '{database}' at {server}: {detail}",
         f"check the server and {WHERE_DB} ({redact(url)})",

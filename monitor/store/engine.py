@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import URL, Engine, create_engine, event, make_url
+from sqlalchemy import URL, Engine, create_engine, event, make_url, text
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -23,6 +23,9 @@ MAX_TIMEOUT = 2_000_000
 """The longest timeout in seconds (PostgreSQL and SQLite take at most 2**31 - 1 ms)."""
 NO_LIMIT_MS = 2**31 - 1
 """SQLite's busy timeout when ``lock_timeout`` is 0 (no limit): about 25 days."""
+AFTER_TIMEOUT_MS = 2000
+"""How long a statement may wait, once one of the engine's statements has timed out (the
+failed run's record): the command ends within its timeout plus this."""
 
 
 def normalise_url(url: str) -> str:
@@ -59,17 +62,15 @@ def _sqlite_pragmas(busy_ms: int) -> Callable[[Any, Any], None]:
     return pragmas
 
 
-def _postgres_timeouts(lock_ms: int, statement_ms: int) -> Callable[[Any, Any], None]:
-    """Set the session's ``lock_timeout`` and ``statement_timeout`` on each new connection
-    (committed, so that no rollback undoes them)."""
+def _postgres_timeouts(values: dict[str, int]) -> Callable[[Any, Any], None]:
+    """Set the session's timeouts (milliseconds by name) on each new connection (committed,
+    so that no rollback undoes them)."""
+    calls = ", ".join("set_config(%s, %s, false)" for _ in values)
+    params = [str(x) for item in values.items() for x in item]
 
     def timeouts(dbapi_connection: Any, _record: Any) -> None:
         with dbapi_connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT set_config('lock_timeout', %s, false),"
-                " set_config('statement_timeout', %s, false)",
-                (str(lock_ms), str(statement_ms)),
-            )
+            cursor.execute(f"SELECT {calls}", params)
         if not dbapi_connection.autocommit:
             dbapi_connection.commit()
 
@@ -88,7 +89,7 @@ def make_engine(
     0 = no limit) on every session, and a connection taken from the pool is checked first (a
     server that closes idle sessions does not fail the next statement). A malformed URL is a
     :class:`ConfigError` (:func:`monitor.store.url.check_url`)."""
-    from monitor.store.url import EXAMPLES, check_url
+    from monitor.store.url import EXAMPLES, TIMEOUT_KEYS, check_url, url_timeouts
 
     url = normalise_url(url)
     check_url(url)
@@ -104,13 +105,62 @@ def make_engine(
             f"database URL {redact(url)} cannot be used: {first_line(exc, url)}",
             f"write {EXAMPLES}",
         ) from None
-    lock_ms, statement_ms = _ms(lock_timeout), _ms(statement_timeout)
     if engine.dialect.name == "sqlite":
-        event.listen(engine, "connect", _sqlite_pragmas(lock_ms or NO_LIMIT_MS))
+        event.listen(engine, "connect", _sqlite_pragmas(_ms(lock_timeout) or NO_LIMIT_MS))
     elif engine.dialect.name == "postgresql":
-        event.listen(engine, "connect", _postgres_timeouts(lock_ms, statement_ms))
-    _TIMEOUTS[engine] = (lock_timeout, statement_timeout)
+        # the URL's own options win: monitor sets only the timeouts they leave out
+        given = url_timeouts(engine.url.query.get("options"))
+        settings = zip(TIMEOUT_KEYS, (lock_timeout, statement_timeout), strict=True)
+        ours = {key: _ms(seconds) for key, seconds in settings if key not in given}
+        if ours:
+            event.listen(engine, "connect", _postgres_timeouts(ours))
+        event.listen(engine, "handle_error", _note_timeout)
+    _TIMEOUTS[engine] = session_timeouts(engine.url, lock_timeout, statement_timeout)
     return engine
+
+
+def session_timeouts(
+    url: str | URL, lock_timeout: float, statement_timeout: float
+) -> tuple[float, float]:
+    """The ``lock_timeout`` and ``statement_timeout`` (seconds) of a session on ``url``: those
+    of the URL's ``options`` (PostgreSQL), else the settings' ``lock_timeout`` and
+    ``statement_timeout``."""
+    from monitor.store.url import url_timeouts
+
+    parsed = url if isinstance(url, URL) else make_url(normalise_url(str(url)))
+    if parsed.get_backend_name() != "postgresql":
+        return lock_timeout, statement_timeout
+    given = url_timeouts(parsed.query.get("options"))
+    return (
+        given.get("lock_timeout", lock_timeout),
+        given.get("statement_timeout", statement_timeout),
+    )
+
+
+def _note_timeout(context: Any) -> None:
+    """After a statement of the engine has waited out its timeout, the next transactions wait
+    :data:`AFTER_TIMEOUT_MS` at most (:func:`transaction`): the command that records the
+    failure and stops does not wait a second time as long."""
+    if getattr(context.original_exception, "sqlstate", None) in ("55P03", "57014"):
+        _TIMED_OUT.add(context.engine)
+
+
+_TIMED_OUT: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+def _shorten_waits(session: Session, engine: Engine) -> None:
+    if engine in _TIMED_OUT:
+        lock_ms = _ms(engine_timeouts(engine)[0])
+        session.execute(
+            text(
+                "SELECT set_config('lock_timeout', :lock, true),"
+                " set_config('statement_timeout', :statement, true)"
+            ),
+            {
+                "lock": str(min(lock_ms or AFTER_TIMEOUT_MS, AFTER_TIMEOUT_MS)),
+                "statement": str(AFTER_TIMEOUT_MS),
+            },
+        )
 
 
 def engine_timeouts(engine: Engine) -> tuple[float, float]:
@@ -143,6 +193,7 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
 def transaction(engine: Engine) -> Iterator[Session]:
     """One session, one transaction: committed on success, rolled back on any error."""
     with session_factory(engine)() as session, session.begin():
+        _shorten_waits(session, engine)
         yield session
 
 
@@ -156,6 +207,7 @@ def snapshot(engine: Engine) -> Iterator[Session]:
     with session_factory(engine)() as session, session.begin():
         if engine.dialect.name == "postgresql":
             session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+        _shorten_waits(session, engine)
         yield session
 
 

@@ -125,6 +125,39 @@ def _check_query(query: str) -> None:
             )
         if key == "port" and not all(p == "" or _is_port(p) for p in value.split(",")):
             raise _bad("has an option port that is not a number from 1 to 65535")
+        if key == "options":
+            url_timeouts(value)
+
+
+TIMEOUT_KEYS = ("lock_timeout", "statement_timeout")
+"""The server settings monitor sets on each session unless the URL's ``options`` set them."""
+OPTIONS_HINT = "write options=-c NAME=VALUE (spaces as %20, '=' as %3D), e.g. -c lock_timeout=2000"
+
+
+def server_options(options: str) -> dict[str, str]:
+    """The server settings of a URL's ``options`` as libpq passes them (``-c name=value`` or
+    ``-cname=value``, ``--name=value``; words apart by spaces, ``\\`` escaping one), by name;
+    a :class:`ConfigError` naming the option when a word is none of these (no value is
+    quoted)."""
+    words = [w.replace("\\ ", " ") for w in re.split(r"(?<!\\)\s+", options.strip()) if w]
+    found: dict[str, str] = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "-c" and i + 1 < len(words):
+            i, setting = i + 1, words[i + 1]
+        elif (word.startswith("-c") and word != "-c") or (word.startswith("--") and word != "--"):
+            setting = word[2:]
+        else:
+            raise _bad(
+                f"has an option options whose word {i + 1} is not -c NAME=VALUE", OPTIONS_HINT
+            )
+        name, eq, value = setting.partition("=")
+        if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.\-]*", name):
+            raise _bad(f"has an option options whose word {i + 1} is not NAME=VALUE", OPTIONS_HINT)
+        found[name.replace("-", "_").lower()] = value
+        i += 1
+    return found
 
 
 @functools.cache
@@ -136,3 +169,27 @@ def _libpq_keywords() -> frozenset[str]:
         return frozenset(o.keyword.decode() for o in pq.Conninfo.get_defaults())
     except Exception:  # noqa: BLE001 - no libpq: leave unknown options to the server
         return frozenset()
+
+
+def url_timeouts(options: str | tuple[str, ...] | None) -> dict[str, float]:
+    """The ``lock_timeout`` and ``statement_timeout`` (seconds) a PostgreSQL URL's ``options``
+    set (``-c lock_timeout=2000``, ``--statement_timeout=5s``); a :class:`ConfigError` naming
+    the option when ``options`` or one of these values cannot be read."""
+    if not options:
+        return {}
+    given = server_options(options if isinstance(options, str) else " ".join(options))
+    return {key: _server_seconds(key, given[key]) for key in TIMEOUT_KEYS if key in given}
+
+
+#: PostgreSQL's units of time, in seconds; a number without a unit is milliseconds.
+_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _server_seconds(key: str, value: str) -> float:
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([a-z]*)\s*", value)
+    if match is None or match[2] not in ("", *_UNITS):
+        raise _bad(
+            f"has an option options whose {key} is not a time",
+            f"write options=-c {key}=2000 (milliseconds) or -c {key}=2s",
+        )
+    return float(match[1]) * _UNITS.get(match[2], 1e-3)
