@@ -49,15 +49,9 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
 from monitor.metrics.common import check_same_length
-from monitor.metrics.ratings.model import (
-    RatingModel,
-    Sweep,
-    as_codes,
-    model_outputs,
-    squarem,
-    tied_pairs,
-)
+from monitor.metrics.ratings.model import RatingModel, as_codes, model_outputs, tied_pairs
 from monitor.metrics.ratings.priors import bias_prior, noise_prior
+from monitor.metrics.ratings.squarem import Sweep, squarem
 
 N_SUMS = 6  # m, mb, R, CB, A, C
 N_BLOCKS = 4  # dR/db, dA/db, dR/dw, dA/dw
@@ -314,11 +308,10 @@ def rating_model_update(
     )
     jac = jac + worker_jacobian(l_it, l_wk, l_x, l_bound, bj, sj**2, t.size, W)
     model = model_outputs(
-        it, wk, x, at_bound, mu, b, var, ok, loo_v,
+        it, wk, x, at_bound, Sweep(mu, b, var, ok, loo_v, iterations, True),
         n_items=n_items, n_workers=W, span=span, gold=np.full(n_items, np.nan),
         prior_var=np.full(W, np.nan), pw=np.zeros(W), tied=np.zeros(W, dtype=bool),
         confidence=confidence, noise_floor=noise_floor, floor_margin=floor_margin,
-        iterations=iterations, converged=True,
     )  # fmt: skip
     state = ModelState(b.copy(), sd, total, bj, sj, sparse.csr_array(jac))
     return LocalFit(model, state, move, drift, int(sel.size), rounds)
