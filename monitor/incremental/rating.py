@@ -7,7 +7,7 @@ model's values are stored by :mod:`monitor.pipeline.reliability`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -117,21 +117,28 @@ class RatingRun:
     parameters: dict[str, Any] = field(default_factory=dict)
 
 
+class RatingJudgments(NamedTuple):
+    """What a run's rating model is fitted on: the latest judgment of each worker and item
+    (codes and values), each item's gold (NaN where none), the workers' history prior (None
+    without history) and the scale."""
+
+    items: NDArray[np.int64]
+    workers: NDArray[np.int64]
+    values: NDArray[np.float64]
+    gold: NDArray[np.float64]
+    prior: NDArray[np.float64] | None
+    scale: tuple[float, float]
+
+
 def rating_run(
-    arrays: CampaignArrays,
-    options: Any,
-    warm: WarmStart | None,
-    items: NDArray[np.int64],
-    workers: NDArray[np.int64],
-    values: NDArray[np.float64],
-    gold: NDArray[np.float64],
-    prior: NDArray[np.float64] | None,
-    scale: tuple[float, float],
+    arrays: CampaignArrays, options: Any, warm: WarmStart | None, data: RatingJudgments
 ) -> RatingRun:
     """The rating model on the latest judgment of each worker and item: updated locally, or
     fitted over every judgment (from scratch without ``warm``); ``options``:
     :class:`~monitor.pipeline.params.ModelOptions`."""
     from monitor.metrics.ratings.update import model_state
+
+    items, workers, values, gold, prior, scale = data
 
     N, W = len(arrays.item_ids), len(arrays.worker_ids)
     meta = {"model": "rating_model", "scale": list(scale)}

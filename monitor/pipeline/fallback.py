@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from monitor.core.results import State
+from monitor.incremental.rating import RatingJudgments
 from monitor.pipeline.collect import Values
 from monitor.pipeline.params import Params
 
@@ -20,18 +20,7 @@ it: five fits of the model would cost more than the rest of the run, and a verdi
 campaign moves little with a few more judgments. A full run always checks afresh."""
 
 
-def rating_fallback(  # noqa: PLR0913
-    out: Values,
-    params: Params,
-    res: Any,
-    items: NDArray[np.int64],
-    workers: NDArray[np.int64],
-    values: NDArray[np.float64],
-    gold: NDArray[np.float64],
-    wprior: NDArray[np.float64] | None,
-    scale: tuple[float, float],
-    N: int,
-) -> bool:
+def rating_fallback(out: Values, params: Params, res: Any, data: RatingJudgments, N: int) -> bool:
     """``model_fallback``: whether the rating model predicts held-out judgments no better than
     the plain mean (:func:`~monitor.metrics.ratings.model_check.holdout_check`, every fold's fit
     started from this run's model); the exports then give the plain mean. Returns whether
@@ -39,6 +28,7 @@ def rating_fallback(  # noqa: PLR0913
     from monitor.metrics.ratings.model_check import HoldoutCheck, holdout_check
     from monitor.rules.campaign import FALLBACK_MESSAGE
 
+    items, workers, values, gold, wprior, scale = data
     options = params.model
     kept = params.warm.states.get(CHECK_STATE) if params.warm is not None else None
     meta = {"scale": list(scale), "n_workers": len(res.bias), "n_items": N}

@@ -22,7 +22,7 @@ from scipy import sparse
 
 from monitor.core.catalog import Kind
 from monitor.core.results import Column
-from monitor.incremental.rating import rating_run
+from monitor.incremental.rating import RatingJudgments, rating_run
 from monitor.pipeline.collect import Values, names_of
 from monitor.pipeline.fallback import rating_fallback
 from monitor.pipeline.gold_export import label_gold, rating_gold
@@ -415,8 +415,8 @@ def _worker_accuracy(arrays: CampaignArrays, out: Values, res: Any, chance: floa
 
 
 def _ratings(arrays, params, out, items, workers, values, gold, wprior, scale):  # noqa: ANN001, PLR0913
-    run = rating_run(arrays, params.model, params.warm, items, workers, values, gold, wprior,
-                     scale)  # fmt: skip
+    data = RatingJudgments(items, workers, values, gold, wprior, scale)
+    run = rating_run(arrays, params.model, params.warm, data)
     res = run.model
     out.states.update(run.states)
     out.parameters["model"].update(run.parameters)
@@ -426,8 +426,8 @@ def _ratings(arrays, params, out, items, workers, values, gold, wprior, scale): 
         "model_chance", res.chance_sd, detail={"measure": "noise_sd", "floor": res.floor_sd}
     )
     out.campaign_value("model_scale_width", scale[1] - scale[0])
-    fallback = rating_fallback(out, params, res, items, workers, values, gold, wprior, scale, N)
-    rating_gold(out, params.model, res, items, workers, values, gold, wprior, scale, fallback)
+    fallback = rating_fallback(out, params, res, data, N)
+    rating_gold(out, params.model, res, data, fallback)
     ids = arrays.worker_ids
     wmask = res.n > 0
     out.per_subject("worker", "model_noise_sd", ids, res.noise_sd, n=res.n, low=res.low,
