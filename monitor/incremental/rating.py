@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 
 from monitor.core.results import State
 from monitor.incremental.warm import WarmStart, digest
+from monitor.metrics.common import group_mean
 from monitor.store.arrays import CampaignArrays, latest_per_pair
 
 WORKER_STATE = "model_workers"  # (W, 2): each worker's bias and noise sd
@@ -197,10 +198,7 @@ def _global_fit(arrays, options, warm, meta, items, workers, values, gold, prior
         if start is None:
             start = warm.aligned("item", "model_mean", arrays.item_ids, default=np.nan)
     if start is not None:
-        s1 = np.bincount(items, weights=values, minlength=N)
-        c = np.bincount(items, minlength=N)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = s1 / c
+        mean = group_mean(items, values, N)
         new = ~np.isfinite(start)
         start[new] = mean[new]
         start = np.where(np.isfinite(start), start, (scale[0] + scale[1]) / 2)

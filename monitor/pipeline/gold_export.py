@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from monitor.incremental.rating import RatingJudgments
-from monitor.metrics.common import Interval
+from monitor.metrics.common import Interval, group_mean
 from monitor.metrics.labels.gold_export import (
     accuracy_on_gold,
     cross_fitted_answers,
@@ -90,8 +90,7 @@ def rating_gold(
     items, workers, values, gold, prior, scale = data
     N = gold.size
     count = np.bincount(items, minlength=N)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        plain = np.bincount(items, weights=values, minlength=N) / count
+    plain = group_mean(items, values, N)
 
     def answers(withheld: NDArray[np.bool_]) -> NDArray[np.float64]:
         if fallback:

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from monitor.metrics.common import check_same_length
+from monitor.metrics.common import check_same_length, group_mean
 from monitor.metrics.ratings.model import RatingModel, rating_model
 
 RELATIVE_TOL = 1e-6  # better than the plain mean by more than the fits' own tolerance
@@ -140,8 +140,7 @@ def holdout_check(
             t_it, wk[train], x[train], n_items=n_items, n_workers=n_workers, scale=scale,
             gold=gold, worker_prior=worker_prior, max_iter=max_iter, tol=tol, **start,
         )  # fmt: skip
-        c = np.bincount(t_it, minlength=n_items)
-        plain = np.bincount(t_it, weights=x[train], minlength=n_items) / np.maximum(c, 1)
+        plain = group_mean(t_it, x[train], n_items)
         target, at = x[test], it[test]
         e_model, e_plain = (target - m.mean[at]) ** 2, (target - plain[at]) ** 2
         se_model += float(np.sum(e_model))

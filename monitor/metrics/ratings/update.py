@@ -48,7 +48,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics.common import check_same_length
+from monitor.metrics.common import check_same_length, group_mean
 from monitor.metrics.ratings.model import RatingModel, as_codes, model_outputs, tied_pairs
 from monitor.metrics.ratings.priors import bias_prior, noise_prior
 from monitor.metrics.ratings.squarem import Sweep, squarem
@@ -258,8 +258,7 @@ def rating_model_update(
     bj, vj = _extend(previous.at_bias, W, 0.0), _extend(previous.at_noise**2, W, np.nan)
     new = np.isnan(v0)
     if new.any():  # new workers start at the touched items' pooled residual variance
-        c = np.bincount(l_it, minlength=t.size)
-        plain = np.bincount(l_it, weights=l_x, minlength=t.size) / np.maximum(c, 1)
+        plain = group_mean(l_it, l_x, t.size)
         s0 = max(float(np.mean((l_x - plain[l_it]) ** 2)) if l_x.size else floor2, floor2)
         v0, vj = np.where(new, s0, v0), np.where(np.isnan(vj), s0, vj)
     frozen = np.zeros((W, N_SUMS))
