@@ -106,7 +106,9 @@ def holdout_check(
     """K-fold comparison of the rating model with the plain mean (module docstring). ``fit``:
     the model on every judgment, whose means, biases and noise sds start each fold's fit.
     ``max_judgments``: above it, the check runs on the judgments of a seeded random subset of
-    the items holding at most that many (each fold costs a fit of the model)."""
+    the items holding at most that many (each fold costs a fit of the model). The other
+    arguments are :func:`~monitor.metrics.ratings.model.rating_model`'s, passed on to each fold's
+    fit."""
     if folds < 2:
         raise ValueError("folds must be at least 2.")
     it = np.asarray(items, dtype=np.int64).reshape(-1)

@@ -377,7 +377,8 @@ def worker_jacobian(
     terms. CB and C damp the step (``b = (CB b + R) / (CB + mb + 1)`` and the like for
     ``s^2``): the fixed point of ``s^2`` does not depend on them, that of ``b`` only through
     the gauge's common shift; they are kept at order zero (with their derivatives the
-    results at 200k judgments were the same to two digits)."""
+    results at 200k judgments were the same to two digits). It takes :func:`worker_sums`'
+    arguments: the derivatives of its sums over the same judgments."""
     W, n = n_workers, it.size
     # item x worker matrices are built row by row: the judgments sorted by item
     order = np.argsort(it, kind="stable")
