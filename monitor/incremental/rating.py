@@ -7,13 +7,14 @@ model's values are stored by :mod:`monitor.pipeline.reliability`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
 from monitor.core.results import State
 from monitor.incremental.warm import WarmStart, digest
+from monitor.metrics.common import group_mean
 from monitor.store.arrays import CampaignArrays, latest_per_pair
 
 WORKER_STATE = "model_workers"  # (W, 2): each worker's bias and noise sd
@@ -117,21 +118,28 @@ class RatingRun:
     parameters: dict[str, Any] = field(default_factory=dict)
 
 
+class RatingJudgments(NamedTuple):
+    """What a run's rating model is fitted on: the latest judgment of each worker and item
+    (codes and values), each item's gold (NaN where none), the workers' history prior (None
+    without history) and the scale."""
+
+    items: NDArray[np.int64]
+    workers: NDArray[np.int64]
+    values: NDArray[np.float64]
+    gold: NDArray[np.float64]
+    prior: NDArray[np.float64] | None
+    scale: tuple[float, float]
+
+
 def rating_run(
-    arrays: CampaignArrays,
-    options: Any,
-    warm: WarmStart | None,
-    items: NDArray[np.int64],
-    workers: NDArray[np.int64],
-    values: NDArray[np.float64],
-    gold: NDArray[np.float64],
-    prior: NDArray[np.float64] | None,
-    scale: tuple[float, float],
+    arrays: CampaignArrays, options: Any, warm: WarmStart | None, data: RatingJudgments
 ) -> RatingRun:
     """The rating model on the latest judgment of each worker and item: updated locally, or
     fitted over every judgment (from scratch without ``warm``); ``options``:
     :class:`~monitor.pipeline.params.ModelOptions`."""
     from monitor.metrics.ratings.update import model_state
+
+    items, workers, values, gold, prior, scale = data
 
     N, W = len(arrays.item_ids), len(arrays.worker_ids)
     meta = {"model": "rating_model", "scale": list(scale)}
@@ -190,10 +198,7 @@ def _global_fit(arrays, options, warm, meta, items, workers, values, gold, prior
         if start is None:
             start = warm.aligned("item", "model_mean", arrays.item_ids, default=np.nan)
     if start is not None:
-        s1 = np.bincount(items, weights=values, minlength=N)
-        c = np.bincount(items, minlength=N)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = s1 / c
+        mean = group_mean(items, values, N)
         new = ~np.isfinite(start)
         start[new] = mean[new]
         start = np.where(np.isfinite(start), start, (scale[0] + scale[1]) / 2)

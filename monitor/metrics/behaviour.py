@@ -120,7 +120,8 @@ def side_test(
 ) -> SideTest | None:
     """The two-sided exact test of each worker's "left" count among their strict answers
     (``shown`` 0 left, 1 tie, 2 right), against a worker who picks the left item as often as
-    the others did on the same pairs; None when nobody gave a strict answer."""
+    the others did on the same pairs; None when nobody gave a strict answer. The answers come
+    as for :func:`constant_answer`: another test on the same arrays."""
     W = n_workers
     strict = shown != 1
     w, u, c = workers[strict], units[strict], canon[strict]

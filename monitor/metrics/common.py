@@ -105,6 +105,16 @@ def count_matrix(
     return sparse.csr_array((dense[flat], col, indptr), shape=shape)
 
 
+def group_mean(
+    groups: NDArray[np.int64], values: NDArray[np.float64], n_groups: int
+) -> NDArray[np.float64]:
+    """The plain mean of ``values`` in each of ``n_groups`` groups (``groups``: a code per
+    value), NaN for a group without values."""
+    count = np.bincount(groups, minlength=n_groups)
+    total = np.bincount(groups, weights=values, minlength=n_groups)
+    return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
 def squarem_jump(
     t0: NDArray[np.float64], t1: NDArray[np.float64], t2: NDArray[np.float64]
 ) -> NDArray[np.float64] | None:

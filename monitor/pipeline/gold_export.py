@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.metrics.common import Interval
+from monitor.incremental.rating import RatingJudgments
+from monitor.metrics.common import Interval, group_mean
 from monitor.metrics.labels.gold_export import (
     accuracy_on_gold,
     cross_fitted_answers,
@@ -74,16 +75,11 @@ def label_gold(
     gold_export(out, options, "accuracy", answers, gold, judged)
 
 
-def rating_gold(  # noqa: PLR0913
+def rating_gold(
     out: Values,
     options: ModelOptions,
     res: Any,  # noqa: ANN401 - the run's RatingModel, whose fit starts each fold's
-    items: NDArray[np.int64],
-    workers: NDArray[np.int64],
-    values: NDArray[np.float64],
-    gold: NDArray[np.float64],
-    prior: NDArray[np.float64] | None,
-    scale: tuple[float, float],
+    data: RatingJudgments,
     fallback: bool,
 ) -> None:
     """``export_gold`` of a rating campaign: the exported values, the model's means refitted
@@ -91,10 +87,10 @@ def rating_gold(  # noqa: PLR0913
     (which no gold moves)."""
     from monitor.metrics.ratings.model import rating_model
 
+    items, workers, values, gold, prior, scale = data
     N = gold.size
     count = np.bincount(items, minlength=N)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        plain = np.bincount(items, weights=values, minlength=N) / count
+    plain = group_mean(items, values, N)
 
     def answers(withheld: NDArray[np.bool_]) -> NDArray[np.float64]:
         if fallback:

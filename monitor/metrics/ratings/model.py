@@ -86,15 +86,15 @@ and their biases, whose updates swap each other (slope ``-m / (m + 1)``), move b
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from monitor.metrics.common import check_same_length, noise_sd_floor, squarem_jump
+from monitor.metrics.common import check_same_length, noise_sd_floor
 from monitor.metrics.ratings.priors import bias_prior, noise_prior
+from monitor.metrics.ratings.squarem import Sweep, squarem
 
 
 @dataclass(frozen=True, eq=False)
@@ -134,84 +134,6 @@ def _warm(name: str, x: ArrayLike, n: int, fill: float) -> NDArray[np.float64]:
     if a.size != n:
         raise ValueError(f"{name} must have shape ({n},), NaN where none.")
     return np.where(np.isfinite(a), a, fill)
-
-
-@dataclass(frozen=True, eq=False)
-class Sweep:
-    mu: NDArray[np.float64]
-    b: NDArray[np.float64]
-    var: NDArray[np.float64]
-    ok: NDArray[np.bool_]
-    loo_v: NDArray[np.float64]
-    iterations: int = 0
-    converged: bool = False
-
-
-def squarem(
-    sweep: Callable[[NDArray[np.float64], NDArray[np.float64]], Sweep],
-    mu: NDArray[np.float64],
-    b: NDArray[np.float64],
-    var: NDArray[np.float64],
-    max_iter: int,
-    tol: float,
-) -> Sweep:
-    """Iterate ``sweep`` on ``(b, var)`` to its fixed point, accelerated by SQUAREM (Varadhan &
-    Roland 2008, *Scand. J. Statist.* 35:335, scheme S3) on ``(b, log var)``.
-
-    The damped steps contract slowly near the fixed point (30-odd steps from a cold start, 25
-    from the last run's estimates at 1M judgments). The jump from two plain steps
-    (:func:`~monitor.metrics.common.squarem_jump`) is followed by one plain step, and kept
-    only when that step moves less than the second plain one (log var keeps the noise
-    positive; the gauge of the biases is affine, so the jump keeps it). A failed jump is tried
-    again only after ``2^failures`` plain rounds (a success resets the count): early on, and
-    where the map oscillates (two judgments per item), jumps fail and would waste a sweep each
-    time. Every sweep counts as an iteration; it stops when one moves no mean, bias or noise sd
-    by ``tol`` or more. The fixed point is the plain iteration's."""
-    it, failures, wait = 0, 0, 0
-
-    def step(mu: NDArray, b: NDArray, var: NDArray) -> tuple[Sweep, float, float]:
-        """One sweep; how far it moved the biases and noise sds, and that or the means."""
-        nonlocal it
-        it += 1
-        nxt = sweep(b, var)
-        moved = max(
-            float(np.max(np.abs(nxt.b - b), initial=0.0)),
-            float(np.max(np.abs(np.sqrt(nxt.var) - np.sqrt(var)), initial=0.0)),
-        )
-        return nxt, moved, max(moved, float(np.nanmax(np.abs(nxt.mu - mu), initial=0.0)))
-
-    def done(res: Sweep, converged: bool) -> Sweep:
-        return Sweep(res.mu, res.b, res.var, res.ok, res.loo_v, it, converged)
-
-    res, _, change = step(mu, b, var)
-    while True:
-        if change < tol:
-            return done(res, True)
-        if it >= max_iter:
-            return done(res, False)
-        # from here on ``res`` is read for its means, biases and noise only: its judgment-sized
-        # arrays go before the next sweep makes its own
-        res = Sweep(res.mu, res.b, res.var, np.zeros(0, dtype=bool), np.zeros(0))
-        res2, moved2, change2 = step(res.mu, res.b, res.var)
-        if change2 < tol or it >= max_iter:
-            res, change = res2, change2
-            continue
-        jump = squarem_jump(
-            np.r_[b, np.log(var)], np.r_[res.b, np.log(res.var)], np.r_[res2.b, np.log(res2.var)]
-        )
-        wait -= 1
-        if jump is not None and wait < 0:
-            jb, jv = jump[: b.size], np.exp(jump[b.size :])
-            if np.all(np.isfinite(jump)):
-                # the means follow the jump: judge it by what it leaves the state to move
-                res3, moved3, change3 = step(res2.mu, jb, jv)
-                if moved3 < moved2:
-                    b, var, res, change = jb, jv, res3, change3
-                    failures = 0
-                    continue
-            failures += 1
-            wait = 2**failures
-        b, var, res, change = res.b, res.var, res2, change2
 
 
 def _worker_chance(
@@ -431,14 +353,10 @@ def rating_model(
         new_var = (c * var + new_var) / (1.0 + c)
         return Sweep(new_mu, new_bias, new_var, ok, loo_v)
 
-    fit = squarem(sweep, mu, b, var, max_iter, tol * span)
-    mu, b, var, ok, loo_v = fit.mu, fit.b, fit.var, fit.ok, fit.loo_v
-    iterations, converged = fit.iterations, fit.converged
     return model_outputs(
-        it, wk, x, at_bound, mu, b, var, ok, loo_v,
+        it, wk, x, at_bound, squarem(sweep, mu, b, var, max_iter, tol * span),
         n_items=n_items, n_workers=n_workers, span=span, gold=g, prior_var=prior_var, pw=pw,
         tied=tied, confidence=confidence, noise_floor=noise_floor, floor_margin=floor_margin,
-        iterations=iterations, converged=converged,
     )  # fmt: skip
 
 
@@ -447,11 +365,7 @@ def model_outputs(
     wk: NDArray[np.int64],
     x: NDArray[np.float64],
     at_bound: NDArray[np.bool_],
-    mu: NDArray[np.float64],
-    b: NDArray[np.float64],
-    var: NDArray[np.float64],
-    ok: NDArray[np.bool_],
-    loo_v: NDArray[np.float64],
+    fit: Sweep,
     *,
     n_items: int,
     n_workers: int,
@@ -463,11 +377,11 @@ def model_outputs(
     confidence: float,
     noise_floor: float,
     floor_margin: float,
-    iterations: int,
-    converged: bool,
 ) -> RatingModel:
-    """The model's outputs from its fitted ``mu``, ``b``, ``var`` (and the last step's ``ok``,
-    ``loo_v``): one vectorised pass over the judgments (module docstring for the formulas)."""
+    """The model's outputs from its ``fit`` (means, biases, noise variances, the last step's
+    ``ok`` and ``loo_v``): one vectorised pass over the judgments (module docstring for the
+    formulas)."""
+    mu, b, var, ok, loo_v = fit.mu, fit.b, fit.var, fit.ok, fit.loo_v
     g = gold
     is_gold = ~np.isnan(g)
     n_i = np.bincount(it, minlength=n_items).astype(np.float64)
@@ -518,7 +432,7 @@ def model_outputs(
         item_spread=item_spread,
         expected_spread=expected,
         spread_p=spread_p,
-        iterations=iterations,
-        converged=converged,
+        iterations=fit.iterations,
+        converged=fit.converged,
         shared_noise=tied,
     )

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from monitor.metrics.common import check_same_length
+from monitor.metrics.common import check_same_length, group_mean
 from monitor.metrics.ratings.model import RatingModel, rating_model
 
 RELATIVE_TOL = 1e-6  # better than the plain mean by more than the fits' own tolerance
@@ -106,7 +106,9 @@ def holdout_check(
     """K-fold comparison of the rating model with the plain mean (module docstring). ``fit``:
     the model on every judgment, whose means, biases and noise sds start each fold's fit.
     ``max_judgments``: above it, the check runs on the judgments of a seeded random subset of
-    the items holding at most that many (each fold costs a fit of the model)."""
+    the items holding at most that many (each fold costs a fit of the model). The other
+    arguments are :func:`~monitor.metrics.ratings.model.rating_model`'s, passed on to each fold's
+    fit."""
     if folds < 2:
         raise ValueError("folds must be at least 2.")
     it = np.asarray(items, dtype=np.int64).reshape(-1)
@@ -140,8 +142,7 @@ def holdout_check(
             t_it, wk[train], x[train], n_items=n_items, n_workers=n_workers, scale=scale,
             gold=gold, worker_prior=worker_prior, max_iter=max_iter, tol=tol, **start,
         )  # fmt: skip
-        c = np.bincount(t_it, minlength=n_items)
-        plain = np.bincount(t_it, weights=x[train], minlength=n_items) / np.maximum(c, 1)
+        plain = group_mean(t_it, x[train], n_items)
         target, at = x[test], it[test]
         e_model, e_plain = (target - m.mean[at]) ** 2, (target - plain[at]) ** 2
         se_model += float(np.sum(e_model))

@@ -48,16 +48,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics.common import check_same_length
-from monitor.metrics.ratings.model import (
-    RatingModel,
-    Sweep,
-    as_codes,
-    model_outputs,
-    squarem,
-    tied_pairs,
-)
+from monitor.metrics.common import check_same_length, group_mean
+from monitor.metrics.ratings.model import RatingModel, as_codes, model_outputs, tied_pairs
 from monitor.metrics.ratings.priors import bias_prior, noise_prior
+from monitor.metrics.ratings.squarem import Sweep, squarem
 
 N_SUMS = 6  # m, mb, R, CB, A, C
 N_BLOCKS = 4  # dR/db, dA/db, dR/dw, dA/dw
@@ -264,8 +258,7 @@ def rating_model_update(
     bj, vj = _extend(previous.at_bias, W, 0.0), _extend(previous.at_noise**2, W, np.nan)
     new = np.isnan(v0)
     if new.any():  # new workers start at the touched items' pooled residual variance
-        c = np.bincount(l_it, minlength=t.size)
-        plain = np.bincount(l_it, weights=l_x, minlength=t.size) / np.maximum(c, 1)
+        plain = group_mean(l_it, l_x, t.size)
         s0 = max(float(np.mean((l_x - plain[l_it]) ** 2)) if l_x.size else floor2, floor2)
         v0, vj = np.where(new, s0, v0), np.where(np.isnan(vj), s0, vj)
     frozen = np.zeros((W, N_SUMS))
@@ -314,11 +307,10 @@ def rating_model_update(
     )
     jac = jac + worker_jacobian(l_it, l_wk, l_x, l_bound, bj, sj**2, t.size, W)
     model = model_outputs(
-        it, wk, x, at_bound, mu, b, var, ok, loo_v,
+        it, wk, x, at_bound, Sweep(mu, b, var, ok, loo_v, iterations, True),
         n_items=n_items, n_workers=W, span=span, gold=np.full(n_items, np.nan),
         prior_var=np.full(W, np.nan), pw=np.zeros(W), tied=np.zeros(W, dtype=bool),
         confidence=confidence, noise_floor=noise_floor, floor_margin=floor_margin,
-        iterations=iterations, converged=True,
     )  # fmt: skip
     state = ModelState(b.copy(), sd, total, bj, sj, sparse.csr_array(jac))
     return LocalFit(model, state, move, drift, int(sel.size), rounds)
@@ -385,7 +377,8 @@ def worker_jacobian(
     terms. CB and C damp the step (``b = (CB b + R) / (CB + mb + 1)`` and the like for
     ``s^2``): the fixed point of ``s^2`` does not depend on them, that of ``b`` only through
     the gauge's common shift; they are kept at order zero (with their derivatives the
-    results at 200k judgments were the same to two digits)."""
+    results at 200k judgments were the same to two digits). It takes :func:`worker_sums`'
+    arguments: the derivatives of its sums over the same judgments."""
     W, n = n_workers, it.size
     # item x worker matrices are built row by row: the judgments sorted by item
     order = np.argsort(it, kind="stable")
