@@ -25,6 +25,8 @@ def _names(value: str | Sequence[str] | None, option: str) -> tuple[str, ...] | 
     return parts
 
 
+# The scale options repeat analyze()'s on purpose: both are public, and each signature lists
+# them so that help() and the docs show every option with its default.
 def campaign_spec(
     name: str,
     kind: str,
