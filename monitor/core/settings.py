@@ -62,13 +62,15 @@ class General:
         Range(0, MAX_TIMEOUT),
         "Seconds a statement waits for a lock another session holds (a table, a row, an "
         "ingest's campaign lock) before it fails naming what it waited on; SQLite: how long to "
-        "wait for another writer. 0 = no limit.",
+        "wait for another writer. 0 = no limit. A lock_timeout in the PostgreSQL URL's "
+        "options wins.",
     )
     statement_timeout: float = setting(
         DEFAULT_STATEMENT_TIMEOUT,
         Range(0, MAX_TIMEOUT),
         "Seconds one PostgreSQL statement may take before the server cancels it and the run or "
-        "ingest fails, naming the step. 0 = no limit.",
+        "ingest fails, naming the step. 0 = no limit. A statement_timeout in the URL's options "
+        "wins.",
     )
     report_dir: str = setting(
         "reports",

@@ -83,14 +83,16 @@ def statement_error(
             f"waited more than {_seconds(lock_timeout)} (lock_timeout) for another ingest into "
             f"the same campaign to commit{where}",
             "ingests into one campaign run one at a time: retry when the other is done, or "
-            "raise the setting lock_timeout (MONITOR_LOCK_TIMEOUT)",
+            "raise the setting lock_timeout (MONITOR_LOCK_TIMEOUT; a lock_timeout in the "
+            "database URL's options wins)",
         )
     if state == "55P03" or "lock timeout" in lowered:
         return DatabaseTimeout(
             f"waited more than {_seconds(lock_timeout)} (lock_timeout) for a lock{on} that "
             f"another session holds{where}",
             "find that session (pg_locks, pg_stat_activity) and let it finish or end it, then "
-            "retry; the setting lock_timeout (MONITOR_LOCK_TIMEOUT) sets the wait",
+            "retry; the setting lock_timeout (MONITOR_LOCK_TIMEOUT) sets the wait, or a "
+            "lock_timeout in the database URL's options, which wins",
         )
     if state == "57014":
         if "statement timeout" in lowered:
@@ -98,7 +100,8 @@ def statement_error(
                 f"a statement{on} ran more than {_seconds(statement_timeout)} "
                 f"(statement_timeout) and was cancelled{where}",
                 "look for a session holding a lock it waited on (pg_stat_activity); if the work "
-                "is that large, raise the setting statement_timeout (MONITOR_STATEMENT_TIMEOUT)",
+                "is that large, raise the setting statement_timeout (MONITOR_STATEMENT_TIMEOUT; a "
+                "statement_timeout in the database URL's options wins)",
             )
         return DatabaseTimeout(
             f"a statement{on} was cancelled ({first}){where}",

@@ -365,7 +365,8 @@ def test_an_ingest_waiting_too_long_for_another_ingest_says_so(
         "monitor: error: waited more than 0.3 s (lock_timeout) for another ingest into the same "
         f"campaign to commit while loading {path} into campaign {NAME}",
         "hint: ingests into one campaign run one at a time: retry when the other is done, or "
-        "raise the setting lock_timeout (MONITOR_LOCK_TIMEOUT)",
+        "raise the setting lock_timeout (MONITOR_LOCK_TIMEOUT; a lock_timeout in the database "
+        "URL's options wins)",
     ]
 
 
