@@ -217,6 +217,11 @@ MEASURES: tuple[Measure, ...] = (
             detail="`measure`, `basis` (`gold`), `min_items`, `folds`",
             title="Export quality on gold",
             meaning="How often the exported answer is right on gold it did not learn from."),
+    Measure("stop_line", _C, LABEL,
+            "the accuracy below which a worker is stopped: where an answer carries `stop_share` "
+            "of the information of the typical worker's, and at least `stop_margin` below it",
+            detail="`typical` (the median accuracy of the workers with `model_min_judgments`), "
+            "`alpha`, `share`, `margin`, `classes`"),
     Measure("model_fallback", _C, RATING,
             "1 where the rating model does not predict held-out judgments better than the "
             "plain mean by more than 1.645 standard errors of the difference (5-fold over "
@@ -295,6 +300,17 @@ MEASURES: tuple[Measure, ...] = (
     Measure("model_worker_chance", _W, frozenset({Kind.LABEL, Kind.PAIRWISE}),
             "the accuracy of the worker's answers shuffled across items (their own chance; "
             "preferences: what they reach answering at random with their own tie rate)"),
+    Measure("stop_evidence", _W, LABEL,
+            "the evidence that the worker is right less often than the campaign's `stop_line`: "
+            "an e-value, the largest wealth of a bettor against \"at or above the line\" over "
+            "their judgments in order of arrival, each scored against the others' answers or its "
+            "gold (1 = none; docs/live.md)",
+            n="judgments scored"),
+    Measure("stop_after", _W, LABEL,
+            "the judgments scored when `stop_evidence` first reached 1 / `stop_alpha`: the worker "
+            "is right less often than the stop line, wrongly said with probability at most "
+            "`stop_alpha` (only for such workers)",
+            n="judgments scored"),
     Measure("model_position_bias", _W, PAIRWISE,
             "the annotator's pull toward the left slot, log-odds (0: none)", interval="95%",
             n="strict answers", title="Position bias (model)", key="model_position_bias",
@@ -470,7 +486,7 @@ TREND = names(Scope.CAMPAIGN, trend=True)
 """The campaign measures the report draws over runs."""
 HISTORY = names(Scope.WORKER, history=True)
 """The worker measures read as a worker's history on the platform."""
-DECISIONS = ("block", "down_weight", "watch", "cannot_tell", "ok")
+DECISIONS = ("block", "stop", "down_weight", "watch", "cannot_tell", "ok")
 """A worker's decisions (``monitor.rules.decision``), the most severe first."""
 POLICY_RULES = tuple(r.name for r in rules(Scope.WORKER, acts=True))
 """The worker flags the automatic policy acts on."""

@@ -204,6 +204,23 @@ class General:
         "gold (each gold item answered with its own gold withheld) instead of the crowd-only "
         "expectation, which stays beside it.",
     )
+    stop_alpha: float = setting(
+        0.01,
+        Range(0.0001, 0.5),
+        "A worker at or above the stop line is decided stop with at most this probability over "
+        "the whole campaign (an anytime-valid test by betting, however often it is run).",
+    )
+    stop_margin: float = setting(
+        0.05,
+        Range(0, 1),
+        "The stop line lies at least this far below the crowd's typical worker's accuracy.",
+    )
+    stop_share: float = setting(
+        0.75,
+        Range(0, 1),
+        "Stop a worker whose answers carry less than this share of the information of the "
+        "typical worker's (bits an answer carries about the class; capped by stop_margin).",
+    )
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,9 @@ class ModelOptions(Section):
     model_max_categories: int = 200
     export_gold_min_items: int = 30
     quality_margin: float = 0.2
+    stop_alpha: float = 0.01
+    stop_margin: float = 0.05
+    stop_share: float = 0.75
 
 
 @dataclass(frozen=True)

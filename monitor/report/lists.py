@@ -78,6 +78,7 @@ def _bars(answers: Mapping[str, Any] | None, width: int = 110) -> Cell:
 
 DECISION_LABEL = {
     "block": "block",
+    "stop": "stop",
     "down_weight": "down-weight",
     "watch": "look at",
     "cannot_tell": "cannot tell",

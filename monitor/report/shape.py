@@ -26,10 +26,10 @@ Evidence = dict[str, Any]
 Kind = Literal["rating", "label", "multilabel", "pairwise"]
 Scope = Literal["worker", "item", "pair", "campaign"]
 Status = Literal["ok", "flagged", "down_weighted", "blocked"]
-DecisionName = Literal["block", "down_weight", "watch", "cannot_tell", "ok"]
+DecisionName = Literal["block", "stop", "down_weight", "watch", "cannot_tell", "ok"]
 Level = Literal["reliable", "tentative", "unreliable", "undetermined"]
 State = Literal["reliable", "usable_with_care", "unreliable", "cannot_tell"]
-WorkerAction = Literal["block", "down_weight", "review"]
+WorkerAction = Literal["block", "stop", "down_weight", "review"]
 
 
 class CampaignInfo(TypedDict):

@@ -28,9 +28,10 @@ from monitor.report.titles import rule_title
 
 BLOCK_RULES = ("low_quality", "gold_accuracy")
 """Rules whose flags, when they compare with chance, say the answers carry no information."""
-ACTIONS = ("block", "down_weight", "review")
+ACTIONS = ("block", "stop", "down_weight", "review")
 ACTION_TITLES = {
     "block": "Block",
+    "stop": "Stop (no more tasks)",
     "down_weight": "Down-weight",
     "review": "Look at",
 }
@@ -124,6 +125,7 @@ class Todo:
 
 DECISION_ACTION: dict[str, WorkerAction] = {
     "block": "block",
+    "stop": "stop",
     "down_weight": "down_weight",
     "watch": "review",
 }

@@ -42,6 +42,7 @@ single answers has thousands no one can judge; the page says how many more the J
 has)."""
 DECISION_TITLES = {
     "block": "Block",
+    "stop": "Stop",
     "down_weight": "Down-weight",
     "watch": "Look at",
     "cannot_tell": "Cannot tell",

@@ -10,6 +10,13 @@ The decisions, most severe first:
   interval at or below the gold questions' chance, or they answer the same whatever the
   question (a ``constant`` flag, or a ``position_bias`` flag at ``constant_share`` or more).
   Never for a worker whose quality is at or above the crowd's median.
+- ``stop``: give the worker no more tasks in this campaign. Their answers are right less often
+  than the campaign's ``stop_line`` (an answer worth ``stop_share`` of the typical worker's
+  information, at least ``stop_margin`` below them), shown by the anytime-valid test of
+  :mod:`monitor.metrics.stopping` over their judgments as they arrived (``stop_after``): a
+  worker at or above the line is stopped with probability at most ``stop_alpha`` over the whole
+  campaign. Their answers keep the down-weight's weight. Never for a worker whose quality is
+  at or above the crowd's median.
 - ``down_weight``: the answers are worth less than most workers', not nothing. The best end of
   the quality interval lies below ``chance + down_weight_below x (median - chance)`` (the
   median of the workers with at least ``min_judgments`` answers; for noise sd the same on its
@@ -61,10 +68,11 @@ class WorkerDecision:
 
     @property
     def applied_weight(self) -> float:
-        """The weight the decision gives: 0 blocked, its weight down-weighted, else 1."""
+        """The weight the decision gives: 0 blocked, its weight down-weighted or stopped, else
+        1."""
         if self.decision == "block":
             return 0.0
-        if self.decision == "down_weight" and self.weight is not None:
+        if self.decision in ("stop", "down_weight") and self.weight is not None:
             return self.weight
         return 1.0
 
@@ -148,6 +156,36 @@ def _gold_quality(run: RunValues, t: Thresholds) -> dict[str, tuple[_Quality, in
     return out
 
 
+@dataclass(frozen=True)
+class _Stop:
+    """A worker's stop test that reached its evidence: after ``after`` judgments scored, right
+    less often than ``line`` (the typical worker: ``typical``), wrongly with probability at
+    most ``alpha``."""
+
+    after: int
+    evidence: float
+    line: float
+    typical: float
+    alpha: float
+
+
+def _stops(run: RunValues) -> dict[str, _Stop]:
+    line = run.campaign("stop_line")
+    if line is None or finite(line.value) is None:
+        return {}
+    detail = line.detail or {}
+    after = run.table("worker", "stop_after")
+    evidence = run.table("worker", "stop_evidence").aligned(after.subjects)
+    out = {}
+    for i, w in enumerate(after.subjects):
+        k = finite(after.values[i])
+        if k is not None and k > 0:
+            out[w] = _Stop(int(k), finite(evidence[i]) or float("nan"), float(line.value),  # type: ignore[arg-type]
+                           float(detail.get("typical", float("nan"))),
+                           float(detail.get("alpha", float("nan"))))  # fmt: skip
+    return out
+
+
 def _median(values: Iterable[float]) -> float | None:
     xs = list(values)
     return float(np.median(xs)) if len(xs) >= 3 else None
@@ -183,13 +221,14 @@ def decide_workers(
     weights = run.table("worker", "model_weight")
     weight_of = {w: finite(x) for w, x in zip(weights.subjects, weights.values, strict=True)}
     unanimous = unanimous_campaign(run)
+    stops = _stops(run)
     out = []
     for w in sorted(set(n_of) | set(by_worker)):
         out.append(
             _decide(
                 w, n_of.get(w, 0), by_worker.get(w, []), model.get(w), typical,
                 gold.get(w), gold_typical, weight_of.get(w), unanimous, t, options,
-                run.kind == Kind.PAIRWISE,
+                run.kind == Kind.PAIRWISE, stops.get(w),
             )
         )  # fmt: skip
     return out
@@ -208,6 +247,7 @@ def _decide(
     t: Thresholds,
     options: DecisionOptions,
     pairwise: bool,
+    stop: _Stop | None = None,
 ) -> WorkerDecision:
     rules = {f.rule: f for f in wflags}
     evidence: dict[str, Any] = {"n": n, "rules": sorted(rules)}
@@ -226,17 +266,20 @@ def _decide(
                             "chance": g.chance, "typical": gold_typical}  # fmt: skip
     if model_weight is not None:
         evidence["model_weight"] = model_weight
+    if stop is not None:
+        evidence["stop"] = {"after": stop.after, "evidence": stop.evidence, "line": stop.line,
+                            "typical": stop.typical, "alpha": stop.alpha}  # fmt: skip
 
     def made(decision: str, reason: str, weight: float | None = None) -> WorkerDecision:
         return WorkerDecision(w, decision, reason, weight, evidence)
 
     if unanimous:
         return made("cannot_tell", "everyone gave the same answers: nothing tells workers apart")
-    if n < t.min_judgments:
-        return made("cannot_tell", f"too few answers to judge ({n})")
     middle = q is not None and typical is not None and q.value >= typical
     questions = "comparisons" if pairwise else "questions"
-
+    weight = (
+        model_weight if model_weight is not None and 0 < model_weight < 1 else options.down_weight
+    )
     # block: the answers carry no information
     block: str | None = None
     if "constant" in rules:
@@ -259,12 +302,22 @@ def _decide(
         )
     elif gold is not None and gold[0].best <= gold[0].chance:
         block = f"answers at chance on {gold[1]} gold questions"
-    if block is not None and not middle:
+    if block is not None and not middle and n >= t.min_judgments:
         return made("block", block)
 
-    weight = (
-        model_weight if model_weight is not None and 0 < model_weight < 1 else options.down_weight
-    )
+    # stop: not worth their pay, shown as the judgments arrived (valid at any count: the test
+    # holds its error rate however few judgments it has seen)
+    if stop is not None and not middle:
+        return made(
+            "stop",
+            f"right less than {_pct(stop.line)} of the time, where most workers are right "
+            f"{_pct(stop.typical)}: shown after {stop.after} {questions} (a worker at or above "
+            f"{_pct(stop.line)} is stopped so at most {stop.alpha:.0%} of the time)",
+            weight,
+        )
+    if n < t.min_judgments:
+        return made("cannot_tell", f"too few answers to judge ({n})")
+
     # down_weight: worth less than most workers' answers
     if "position_bias" in rules:
         f = rules["position_bias"]

@@ -163,16 +163,19 @@ def _apply_advice(
     out: list[Decision] = []
     for d in sorted(advice, key=lambda d: d.worker):
         state = states.get(d.worker)
-        if state is None or d.decision not in ("block", "down_weight"):
+        if state is None or d.decision not in ("block", "stop", "down_weight"):
             continue
         effective = next((p for p in history.get(d.worker, ()) if p.action != "suggest"), None)
         if effective is not None and not effective.automatic:
             continue
         if state.status == "blocked":
             continue
-        weight = None if d.decision == "block" else float(d.applied_weight)
+        # stop: no more tasks is the platform's part (the connectors); here the answers are
+        # down-weighted
+        action = "down_weight" if d.decision == "stop" else d.decision
+        weight = None if action == "block" else float(d.applied_weight)
         if (
-            d.decision == "down_weight"
+            action == "down_weight"
             and state.status == "down_weighted"
             and abs(state.weight - (weight or 0.0)) < 1e-12
         ):
@@ -180,5 +183,5 @@ def _apply_advice(
         rules = tuple(d.evidence.get("rules") or ())
         evidence = {"run_id": run_id, "rules": list(rules), "decision": d.decision,
                     **{k: v for k, v in d.evidence.items() if k != "rules"}}  # fmt: skip
-        out.append(Decision(d.worker, d.decision, weight, d.reason, rules, evidence))
+        out.append(Decision(d.worker, action, weight, d.reason, rules, evidence))
     return out

@@ -126,3 +126,34 @@ def test_a_noise_sd_is_read_smaller_is_better() -> None:
     noisy = [*values, worker("model_noise_sd", "w1", 1.75, 1.5, 1.9, 20)]
     assert _decision(noisy, kind="rating").decision == "down_weight"
     assert "times as noisy" in _decision(noisy, kind="rating").reason
+
+
+def _stopped(after: int = 12, line: float = 0.825) -> list:
+    return [
+        campaign("stop_line", line, typical=0.875, alpha=0.01, share=0.75, margin=0.05),
+        worker("stop_after", "w1", float(after), n=after),
+        worker("stop_evidence", "w1", 150.0, n=after),
+    ]
+
+
+def test_a_stop_test_that_reached_its_evidence_stops_the_worker_even_on_few_answers() -> None:
+    # 8 answers: too few for the other decisions, not for an anytime-valid test
+    d = _decision([*model(0.5), *_workers((0.6, 0.4, 0.8), n=8), *_stopped(8)])
+    assert d.decision == "stop"
+    assert d.reason.startswith("right less than 82% of the time, where most workers are right 88%")
+    assert "shown after 8 questions" in d.reason
+    assert "at most 1% of the time" in d.reason
+    assert d.evidence["stop"]["after"] == 8
+    assert d.weight == 0.5
+    assert d.applied_weight == 0.5
+    assert d.value().detail["decision"] == "stop"  # type: ignore[index]
+
+
+def test_block_outranks_stop_and_the_crowds_middle_is_never_stopped() -> None:
+    d = _decision([*model(0.5), *_workers((0.4375, 0.375, 0.5)), *_stopped()])
+    assert d.decision == "block"
+    d = _decision([*model(0.5), *_workers((0.875, 0.8, 0.95)), *_stopped()])
+    assert d.decision != "stop"
+    # no stop line in the run (too few workers to say what is typical): no stop
+    d = _decision([*model(0.5), *_workers((0.7, 0.65, 0.75)), *_stopped()[1:]])
+    assert d.decision == "down_weight"

@@ -90,3 +90,12 @@ def test_advice_puts_the_workers_decisions_in_force() -> None:
     assert out[0].reason == "answers at chance"
     assert out[0].rules == ("low_quality",)
     assert out[0].evidence["decision"] == "block"
+
+
+def test_advice_puts_a_stop_in_force_as_its_down_weight() -> None:
+    advice = [WorkerDecision("w1", "stop", "right less than 80%", 0.3)]
+    out = decide([], {"w1": State()}, {}, policy="advice", down_weight=0.5, advice=advice)
+    assert [(d.worker, d.action, d.weight) for d in out] == [("w1", "down_weight", 0.3)]
+    assert out[0].evidence["decision"] == "stop"
+    again = {"w1": State("down_weighted", 0.3)}
+    assert decide([], again, {}, policy="advice", down_weight=0.5, advice=advice) == []

@@ -1,0 +1,199 @@
+"""Live bench: replay the real label sets as a platform would, and judge the ``stop`` decision.
+
+Usage::
+
+    python bench/live.py [--only NAME ...] [--order random|bursts] [--chunk 400] [--seed 0]
+
+Each real label set of ``../shared/real-data`` arrives in chunks of ``--chunk`` judgments: in a
+random order (``random``) or in worker bursts (``bursts``: each worker's judgments together,
+the workers in a random order). Each chunk is ingested and recomputed, and ``monitor workers
+--json`` read, the way the README's loop does, on a throwaway SQLite database. A worker decided
+``stop`` or ``block`` gets no more work: their later judgments never arrive.
+
+Printed per set:
+
+* **near-chance workers**: true accuracy at most chance + 0.2 x (1 - chance) (binary: 60%),
+  among the workers with at least 10 judgments;
+* their **judgments to stop**: the judgments of theirs that had arrived when they were stopped
+  (median and p90 over the near-chance workers stopped; ``--chunk`` sets the granularity);
+* the **share of their judgments that arrived** (a worker never stopped: all of them);
+* **false stops**: workers stopped whose true accuracy is at or above the crowd's median (over
+  the workers with at least 10 judgments);
+* **judgments bought** against the full set;
+* the **export's accuracy** against the truth, beside the nightly export's (every judgment
+  ingested, one recompute).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import random
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from realdata import (  # noqa: E402
+    DataSet,
+    _cli,
+    _rows,
+    find_datasets,
+    load_dataset,
+    scrub_environment,
+    worker_quality,
+)
+
+ROOT = Path(__file__).resolve().parents[2] / "shared"
+MIN_N = 10
+STOPPED = ("stop", "block")
+
+
+def _write(path: Path, rows: list[tuple[str, str, str]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["worker", "item", "value"])
+        w.writerows(rows)
+
+
+def _accuracy(ds: DataSet, labels: Path) -> float:
+    got = {r["item"]: r["value"] for r in _rows(labels)}
+    return float(np.mean([got.get(i) == t for i, t in ds.truth.items()]))
+
+
+def _export(common: tuple[str, ...], ds: DataSet, tmp: Path) -> float:
+    out = tmp / "labels.csv"
+    _cli(*common, "export", "labels", "--campaign", ds.name, "--out", str(out))
+    return _accuracy(ds, out)
+
+
+def _decisions(common: tuple[str, ...], name: str) -> dict[str, str]:
+    text = _cli(*common, "workers", "--campaign", name, "--json")
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return {str(r["worker"]): str(r["decision"]) for r in rows}
+
+
+def nightly(ds: DataSet, tmp: Path) -> tuple[float, dict[str, str]]:
+    """Every judgment at once: the export's accuracy and the decisions."""
+    common = ("--db", f"sqlite:///{tmp}/nightly.db")
+    _cli(*common, "campaign", "create", ds.name, *ds.args)
+    path = tmp / "all.csv"
+    _write(path, ds.judgments)
+    _cli(*common, "ingest", str(path), "--campaign", ds.name)
+    _cli(*common, "recompute", "--campaign", ds.name)
+    return _export(common, ds, tmp), _decisions(common, ds.name)
+
+
+def replay(ds: DataSet, tmp: Path, order: str, chunk: int, seed: int) -> dict:
+    """The live replay: arrivals in ``order``, a stopped worker's later judgments dropped."""
+    rng = random.Random(seed)
+    arrivals = list(ds.judgments)
+    if order == "bursts":
+        by_worker: dict[str, list] = defaultdict(list)
+        for j in arrivals:
+            by_worker[j[0]].append(j)
+        workers = sorted(by_worker)
+        rng.shuffle(workers)
+        arrivals = [j for w in workers for j in by_worker[w]]
+    else:
+        rng.shuffle(arrivals)
+    common = ("--db", f"sqlite:///{tmp}/live.db")
+    _cli(*common, "campaign", "create", ds.name, *ds.args)
+    stopped_at: dict[str, int] = {}
+    arrived: Counter[str] = Counter()
+    bought, cycles, seconds = 0, 0, 0.0
+    for start in range(0, len(arrivals), chunk):
+        rows = [j for j in arrivals[start : start + chunk] if j[0] not in stopped_at]
+        if not rows:
+            continue
+        path = tmp / "chunk.csv"
+        _write(path, rows)
+        t0 = time.perf_counter()
+        _cli(*common, "ingest", str(path), "--campaign", ds.name)
+        _cli(*common, "recompute", "--campaign", ds.name)
+        decisions = _decisions(common, ds.name)
+        seconds += time.perf_counter() - t0
+        cycles += 1
+        bought += len(rows)
+        arrived.update(j[0] for j in rows)
+        for w, d in decisions.items():
+            if d in STOPPED and w not in stopped_at:
+                stopped_at[w] = arrived[w]
+    return {"stopped_at": stopped_at, "arrived": dict(arrived), "bought": bought,
+            "export": _export(common, ds, tmp), "seconds_per_cycle": seconds / max(cycles, 1)}  # fmt: skip
+
+
+def figures(ds: DataSet, order: str, chunk: int, seed: int) -> dict:
+    quality, n = worker_quality(ds)
+    judged = [w for w in quality if n.get(w, 0) >= MIN_N]
+    k = len(set(ds.truth.values()))
+    chance = 1.0 / max(k, 2)
+    near = {w for w in judged if quality[w] <= chance + 0.2 * (1 - chance)}
+    median = float(np.median([quality[w] for w in judged]))
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        night, night_decisions = nightly(ds, tmp)
+        live = replay(ds, tmp, order, chunk, seed)
+    stopped = live["stopped_at"]
+    to_stop = [stopped[w] for w in near if w in stopped]
+    share = sum(live["arrived"].get(w, 0) for w in near) / max(sum(n[w] for w in near), 1)
+    false = sorted(w for w in stopped if quality.get(w, 0.0) >= median)
+    return {
+        "set": ds.name, "order": order, "near_chance": len(near),
+        "near_chance_judgments": sum(n[w] for w in near),
+        "near_stopped": len(to_stop),
+        "to_stop_median": float(np.median(to_stop)) if to_stop else None,
+        "to_stop_p90": float(np.percentile(to_stop, 90)) if to_stop else None,
+        "near_share_arrived": share, "stopped": len(stopped), "false_stops": len(false),
+        "false_stop_workers": false, "crowd_median": median,
+        "bought": live["bought"], "full": len(ds.judgments),
+        "export_live": live["export"], "export_nightly": night,
+        "nightly_stopped": sum(d in STOPPED for d in night_decisions.values()),
+        "seconds_per_cycle": live["seconds_per_cycle"],
+    }  # fmt: skip
+
+
+def _fmt(x: float | None, spec: str = ".0f") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--real-data", type=Path, default=ROOT / "real-data")
+    parser.add_argument("--only", action="append", default=[], metavar="NAME")
+    parser.add_argument("--order", choices=("random", "bursts"), default="random")
+    parser.add_argument("--chunk", type=int, default=400)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    scrub_environment()
+    out = []
+    for path in find_datasets(args.real_data):
+        ds = load_dataset(path)
+        if ds.kind != "label" or (args.only and ds.name not in args.only):
+            continue
+        r = figures(ds, args.order, args.chunk, args.seed)
+        out.append(r)
+        print(
+            f"{r['set']:8s} {r['order']}: {r['near_chance']} near-chance workers "
+            f"({r['near_chance_judgments']} judgments), {r['near_stopped']} stopped after "
+            f"{_fmt(r['to_stop_median'])} (median) / {_fmt(r['to_stop_p90'])} (p90) of theirs; "
+            f"{r['near_share_arrived']:.0%} of their judgments arrived | {r['stopped']} stopped, "
+            f"{r['false_stops']} at or above the median ({r['crowd_median']:.3f}) | bought "
+            f"{r['bought']}/{r['full']} | export {r['export_live']:.3f} live, "
+            f"{r['export_nightly']:.3f} nightly | {r['seconds_per_cycle']:.1f} s a cycle",
+            flush=True,
+        )
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,169 @@
+"""Stopping a worker while the campaign runs: an anytime-valid test by betting (pure).
+
+Each of a worker's judgments, in the order they arrived (t = 1, 2, ...), has a score
+``s_t`` in [0, 1] (how far the answer agrees with the reference: gold, or the other workers)
+and a null ``m_t``: the score a worker exactly at the stop line expects on that question. Under
+H0, "the worker is at or above the line", ``E[s_t | past] >= m_t``; so for every bet
+``lambda_t`` in [0, 1 / (1 - m_t)) fixed before ``s_t`` is seen, the wealth
+
+    K_t = prod_{u <= t} (1 + lambda_u (m_u - s_u))
+
+is a non-negative supermartingale with ``K_0 = 1``, and by Ville's inequality
+``P(sup_t K_t >= 1 / alpha) <= alpha`` (Shafer & Vovk 2019; Waudby-Smith & Ramdas 2024,
+"Estimating means of bounded random variables by betting", JRSS B 86(1)). The worker is
+stopped at the first t with ``K_t >= 1 / alpha``: a worker at or above the line is stopped with
+probability at most ``alpha`` however long the campaign runs and however often it is looked at.
+
+The bets are fixed fractions ``f`` of the largest safe bet, ``lambda_t = f / (1 - m_t)``, and
+the wealth is the average over :data:`FRACTIONS` (an average of supermartingales is one): a
+large fraction stops a worker at chance within few judgments, a small one a worker just under
+the line. :func:`stop_test` is vectorised over all judgments; :func:`wealth_plain` is the same
+product written as a loop, for reading and for the tests.
+
+The scores of label campaigns (:func:`label_scores`): the reference is the posterior of the
+item's class given the other answers (or its gold), ``q``; the score of answer ``x`` is
+``q(x)``. A worker right with probability ``L``, their errors spread evenly over the other
+``K - 1`` classes, expects ``L A + (1 - L)(1 - A)/(K - 1)`` with ``A = sum_k q(k)^2`` where
+``q`` is calibrated: the null, increasing in ``L`` wherever ``q`` says anything (``A > 1/K``).
+On gold, ``q`` is the gold class: the score is "right or wrong" and the null is ``L`` itself.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import brentq
+from scipy.special import logsumexp
+
+FRACTIONS = (0.1, 0.25, 0.5, 0.75)
+"""Fractions of the largest safe bet whose wealths are averaged (a mixture of bettors)."""
+_EDGE = 1e-9
+
+
+@dataclass(frozen=True)
+class StopTest:
+    """The test of each worker (indexed by worker code): judgments scored ``n``, the largest
+    wealth reached ``evalue`` (the evidence against "at or above the line": 1 is none), and
+    ``stopped_after``, the judgments scored when the wealth first reached ``1 / alpha``
+    (0: not stopped)."""
+
+    n: NDArray[np.int64]
+    evalue: NDArray[np.float64]
+    stopped_after: NDArray[np.int64]
+    alpha: float
+
+    @property
+    def stopped(self) -> NDArray[np.bool_]:
+        return self.stopped_after > 0
+
+
+def _log_factors(scores: NDArray[np.float64], nulls: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``log(1 + f (m - s) / (1 - m))`` for every fraction (rows) and judgment (columns)."""
+    m = np.minimum(nulls, 1.0 - _EDGE)
+    bet = (m - scores) / (1.0 - m)
+    return np.log1p(np.asarray(FRACTIONS)[:, None] * bet[None, :])
+
+
+def stop_test(
+    workers: NDArray[np.int64],
+    order: NDArray[np.int64] | NDArray[np.float64],
+    scores: NDArray[np.float64],
+    nulls: NDArray[np.float64],
+    *,
+    n_workers: int,
+    alpha: float,
+) -> StopTest:
+    """The betting test of every worker over their judgments in ``order`` (arrival: smaller
+    first). ``scores`` and ``nulls`` are in [0, 1]; a judgment whose null is NaN (nothing to
+    compare it with) is not scored."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    ok = np.isfinite(nulls) & np.isfinite(scores)
+    w, o, s, m = workers[ok], order[ok], scores[ok], nulls[ok]
+    n = np.bincount(w, minlength=n_workers).astype(np.int64)
+    evalue = np.ones(n_workers)
+    after = np.zeros(n_workers, np.int64)
+    if w.size == 0:
+        return StopTest(n, evalue, after, alpha)
+    idx = np.lexsort((o, w))
+    w, s, m = w[idx], s[idx], m[idx]
+    cum = np.cumsum(_log_factors(s, m), axis=1)
+    starts = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
+    group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, w.size]))
+    before = np.where(starts > 0, cum[:, np.maximum(starts - 1, 0)], 0.0)
+    cum -= before[:, group]
+    log_wealth = logsumexp(cum, axis=0) - math.log(len(FRACTIONS))
+    best = np.full(starts.size, -np.inf)
+    np.maximum.at(best, group, log_wealth)
+    evalue[w[starts]] = np.exp(np.maximum(best, 0.0))
+    position = np.arange(w.size) - starts[group] + 1
+    crossed = np.flatnonzero(log_wealth >= math.log(1.0 / alpha))
+    if crossed.size:
+        first = crossed[np.unique(group[crossed], return_index=True)[1]]
+        after[w[first]] = position[first]
+    return StopTest(n, evalue, after, alpha)
+
+
+def wealth_plain(scores: list[float], nulls: list[float]) -> list[float]:
+    """One worker's mixture wealth after each judgment, as a loop (what :func:`stop_test`
+    computes for every worker at once)."""
+    wealth = [1.0] * len(FRACTIONS)
+    out = []
+    for s, m in zip(scores, nulls, strict=True):
+        m = min(m, 1.0 - _EDGE)
+        wealth = [
+            k * (1.0 + f * (m - s) / (1.0 - m)) for k, f in zip(wealth, FRACTIONS, strict=True)
+        ]
+        out.append(sum(wealth) / len(wealth))
+    return out
+
+
+def label_scores(
+    items: NDArray[np.int64],
+    labels: NDArray[np.int64],
+    posterior: NDArray[np.float64],
+    own: NDArray[np.float64],
+    line: float,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Each judgment's score and null (module docstring). ``posterior`` (N, K) is the model's
+    posterior of each item's class given every answer (gold items: the gold class), and
+    ``own`` (n, K) the probability of each judgment's answer under each class for its worker
+    (Dawid-Skene: ``confusion[worker, :, label]``): it is divided out of the posterior (naive
+    Bayes), so that the reference is the other answers'."""
+    K = posterior.shape[1]
+    q = posterior[items] / np.maximum(own, 1e-300)
+    q /= np.maximum(q.sum(axis=1, keepdims=True), 1e-300)
+    scores = q[np.arange(labels.size), labels]
+    A = np.square(q).sum(axis=1)
+    nulls = line * A + (1.0 - line) * (1.0 - A) / max(K - 1, 1)
+    return scores, nulls
+
+
+def information(accuracy: float, k: int) -> float:
+    """Bits an answer carries about a uniform class of ``k`` when it is right with probability
+    ``accuracy``, its errors spread evenly (the mutual information of a symmetric channel)."""
+    p = min(max(accuracy, 0.0), 1.0)
+    bits = math.log2(k)
+    if p > 0:
+        bits += p * math.log2(p)
+    if p < 1:
+        bits += (1 - p) * math.log2((1 - p) / (k - 1))
+    return bits
+
+
+def stop_line(typical: float, k: int, *, share: float, margin: float) -> float:
+    """The accuracy below which a worker is not worth their pay: where an answer carries
+    ``share`` of the information of the typical worker's (:func:`information`), and never
+    above ``typical - margin`` (a worker at or above that is stopped with probability at most
+    alpha). NaN where the typical worker is no better than chance."""
+    chance = 1.0 / k
+    if not np.isfinite(typical) or typical <= chance:
+        return math.nan
+    cap = typical - margin
+    target = share * information(typical, k)
+    if share >= 1.0 or information(cap, k) <= target:
+        return max(cap, chance)
+    return float(brentq(lambda p: information(p, k) - target, chance, cap))

@@ -1,0 +1,119 @@
+"""The anytime-valid stop test (monitor.metrics.stopping): the vectorised wealth equals the
+plain loop, a worker at the line is stopped at most alpha of the time however long they work,
+a worker at chance within few judgments, and the label scores' nulls are what a worker at the
+line expects."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from monitor.metrics.stopping import (
+    FRACTIONS,
+    information,
+    label_scores,
+    stop_line,
+    stop_test,
+    wealth_plain,
+)
+
+unit = st.floats(0.0, 1.0, allow_nan=False)
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), unit, st.floats(0.0, 0.99)), max_size=60))
+def test_the_vectorised_test_is_the_plain_product(rows: list[tuple[int, float, float]]) -> None:
+    w = np.array([r[0] for r in rows], np.int64)
+    s = np.array([r[1] for r in rows])
+    m = np.array([r[2] for r in rows])
+    order = np.arange(len(rows))[::-1]  # arrival is the reverse of the listing
+    res = stop_test(w, order, s, m, n_workers=4, alpha=0.05)
+    for k in range(4):
+        mine = np.flatnonzero(w == k)[::-1]
+        path = wealth_plain(list(s[mine]), list(m[mine]))
+        assert res.n[k] == len(path)
+        assert math.isclose(res.evalue[k], max([1.0, *path]), rel_tol=1e-9)
+        crossed = [t + 1 for t, x in enumerate(path) if x >= 1 / 0.05 * (1 - 1e-12)]
+        assert res.stopped_after[k] == (crossed[0] if crossed else 0)
+        assert all(x >= 0 for x in path)
+
+
+@given(st.lists(st.tuples(unit, unit), max_size=40))
+def test_answers_at_least_as_good_as_the_line_never_gain_evidence(pairs: list) -> None:
+    s = np.array([max(a, b) for a, b in pairs])
+    m = np.array([min(a, b) for a, b in pairs])
+    res = stop_test(np.zeros(s.size, np.int64), np.arange(s.size), s, m, n_workers=1, alpha=0.01)
+    assert res.evalue[0] == 1.0
+    assert not res.stopped.any()
+
+
+def test_a_worker_at_the_line_is_stopped_at_most_alpha_of_the_time_over_a_long_campaign() -> None:
+    rng = np.random.default_rng(0)
+    W, n, line, alpha = 4000, 500, 0.8, 0.01
+    w = np.repeat(np.arange(W), n)
+    s = (rng.random(W * n) < line).astype(float)  # right or wrong on gold
+    res = stop_test(w, np.arange(w.size), s, np.full(w.size, line), n_workers=W, alpha=alpha)
+    rate = res.stopped.mean()
+    assert rate <= alpha + 3 * math.sqrt(alpha / W)
+    # ... and one a little better than the line, less often still
+    s = (rng.random(W * n) < line + 0.05).astype(float)
+    res = stop_test(w, np.arange(w.size), s, np.full(w.size, line), n_workers=W, alpha=alpha)
+    assert res.stopped.mean() < rate / 2
+
+
+def test_a_worker_at_chance_is_stopped_within_few_judgments() -> None:
+    rng = np.random.default_rng(1)
+    W, n = 2000, 200
+    w = np.repeat(np.arange(W), n)
+    s = (rng.random(W * n) < 0.5).astype(float)
+    res = stop_test(w, np.arange(w.size), s, np.full(w.size, 0.85), n_workers=W, alpha=0.01)
+    assert res.stopped.mean() > 0.99
+    # Kelly's bound: log(1/alpha) / KL(0.5 || 0.85) = 13.7 judgments at the very least
+    assert 14 <= np.median(res.stopped_after[res.stopped]) <= 25
+
+
+def test_unscored_judgments_count_for_nothing() -> None:
+    s = np.array([0.0, 0.0, 1.0])
+    m = np.array([np.nan, 0.9, 0.9])
+    res = stop_test(np.zeros(3, np.int64), np.arange(3), s, m, n_workers=2, alpha=0.1)
+    assert list(res.n) == [2, 0]
+    assert res.evalue[1] == 1.0
+    assert res.evalue[0] > 1.0
+
+
+def test_on_gold_the_score_is_right_or_wrong_and_the_null_is_the_line() -> None:
+    posterior = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    confusion = np.tile(np.full((3, 3), 0.1) + 0.7 * np.eye(3), (2, 1, 1))
+    workers, labels = np.array([0, 0, 1]), np.array([0, 1, 2])
+    own = confusion[workers, :, labels]
+    s, m = label_scores(np.array([0, 1, 1]), labels, posterior, own, 0.7)
+    np.testing.assert_allclose(s, [1.0, 0.0, 1.0])
+    np.testing.assert_allclose(m, [0.7, 0.7, 0.7])
+
+
+def test_the_null_is_what_a_worker_at_the_line_expects_on_a_calibrated_reference() -> None:
+    """Simulated: the truth drawn from the reference q, a symmetric worker at the line answers;
+    their mean score matches the null."""
+    rng = np.random.default_rng(2)
+    K, n, line = 3, 200_000, 0.7
+    q = rng.dirichlet(np.ones(K), n)
+    truth = (rng.random(n)[:, None] > np.cumsum(q, axis=1)).sum(axis=1)
+    wrong = (truth + rng.integers(1, K, n)) % K
+    answer = np.where(rng.random(n) < line, truth, wrong)
+    flat = np.ones((n, K))  # a worker whose answer says nothing: q is the others' alone
+    s, m = label_scores(np.arange(n), answer, q, flat, line)
+    assert abs(s.mean() - m.mean()) < 3 * s.std() / math.sqrt(n)
+
+
+def test_the_line_is_the_information_share_capped_by_the_margin() -> None:
+    assert information(0.5, 2) == 0.0
+    assert math.isclose(information(1.0, 4), 2.0)
+    line = stop_line(0.85, 2, share=0.75, margin=0.05)
+    assert math.isclose(line, 0.8)  # the share's line (0.81) lies above the cap
+    low = stop_line(0.85, 2, share=0.25, margin=0.05)
+    assert 0.5 < low < 0.8
+    assert math.isclose(information(low, 2), 0.25 * information(0.85, 2), rel_tol=1e-6)
+    assert math.isnan(stop_line(0.5, 2, share=0.5, margin=0.05))
+    assert len(FRACTIONS) >= 2
