@@ -122,19 +122,15 @@ def wealth_plain(scores: list[float], nulls: list[float]) -> list[float]:
 
 
 def label_scores(
-    items: NDArray[np.int64],
-    labels: NDArray[np.int64],
-    posterior: NDArray[np.float64],
-    own: NDArray[np.float64],
-    line: float,
+    posterior: NDArray[np.float64], labels: NDArray[np.int64], own: NDArray[np.float64], line: float
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Each judgment's score and null (module docstring). ``posterior`` (N, K) is the model's
-    posterior of each item's class given every answer (gold items: the gold class), and
-    ``own`` (n, K) the probability of each judgment's answer under each class for its worker
+    """Each judgment's score and null (module docstring). ``posterior`` (n, K) is the model's
+    posterior of the judged item's class given every answer (gold items: the gold class), and
+    ``own`` (n, K) the probability of the judgment's answer under each class for its worker
     (Dawid-Skene: ``confusion[worker, :, label]``): it is divided out of the posterior (naive
     Bayes), so that the reference is the other answers'."""
     K = posterior.shape[1]
-    q = posterior[items] / np.maximum(own, 1e-300)
+    q = posterior / np.maximum(own, 1e-300)
     q /= np.maximum(q.sum(axis=1, keepdims=True), 1e-300)
     scores = q[np.arange(labels.size), labels]
     A = np.square(q).sum(axis=1)

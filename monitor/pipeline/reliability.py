@@ -334,7 +334,7 @@ def _labels(arrays, params, out, items, workers, answers, gold, wprior):  # noqa
                     mask=mask)  # fmt: skip
     _label_export(out, items, workers, codes, res, gold_codes)
     label_gold(out, params.model, lambda given: fit(given).labels, gold, items)
-    label_stop(out, params.model, arrays, items, workers, codes, res)
+    label_stop(out, params.model, arrays, (items, workers, codes), res)
 
 
 def _one_coin_labels(arrays, params, out, items, workers, codes, gold, wprior):  # noqa: ANN001, PLR0913

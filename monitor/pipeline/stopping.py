@@ -18,19 +18,17 @@ MIN_TYPICAL = 3
 """Workers with ``model_min_judgments`` it takes to say what the typical worker reaches."""
 
 
+Judged = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]
+"""Items, workers and category codes of the judgments the model saw (the latest of each pair)."""
+
+
 def label_stop(
-    out: Values,
-    options: ModelOptions,
-    arrays: CampaignArrays,
-    items: NDArray[np.int64],
-    workers: NDArray[np.int64],
-    codes: NDArray[np.int64],
-    res: Any,  # noqa: ANN401 - a LabelModel (Dawid-Skene, with confusion matrices)
+    out: Values, options: ModelOptions, arrays: CampaignArrays, judged: Judged, res: Any
 ) -> None:
-    """``stop_line`` (campaign), ``stop_evidence`` and ``stop_after`` (workers) of the judgments
-    ``items``, ``workers``, ``codes`` (the latest of each worker and item, as the model saw
-    them). Nothing where fewer than :data:`MIN_TYPICAL` workers have
+    """``stop_line`` (campaign), ``stop_evidence`` and ``stop_after`` (workers) of the
+    ``judged`` and the Dawid-Skene fit ``res`` (a ``LabelModel``). Nothing where fewer than :data:`MIN_TYPICAL` workers have
     ``model_min_judgments`` judgments, or the typical one is no better than chance."""
+    items, workers, codes = judged
     K = res.posterior.shape[1]
     enough = res.n >= max(options.model_min_judgments, 1)
     if int(enough.sum()) < MIN_TYPICAL or K < 2:
@@ -45,7 +43,7 @@ def label_stop(
                 "margin": options.stop_margin, "classes": K},
     )  # fmt: skip
     own = res.confusion[workers, :, codes]
-    scores, nulls = label_scores(items, codes, res.posterior, own, line)
+    scores, nulls = label_scores(res.posterior[items], codes, own, line)
     order = arrays.order[arrays.latest] if arrays.latest.size == items.size else arrays.order
     test = stop_test(workers, order, scores, nulls, n_workers=len(arrays.worker_ids),
                      alpha=options.stop_alpha)  # fmt: skip

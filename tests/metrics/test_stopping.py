@@ -88,7 +88,7 @@ def test_on_gold_the_score_is_right_or_wrong_and_the_null_is_the_line() -> None:
     confusion = np.tile(np.full((3, 3), 0.1) + 0.7 * np.eye(3), (2, 1, 1))
     workers, labels = np.array([0, 0, 1]), np.array([0, 1, 2])
     own = confusion[workers, :, labels]
-    s, m = label_scores(np.array([0, 1, 1]), labels, posterior, own, 0.7)
+    s, m = label_scores(posterior[np.array([0, 1, 1])], labels, own, 0.7)
     np.testing.assert_allclose(s, [1.0, 0.0, 1.0])
     np.testing.assert_allclose(m, [0.7, 0.7, 0.7])
 
@@ -103,7 +103,7 @@ def test_the_null_is_what_a_worker_at_the_line_expects_on_a_calibrated_reference
     wrong = (truth + rng.integers(1, K, n)) % K
     answer = np.where(rng.random(n) < line, truth, wrong)
     flat = np.ones((n, K))  # a worker whose answer says nothing: q is the others' alone
-    s, m = label_scores(np.arange(n), answer, q, flat, line)
+    s, m = label_scores(q, answer, flat, line)
     assert abs(s.mean() - m.mean()) < 3 * s.std() / math.sqrt(n)
 
 
