@@ -117,6 +117,7 @@ class CrowdTruthResult:
     wua: NDArray[np.float64]
     aqs: NDArray[np.float64] | None
     uqs_initial: NDArray[np.float64]
+    # the first iteration's scores (from all ones), field for field the final ones above
     uas_initial: sp.csr_array
     wqs_initial: NDArray[np.float64]
     wwa_initial: NDArray[np.float64]
@@ -126,6 +127,7 @@ class CrowdTruthResult:
     worker_kept: NDArray[np.bool_]
     judgment_kept: NDArray[np.bool_]
     iterations: int
+    # alike in shape to ratings/phi_measure.PhiResult's fields, another model's
     converged: bool
     max_change: float
     closed: bool
@@ -248,6 +250,7 @@ def crowdtruth_local(
     *,
     previous: CrowdTruthScores,
     worker_sums: ArrayLike,
+    # alike in shape to labels/export_accuracy.expected_set_accuracy's inputs: other data
     n_workers: int,
     n_units: int,
     closed: bool = True,
