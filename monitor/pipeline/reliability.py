@@ -235,6 +235,8 @@ def rating_weight(
 
 
 def _posterior_column(
+    # one stored column of a model's posterior; _gold's and ratings.model_outputs' lists alike in
+    # shape carry other data
     out: Values,
     metric: str,
     ids: NDArray[np.object_],

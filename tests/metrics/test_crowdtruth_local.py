@@ -141,3 +141,44 @@ def test_bad_inputs_are_refused() -> None:
             w, u, label_counts(v, 4), seen, previous=no_aqs, worker_sums=prev.worker_sums,
             n_workers=6, n_units=30,
         )  # fmt: skip
+
+
+@pytest.mark.parametrize("closed", [True, False])
+def test_the_local_result_is_the_plain_expressions(closed: bool) -> None:
+    """The result assembled by ``scores._result``: WQS = WWA x WUA on the kept workers, NaN
+    elsewhere; the first iteration's scores undefined, AQS only for a closed task."""
+    w, u, v = _campaign(3, 400, 60, 12)
+    prev = crowdtruth(w, u, label_counts(v, 4), closed=closed, n_workers=12, n_units=60, **TIGHT)
+    w2, u2, v2 = _campaign(4, 430, 60, 12)
+    w2, u2, v2 = np.r_[w, w2[400:]], np.r_[u, u2[400:]], np.r_[v, v2[400:]]
+    bw, bu, bc, seen = _block(w2, u2, v2, 400)
+    res = crowdtruth_local(bw, bu, bc, seen, previous=prev.scores, worker_sums=prev.worker_sums,
+                           n_workers=12, n_units=60, closed=closed)  # fmt: skip
+    nan_w = np.full(12, np.nan)
+    np.testing.assert_array_equal(res.wqs, np.where(res.worker_kept, res.wwa * res.wua, np.nan))
+    for f in ("wqs_initial", "wwa_initial", "wua_initial"):
+        np.testing.assert_array_equal(getattr(res, f), nan_w)
+    np.testing.assert_array_equal(res.uqs_initial, np.full(60, np.nan))
+    assert res.uas_initial.shape == (60, 4)
+    assert res.uas_initial.nnz == 0
+    if closed:
+        assert res.aqs is not None
+        assert res.aqs_initial is not None
+        np.testing.assert_array_equal(res.aqs, prev.aqs)
+        np.testing.assert_array_equal(res.aqs_initial, np.full(4, np.nan))
+    else:
+        assert res.aqs is None
+        assert res.aqs_initial is None
+    assert res.converged == (res.max_change < 1e-3)
+
+
+def test_a_campaign_without_a_shared_unit_is_undefined() -> None:
+    res = crowdtruth([0, 1], [0, 1], label_counts([0, 1], 2), n_workers=2, n_units=2, tol=0.0)
+    for f in ("uqs", "wqs", "wwa", "wua", "uqs_initial", "wqs_initial", "wwa_initial"):
+        np.testing.assert_array_equal(getattr(res, f), np.full(2, np.nan))
+    assert res.aqs is not None
+    assert np.isnan(res.aqs).all()
+    assert res.converged
+    assert res.iterations == 0
+    assert res.max_change == 0.0
+    assert res.worker_sums is None

@@ -200,6 +200,7 @@ class Codetermination:
 def codetermination(
     items: ArrayLike,
     workers: ArrayLike,
+    # worker_vs_aggregate's inputs: both public, each lists its options for help() and the docs
     codes: ArrayLike,
     *,
     kind: Kind,

@@ -199,6 +199,7 @@ def bootstrap_alpha(
 
 
 def bootstrap_set_alpha(
+    # bootstrap_alpha's options: both public, each lists them for help() and the docs
     sc: SetCounts,
     distance: SetDistance = "masi",
     *,

@@ -357,6 +357,7 @@ class PairwiseAgreement:
 
 
 def pairwise_agreement(
+    # alike in shape to runtime/server.build_app's arguments: nothing in common
     items: ArrayLike,
     workers: ArrayLike,
     codes: ArrayLike,

@@ -262,6 +262,7 @@ def build_layout(
         ep=ep,
         ea=ea,
         x=x,
+        # alike in shape to the label models' results (label_model, multilabel_model): other fields
         ec=ec,
         cell_unit=cell_unit,
         cell_ann=cell_ann,
@@ -277,6 +278,8 @@ def build_layout(
 
 
 def _aqs_operators(
+    # the Layout's arrays of these names; the lists alike in shape in behaviour.py, ratings/ and
+    # preferences/planning.py carry other data
     pw: NDArray[np.int64],
     pu: NDArray[np.int64],
     ep: NDArray[np.int64],
@@ -313,6 +316,7 @@ def _small_indices(m: sp.csr_array) -> sp.csr_array:
 
 @dataclass(frozen=True)
 class Step:
+    # one iteration's scores; agreement/poisson.Update, alike in shape, is a change of features
     uqs: NDArray[np.float64]
     wwa: NDArray[np.float64]
     wua: NDArray[np.float64]

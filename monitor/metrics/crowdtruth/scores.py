@@ -117,6 +117,7 @@ class CrowdTruthResult:
     wua: NDArray[np.float64]
     aqs: NDArray[np.float64] | None
     uqs_initial: NDArray[np.float64]
+    # the first iteration's scores (from all ones), field for field the final ones above
     uas_initial: sp.csr_array
     wqs_initial: NDArray[np.float64]
     wwa_initial: NDArray[np.float64]
@@ -126,6 +127,7 @@ class CrowdTruthResult:
     worker_kept: NDArray[np.bool_]
     judgment_kept: NDArray[np.bool_]
     iterations: int
+    # alike in shape to ratings/phi_measure.PhiResult's fields, another model's
     converged: bool
     max_change: float
     closed: bool
@@ -221,38 +223,20 @@ def crowdtruth(
         if change < tol:
             break
 
-    def units_out(v: NDArray) -> NDArray[np.float64]:
-        return np.where(unit_kept, v, np.nan)
-
-    def workers_out(v: NDArray) -> NDArray[np.float64]:
-        return np.where(worker_kept, v, np.nan)
-
     if first is None:  # not asked for: NaN, as for undefined scores
-        nan_u, nan_w = np.full(n_u, np.nan), np.full(n_w, np.nan)
-        first = Step(nan_u, nan_w, nan_w, nan_w, np.full(n_ann, np.nan), np.empty((0, 4)))
+        first = _undefined_step(n_u, n_w, n_ann)
         uas_initial = sp.csr_array((n_u, n_ann))
     else:
         uas_initial = unit_annotation_scores(layout, ones_w)
-    return CrowdTruthResult(
-        uqs=units_out(last.uqs),
-        uas=unit_annotation_scores(layout, last.wqs),
-        wqs=workers_out(last.wqs),
-        wwa=workers_out(last.wwa),
-        wua=workers_out(last.wua),
-        aqs=last.aqs.copy() if closed else None,
-        uqs_initial=units_out(first.uqs),
-        uas_initial=uas_initial,
-        wqs_initial=workers_out(first.wqs),
-        wwa_initial=workers_out(first.wwa),
-        wua_initial=workers_out(first.wua),
-        aqs_initial=first.aqs.copy() if closed else None,
-        unit_kept=unit_kept,
-        worker_kept=worker_kept,
-        judgment_kept=judgment_kept,
+    return _result(
+        last,
+        first,
+        (unit_annotation_scores(layout, last.wqs), uas_initial),
+        (unit_kept, worker_kept, judgment_kept),
         iterations=iterations,
         converged=bool(change < tol),
         max_change=float(change),
-        closed=bool(closed),
+        closed=closed,
         variant=variant,
         worker_sums=last.sums,
     )
@@ -266,6 +250,7 @@ def crowdtruth_local(
     *,
     previous: CrowdTruthScores,
     worker_sums: ArrayLike,
+    # alike in shape to labels/export_accuracy.expected_set_accuracy's inputs: other data
     n_workers: int,
     n_units: int,
     closed: bool = True,
@@ -353,31 +338,18 @@ def crowdtruth_local(
         if change < tol:
             break
     wwa, wua = ratios(sums)
-    nan_u, nan_w = np.full(n_u, np.nan), np.full(n_w, np.nan)
-
-    def workers_out(v: NDArray) -> NDArray[np.float64]:
-        return np.where(worker_kept, v, np.nan)
-
-    return CrowdTruthResult(
-        uqs=np.where(unit_kept, uqs, np.nan),
-        uas=unit_annotation_scores(layout, wqs) if layout.pw.size else sp.csr_array((n_u, n_ann)),
-        wqs=workers_out(wwa * wua),
-        wwa=workers_out(wwa),
-        wua=workers_out(wua),
-        aqs=aqs.copy() if closed else None,
-        uqs_initial=nan_u,
-        uas_initial=sp.csr_array((n_u, n_ann)),
-        wqs_initial=nan_w,
-        wwa_initial=nan_w.copy(),
-        wua_initial=nan_w.copy(),
-        aqs_initial=np.full(n_ann, np.nan) if closed else None,
-        unit_kept=unit_kept,
-        worker_kept=worker_kept,
-        judgment_kept=judgment_kept,
+    return _result(
+        Step(uqs, wwa, wua, wwa * wua, aqs, sums),
+        _undefined_step(n_u, n_w, n_ann),
+        (
+            unit_annotation_scores(layout, wqs) if layout.pw.size else sp.csr_array((n_u, n_ann)),
+            sp.csr_array((n_u, n_ann)),
+        ),
+        (unit_kept, worker_kept, judgment_kept),
         iterations=iterations,
         converged=bool(change < tol),
         max_change=float(change),
-        closed=bool(closed),
+        closed=closed,
         variant=variant,
         worker_sums=sums,
     )
@@ -443,28 +415,72 @@ def _empty(
     judgment_kept: NDArray[np.bool_],
 ) -> CrowdTruthResult:
     """No unit has two workers yet: every score undefined, nothing to iterate."""
-    nan_u, nan_w = np.full(n_u, np.nan), np.full(n_w, np.nan)
-    aqs = np.full(n_ann, np.nan) if closed else None
+    nan = _undefined_step(n_u, n_w, n_ann)
     uas = sp.csr_array((n_u, n_ann))
-    return CrowdTruthResult(
-        uqs=nan_u,
-        uas=uas,
-        wqs=nan_w,
-        wwa=nan_w.copy(),
-        wua=nan_w.copy(),
-        aqs=aqs,
-        uqs_initial=nan_u.copy(),
-        uas_initial=uas.copy(),
-        wqs_initial=nan_w.copy(),
-        wwa_initial=nan_w.copy(),
-        wua_initial=nan_w.copy(),
-        aqs_initial=None if aqs is None else aqs.copy(),
-        unit_kept=unit_kept,
-        worker_kept=worker_kept,
-        judgment_kept=judgment_kept,
+    return _result(
+        nan,
+        nan,
+        (uas, uas.copy()),
+        (unit_kept, worker_kept, judgment_kept),
         iterations=0,
         converged=True,
         max_change=0.0,
+        closed=closed,
+        variant=variant,
+        worker_sums=None,
+    )
+
+
+def _undefined_step(n_u: int, n_w: int, n_ann: int) -> Step:
+    """An iteration's scores all undefined (NaN), with no worker sums."""
+    nan_w = np.full(n_w, np.nan)
+    return Step(np.full(n_u, np.nan), nan_w, nan_w, nan_w, np.full(n_ann, np.nan), np.empty((0, 4)))
+
+
+def _result(
+    last: Step,
+    first: Step,
+    uas: tuple[sp.csr_array, sp.csr_array],
+    kept: tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]],
+    *,
+    iterations: int,
+    converged: bool,
+    max_change: float,
+    closed: bool,
+    variant: Variant,
+    worker_sums: NDArray[np.float64] | None,
+) -> CrowdTruthResult:
+    """The result of the ``last`` and ``first`` iterations' scores (``uas``: their UAS, in that
+    order), NaN outside the kept units and workers (``kept``: units, workers, judgments); AQS
+    only for a closed task."""
+    unit_kept, worker_kept, judgment_kept = kept
+
+    def units_out(v: NDArray) -> NDArray[np.float64]:
+        return np.where(unit_kept, v, np.nan)
+
+    def workers_out(v: NDArray) -> NDArray[np.float64]:
+        return np.where(worker_kept, v, np.nan)
+
+    return CrowdTruthResult(
+        uqs=units_out(last.uqs),
+        uas=uas[0],
+        wqs=workers_out(last.wqs),
+        wwa=workers_out(last.wwa),
+        wua=workers_out(last.wua),
+        aqs=last.aqs.copy() if closed else None,
+        uqs_initial=units_out(first.uqs),
+        uas_initial=uas[1],
+        wqs_initial=workers_out(first.wqs),
+        wwa_initial=workers_out(first.wwa),
+        wua_initial=workers_out(first.wua),
+        aqs_initial=first.aqs.copy() if closed else None,
+        unit_kept=unit_kept,
+        worker_kept=worker_kept,
+        judgment_kept=judgment_kept,
+        iterations=iterations,
+        converged=converged,
+        max_change=max_change,
         closed=bool(closed),
         variant=variant,
+        worker_sums=worker_sums,
     )

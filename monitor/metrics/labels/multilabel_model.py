@@ -170,6 +170,7 @@ def multilabel_model(
         high=high,
         n=n_w,
         sensitivity=sens,
+        # per-option rates beside the accuracy: not label_model.worker_accuracy's fields
         specificity=spec,
         prior=prior,
         chance=chance,

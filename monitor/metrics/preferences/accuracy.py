@@ -62,6 +62,7 @@ class TrueAccuracy:
     high: NDArray[np.float64]
     strict: NDArray[np.float64]
     certainty: NDArray[np.float64]
+    # alike in shape to behaviour.SideTest's fields and _lookup: other quantities
 
 
 def consensus_right(

@@ -107,6 +107,7 @@ class KappaInterval:
 
     kappa: NDArray[np.float64] = field(repr=False)
     low: NDArray[np.float64] = field(repr=False)
+    # transitivity kappa; the label models' accuracy fields alike in shape mean other things
     high: NDArray[np.float64] = field(repr=False)
     n_effective: NDArray[np.float64] = field(repr=False)
     p_e: float

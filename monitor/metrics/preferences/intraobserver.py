@@ -145,6 +145,7 @@ def summarize(state: TriangleState, *, ties_allowed: bool = True) -> Transitivit
 def transitivity(
     workers: ArrayLike,
     left: ArrayLike,
+    # triangle_state's inputs, passed on to it
     right: ArrayLike,
     outcome: ArrayLike,
     order: ArrayLike | None = None,

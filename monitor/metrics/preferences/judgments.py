@@ -67,6 +67,8 @@ class Judgments:
 
     workers: NDArray[np.int64]
     lo: NDArray[np.int64]
+    # validated judgments; TriangleState's and WorkerAccuracy's fields alike in shape are
+    # per-pair and per-worker results
     hi: NDArray[np.int64]
     rel: NDArray[np.int8]
     order: NDArray[np.float64]
@@ -87,6 +89,7 @@ def _int_codes(name: str, a: ArrayLike) -> NDArray[np.int64]:
 def validate(
     workers: ArrayLike,
     left: ArrayLike,
+    # the inputs of triangle_state and transitivity, which it checks
     right: ArrayLike,
     outcome: ArrayLike,
     order: ArrayLike | None = None,
@@ -194,6 +197,7 @@ class CanonicalPairs:
 def canonical_pairs(
     workers: ArrayLike,
     left: ArrayLike,
+    # alike in shape to labels/export_accuracy.expected_accuracy's inputs: other data
     right: ArrayLike,
     outcome: ArrayLike,
     order: ArrayLike | None = None,

@@ -435,6 +435,7 @@ def _start(
 
 
 def consensus_cavity(
+    # answer_accuracy's inputs, which it passes on
     D: PreferenceData,
     lay: Layout,
     x: NDArray[np.float64],

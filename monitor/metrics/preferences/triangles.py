@@ -64,6 +64,8 @@ class TriangleState:
     n_items: int
     keys: NDArray[np.int64]
     rel: NDArray[np.int8]
+    # per directed pair; store/coded.py's and judgments.Judgments' fields alike in shape are
+    # per judgment
     order: NDArray[np.float64]
     ids: NDArray[np.int64]
     counts: NDArray[np.int64]
@@ -146,6 +148,7 @@ class TriangleState:
     def update(
         self,
         workers: ArrayLike,
+        # triangle_state's inputs: the judgments to add
         left: ArrayLike,
         right: ArrayLike,
         outcome: ArrayLike,

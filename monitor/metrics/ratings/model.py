@@ -152,6 +152,8 @@ def _worker_chance(
 
 
 def tied_pairs(
+    # judgments and per-item / per-worker flags; the lists alike in shape in behaviour.py,
+    # crowdtruth/layout.py, preferences/planning.py and update.py are other models' arrays
     it: NDArray[np.int64],
     wk: NDArray[np.int64],
     n_i: NDArray[np.float64],
@@ -194,6 +196,8 @@ def rating_model(
     init_bias: ArrayLike | None = None,
     init_noise: ArrayLike | None = None,
     max_iter: int = 100,
+    # the flags' settings as in rating_model_update and holdout_check (the same fit); dawid_skene's
+    # keywords alike in shape are the label model's own
     tol: float = 1e-6,
     confidence: float = 0.95,
     noise_floor: float = 0.01,
@@ -371,6 +375,9 @@ def model_outputs(
     n_workers: int,
     span: float,
     gold: NDArray[np.float64],
+    # the judgments as worker_sums takes them, the fit, the data and the flags' settings; lists
+    # alike in shape in behaviour.py, crowdtruth/, labels/, planning.py, pipeline/reliability.py
+    # carry other data
     prior_var: NDArray[np.float64],
     pw: NDArray[np.float64],
     tied: NDArray[np.bool_],
@@ -432,6 +439,7 @@ def model_outputs(
         item_spread=item_spread,
         expected_spread=expected,
         spread_p=spread_p,
+        # keyword lists alike in shape in ingest/api.py (a reader's options): nothing in common
         iterations=fit.iterations,
         converged=fit.converged,
         shared_noise=tied,

@@ -94,6 +94,8 @@ class ModelState:
 
 
 def worker_sums(
+    # the rating model's judgments and parameters, as model_outputs takes them; the lists alike
+    # in shape in behaviour.py, crowdtruth/layout.py and preferences/planning.py carry other data
     it: NDArray[np.int64],
     wk: NDArray[np.int64],
     x: NDArray[np.float64],
@@ -200,6 +202,7 @@ def rating_model_update(
     tol: float = 1e-6,
     move_tol: float = 2.5e-5,
     max_rounds: int = 3,
+    # rating_model's settings with its defaults: an update flags and censors as a full fit does
     confidence: float = 0.95,
     noise_floor: float = 0.01,
     floor_margin: float = 0.2,
