@@ -8,7 +8,9 @@ Each real label set of ``../shared/real-data`` arrives in chunks of ``--chunk`` 
 random order (``random``) or in worker bursts (``bursts``: each worker's judgments together,
 the workers in a random order). Each chunk is ingested and recomputed, and ``monitor workers
 --json`` read, the way the README's loop does, on a throwaway SQLite database. A worker decided
-``stop`` or ``block`` gets no more work: their later judgments never arrive.
+``stop`` or ``block`` gets no more work: their later judgments never arrive. With ``--overlap``,
+an item whose ``need`` is 0 after a cycle (``monitor export overlap``) gets no more judgments
+either, until a later cycle says it wants some again.
 
 Printed per set:
 
@@ -90,8 +92,15 @@ def nightly(ds: DataSet, tmp: Path) -> tuple[float, dict[str, str]]:
     return _export(common, ds, tmp), _decisions(common, ds.name)
 
 
-def replay(ds: DataSet, tmp: Path, order: str, chunk: int, seed: int) -> dict:
-    """The live replay: arrivals in ``order``, a stopped worker's later judgments dropped."""
+def _need(common: tuple[str, ...], name: str, tmp: Path) -> dict[str, int]:
+    path = tmp / "overlap.csv"
+    _cli(*common, "export", "overlap", "--campaign", name, "--out", str(path))
+    return {r["item"]: int(r["need"]) for r in _rows(path)}
+
+
+def replay(ds: DataSet, tmp: Path, order: str, chunk: int, seed: int, overlap: bool) -> dict:
+    """The live replay: arrivals in ``order``, a stopped worker's later judgments dropped (and
+    with ``overlap``, those of an item that needs no more)."""
     rng = random.Random(seed)
     arrivals = list(ds.judgments)
     if order == "bursts":
@@ -106,10 +115,15 @@ def replay(ds: DataSet, tmp: Path, order: str, chunk: int, seed: int) -> dict:
     common = ("--db", f"sqlite:///{tmp}/live.db")
     _cli(*common, "campaign", "create", ds.name, *ds.args)
     stopped_at: dict[str, int] = {}
+    closed: set[str] = set()
     arrived: Counter[str] = Counter()
     bought, cycles, seconds = 0, 0, 0.0
     for start in range(0, len(arrivals), chunk):
-        rows = [j for j in arrivals[start : start + chunk] if j[0] not in stopped_at]
+        rows = [
+            j
+            for j in arrivals[start : start + chunk]
+            if j[0] not in stopped_at and j[1] not in closed
+        ]
         if not rows:
             continue
         path = tmp / "chunk.csv"
@@ -118,6 +132,8 @@ def replay(ds: DataSet, tmp: Path, order: str, chunk: int, seed: int) -> dict:
         _cli(*common, "ingest", str(path), "--campaign", ds.name)
         _cli(*common, "recompute", "--campaign", ds.name)
         decisions = _decisions(common, ds.name)
+        if overlap:
+            closed = {i for i, k in _need(common, ds.name, tmp).items() if k == 0}
         seconds += time.perf_counter() - t0
         cycles += 1
         bought += len(rows)
@@ -129,7 +145,7 @@ def replay(ds: DataSet, tmp: Path, order: str, chunk: int, seed: int) -> dict:
             "export": _export(common, ds, tmp), "seconds_per_cycle": seconds / max(cycles, 1)}  # fmt: skip
 
 
-def figures(ds: DataSet, order: str, chunk: int, seed: int) -> dict:
+def figures(ds: DataSet, order: str, chunk: int, seed: int, overlap: bool) -> dict:
     quality, n = worker_quality(ds)
     judged = [w for w in quality if n.get(w, 0) >= MIN_N]
     k = len(set(ds.truth.values()))
@@ -139,13 +155,14 @@ def figures(ds: DataSet, order: str, chunk: int, seed: int) -> dict:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         night, night_decisions = nightly(ds, tmp)
-        live = replay(ds, tmp, order, chunk, seed)
+        live = replay(ds, tmp, order, chunk, seed, overlap)
     stopped = live["stopped_at"]
     to_stop = [stopped[w] for w in near if w in stopped]
     share = sum(live["arrived"].get(w, 0) for w in near) / max(sum(n[w] for w in near), 1)
     false = sorted(w for w in stopped if quality.get(w, 0.0) >= median)
     return {
-        "set": ds.name, "order": order, "near_chance": len(near),
+        "set": ds.name, "order": order + (" +overlap" if overlap else ""),
+        "near_chance": len(near),
         "near_chance_judgments": sum(n[w] for w in near),
         "near_stopped": len(to_stop),
         "to_stop_median": float(np.median(to_stop)) if to_stop else None,
@@ -170,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--order", choices=("random", "bursts"), default="random")
     parser.add_argument("--chunk", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--overlap", action="store_true", help="apply dynamic overlap too")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     scrub_environment()
@@ -178,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         ds = load_dataset(path)
         if ds.kind != "label" or (args.only and ds.name not in args.only):
             continue
-        r = figures(ds, args.order, args.chunk, args.seed)
+        r = figures(ds, args.order, args.chunk, args.seed, args.overlap)
         out.append(r)
         print(
             f"{r['set']:8s} {r['order']}: {r['near_chance']} near-chance workers "

@@ -237,7 +237,7 @@ def test_constant_answering_from_the_share(share: float, flagged: bool) -> None:
 
 
 def test_decisions_are_ordered_most_severe_first() -> None:
-    assert DECISIONS == ("block", "down_weight", "watch", "cannot_tell", "ok")
+    assert DECISIONS == ("block", "stop", "down_weight", "watch", "cannot_tell", "ok")
 
 
 def test_the_advice_policy_applies_block_and_down_weight() -> None:

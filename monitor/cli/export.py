@@ -22,16 +22,18 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "labels: CSV/JSON, the reliability model's answer per item (Dawid-Skene label, rating "
         "model mean, multi-label options) with its posterior or sd. requeue: the items (or "
         "pairs) the latest run says to send back, with their text, as a task file for csv, "
-        "toloka, labelstudio or prolific. See docs/exports.md.",
+        "toloka, labelstudio or prolific. overlap: how many more judgments each item of a "
+        "label campaign wants (item,need; 0: settled), from the latest run. See "
+        "docs/exports.md and docs/live.md.",
     )
-    p.add_argument("what", choices=("blocklist", "weights", "labels", "requeue"))
+    p.add_argument("what", choices=("blocklist", "weights", "labels", "requeue", "overlap"))
     p.add_argument("--campaign", required=True, metavar="NAME")
     p.add_argument(
         "--platform",
         default="csv",
         metavar="{mturk,prolific,toloka,labelstudio,csv,json}",
         help="blocklist and weights: mturk, prolific, toloka, csv or json; labels: csv or "
-        "json; requeue: csv, toloka, labelstudio or prolific (default: csv)",
+        "json; requeue: csv, toloka, labelstudio or prolific; overlap: csv (default: csv)",
     )
     p.add_argument("--out", metavar="PATH", help="file to write (default: standard output)")
     p.add_argument(
@@ -57,6 +59,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     if args.what == "requeue":
         return _requeue(args, ctx)
+    if args.what == "overlap":
+        return _overlap(args, ctx)
     to_file = bool(args.out and args.out != "-")
     if to_file:
         check_target(Path(args.out), "export", f"{args.what}.{args.platform}")
@@ -99,6 +103,28 @@ def _requeue(args: argparse.Namespace, ctx: Context) -> int:
         write_data(done.text)
     if done.note:
         echo(done.note, err=True)
+    return 0
+
+
+def _overlap(args: argparse.Namespace, ctx: Context) -> int:
+    from monitor.actions.overlap import PLATFORMS, export_overlap
+    from monitor.core.errors import UsageError
+    from monitor.core.output import check_target, write_output
+    from monitor.store.engine import session_factory
+
+    if args.include_flagged or args.project is not None or args.pool is not None:
+        raise UsageError("--include-flagged, --project and --pool are for the blocklist")
+    if args.platform not in PLATFORMS:  # before the database is opened
+        raise UsageError(f"overlap is not written for {args.platform!r}: use --platform csv")
+    to_file = bool(args.out and args.out != "-")
+    if to_file:
+        check_target(Path(args.out), "export", f"overlap.{args.platform}")
+    with session_factory(ctx.engine())() as s:
+        text = export_overlap(s, args.campaign, args.platform)
+    if to_file:
+        echo(write_output(Path(args.out), text, "export", newline=""))
+    else:
+        write_data(text)
     return 0
 
 

@@ -304,7 +304,7 @@ MEASURES: tuple[Measure, ...] = (
             "the evidence that the worker is right less often than the campaign's `stop_line`: "
             "an e-value, the largest wealth of a bettor against \"at or above the line\" over "
             "their judgments in order of arrival, each scored against the others' answers or its "
-            "gold (1 = none; docs/live.md)",
+            "gold (1 = none, at most 10^12; docs/live.md)",
             n="judgments scored"),
     Measure("stop_after", _W, LABEL,
             "the judgments scored when `stop_evidence` first reached 1 / `stop_alpha`: the worker "
@@ -348,6 +348,13 @@ MEASURES: tuple[Measure, ...] = (
             "max(p, 1 - p) over options",
             n="judgments", detail="`posterior` {category or option: probability}",
             approximate=True),
+    Measure("need", _I, LABEL,
+            "how many more judgments the item wants: 0 once the posterior of its exported "
+            "answer, without the stopped workers' answers, reaches `overlap_confidence` with "
+            "`min_overlap` judgments; else what lifts it there at the typical worker's "
+            "accuracy, at least up to `min_overlap`, never past `max_overlap` in all (gold "
+            "items: up to `min_overlap`)",
+            n="judgments that count (the stopped workers' left out)"),
     Measure("majority_disputed", _I, LABEL,
             "1 where the plain vote is tied at the top or picks another label than the model, "
             "else 0",

@@ -221,6 +221,18 @@ class General:
         "Stop a worker whose answers carry less than this share of the information of the "
         "typical worker's (bits an answer carries about the class; capped by stop_margin).",
     )
+    overlap_confidence: float = setting(
+        0.95,
+        Range(0.5, 0.9999),
+        "An item wants no more judgments (need 0) once the posterior of its exported answer "
+        "reaches this, without the stopped workers' answers (docs/live.md).",
+    )
+    min_overlap: int = setting(
+        3, at_least(1), "Every item wants at least this many judgments (gold items: only these)."
+    )
+    max_overlap: int = setting(
+        10, at_least(1), "No item wants more than this many judgments in all."
+    )
 
 
 @dataclass(frozen=True)

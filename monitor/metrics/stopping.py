@@ -38,6 +38,9 @@ from numpy.typing import NDArray
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
+MAX_EVIDENCE = 1e12
+"""The largest e-value kept: beyond it the evidence is overwhelming, and a number a JSON reader
+takes for an integer past 64 bits."""
 FRACTIONS = (0.1, 0.25, 0.5, 0.75)
 """Fractions of the largest safe bet whose wealths are averaged (a mixture of bettors)."""
 _EDGE = 1e-9
@@ -46,7 +49,8 @@ _EDGE = 1e-9
 @dataclass(frozen=True)
 class StopTest:
     """The test of each worker (indexed by worker code): judgments scored ``n``, the largest
-    wealth reached ``evalue`` (the evidence against "at or above the line": 1 is none), and
+    wealth reached ``evalue`` (the evidence against "at or above the line": 1 is none; at most
+    :data:`MAX_EVIDENCE`), and
     ``stopped_after``, the judgments scored when the wealth first reached ``1 / alpha``
     (0: not stopped)."""
 
@@ -98,7 +102,7 @@ def stop_test(
     log_wealth = logsumexp(cum, axis=0) - math.log(len(FRACTIONS))
     best = np.full(starts.size, -np.inf)
     np.maximum.at(best, group, log_wealth)
-    evalue[w[starts]] = np.exp(np.maximum(best, 0.0))
+    evalue[w[starts]] = np.exp(np.clip(best, 0.0, math.log(MAX_EVIDENCE)))
     position = np.arange(w.size) - starts[group] + 1
     crossed = np.flatnonzero(log_wealth >= math.log(1.0 / alpha))
     if crossed.size:

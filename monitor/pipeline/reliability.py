@@ -26,8 +26,8 @@ from monitor.incremental.rating import RatingJudgments, rating_run
 from monitor.pipeline.collect import Values, names_of
 from monitor.pipeline.fallback import rating_fallback
 from monitor.pipeline.gold_export import label_gold, rating_gold
+from monitor.pipeline.live import label_live
 from monitor.pipeline.params import Coded, Params
-from monitor.pipeline.stopping import label_stop
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.history import HistoryEntry
@@ -336,7 +336,7 @@ def _labels(arrays, params, out, items, workers, answers, gold, wprior):  # noqa
                     mask=mask)  # fmt: skip
     _label_export(out, items, workers, codes, res, gold_codes)
     label_gold(out, params.model, lambda given: fit(given).labels, gold, items)
-    label_stop(out, params.model, arrays, (items, workers, codes), res)
+    label_live(out, params.model, arrays, (items, workers, codes), res)
 
 
 def _one_coin_labels(arrays, params, out, items, workers, codes, gold, wprior):  # noqa: ANN001, PLR0913

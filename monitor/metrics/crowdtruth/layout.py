@@ -376,6 +376,10 @@ def jacobi_step(L: Layout, uqs: NDArray, wqs: NDArray, aqs: NDArray, weighted_wu
     # entry leaves an exact zero where nobody else gave the annotation
     others_z = zw[ec]
     others_z -= weighted
+    # a sum of non-negative terms less one of them is non-negative: where rounding leaves it
+    # a hair below zero (a worker alone on the annotation, weights not exact in binary), zero
+    # it, or a unit's score comes out negative and the next run refuses it as a warm start
+    np.maximum(others_z, 0.0, out=others_z)
     others_z *= z
     c = L.pair_sum @ others_z
     del z, weighted, zw, others_z  # entry-sized: free them before the next ones

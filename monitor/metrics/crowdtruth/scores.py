@@ -315,6 +315,11 @@ def crowdtruth_local(
     before, *_ = build_layout(w[rows], u[rows], counts[rows], n_w, n_u, False, binary)
     if before.pw.size:
         frozen -= jacobi_step(before, uqs_in, wqs_in, aqs, weighted).sums
+        # what the unchanged units add is a sum of non-negative terms: the stored sums were
+        # taken one iteration before the stored scores, so the difference can dip below zero
+        # for a worker whose every unit changed, and a negative WQS would then make the unit
+        # scores explode (-7e22 on a real campaign grown in chunks of 400)
+        np.maximum(frozen, 0.0, out=frozen)
     layout, block_kept, block_workers, judgment_kept = build_layout(
         w, u, counts, n_w, n_u, False, binary
     )

@@ -1,0 +1,92 @@
+"""The live decisions of a label campaign, from the run's Dawid-Skene fit: each worker's stop
+test (:mod:`monitor.metrics.stopping`: their judgments in order of arrival, scored against the
+posterior of the others' answers or the gold, tested against the stop line) and each item's
+``need`` (:mod:`monitor.metrics.overlap`: the judgments it wants, the stopped workers' answers
+left out)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from monitor.metrics.overlap import label_need, without
+from monitor.metrics.stopping import label_scores, stop_line, stop_test
+from monitor.pipeline.collect import Values
+from monitor.pipeline.params import ModelOptions
+from monitor.store.coded import CampaignArrays
+
+MIN_TYPICAL = 3
+"""Workers with ``model_min_judgments`` it takes to say what the typical worker reaches."""
+
+Judged = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]
+"""Items, workers and category codes of the judgments the model saw (the latest of each pair)."""
+
+
+def label_live(
+    out: Values, options: ModelOptions, arrays: CampaignArrays, judged: Judged, res: Any
+) -> None:
+    """``stop_line`` (campaign), ``stop_evidence`` and ``stop_after`` (workers) and ``need``
+    (items) of the ``judged`` and the Dawid-Skene fit ``res`` (a ``LabelModel``). No stop test
+    where fewer than :data:`MIN_TYPICAL` workers have ``model_min_judgments`` judgments, or the
+    typical one is no better than chance."""
+    items, workers, codes = judged
+    own = res.confusion[workers, :, codes]
+    stopped = _stop(out, options, arrays, judged, own, res)
+    typical = _typical(res, max(options.model_min_judgments, 1))
+    if typical is None:
+        typical = _typical(res, 1)
+    dropped = stopped[workers]
+    posterior = without(res.posterior, items, own, dropped)
+    n = np.bincount(items[~dropped], minlength=posterior.shape[0])
+    gold = res.posterior.max(axis=1) >= 1.0  # clamped: the gold class
+    need = label_need(
+        posterior, n, gold, typical if typical is not None else 0.0,
+        confidence=options.overlap_confidence, min_overlap=options.min_overlap,
+        max_overlap=options.max_overlap,
+    )  # fmt: skip
+    out.per_subject("item", "need", arrays.item_ids, need.astype(np.float64), n=n)
+
+
+def _typical(res: Any, least: int) -> float | None:  # noqa: ANN401 - a LabelModel
+    """The median accuracy of the workers with ``least`` judgments (at least
+    :data:`MIN_TYPICAL` of them), else None."""
+    enough = res.n >= least
+    if int(enough.sum()) < MIN_TYPICAL:
+        return None
+    return float(np.median(res.accuracy[enough]))
+
+
+def _stop(
+    out: Values,
+    options: ModelOptions,
+    arrays: CampaignArrays,
+    judged: Judged,
+    own: NDArray[np.float64],
+    res: Any,  # noqa: ANN401 - a LabelModel
+) -> NDArray[np.bool_]:
+    """The stop test's values, and which workers it stopped (by worker code)."""
+    items, workers, codes = judged
+    stopped = np.zeros(len(arrays.worker_ids), dtype=bool)
+    K = res.posterior.shape[1]
+    typical = _typical(res, max(options.model_min_judgments, 1))
+    if typical is None or K < 2:
+        return stopped
+    line = stop_line(typical, K, share=options.stop_share, margin=options.stop_margin)
+    if not np.isfinite(line):
+        return stopped
+    out.campaign_value(
+        "stop_line", line,
+        detail={"typical": typical, "alpha": options.stop_alpha, "share": options.stop_share,
+                "margin": options.stop_margin, "classes": K},
+    )  # fmt: skip
+    scores, nulls = label_scores(res.posterior[items], codes, own, line)
+    order = arrays.order[arrays.latest] if arrays.latest.size == items.size else arrays.order
+    test = stop_test(workers, order, scores, nulls, n_workers=len(arrays.worker_ids),
+                     alpha=options.stop_alpha)  # fmt: skip
+    ids = arrays.worker_ids
+    out.per_subject("worker", "stop_evidence", ids, test.evalue, n=test.n, mask=test.n > 0)
+    out.per_subject("worker", "stop_after", ids, test.stopped_after.astype(np.float64),
+                    n=test.n, mask=test.stopped)  # fmt: skip
+    return test.stopped

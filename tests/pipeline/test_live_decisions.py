@@ -1,0 +1,105 @@
+"""The stop decision through a run: a label campaign's recompute measures the stop line and each
+worker's test, decides ``stop`` for a worker at chance within few of their judgments and for
+none of the good workers; the incremental runs of a growing campaign end where one full run
+does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from monitor.cli import main
+
+NAME = "c"
+
+
+def _rows(seed: int) -> list[tuple[str, str, str]]:
+    """12 workers right 90% of the time and one at chance (w99) on 200 binary items, 5
+    judgments an item, the chance worker on 80 of them."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, 2, 200)
+    rows = []
+    for i in range(200):
+        for w in rng.choice(12, 5, replace=False):
+            right = rng.random() < 0.9
+            rows.append((f"w{w}", f"i{i}", str(truth[i] if right else 1 - truth[i])))
+        if i < 80:
+            rows.append(("w99", f"i{i}", str(rng.integers(0, 2))))
+    order = rng.permutation(len(rows))
+    return [rows[k] for k in order]
+
+
+def _write(path: Path, rows: list[tuple[str, str, str]]) -> Path:
+    path.write_text("worker,item,value\n" + "".join(",".join(r) + "\n" for r in rows))
+    return path
+
+
+def _decisions(db: str, capsys: Any) -> dict[str, dict[str, Any]]:
+    capsys.readouterr()
+    assert main(["workers", "--campaign", NAME, "--json", "--db", db]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    return {r["worker"]: r for r in rows}
+
+
+def test_a_worker_at_chance_is_stopped_and_incremental_runs_end_as_a_full_run(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("MONITOR_BOOTSTRAP_SAMPLES", "0")
+    rows = _rows(0)
+    db = f"sqlite:///{tmp_path}/m.db"
+    assert main(["campaign", "create", NAME, "--kind", "label", "--db", db]) == 0
+    half = len(rows) // 2
+    for k, part in enumerate((rows[:half], rows[half:])):
+        path = _write(tmp_path / f"part{k}.csv", part)
+        assert main(["ingest", str(path), "--campaign", NAME, "--db", db]) == 0
+        assert main(["recompute", "--campaign", NAME, "--db", db]) == 0
+    live = _decisions(db, capsys)
+    assert live["w99"]["decision"] == "stop"
+    assert "shown after" in live["w99"]["decision_reason"]
+    assert all(live[f"w{w}"]["decision"] != "stop" for w in range(12))
+    assert main(["recompute", "--campaign", NAME, "--full", "--db", db]) == 0
+    full = _decisions(db, capsys)
+    assert {w: r["decision"] for w, r in full.items()} == {
+        w: r["decision"] for w, r in live.items()
+    }
+    assert full["w99"]["decision_reason"] == live["w99"]["decision_reason"]
+    after = int(full["w99"]["decision_reason"].split("shown after ")[1].split()[0])
+    assert after <= 40  # of their 80 judgments
+
+
+def test_export_overlap_says_what_each_item_wants_and_the_stopped_workers_count_for_nothing(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("MONITOR_BOOTSTRAP_SAMPLES", "0")
+    db = f"sqlite:///{tmp_path}/m.db"
+    assert main(["campaign", "create", NAME, "--kind", "label", "--db", db]) == 0
+    capsys.readouterr()
+    # no run yet: one line, exit 2
+    assert main(["export", "overlap", "--campaign", NAME, "--db", db]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert (
+        err[0]
+        == f"monitor: error: campaign {NAME} has no run yet: nothing says what its items need"
+    )
+    rows = _rows(1)
+    # an item judged by the chance worker alone, beside the others' items
+    rows.append(("w99", "lonely", "1"))
+    assert main(["ingest", str(_write(tmp_path / "r.csv", rows)), "--campaign", NAME,
+                 "--db", db]) == 0  # fmt: skip
+    assert main(["recompute", "--campaign", NAME, "--db", db]) == 0
+    out = tmp_path / "need.csv"
+    capsys.readouterr()
+    assert main(["export", "overlap", "--campaign", NAME, "--out", str(out), "--db", db]) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0] == "item,need"
+    need = {line.split(",")[0]: int(line.split(",")[1]) for line in lines[1:]}
+    assert len(need) == 201
+    assert all(0 <= k <= 10 for k in need.values())
+    # five answers at 90%: most items are settled; the chance worker's item is not
+    assert sum(k == 0 for k in need.values()) > 150
+    assert need["lonely"] == 3  # w99 is stopped: no judgment counts, min_overlap wants 3
+    assert [int(line.split(",")[1]) for line in lines[1:]] == sorted(need.values(), reverse=True)
+    assert main(["export", "overlap", "--campaign", NAME, "--platform", "toloka", "--db", db]) == 2
