@@ -182,3 +182,28 @@ def test_a_campaign_without_a_shared_unit_is_undefined() -> None:
     assert res.iterations == 0
     assert res.max_change == 0.0
     assert res.worker_sums is None
+
+
+def test_chained_local_updates_keep_every_score_non_negative() -> None:
+    """A campaign grown in chunks of 400, each brought up to date locally from the last: the
+    stored sums less the block's recomputed ones once dipped below zero (-7e-32 here; a UQS
+    of -7e22 on a real campaign) and the next run refused the scores as a warm start."""
+    rng = np.random.default_rng(8)
+    n_u, n_w, n, k = 1500, 300, 12_000, 400
+    units, workers = rng.integers(0, n_u, n), rng.integers(0, n_w, n)
+    truth = (np.arange(n_u) * 7) % 4
+    acc = rng.uniform(0.2, 0.95, n_w)
+    values = np.where(rng.random(n) < acc[workers], truth[units], rng.integers(0, 4, n))
+    prev = crowdtruth(workers[:k], units[:k], label_counts(values[:k], 4), n_workers=n_w,
+                      n_units=n_u)  # fmt: skip
+    for end in range(2 * k, 5 * k, k):
+        touched = np.zeros(n_u, dtype=bool)
+        touched[units[end - k : end]] = True
+        rows = np.flatnonzero(touched[units[:end]])
+        res = crowdtruth_local(
+            workers[rows], units[rows], label_counts(values[rows], 4), rows < end - k,
+            previous=prev.scores, worker_sums=prev.worker_sums, n_workers=n_w, n_units=n_u,
+        )  # fmt: skip
+        for scores in (res.uqs, res.wqs, res.worker_sums):
+            assert not (np.asarray(scores)[np.isfinite(scores)] < 0).any()
+        prev = res
