@@ -16,7 +16,8 @@ TOKEN_HELP = (
 )
 
 
-def _source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
+def source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
+    """The Label Studio project's options of ``pull labelstudio`` and ``campaign connect``."""
     p.add_argument("--url", required=required, metavar="URL", help="the server, http://HOST:PORT")
     p.add_argument("--project", required=required, metavar="ID", help="the project's number")
     p.add_argument("--token-file", metavar="FILE", help=TOKEN_HELP)
@@ -60,7 +61,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "control that does not fit the campaign), 1 the server unreachable or failing.",
     )
     ls.add_argument("--campaign", required=True, metavar="NAME")
-    _source_options(ls, required=False)
+    source_options(ls, required=False)
     ls.add_argument(
         "--full",
         action="store_true",
@@ -68,21 +69,6 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "the annotations of tasks deleted there)",
     )
     ls.set_defaults(func=run_pull)
-
-
-def register_connect(p_sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    connect = p_sub.add_parser(
-        "connect",
-        parents=[common],
-        help="record a campaign's live source (Label Studio), pulled by 'monitor schedule'",
-        description="Record the Label Studio project a campaign is pulled from. The token is "
-        "not recorded: only the --token-file path when given, else $MONITOR_LABELSTUDIO_TOKEN "
-        "is read at each pull.",
-    )
-    connect.add_argument("name", metavar="NAME")
-    connect.add_argument("platform", choices=["labelstudio"], metavar="PLATFORM")
-    _source_options(connect, required=True)
-    connect.set_defaults(func=run_connect)
 
 
 def run_pull(args: argparse.Namespace, ctx: Context) -> int:
