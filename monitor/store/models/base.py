@@ -3,8 +3,9 @@ the allowed values of the CHECK constraints."""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import (
     JSON,
@@ -19,6 +20,11 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, MappedColumn, mapped_column
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+    Info = TypeVar("Info", bound=DataclassInstance)
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -110,3 +116,10 @@ def inserted_at() -> MappedColumn[Any]:
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def row_info(cls: type[Info], row: Base, **given: Any) -> Info:  # noqa: ANN401
+    """The plain dataclass ``cls`` of an ORM row (what repositories return): each field the
+    row's column of the same name, but those ``given`` (a JSON column copied, say)."""
+    values = {f.name: getattr(row, f.name) for f in fields(cls) if f.name not in given}
+    return cls(**values, **given)
