@@ -57,19 +57,11 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument(
         "--skip-invalid", action="store_true", help="store the good rows, keep the bad ones apart"
     )
-    p.add_argument(
-        "--map",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="which column holds a canonical column (repeatable), e.g. --map worker=PID",
+    key_values(
+        p, "--map", "which column holds a canonical column (repeatable), e.g. --map worker=PID"
     )
-    p.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="platform reader option (repeatable), e.g. --option keep_rejected=true",
+    key_values(
+        p, "--option", "platform reader option (repeatable), e.g. --option keep_rejected=true"
     )
     p.add_argument(
         "--delimiter",
@@ -132,6 +124,12 @@ def _word(
     parser.add_argument("--campaign", required=True, metavar="NAME")
     parser.set_defaults(func=func, word=word)
     return parser
+
+
+def key_values(p: argparse.ArgumentParser, option: str, what: str) -> None:
+    """A repeatable ``KEY=VALUE`` option (``--map``, ``--option``) with its help ``what``,
+    read by :func:`pairs`."""
+    p.add_argument(option, action="append", default=[], metavar="KEY=VALUE", help=what)
 
 
 def pairs(values: list[str], option: str) -> dict[str, str]:

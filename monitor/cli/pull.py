@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from monitor.cli.context import Context
-from monitor.cli.ingest import pairs
+from monitor.cli.ingest import key_values, pairs
 from monitor.cli.show import echo
 
 TOKEN_HELP = (
@@ -21,21 +21,17 @@ def source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
     p.add_argument("--url", required=required, metavar="URL", help="the server, http://HOST:PORT")
     p.add_argument("--project", required=required, metavar="ID", help="the project's number")
     p.add_argument("--token-file", metavar="FILE", help=TOKEN_HELP)
-    p.add_argument(
+    key_values(
+        p,
         "--map",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="as for a Label Studio export: value=CONTROL, item=data.FIELD (default: the task "
-        "id), text=data.FIELD, worker=id|email, left=/right= for pairs (repeatable)",
+        "as for a Label Studio export: value=CONTROL, item=data.FIELD (default: the task id), "
+        "text=data.FIELD, worker=id|email, left=/right= for pairs (repeatable)",
     )
-    p.add_argument(
+    key_values(
+        p,
         "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="ground_truth=gold|judgment|both (default gold: a ground-truth annotation gives "
-        "its item's gold value)",
+        "ground_truth=gold|judgment|both (default gold: a ground-truth annotation gives its "
+        "item's gold value)",
     )
 
 
