@@ -16,25 +16,6 @@ TOKEN_HELP = (
 )
 
 
-def source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
-    """The Label Studio project's options of ``pull labelstudio`` and ``campaign connect``."""
-    p.add_argument("--url", required=required, metavar="URL", help="the server, http://HOST:PORT")
-    p.add_argument("--project", required=required, metavar="ID", help="the project's number")
-    p.add_argument("--token-file", metavar="FILE", help=TOKEN_HELP)
-    key_values(
-        p,
-        "--map",
-        "as for a Label Studio export: value=CONTROL, item=data.FIELD (default: the task id), "
-        "text=data.FIELD, worker=id|email, left=/right= for pairs (repeatable)",
-    )
-    key_values(
-        p,
-        "--option",
-        "ground_truth=gold|judgment|both (default gold: a ground-truth annotation gives its "
-        "item's gold value)",
-    )
-
-
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "pull",
@@ -65,6 +46,25 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "the annotations of tasks deleted there)",
     )
     ls.set_defaults(func=run_pull)
+
+
+def source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
+    """The Label Studio project's options of ``pull labelstudio`` and ``campaign connect``."""
+    p.add_argument("--url", required=required, metavar="URL", help="the server, http://HOST:PORT")
+    p.add_argument("--project", required=required, metavar="ID", help="the project's number")
+    p.add_argument("--token-file", metavar="FILE", help=TOKEN_HELP)
+    key_values(
+        p,
+        "--map",
+        "as for a Label Studio export: value=CONTROL, item=data.FIELD (default: the task id), "
+        "text=data.FIELD, worker=id|email, left=/right= for pairs (repeatable)",
+    )
+    key_values(
+        p,
+        "--option",
+        "ground_truth=gold|judgment|both (default gold: a ground-truth annotation gives its "
+        "item's gold value)",
+    )
 
 
 def run_pull(args: argparse.Namespace, ctx: Context) -> int:
