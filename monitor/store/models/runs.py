@@ -150,6 +150,8 @@ class Flag(Base):
 
     id: Mapped[int] = serial_id()
     run_id: Mapped[int] = run_ref()
+    # (columns of the shape of planned_pairs' in models/campaigns.py: another table, nothing
+    # shared beyond the helpers of models/base.py)
     scope: Mapped[str] = mapped_column(String(16))
     subject: Mapped[str] = mapped_column(Text)
     rule: Mapped[str] = mapped_column(String(64))
