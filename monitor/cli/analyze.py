@@ -15,7 +15,7 @@ from monitor.core.errors import NotFound
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     from monitor.cli.campaign import add_scale_options
-    from monitor.cli.ingest import FORMATS
+    from monitor.cli.ingest import FORMATS, key_values
 
     p = sub.add_parser(
         "analyze",
@@ -32,20 +32,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument(
         "--delimiter", metavar="CHAR", help="a CSV file's delimiter (default: its header's)"
     )
-    p.add_argument(
-        "--map",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="platform field mapping (repeatable), see monitor ingest --help",
-    )
-    p.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="platform reader option (repeatable)",
-    )
+    key_values(p, "--map", "platform field mapping (repeatable), see monitor ingest --help")
+    key_values(p, "--option", "platform reader option (repeatable)")
     p.add_argument(
         "--phi",
         choices=("off", "map", "full", "nuts"),

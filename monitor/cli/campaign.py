@@ -1,9 +1,11 @@
 """``monitor campaign create``, ``list``, and the lifecycle of a campaign: ``delete``,
-``rename``, ``archive`` and ``unarchive``; its own settings: ``set`` and ``show``."""
+``rename``, ``archive`` and ``unarchive``; its own settings: ``set`` and ``show``; its live
+source: ``connect`` (run by :mod:`monitor.cli.pull`)."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from monitor.cli.context import Context
@@ -25,13 +27,14 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "'show' give one settings of its own.",
     )
     p_sub = p.add_subparsers(dest="campaign_command", metavar="SUBCOMMAND", required=True)
-    create = p_sub.add_parser(
+    create = campaign_command(
+        p_sub,
+        common,
         "create",
-        parents=[common],
-        help="define a campaign",
-        description="Define a campaign: one annotation job with one kind of judgment.",
+        run_create,
+        "define a campaign",
+        "Define a campaign: one annotation job with one kind of judgment.",
     )
-    create.add_argument("name", metavar="NAME")
     add_scale_options(create)
     create.add_argument(
         "--platform",
@@ -40,7 +43,6 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "their quality in the platform's other campaigns (default: set by the first "
         "platform-format ingest, else none)",
     )
-    create.set_defaults(func=run_create)
     ls = p_sub.add_parser(
         "list",
         parents=[common],
@@ -51,9 +53,24 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     ls.set_defaults(func=run_list)
     register_lifecycle(p_sub, common)
-    from monitor.cli.pull import register_connect
 
-    register_connect(p_sub, common)
+
+def campaign_command(
+    p_sub: argparse._SubParsersAction,
+    common: argparse.ArgumentParser,
+    word: str,
+    func: Callable[[argparse.Namespace, Context], int],
+    short: str,
+    what: str,
+) -> argparse.ArgumentParser:
+    """``monitor campaign WORD NAME``: a subcommand about the campaign NAME, run by ``func``
+    (``short``: its line in the list of subcommands; ``what``: its description)."""
+    p: argparse.ArgumentParser = p_sub.add_parser(
+        word, parents=[common], help=short, description=what
+    )
+    p.add_argument("name", metavar="NAME")
+    p.set_defaults(func=func)
+    return p
 
 
 def add_scale_options(p: argparse.ArgumentParser) -> None:
@@ -141,27 +158,29 @@ def run_list(_args: argparse.Namespace, ctx: Context) -> int:
 
 
 def register_lifecycle(p_sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    """``delete``, ``rename``, ``archive``, ``unarchive``, ``set`` and ``show``."""
-    delete = p_sub.add_parser(
+    """``delete``, ``rename``, ``archive``, ``unarchive``, ``set``, ``show`` and ``connect``."""
+    from monitor.cli.pull import run_connect, source_options
+
+    delete = campaign_command(
+        p_sub,
+        common,
         "delete",
-        parents=[common],
-        help="delete a campaign and everything it holds",
-        description="Delete a campaign with its workers, items, judgments, ingest batches, "
-        "runs, decisions and planned pairs, and the files the run cache keeps for it. Asks "
-        "first (on a terminal); --yes does not ask.",
+        run_delete,
+        "delete a campaign and everything it holds",
+        "Delete a campaign with its workers, items, judgments, ingest batches, runs, decisions "
+        "and planned pairs, and the files the run cache keeps for it. Asks first (on a "
+        "terminal); --yes does not ask.",
     )
-    delete.add_argument("name", metavar="NAME")
     delete.add_argument("--yes", action="store_true", help="do not ask")
-    delete.set_defaults(func=run_delete)
-    rename = p_sub.add_parser(
+    rename = campaign_command(
+        p_sub,
+        common,
         "rename",
-        parents=[common],
-        help="give a campaign another name",
-        description="Give a campaign another name; its data, runs and decisions stay.",
+        run_rename,
+        "give a campaign another name",
+        "Give a campaign another name; its data, runs and decisions stay.",
     )
-    rename.add_argument("name", metavar="NAME")
     rename.add_argument("new_name", metavar="NEW_NAME")
-    rename.set_defaults(func=run_rename)
     for word, archived, short, what in (
         ("archive", True, "keep a campaign out of the runs over all campaigns and the index",
          "Keep a campaign, its data, runs and reports, but leave it out of the runs over every "
@@ -170,30 +189,42 @@ def register_lifecycle(p_sub: argparse._SubParsersAction, common: argparse.Argum
         ("unarchive", False, "bring an archived campaign back",
          "Bring an archived campaign back into the runs over every campaign and the index."),
     ):  # fmt: skip
-        p = p_sub.add_parser(word, parents=[common], help=short, description=what)
-        p.add_argument("name", metavar="NAME")
-        p.set_defaults(func=run_archive, archived=archived)
-    set_ = p_sub.add_parser(
+        campaign_command(p_sub, common, word, run_archive, short, what).set_defaults(
+            archived=archived
+        )
+    set_ = campaign_command(
+        p_sub,
+        common,
         "set",
-        parents=[common],
-        help="give a campaign settings of its own",
-        description="Give a campaign its own value of a setting (docs/settings.md), over the "
-        "one of monitor.toml, the environment and the flags; 'KEY=' drops it again. Checked "
-        "as the file's are: an unknown key or a value out of its range changes nothing.",
+        run_set,
+        "give a campaign settings of its own",
+        "Give a campaign its own value of a setting (docs/settings.md), over the one of "
+        "monitor.toml, the environment and the flags; 'KEY=' drops it again. Checked as the "
+        "file's are: an unknown key or a value out of its range changes nothing.",
     )
-    set_.add_argument("name", metavar="NAME")
     set_.add_argument("pairs", nargs="+", metavar="KEY=VALUE")
-    set_.set_defaults(func=run_set)
-    show = p_sub.add_parser(
+    campaign_command(
+        p_sub,
+        common,
         "show",
-        parents=[common],
-        help="a campaign's definition and settings",
-        description="A campaign's definition, its counts, and each setting its runs use that "
-        "differs from the default, with where it comes from (this campaign, or the "
-        "settings file, environment and flags).",
+        run_show,
+        "a campaign's definition and settings",
+        "A campaign's definition, its counts, and each setting its runs use that differs from "
+        "the default, with where it comes from (this campaign, or the settings file, "
+        "environment and flags).",
     )
-    show.add_argument("name", metavar="NAME")
-    show.set_defaults(func=run_show)
+    connect = campaign_command(
+        p_sub,
+        common,
+        "connect",
+        run_connect,
+        "record a campaign's live source (Label Studio), pulled by 'monitor schedule'",
+        "Record the Label Studio project a campaign is pulled from. The token is not recorded: "
+        "only the --token-file path when given, else $MONITOR_LABELSTUDIO_TOKEN is read at each "
+        "pull.",
+    )
+    connect.add_argument("platform", choices=["labelstudio"], metavar="PLATFORM")
+    source_options(connect, required=True)
 
 
 def run_delete(args: argparse.Namespace, ctx: Context) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,19 +57,11 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument(
         "--skip-invalid", action="store_true", help="store the good rows, keep the bad ones apart"
     )
-    p.add_argument(
-        "--map",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="which column holds a canonical column (repeatable), e.g. --map worker=PID",
+    key_values(
+        p, "--map", "which column holds a canonical column (repeatable), e.g. --map worker=PID"
     )
-    p.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="platform reader option (repeatable), e.g. --option keep_rejected=true",
+    key_values(
+        p, "--option", "platform reader option (repeatable), e.g. --option keep_rejected=true"
     )
     p.add_argument(
         "--delimiter",
@@ -78,46 +71,65 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     p.set_defaults(func=run)
 
-    history = p.add_word(
+    history = _word(
+        p,
+        common,
         "history",
-        parents=[common],
-        description="List a campaign's ingest batches, oldest first: the batch number, when "
-        "it started (UTC), the file, its format, its rows, how many were stored, duplicate "
-        "(stored before) and rejected, and the file's sha256 (its first 12 digits; all of it "
-        "with --json, one JSON object a line).",
+        run_history,
+        "List a campaign's ingest batches, oldest first: the batch number, when it started "
+        "(UTC), the file, its format, its rows, how many were stored, duplicate (stored before) "
+        "and rejected, and the file's sha256 (its first 12 digits; all of it with --json, one "
+        "JSON object a line).",
     )
-    history.add_argument("--campaign", required=True, metavar="NAME")
     history.add_argument("--json", action="store_true", help="one JSON object a batch")
-    history.set_defaults(func=run_history, word="history")
-
-    rejected = p.add_word(
+    rejected = _word(
+        p,
+        common,
         "rejected",
-        parents=[common],
-        description="List the rows a campaign's ingests rejected under --skip-invalid, in "
-        "file order: each reason (FILE:LINE: column 'NAME': what is wrong) and the row as it "
-        "was read. Control characters and escapes in a row are written as escapes.",
+        run_rejected,
+        "List the rows a campaign's ingests rejected under --skip-invalid, in file order: each "
+        "reason (FILE:LINE: column 'NAME': what is wrong) and the row as it was read. Control "
+        "characters and escapes in a row are written as escapes.",
     )
-    rejected.add_argument("--campaign", required=True, metavar="NAME")
     rejected.add_argument(
         "--batch", type=int, metavar="N", help="only this ingest batch (see ingest history)"
     )
     rejected.add_argument("--json", action="store_true", help="one JSON object a rejected row")
-    rejected.set_defaults(func=run_rejected, word="rejected")
-
-    undo = p.add_word(
+    undo = _word(
+        p,
+        common,
         "undo",
-        parents=[common],
-        description="Take one ingest batch (one file) back out of a campaign, in one "
-        "transaction: the judgments it stored, its rejected rows, the workers and items only it "
-        "brought, the categories it added to a campaign that takes them from the data. The next "
-        "recompute counts the rest (a full run). Gold values or texts its items file gave items "
-        "that existed before stay.",
+        run_undo,
+        "Take one ingest batch (one file) back out of a campaign, in one transaction: the "
+        "judgments it stored, its rejected rows, the workers and items only it brought, the "
+        "categories it added to a campaign that takes them from the data. The next recompute "
+        "counts the rest (a full run). Gold values or texts its items file gave items that "
+        "existed before stay.",
     )
-    undo.add_argument("--campaign", required=True, metavar="NAME")
     undo.add_argument(
         "--batch", type=int, required=True, metavar="N", help="the batch (see ingest history)"
     )
-    undo.set_defaults(func=run_undo, word="undo")
+
+
+def _word(
+    p: Parser,
+    common: argparse.ArgumentParser,
+    word: str,
+    func: Callable[[argparse.Namespace, Context], int],
+    description: str,
+) -> Parser:
+    """``monitor ingest WORD --campaign NAME``: a word of ``ingest`` about one campaign's
+    batches, run by ``func``."""
+    parser = p.add_word(word, parents=[common], description=description)
+    parser.add_argument("--campaign", required=True, metavar="NAME")
+    parser.set_defaults(func=func, word=word)
+    return parser
+
+
+def key_values(p: argparse.ArgumentParser, option: str, what: str) -> None:
+    """A repeatable ``KEY=VALUE`` option (``--map``, ``--option``) with its help ``what``,
+    read by :func:`pairs`."""
+    p.add_argument(option, action="append", default=[], metavar="KEY=VALUE", help=what)
 
 
 def pairs(values: list[str], option: str) -> dict[str, str]:

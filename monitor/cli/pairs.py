@@ -120,6 +120,7 @@ def run_plan(args: argparse.Namespace, ctx: Context) -> int:
     opts = PlanOptions(
         budget=args.budget,
         per_annotator=args.per_annotator,
+        # the options by name, as store/campaigns.create_campaign builds its row: nothing shared
         platform=args.platform,
         retest=args.retest,
         gold=args.gold,

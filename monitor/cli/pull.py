@@ -7,35 +7,13 @@ from __future__ import annotations
 import argparse
 
 from monitor.cli.context import Context
-from monitor.cli.ingest import pairs
+from monitor.cli.ingest import key_values, pairs
 from monitor.cli.show import echo
 
 TOKEN_HELP = (
     "file holding the token (default: $MONITOR_LABELSTUDIO_TOKEN); a legacy token or a "
     "personal access token, never given as an argument"
 )
-
-
-def _source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
-    p.add_argument("--url", required=required, metavar="URL", help="the server, http://HOST:PORT")
-    p.add_argument("--project", required=required, metavar="ID", help="the project's number")
-    p.add_argument("--token-file", metavar="FILE", help=TOKEN_HELP)
-    p.add_argument(
-        "--map",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="as for a Label Studio export: value=CONTROL, item=data.FIELD (default: the task "
-        "id), text=data.FIELD, worker=id|email, left=/right= for pairs (repeatable)",
-    )
-    p.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="ground_truth=gold|judgment|both (default gold: a ground-truth annotation gives "
-        "its item's gold value)",
-    )
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -60,7 +38,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "control that does not fit the campaign), 1 the server unreachable or failing.",
     )
     ls.add_argument("--campaign", required=True, metavar="NAME")
-    _source_options(ls, required=False)
+    source_options(ls, required=False)
     ls.add_argument(
         "--full",
         action="store_true",
@@ -70,19 +48,23 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     ls.set_defaults(func=run_pull)
 
 
-def register_connect(p_sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    connect = p_sub.add_parser(
-        "connect",
-        parents=[common],
-        help="record a campaign's live source (Label Studio), pulled by 'monitor schedule'",
-        description="Record the Label Studio project a campaign is pulled from. The token is "
-        "not recorded: only the --token-file path when given, else $MONITOR_LABELSTUDIO_TOKEN "
-        "is read at each pull.",
+def source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
+    """The Label Studio project's options of ``pull labelstudio`` and ``campaign connect``."""
+    p.add_argument("--url", required=required, metavar="URL", help="the server, http://HOST:PORT")
+    p.add_argument("--project", required=required, metavar="ID", help="the project's number")
+    p.add_argument("--token-file", metavar="FILE", help=TOKEN_HELP)
+    key_values(
+        p,
+        "--map",
+        "as for a Label Studio export: value=CONTROL, item=data.FIELD (default: the task id), "
+        "text=data.FIELD, worker=id|email, left=/right= for pairs (repeatable)",
     )
-    connect.add_argument("name", metavar="NAME")
-    connect.add_argument("platform", choices=["labelstudio"], metavar="PLATFORM")
-    _source_options(connect, required=True)
-    connect.set_defaults(func=run_connect)
+    key_values(
+        p,
+        "--option",
+        "ground_truth=gold|judgment|both (default gold: a ground-truth annotation gives its "
+        "item's gold value)",
+    )
 
 
 def run_pull(args: argparse.Namespace, ctx: Context) -> int:

@@ -5,10 +5,16 @@ from __future__ import annotations
 import argparse
 import logging
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from monitor.cli.context import Context
 from monitor.cli.show import echo
 from monitor.core.errors import MissingDependency
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+    from monitor.core.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -24,13 +30,18 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument(
         "--full", action="store_true", help="recompute from scratch, even if nothing is new"
     )
+    cluster_option(p, "run each campaign's recompute as a job on", "; each line names the worker")
+    p.set_defaults(func=run)
+
+
+def cluster_option(p: argparse.ArgumentParser, what: str, then: str) -> None:
+    """``--cluster ADDRESS``, its help ``what`` is sent to the cluster and ``then`` what is
+    said of each job (also used by schedule)."""
     p.add_argument(
         "--cluster",
         metavar="ADDRESS",
-        help="run each campaign's recompute as a job on the Dask cluster whose scheduler is at "
-        "ADDRESS (tcp://HOST:8786); each line names the worker",
+        help=f"{what} the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786){then}",
     )
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
@@ -75,13 +86,20 @@ def cluster_module() -> ModuleType:
     return monitor.runtime.cluster
 
 
+def connect_cluster(settings: Settings, address: str) -> tuple[ModuleType, Client]:
+    """:mod:`monitor.runtime.cluster` and a client of the cluster at ``address`` (also used by
+    schedule), connected before anything is done: an unreachable cluster leaves everything as
+    it was."""
+    module = cluster_module()
+    module.check_database(settings.database_url)
+    module.keep_library_logs(settings.cluster_log)
+    return module, module.connect(address)
+
+
 def _on_cluster(args: argparse.Namespace, ctx: Context) -> int:
-    """The due campaigns as jobs on the cluster (connected first: an unreachable cluster
-    leaves everything as it was)."""
-    cluster = cluster_module()
-    cluster.check_database(ctx.settings.database_url)
-    cluster.keep_library_logs(ctx.settings.cluster_log)
-    with cluster.connect(args.cluster) as client:
+    """The due campaigns as jobs on the cluster."""
+    cluster, client = connect_cluster(ctx.settings, args.cluster)
+    with client:
         engine = ctx.engine()
         due = cluster.due_campaigns(engine, args.campaign, full=args.full)
         if not due:

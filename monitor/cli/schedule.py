@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from monitor.cli.context import Context
+from monitor.cli.recompute import cluster_option
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -29,11 +30,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--every", type=int, metavar="MINUTES", help="incremental interval")
     p.add_argument("--nightly-at", metavar="HH:MM", help="time of the nightly full run")
     p.add_argument("--report-dir", metavar="DIR", help="where the nightly reports go")
-    p.add_argument(
-        "--cluster",
-        metavar="ADDRESS",
-        help="send each due campaign's recompute to the Dask cluster whose scheduler is at "
-        "ADDRESS (tcp://HOST:8786), one log line per job naming the worker",
+    cluster_option(
+        p, "send each due campaign's recompute to", ", one log line per job naming the worker"
     )
     p.set_defaults(func=run)
 
@@ -51,13 +49,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     cluster = None
     if args.cluster:
-        from monitor.cli.recompute import cluster_module
+        from monitor.cli.recompute import connect_cluster
 
-        module = cluster_module()
-        module.check_database(settings.database_url)
-        module.keep_library_logs(settings.cluster_log)
-        # first: an unreachable cluster leaves everything as it was
-        cluster = module.connect(args.cluster)
+        _, cluster = connect_cluster(settings, args.cluster)
     try:
         _run(ctx, settings, cluster)
     finally:

@@ -82,6 +82,8 @@ class General:
         at_least(1),
         "Interval of the scheduler's incremental recompute.",
     )
+    # One declaration a setting (here as in core/thresholds.py), each its own key, default,
+    # range and text: what they share is sections.setting() and the checks of Settings.
     nightly_at: str = setting(
         "02:00",
         Text("a time HH:MM, 00:00 to 23:59", r"([01]?[0-9]|2[0-3]):[0-5][0-9]"),

@@ -47,6 +47,8 @@ class Thresholds(Section):
         "below this, after Holm's correction over the workers tested (or the reliability "
         "model's position bias differs from none with a p-value below this).",
     )
+    # One declaration a setting, in the form of core/settings.py's: each its own key, default,
+    # range and text; what they share, the declaring and the checking, is sections.setting().
     position_bias_share: float = setting(
         0.75,
         Range(0.5, 1),

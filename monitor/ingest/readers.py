@@ -344,6 +344,8 @@ def _row_maker(table: Table) -> Callable[[int, dict[str, Any], dict[str, Any]], 
 def read_jsonl(
     path: Path,
     *,
+    # read_csv's keywords but its CSV-only ones, so that ingest/api.py calls either alike;
+    # the reading itself shares nothing with CSV's
     columns: Sequence[str],
     table: Table = "judgment",
     mapping: dict[str, str] | None = None,

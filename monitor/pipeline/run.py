@@ -41,8 +41,8 @@ from monitor.store.campaigns import (
     get_campaign,
     list_campaigns,
 )
-from monitor.store.connect import statement_error, step
-from monitor.store.engine import engine_timeouts, snapshot, transaction
+from monitor.store.connect import described, step
+from monitor.store.engine import snapshot, transaction
 from monitor.store.history import worker_history
 from monitor.store.locks import Lease, campaign_lock
 from monitor.store.models import utcnow
@@ -200,7 +200,7 @@ def _recompute_one(
     except LockLost:
         raise
     except Exception as exc:
-        error = _described(exc, engine)
+        error = described(exc, engine)
         try:
             with transaction(engine) as s, step(f"recording the failed run of {info.name}"):
                 mark_failed(
@@ -222,20 +222,6 @@ class _Progress:
 
     started_at: datetime
     watermark: int = 0
-
-
-def _described(exc: BaseException, engine: Engine) -> str:
-    """The error as one line: a timeout or an ended session says what it waited on."""
-    timed_out = statement_error(exc, *engine_timeouts(engine))
-    if timed_out is not None:
-        return f"{type(timed_out).__name__}: {timed_out}"
-    return f"{type(exc).__name__}: {_one_line(exc)}"
-
-
-def _one_line(exc: BaseException) -> str:
-    orig = getattr(exc, "orig", None) or exc  # SQLAlchemy wraps the driver's error
-    lines = str(orig).strip().splitlines()
-    return lines[0] if lines else type(orig).__name__
 
 
 def _run(

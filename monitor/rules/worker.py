@@ -35,8 +35,8 @@ Every flag keeps its evidence: value, floor, interval, n, and a sentence saying 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -177,19 +177,33 @@ def low_quality(run: RunValues, t: Thresholds) -> list[FlagRecord]:
     return _inaccurate(run, chance, t, name)
 
 
+# the worker's own chance of each model measure: what their answers reach shuffled across items
+_OWN_CHANCE = {"model_accuracy": "model_worker_chance", "model_noise_sd": "model_chance_sd"}
+
+
+def _judged(
+    run: RunValues, metric: str, end: Literal["low", "high"], t: Thresholds
+) -> Iterator[tuple[str, Value, int, float, float | None]]:
+    """(subject, value, n, the interval's ``end``, the worker's own chance or None) of each
+    worker with a value of ``metric`` and that end of its interval, over at least
+    ``min_judgments`` judgments."""
+    table = run.table("worker", metric)
+    own = run.table("worker", _OWN_CHANCE[metric]).aligned(table.subjects)
+    for i, subject in enumerate(table.subjects):
+        v = table.record(i)
+        n, bound = int(v.n or 0), getattr(v, end)
+        if v.value is None or bound is None or n < t.min_judgments:
+            continue
+        yield subject, v, n, bound, finite(own[i])
+
+
 def _random_preferences(run: RunValues, t: Thresholds, model: str) -> list[FlagRecord]:
     """Annotators whose interval on answering along the true order of their pairs (estimated
     against the others' consensus and its own chance of being right) lies below what they would
     reach answering at random (``model_worker_chance``)."""
-    table = run.table("worker", "model_accuracy")
-    chance = run.table("worker", "model_worker_chance").aligned(table.subjects)
     flags = []
-    for i, subject in enumerate(table.subjects):
-        v = table.record(i)
-        n, floor = int(v.n or 0), finite(chance[i])
-        if v.value is None or v.high is None or floor is None or n < t.min_judgments:
-            continue
-        if v.high >= floor:
+    for subject, v, n, high, floor in _judged(run, "model_accuracy", "high", t):
+        if floor is None or high >= floor:
             continue
         message = (
             f"answers along the true order an estimated {v.value:.2f} of the time (95% interval "
@@ -210,18 +224,12 @@ def _inaccurate(
     specificity 0.86 on 0.9/0.1 classes (accuracy 0.85) is below the campaign's chance 0.9 but
     well above their own."""
     skewed = campaign_chance > t.skewed_prior
-    table = run.table("worker", "model_accuracy")
-    own_chance = run.table("worker", "model_worker_chance").aligned(table.subjects)
     flags = []
-    for i, subject in enumerate(table.subjects):
-        v = table.record(i)
-        n = int(v.n or 0)
-        if v.value is None or v.high is None or n < t.min_judgments:
-            continue
-        own = finite(own_chance[i]) if skewed else None
+    for subject, v, n, high, own_chance in _judged(run, "model_accuracy", "high", t):
+        own = own_chance if skewed else None
         chance = own if own is not None else campaign_chance
         floor = accuracy_floor(chance, t.quality_margin)
-        if v.high >= floor:
+        if high >= floor:
             continue
         message = (
             f"{model} accuracy {v.value:.2f} (95% interval {v.low:.2f} to {v.high:.2f}) over "
@@ -238,18 +246,11 @@ def _noisy_raters(run: RunValues, chance_sd: float, t: Thresholds, model: str) -
     """Raters whose noise-sd interval lies above their own floor: ``(1 - margin)`` x the noise
     sd their answers would have if shuffled across their items (``model_chance_sd``), which a
     constant or random answerer reaches and an informative one does not."""
-    table = run.table("worker", "model_noise_sd")
-    own_sd = run.table("worker", "model_chance_sd").aligned(table.subjects)
     flags = []
-    for i, subject in enumerate(table.subjects):
-        v = table.record(i)
-        n = int(v.n or 0)
-        if v.value is None or v.low is None or n < t.min_judgments:
-            continue
-        own = finite(own_sd[i])
+    for subject, v, n, low, own in _judged(run, "model_noise_sd", "low", t):
         chance = own if own is not None else chance_sd
         floor = noise_sd_floor(chance, t.quality_margin)
-        if v.low <= floor:
+        if low <= floor:
             continue
         message = (
             f"{model} noise sd {v.value:.3g} (95% interval {v.low:.3g} to {v.high:.3g}) over "

@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 
 from monitor.core.settings import Settings
 from monitor.runtime.memory import collect_between_runs, keep_freed_memory
+from monitor.store.connect import described, error_line
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -42,7 +43,7 @@ def incremental_job(
         with transaction(engine) as session:
             names = connected_campaigns(session, PLATFORM)
     except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a lost database
-        log.error("incremental recompute failed: %s", _described(exc, engine))
+        log.error("incremental recompute failed: %s", described(exc, engine))
         return
     pull_connected(engine, settings, names)
     _recompute_all(engine, settings, cache, "incremental", full=False, cluster=cluster)
@@ -60,7 +61,7 @@ def pull_connected(engine: Engine, settings: Settings, names: list[str]) -> None
         except Exception as exc:  # noqa: BLE001
             hint = getattr(exc, "hint", None)
             log.warning(
-                "pull %s failed: %s%s", name, _described(exc, engine), f" ({hint})" if hint else ""
+                "pull %s failed: %s%s", name, described(exc, engine), f" ({hint})" if hint else ""
             )
             continue
         log.info("pull %s", summary.line())
@@ -109,7 +110,7 @@ def _recompute_all(
     try:
         outcomes = recompute(engine, settings, full=full, cache=cache, full_since=full_since)
     except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad run
-        log.error("%s recompute failed: %s", job, _described(exc, engine))
+        log.error("%s recompute failed: %s", job, described(exc, engine))
         return
     finally:
         collect_between_runs()
@@ -129,7 +130,7 @@ def _notify(engine: Engine, settings: Settings, runs: list[tuple[str, int]]) -> 
     try:
         notify(engine, settings, runs)
     except Exception as exc:  # noqa: BLE001 - a notification never stops the scheduler
-        log.warning("notification failed: %s: %s", type(exc).__name__, _first_line(exc))
+        log.warning("notification failed: %s: %s", type(exc).__name__, error_line(exc))
 
 
 def _dispatch(
@@ -152,27 +153,10 @@ def _dispatch(
             cluster, settings, due, full=full, full_since=full_since, on_result=logged
         )
     except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad run
-        log.error("%s recompute failed: %s: %s", job, type(exc).__name__, _first_line(exc))
+        log.error("%s recompute failed: %s: %s", job, type(exc).__name__, error_line(exc))
         return
     _notify(engine, settings, [(r.campaign, r.outcome.run_id) for r in results
                                if r.outcome and r.outcome.status == "ok" and r.outcome.run_id])  # fmt: skip
-
-
-def _described(exc: BaseException, engine: Engine) -> str:
-    """``Type: first line``; a lock or statement timeout says what it waited on."""
-    from monitor.store.connect import statement_error
-    from monitor.store.engine import engine_timeouts
-
-    timed_out = statement_error(exc, *engine_timeouts(engine))
-    if timed_out is not None:
-        return f"{type(timed_out).__name__}: {timed_out}"
-    return f"{type(exc).__name__}: {_first_line(exc)}"
-
-
-def _first_line(exc: BaseException) -> str:
-    orig = getattr(exc, "orig", None) or exc
-    lines = str(orig).strip().splitlines()
-    return lines[0] if lines else ""
 
 
 def write_reports(engine: Engine, settings: Settings, cluster: Client | None = None) -> list[Path]:
@@ -190,7 +174,7 @@ def write_reports(engine: Engine, settings: Settings, cluster: Client | None = N
         try:
             written = reports_on(cluster, engine, settings, on_result=logged)
         except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad run
-            log.error("nightly reports failed: %s: %s", type(exc).__name__, _first_line(exc))
+            log.error("nightly reports failed: %s: %s", type(exc).__name__, error_line(exc))
             return []
         for warning in written.warnings:
             log.warning("nightly %s", warning)
@@ -201,7 +185,7 @@ def write_reports(engine: Engine, settings: Settings, cluster: Client | None = N
     try:
         written = write_all(engine, Path(settings.report_dir))
     except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad run
-        log.error("nightly reports failed: %s: %s", type(exc).__name__, _first_line(exc))
+        log.error("nightly reports failed: %s: %s", type(exc).__name__, error_line(exc))
         return []
     for warning in written.warnings:
         log.warning("nightly %s", warning)

@@ -17,7 +17,7 @@ from sqlalchemy import URL, Engine, make_url
 from sqlalchemy.exc import DBAPIError
 
 from monitor.core.errors import ConfigError, DatabaseTimeout, DatabaseUnavailable, MonitorError
-from monitor.store.engine import first_line, normalise_url, redact
+from monitor.store.engine import engine_timeouts, first_line, normalise_url, redact
 
 WHERE_DB = "--db or MONITOR_DATABASE_URL"
 
@@ -62,6 +62,23 @@ _ENDED_TEXT = ("terminating connection due to",)
 _TABLE = re.compile(
     r'\b(?:FROM|JOIN|INTO|UPDATE|TABLE|COPY)\s+(?:ONLY\s+)?"?([A-Za-z_][A-Za-z0-9_]*)"?', re.I
 )
+
+
+def described(exc: BaseException, engine: Engine) -> str:
+    """``Type: first line`` of an error, for a failed run or a log line; a lock or statement
+    timeout, or an ended session, says what it waited on (:func:`statement_error`)."""
+    timed_out = statement_error(exc, *engine_timeouts(engine))
+    if timed_out is not None:
+        return f"{type(timed_out).__name__}: {timed_out}"
+    return f"{type(exc).__name__}: {error_line(exc)}"
+
+
+def error_line(exc: BaseException) -> str:
+    """The first line of an error's message (the driver's, under SQLAlchemy's wrapper); its
+    type's name when it has none."""
+    orig = getattr(exc, "orig", None) or exc
+    lines = str(orig).strip().splitlines()
+    return lines[0] if lines else type(orig).__name__
 
 
 def statement_error(

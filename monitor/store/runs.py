@@ -23,6 +23,7 @@ from monitor.store.models import (
     MetricRun,
     MetricValue,
     RunState,
+    row_info,
     utcnow,
 )
 
@@ -47,22 +48,7 @@ class RunInfo:
 
 
 def run_info(r: MetricRun) -> RunInfo:
-    return RunInfo(
-        r.id,
-        r.campaign_id,
-        r.watermark,
-        r.full,
-        r.status,
-        r.started_at,
-        r.finished_at,
-        dict(r.parameters or {}),
-        r.code_version,
-        r.n_judgments,
-        r.n_new,
-        r.seconds,
-        r.error,
-        r.number,
-    )
+    return row_info(RunInfo, r, parameters=dict(r.parameters or {}))
 
 
 def latest_run(session: Session, campaign_id: int) -> RunInfo | None:

@@ -21,6 +21,7 @@ from monitor.store.models import (
     Preference,
     SourceAnnotation,
     dedup_digest,
+    row_info,
     utcnow,
 )
 
@@ -68,17 +69,8 @@ class Pulled:
 
 
 def _info(row: CampaignSource) -> SourceInfo:
-    return SourceInfo(
-        row.campaign_id,
-        row.platform,
-        row.url,
-        row.project,
-        row.token_file,
-        dict(row.mapping or {}),
-        dict(row.options or {}),
-        row.cursor_updated_at,
-        row.cursor_task_id,
-        row.pulled_at,
+    return row_info(
+        SourceInfo, row, mapping=dict(row.mapping or {}), options=dict(row.options or {})
     )
 
 

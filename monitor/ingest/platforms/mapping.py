@@ -66,21 +66,14 @@ class Where:
         return InputError.at(self.path, self.line, self.column, message, hint)
 
 
-def check_args(
-    platform: str,
-    kind: str,
-    mapping: Mapping[str, str] | None,
-    options: Mapping[str, str] | None,
-    *,
-    keys: Sequence[str] = MAPPING_KEYS,
-    option_names: Sequence[str] = (),
-) -> tuple[dict[str, str], dict[str, str]]:
-    """Validate the kind, the mapping keys and the option names; return plain copies."""
+def _checked_mapping(
+    platform: str, kind: str, mapping: Mapping[str, str] | None, keys: Sequence[str]
+) -> dict[str, str]:
+    """The kind and the mapping keys validated (a UsageError); the values stripped."""
     if kind not in KINDS:
         raise UsageError(f"unknown kind '{kind}'", hint="one of: " + ", ".join(KINDS))
-    mapping = {k: v.strip() for k, v in (mapping or {}).items()}
-    options = dict(options or {})
-    for key, value in mapping.items():
+    checked = {k: v.strip() for k, v in (mapping or {}).items()}
+    for key, value in checked.items():
         if key not in keys:
             raise UsageError(
                 f"--map {key}: not a mapping key of the {platform} reader",
@@ -94,13 +87,7 @@ def check_args(
             )
         if not value:
             raise UsageError(f"--map {key}: empty value", hint=f"write --map {key}=FIELD")
-    for name in options:
-        if name not in option_names:
-            known = ", ".join(option_names) or "none"
-            raise UsageError(
-                f"unknown option '{name}' for the {platform} reader", hint=f"options: {known}"
-            )
-    return mapping, options
+    return checked
 
 
 def flag(options: Mapping[str, str], name: str) -> bool:
@@ -184,10 +171,14 @@ def checked_request(
 ) -> Request:
     """The request of a reader call: the kind, the mapping keys, the options (``flags``
     among them true or false) and anything ``check`` looks at checked (a UsageError)."""
-    mapping, options = check_args(
-        platform, kind, mapping, options, keys=keys, option_names=options_known
-    )
-    request = Request(kind, mapping, options, pairwise_codes(mapping.get("pairwise")))
+    checked = _checked_mapping(platform, kind, mapping, keys)
+    for name in options or {}:
+        if name not in options_known:
+            known = ", ".join(options_known) or "none"
+            raise UsageError(
+                f"unknown option '{name}' for the {platform} reader", hint=f"options: {known}"
+            )
+    request = Request(kind, checked, dict(options or {}), pairwise_codes(checked.get("pairwise")))
     for name in flags:
         request.flag(name)
     if check is not None:

@@ -27,6 +27,7 @@ from monitor.store.models.base import (
     Base,
     UtcTime,
     in_values,
+    row_info,
     utcnow,
 )
 from monitor.store.models.campaigns import (
@@ -104,5 +105,6 @@ __all__ = [
     "WorkerDecision",
     "dedup_digest",
     "in_values",
+    "row_info",
     "utcnow",
 ]

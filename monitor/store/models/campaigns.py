@@ -12,7 +12,6 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     Double,
-    ForeignKey,
     Index,
     Integer,
     LargeBinary,
@@ -35,8 +34,11 @@ from monitor.store.models.base import (
     BigId,
     Json,
     UtcTime,
-    in_values,
-    utcnow,
+    campaign_ref,
+    cascade_ref,
+    check_in,
+    inserted_at,
+    serial_id,
 )
 
 
@@ -45,11 +47,11 @@ class Campaign(Base):
 
     __tablename__ = "campaigns"
     __table_args__ = (
-        CheckConstraint(in_values("kind", KINDS), name="kind"),
-        CheckConstraint(in_values("level", LEVELS), name="level"),
+        check_in("kind", KINDS),
+        check_in("level", LEVELS),
     )
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    id: Mapped[int] = serial_id()
     name: Mapped[str] = mapped_column(String(200), unique=True)
     kind: Mapped[str] = mapped_column(String(16))
     level: Mapped[str] = mapped_column(String(16))
@@ -60,7 +62,7 @@ class Campaign(Base):
     open: Mapped[bool] = mapped_column(Boolean, default=False)
     strict: Mapped[bool] = mapped_column(Boolean, default=False)
     settings: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
-    created_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
+    created_at: Mapped[datetime] = inserted_at()
     # Where the workers come from (mturk, prolific, toloka, labelstudio, or a name given at
     # creation; "none" = unknown): the same worker id on the same platform is the same person,
     # so their quality in other campaigns of the platform is their history.
@@ -78,13 +80,13 @@ class Worker(Base):
     __tablename__ = "workers"
     __table_args__ = (
         UniqueConstraint("campaign_id", "external_id"),
-        CheckConstraint(in_values("status", WORKER_STATUSES), name="status"),
+        check_in("status", WORKER_STATUSES),
         # an incremental run reads the workers added since the last one
         Index("ix_workers_campaign_id_id", "campaign_id", "id"),
     )
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    id: Mapped[int] = serial_id()
+    campaign_id: Mapped[int] = campaign_ref()
     external_id: Mapped[str] = mapped_column(String(255))
     status: Mapped[str] = mapped_column(String(16), default="ok")
     weight: Mapped[float] = mapped_column(Double, default=1.0)
@@ -109,8 +111,8 @@ class Item(Base):
         Index("ix_items_campaign_id_id", "campaign_id", "id"),
     )
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    id: Mapped[int] = serial_id()
+    campaign_id: Mapped[int] = campaign_ref()
     external_id: Mapped[str] = mapped_column(String(255))
     gold: Mapped[str | None] = mapped_column(Text)
     text: Mapped[str | None] = mapped_column(Text)
@@ -121,10 +123,8 @@ class IngestBatch(Base):
 
     __tablename__ = "ingest_batches"
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    campaign_id: Mapped[int] = mapped_column(
-        ForeignKey("campaigns.id", ondelete="CASCADE"), index=True
-    )
+    id: Mapped[int] = serial_id()
+    campaign_id: Mapped[int] = campaign_ref(index=True)
     path: Mapped[str] = mapped_column(Text)
     checksum: Mapped[str] = mapped_column(String(64))
     format: Mapped[str] = mapped_column(String(32))
@@ -132,7 +132,7 @@ class IngestBatch(Base):
     n_new: Mapped[int] = mapped_column(Integer, default=0)
     n_duplicate: Mapped[int] = mapped_column(Integer, default=0)
     n_rejected: Mapped[int] = mapped_column(Integer, default=0)
-    started_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
+    started_at: Mapped[datetime] = inserted_at()
     finished_at: Mapped[datetime | None] = mapped_column(UtcTime)
     # The campaign's newest worker and item ids before and after the batch: the workers and
     # items it created lie between (what ``monitor ingest undo`` removes with its judgments
@@ -148,10 +148,8 @@ class RejectedRow(Base):
 
     __tablename__ = "rejected_rows"
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    batch_id: Mapped[int] = mapped_column(
-        ForeignKey("ingest_batches.id", ondelete="CASCADE"), index=True
-    )
+    id: Mapped[int] = serial_id()
+    batch_id: Mapped[int] = cascade_ref("ingest_batches", index=True)
     line: Mapped[int | None] = mapped_column(Integer)
     raw: Mapped[str] = mapped_column(Text)
     reasons: Mapped[list[str]] = mapped_column(Json)
@@ -207,7 +205,7 @@ class Judgment(_Provenance, Base):
         CheckConstraint("duration_s IS NULL OR duration_s >= 0", name="duration"),
     )
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    id: Mapped[int] = serial_id()
     # No foreign keys and no single-column indexes: every query is per campaign
     # ((campaign_id, id) index); the triggers of migration 0003 check that worker and item
     # belong to the campaign (a statement at a time) and cascade deletes.
@@ -227,10 +225,8 @@ class JudgmentTally(Base):
 
     __tablename__ = "judgment_tallies"
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    campaign_id: Mapped[int] = mapped_column(
-        ForeignKey("campaigns.id", ondelete="CASCADE"), index=True
-    )
+    id: Mapped[int] = serial_id()
+    campaign_id: Mapped[int] = campaign_ref(index=True)
     n: Mapped[int] = mapped_column(BigInteger)
     id_sum: Mapped[int] = mapped_column(BigInteger)
 
@@ -244,10 +240,8 @@ class MemberTally(Base):
 
     __tablename__ = "member_tallies"
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    campaign_id: Mapped[int] = mapped_column(
-        ForeignKey("campaigns.id", ondelete="CASCADE"), index=True
-    )
+    id: Mapped[int] = serial_id()
+    campaign_id: Mapped[int] = campaign_ref(index=True)
     workers: Mapped[int] = mapped_column(BigInteger)
     items: Mapped[int] = mapped_column(BigInteger)
 
@@ -257,9 +251,7 @@ class JudgmentAnnotation(Base):
 
     __tablename__ = "judgment_annotations"
 
-    judgment_id: Mapped[int] = mapped_column(
-        ForeignKey("judgments.id", ondelete="CASCADE"), primary_key=True
-    )
+    judgment_id: Mapped[int] = cascade_ref("judgments", primary_key=True)
     annotation: Mapped[str] = mapped_column(String(255), primary_key=True)
     count: Mapped[int] = mapped_column(Integer, default=1)
 
@@ -271,12 +263,12 @@ class Preference(_Provenance, Base):
     __table_args__ = (
         UniqueConstraint("campaign_id", "dedup_key"),
         Index("ix_preferences_campaign_id_id", "campaign_id", "id"),
-        CheckConstraint(in_values("outcome", OUTCOMES), name="outcome"),
+        check_in("outcome", OUTCOMES),
         CheckConstraint("left_item_id <> right_item_id", name="distinct_items"),
         CheckConstraint("duration_s IS NULL OR duration_s >= 0", name="duration"),
     )
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    id: Mapped[int] = serial_id()
     # No foreign keys, no single-column indexes: see Judgment.
     campaign_id: Mapped[int] = mapped_column(BigId)
     worker_id: Mapped[int] = mapped_column(BigId)
@@ -297,12 +289,12 @@ class PlannedPair(Base):
     __tablename__ = "planned_pairs"
     __table_args__ = (
         UniqueConstraint("campaign_id", "pair_id"),
-        CheckConstraint(in_values("purpose", PLAN_PURPOSES), name="purpose"),
+        check_in("purpose", PLAN_PURPOSES),
         Index("ix_planned_pairs_campaign_id_answered_id", "campaign_id", "answered_id"),
     )
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    id: Mapped[int] = serial_id()
+    campaign_id: Mapped[int] = campaign_ref()
     pair_id: Mapped[str] = mapped_column(String(40))
     round: Mapped[int] = mapped_column(Integer)
     worker: Mapped[str] = mapped_column(String(255))
@@ -311,4 +303,4 @@ class PlannedPair(Base):
     purpose: Mapped[str] = mapped_column(String(16))
     watermark: Mapped[int] = mapped_column(BigInteger)
     answered_id: Mapped[int | None] = mapped_column(BigId)
-    planned_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
+    planned_at: Mapped[datetime] = inserted_at()

@@ -8,8 +8,6 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
-    CheckConstraint,
-    ForeignKey,
     Index,
     String,
     Text,
@@ -17,7 +15,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from monitor.store.models.base import Base, BigId, Json, UtcTime, in_values, utcnow
+from monitor.store.models.base import (
+    Base,
+    Json,
+    UtcTime,
+    campaign_ref,
+    check_in,
+    inserted_at,
+    serial_id,
+)
 
 LEDGER_STATES = ("pending", "done", "failed")
 
@@ -30,12 +36,12 @@ class ConnectorAction(Base):
     __tablename__ = "connector_actions"
     __table_args__ = (
         UniqueConstraint("key"),
-        CheckConstraint(in_values("status", LEDGER_STATES), name="status"),
+        check_in("status", LEDGER_STATES),
         Index("ix_connector_actions_campaign_id_platform", "campaign_id", "platform"),
     )
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    id: Mapped[int] = serial_id()
+    campaign_id: Mapped[int] = campaign_ref()
     platform: Mapped[str] = mapped_column(String(32))
     key: Mapped[str] = mapped_column(String(300))
     action: Mapped[str] = mapped_column(String(32))
@@ -44,7 +50,7 @@ class ConnectorAction(Base):
     status: Mapped[str] = mapped_column(String(16))
     remote_id: Mapped[str | None] = mapped_column(String(200))
     error: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
+    created_at: Mapped[datetime] = inserted_at()
     done_at: Mapped[datetime | None] = mapped_column(UtcTime)
 
 
@@ -54,10 +60,10 @@ class WebhookEvent(Base):
     __tablename__ = "webhook_events"
     __table_args__ = (UniqueConstraint("source", "event_id"),)
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    id: Mapped[int] = serial_id()
     source: Mapped[str] = mapped_column(String(32))
     event_id: Mapped[str] = mapped_column(String(300))
-    received_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
+    received_at: Mapped[datetime] = inserted_at()
 
 
 SOURCE_ROLES = ("judgment", "gold", "both", "none")
@@ -71,8 +77,8 @@ class CampaignSource(Base):
     __tablename__ = "campaign_sources"
     __table_args__ = (UniqueConstraint("campaign_id"),)
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    id: Mapped[int] = serial_id()
+    campaign_id: Mapped[int] = campaign_ref()
     platform: Mapped[str] = mapped_column(String(32))
     url: Mapped[str] = mapped_column(Text)
     project: Mapped[str] = mapped_column(String(64))
@@ -81,7 +87,7 @@ class CampaignSource(Base):
     options: Mapped[dict[str, str]] = mapped_column(Json, default=dict)
     cursor_updated_at: Mapped[str | None] = mapped_column(String(64))
     cursor_task_id: Mapped[int | None] = mapped_column(BigInteger)
-    connected_at: Mapped[datetime] = mapped_column(UtcTime, default=utcnow)
+    connected_at: Mapped[datetime] = inserted_at()
     pulled_at: Mapped[datetime | None] = mapped_column(UtcTime)
 
 
@@ -92,13 +98,11 @@ class SourceAnnotation(Base):
 
     __tablename__ = "source_annotations"
     __table_args__ = (
-        CheckConstraint(in_values("role", SOURCE_ROLES), name="role"),
+        check_in("role", SOURCE_ROLES),
         Index("ix_source_annotations_campaign_id_task_id", "campaign_id", "task_id"),
     )
 
-    campaign_id: Mapped[int] = mapped_column(
-        ForeignKey("campaigns.id", ondelete="CASCADE"), primary_key=True
-    )
+    campaign_id: Mapped[int] = campaign_ref(primary_key=True)
     annotation_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     task_id: Mapped[int] = mapped_column(BigInteger)
     updated_at: Mapped[str | None] = mapped_column(String(64))
