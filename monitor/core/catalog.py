@@ -217,7 +217,7 @@ MEASURES: tuple[Measure, ...] = (
             detail="`measure`, `basis` (`gold`), `min_items`, `folds`",
             title="Export quality on gold",
             meaning="How often the exported answer is right on gold it did not learn from."),
-    Measure("stop_line", _C, LABEL,
+    Measure("stop_line", _C, frozenset({Kind.LABEL, Kind.PAIRWISE}),
             "the accuracy below which a worker is stopped: where an answer carries `stop_share` "
             "of the information of the typical worker's, and at least `stop_margin` below it",
             detail="`typical` (the median accuracy of the workers with `model_min_judgments`), "
@@ -300,13 +300,13 @@ MEASURES: tuple[Measure, ...] = (
     Measure("model_worker_chance", _W, frozenset({Kind.LABEL, Kind.PAIRWISE}),
             "the accuracy of the worker's answers shuffled across items (their own chance; "
             "preferences: what they reach answering at random with their own tie rate)"),
-    Measure("stop_evidence", _W, LABEL,
+    Measure("stop_evidence", _W, frozenset({Kind.LABEL, Kind.PAIRWISE}),
             "the evidence that the worker is right less often than the campaign's `stop_line`: "
             "an e-value, the largest wealth of a bettor against \"at or above the line\" over "
             "their judgments in order of arrival, each scored against the others' answers or its "
             "gold (1 = none, at most 10^12; docs/live.md)",
             n="judgments scored"),
-    Measure("stop_after", _W, LABEL,
+    Measure("stop_after", _W, frozenset({Kind.LABEL, Kind.PAIRWISE}),
             "the judgments scored when `stop_evidence` first reached 1 / `stop_alpha`: the worker "
             "is right less often than the stop line, wrongly said with probability at most "
             "`stop_alpha` (only for such workers)",

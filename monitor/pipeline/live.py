@@ -73,16 +73,23 @@ def _stop(
     typical = _typical(res, max(options.model_min_judgments, 1))
     if typical is None or K < 2:
         return stopped
-    line = stop_line(typical, K, share=options.stop_share, margin=options.stop_margin)
-    if not np.isfinite(line):
+    line = _line(out, options, typical, K)
+    if line is None:
         return stopped
-    out.campaign_value(
-        "stop_line", line,
-        detail={"typical": typical, "alpha": options.stop_alpha, "share": options.stop_share,
-                "margin": options.stop_margin, "classes": K},
-    )  # fmt: skip
     scores, nulls = label_scores(res.posterior[items], codes, own, line)
     order = arrays.order[arrays.latest] if arrays.latest.size == items.size else arrays.order
+    return _record(out, options, arrays, (workers, order, scores, nulls))
+
+
+def _record(
+    out: Values,
+    options: ModelOptions,
+    arrays: CampaignArrays,
+    scored: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]],
+) -> NDArray[np.bool_]:
+    """Test the ``scored`` judgments (workers, order, scores, nulls), record ``stop_evidence``
+    and ``stop_after``; the workers stopped."""
+    workers, order, scores, nulls = scored
     test = stop_test(workers, order, scores, nulls, n_workers=len(arrays.worker_ids),
                      alpha=options.stop_alpha)  # fmt: skip
     ids = arrays.worker_ids
@@ -90,3 +97,39 @@ def _stop(
     out.per_subject("worker", "stop_after", ids, test.stopped_after.astype(np.float64),
                     n=test.n, mask=test.stopped)  # fmt: skip
     return test.stopped
+
+
+def preference_stop(out: Values, options: ModelOptions, arrays: CampaignArrays, fit: Any) -> None:
+    """The stop test of a preference campaign's annotators (``fit``: a ``PreferenceModel``): each
+    strict answer scored by its chance of being along the true order given the other
+    annotators' comparisons (the cavity consensus, or the gold), the line on the strict
+    answers' accuracy (two outcomes: the label case with K = 2). Ties are not scored."""
+    right, strict = fit.answer_right, fit.answer_strict
+    if right is None or strict is None:
+        return
+    enough = fit.n_strict >= max(options.model_min_judgments, 1)
+    if int(enough.sum()) < MIN_TYPICAL:
+        return
+    typical = float(np.median(strict[enough]))
+    line = _line(out, options, typical, 2)
+    if line is None:
+        return
+    rows = np.flatnonzero(np.isfinite(right))
+    c = right[rows]
+    A = c * c + (1.0 - c) * (1.0 - c)
+    nulls = line * A + (1.0 - line) * (1.0 - A)
+    _record(out, options, arrays, (arrays.workers[rows], arrays.order[rows], c, nulls))
+
+
+def _line(out: Values, options: ModelOptions, typical: float, K: int) -> float | None:
+    """The stop line of a campaign whose typical worker is right ``typical`` of the time over
+    ``K`` classes, recorded as ``stop_line``; None where the typical one is at chance."""
+    line = stop_line(typical, K, share=options.stop_share, margin=options.stop_margin)
+    if not np.isfinite(line):
+        return None
+    out.campaign_value(
+        "stop_line", line,
+        detail={"typical": typical, "alpha": options.stop_alpha, "share": options.stop_share,
+                "margin": options.stop_margin, "classes": K},
+    )  # fmt: skip
+    return line

@@ -25,6 +25,7 @@ from monitor.incremental.warm import WarmStart, digest
 from monitor.metrics.preferences.flags import ambiguous_pairs, gold_pair_accuracy
 from monitor.metrics.preferences.model import PreferenceStart, gold_order, preference_model
 from monitor.pipeline.collect import Values, num
+from monitor.pipeline.live import preference_stop
 from monitor.pipeline.params import Coded, Params
 from monitor.pipeline.reliability import worker_prior
 from monitor.store.coded import CampaignArrays
@@ -101,6 +102,7 @@ def preference_reliability(coded: Coded, params: Params) -> Values:
                         n=fit.n_judgments, low=fit.tie_propensity_low,
                         high=fit.tie_propensity_high, mask=judged)  # fmt: skip
     _scores(out, a, fit)
+    preference_stop(out, params.model, a, fit)
     out.add(_gold(coded, params, gold))
     out.add(_ambiguous(coded, params, fit.accuracy, gold))
     return out

@@ -103,3 +103,33 @@ def test_export_overlap_says_what_each_item_wants_and_the_stopped_workers_count_
     assert need["lonely"] == 3  # w99 is stopped: no judgment counts, min_overlap wants 3
     assert [int(line.split(",")[1]) for line in lines[1:]] == sorted(need.values(), reverse=True)
     assert main(["export", "overlap", "--campaign", NAME, "--platform", "toloka", "--db", db]) == 2
+
+
+def test_a_left_clicker_among_preference_annotators_is_stopped(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """Ten annotators along a hidden order 90% of the time, one who picks the left item 90% of
+    the time whatever it is: the left-clicker is stopped, nobody else."""
+    monkeypatch.setenv("MONITOR_BOOTSTRAP_SAMPLES", "0")
+    rng = np.random.default_rng(3)
+    score = rng.normal(0, 2, 40)
+    lines = ["worker,left,right,preference"]
+    for k in range(1500):
+        w = f"a{k % 10}" if k % 15 else "lefty"
+        i, j = rng.choice(40, 2, replace=False)
+        if w == "lefty":
+            pick = "left" if rng.random() < 0.9 else "right"
+        else:
+            along = rng.random() < 0.9
+            pick = "left" if (score[i] > score[j]) == along else "right"
+        lines.append(f"{w},p{i},p{j},{pick}")
+    path = tmp_path / "p.csv"
+    path.write_text("\n".join(lines) + "\n")
+    db = f"sqlite:///{tmp_path}/m.db"
+    assert main(["campaign", "create", NAME, "--kind", "pairwise", "--db", db]) == 0
+    assert main(["ingest", str(path), "--campaign", NAME, "--db", db]) == 0
+    assert main(["recompute", "--campaign", NAME, "--db", db]) == 0
+    decisions = _decisions(db, capsys)
+    assert decisions["lefty"]["decision"] == "stop"
+    assert "comparisons" in decisions["lefty"]["decision_reason"]
+    assert all(decisions[f"a{k}"]["decision"] != "stop" for k in range(10))

@@ -35,7 +35,7 @@ product of the two posteriors (``TAU_NODES`` quantiles of ``tau``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -62,6 +62,7 @@ class TrueAccuracy:
     high: NDArray[np.float64]
     strict: NDArray[np.float64]
     certainty: NDArray[np.float64]
+    right: NDArray[np.float64] | None = field(default=None, repr=False)  # (strict,) c_n
     # alike in shape to behaviour.SideTest's fields and _lookup: other quantities
 
 

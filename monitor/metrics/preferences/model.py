@@ -216,8 +216,11 @@ def preference_model(
     if gold is not None:
         equal = np.asarray(gold, dtype=np.float64).reshape(-1)[D.order] == 0
     truth = answer_accuracy(D, lay, x, terms, messages, confidence, equal)
+    right = np.full(D.w.size, np.nan)  # by input position: each strict answer's c_n
+    right[D.order[: D.b]] = truth.right
     return replace(fit, answer_accuracy=truth.accuracy, answer_accuracy_low=truth.low,
-                   answer_accuracy_high=truth.high)  # fmt: skip
+                   answer_accuracy_high=truth.high, answer_strict=truth.strict,
+                   answer_right=right)  # fmt: skip
 
 
 def answer_accuracy(
@@ -246,7 +249,8 @@ def answer_accuracy(
         n_ties = n_ties - np.bincount(D.w[tie_right], minlength=lay.n_workers)
     right = np.concatenate([off, (D.y[a:b] == D.o[a:b]).astype(np.float64),
                             np.ones(len(workers) - b)])  # fmt: skip
-    return true_accuracy(workers, right, n_ties, lay.n_workers, confidence)
+    truth = true_accuracy(workers, right, n_ties, lay.n_workers, confidence)
+    return replace(truth, right=right[:b])
 
 
 def _minimise(

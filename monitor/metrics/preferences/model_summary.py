@@ -111,6 +111,10 @@ class PreferenceModel:
     answer_accuracy: NDArray[np.float64] | None = field(default=None, repr=False)
     answer_accuracy_low: NDArray[np.float64] | None = field(default=None, repr=False)
     answer_accuracy_high: NDArray[np.float64] | None = field(default=None, repr=False)
+    # the strict answers' accuracy alone (W,), and each strict answer's chance of being along
+    # the true order given the others (by input position, NaN for ties): the stop test's
+    answer_strict: NDArray[np.float64] | None = field(default=None, repr=False)
+    answer_right: NDArray[np.float64] | None = field(default=None, repr=False)
 
     def start(self) -> PreferenceStart:
         """This fit as a warm start for the next one."""
