@@ -10,14 +10,17 @@ the workers in a random order). Each chunk is ingested and recomputed, and ``mon
 --json`` read, the way the README's loop does, on a throwaway SQLite database. A worker decided
 ``stop`` or ``block`` gets no more work: their later judgments never arrive. With ``--overlap``,
 an item whose ``need`` is 0 after a cycle (``monitor export overlap``) gets no more judgments
-either, until a later cycle says it wants some again.
+either, until a later cycle says it wants some again; ``max_overlap`` is set to the most
+judgments any item of the set has (the platform's planned overlap).
 
 Printed per set:
 
 * **near-chance workers**: true accuracy at most chance + 0.2 x (1 - chance) (binary: 60%),
   among the workers with at least 10 judgments;
 * their **judgments to stop**: the judgments of theirs that had arrived when they were stopped
-  (median and p90 over the near-chance workers stopped; ``--chunk`` sets the granularity);
+  (median and p90 over the near-chance workers stopped; ``--chunk`` sets the granularity),
+  and the test's own count, ``stop_after`` (the judgments it had scored when its evidence
+  reached 1 / alpha: what a decision taken on every judgment would have needed);
 * the **share of their judgments that arrived** (a worker never stopped: all of them);
 * **false stops**: workers stopped whose true accuracy is at or above the crowd's median (over
   the workers with at least 10 judgments);
@@ -40,6 +43,10 @@ from pathlib import Path
 
 import numpy as np
 
+from monitor.store.campaigns import get_campaign
+from monitor.store.engine import make_engine, transaction
+from monitor.store.runs import latest_run, run_values
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from realdata import (  # noqa: E402
@@ -54,6 +61,8 @@ from realdata import (  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2] / "shared"
 MIN_N = 10
+SETTINGS: list[str] = []
+"""``KEY=VALUE`` settings of the live campaign (``--set``)."""
 STOPPED = ("stop", "block")
 
 
@@ -79,6 +88,18 @@ def _decisions(common: tuple[str, ...], name: str) -> dict[str, str]:
     text = _cli(*common, "workers", "--campaign", name, "--json")
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
     return {str(r["worker"]): str(r["decision"]) for r in rows}
+
+
+def _stop_after(url: str, name: str) -> dict[str, int]:
+    """The ``stop_after`` of the campaign's latest run, by worker."""
+    engine = make_engine(url)
+    try:
+        with transaction(engine) as s:
+            run = latest_run(s, get_campaign(s, name).id)
+            values = [] if run is None else run_values(s, run.id, "worker", ["stop_after"])
+    finally:
+        engine.dispose()
+    return {v.subject: int(v.value) for v in values if v.value is not None}
 
 
 def nightly(ds: DataSet, tmp: Path) -> tuple[float, dict[str, str]]:
@@ -112,9 +133,16 @@ def replay(ds: DataSet, tmp: Path, order: str, chunk: int, seed: int, overlap: b
         arrivals = [j for w in workers for j in by_worker[w]]
     else:
         rng.shuffle(arrivals)
-    common = ("--db", f"sqlite:///{tmp}/live.db")
+    url = f"sqlite:///{tmp}/live.db"
+    common = ("--db", url)
     _cli(*common, "campaign", "create", ds.name, *ds.args)
+    if overlap:  # the platform's planned overlap is the most any item had
+        most = max(Counter(j[1] for j in ds.judgments).values())
+        _cli(*common, "campaign", "set", ds.name, f"max_overlap={most}")
+    if SETTINGS:
+        _cli(*common, "campaign", "set", ds.name, *SETTINGS)
     stopped_at: dict[str, int] = {}
+    test_after: dict[str, int] = {}
     closed: set[str] = set()
     arrived: Counter[str] = Counter()
     bought, cycles, seconds = 0, 0, 0.0
@@ -138,10 +166,13 @@ def replay(ds: DataSet, tmp: Path, order: str, chunk: int, seed: int, overlap: b
         cycles += 1
         bought += len(rows)
         arrived.update(j[0] for j in rows)
-        for w, d in decisions.items():
-            if d in STOPPED and w not in stopped_at:
-                stopped_at[w] = arrived[w]
-    return {"stopped_at": stopped_at, "arrived": dict(arrived), "bought": bought,
+        fresh = [w for w, d in decisions.items() if d in STOPPED and w not in stopped_at]
+        after = _stop_after(url, ds.name) if fresh else {}
+        for w in fresh:
+            stopped_at[w] = arrived[w]
+            test_after[w] = after.get(w, arrived[w])
+    return {"stopped_at": stopped_at, "test_after": test_after, "arrived": dict(arrived),
+            "bought": bought,
             "export": _export(common, ds, tmp), "seconds_per_cycle": seconds / max(cycles, 1)}  # fmt: skip
 
 
@@ -158,6 +189,7 @@ def figures(ds: DataSet, order: str, chunk: int, seed: int, overlap: bool) -> di
         live = replay(ds, tmp, order, chunk, seed, overlap)
     stopped = live["stopped_at"]
     to_stop = [stopped[w] for w in near if w in stopped]
+    by_test = [live["test_after"][w] for w in near if w in stopped]
     share = sum(live["arrived"].get(w, 0) for w in near) / max(sum(n[w] for w in near), 1)
     false = sorted(w for w in stopped if quality.get(w, 0.0) >= median)
     return {
@@ -167,6 +199,7 @@ def figures(ds: DataSet, order: str, chunk: int, seed: int, overlap: bool) -> di
         "near_stopped": len(to_stop),
         "to_stop_median": float(np.median(to_stop)) if to_stop else None,
         "to_stop_p90": float(np.percentile(to_stop, 90)) if to_stop else None,
+        "test_after_median": float(np.median(by_test)) if by_test else None,
         "near_share_arrived": share, "stopped": len(stopped), "false_stops": len(false),
         "false_stop_workers": false, "crowd_median": median,
         "bought": live["bought"], "full": len(ds.judgments),
@@ -188,9 +221,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunk", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--overlap", action="store_true", help="apply dynamic overlap too")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting of the live campaign (monitor campaign set)",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     scrub_environment()
+    SETTINGS[:] = args.set
     out = []
     for path in find_datasets(args.real_data):
         ds = load_dataset(path)
@@ -201,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{r['set']:8s} {r['order']}: {r['near_chance']} near-chance workers "
             f"({r['near_chance_judgments']} judgments), {r['near_stopped']} stopped after "
-            f"{_fmt(r['to_stop_median'])} (median) / {_fmt(r['to_stop_p90'])} (p90) of theirs; "
+            f"{_fmt(r['to_stop_median'])} (median) / {_fmt(r['to_stop_p90'])} (p90) of theirs "
+            f"(the test: {_fmt(r['test_after_median'])}); "
             f"{r['near_share_arrived']:.0%} of their judgments arrived | {r['stopped']} stopped, "
             f"{r['false_stops']} at or above the median ({r['crowd_median']:.3f}) | bought "
             f"{r['bought']}/{r['full']} | export {r['export_live']:.3f} live, "

@@ -224,7 +224,7 @@ class General:
         "typical worker's (bits an answer carries about the class; capped by stop_margin).",
     )
     overlap_confidence: float = setting(
-        0.95,
+        0.99,
         Range(0.5, 0.9999),
         "An item wants no more judgments (need 0) once the posterior of its exported answer "
         "reaches this, without the stopped workers' answers (docs/live.md).",

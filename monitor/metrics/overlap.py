@@ -1,17 +1,27 @@
 """Dynamic overlap: how many more judgments each item wants (pure).
 
-An item is settled once the posterior of its exported answer reaches ``confidence`` with at
-least ``min_overlap`` judgments; it never gets more than ``max_overlap`` in all. An unsettled
-item wants the judgments a typical worker (right with probability ``a``, errors spread evenly
-over the ``K - 1`` other classes) would need to lift the leading answer's posterior odds
-``p / (1 - p)`` to ``c / (1 - c)``: each answer agreeing with it multiplies the odds by
-``r = a (K - 1) / (1 - a)``, so ``need = ceil(log(target odds / odds) / log r)`` (the
-sequential-probability view of Dawid-Skene's posterior; cf. BUOCA and Toloka's dynamic overlap,
-which stop an item at a fixed confidence).
+The confidence of an item's exported answer is its posterior under the *typical* worker: each
+answer counted as from a worker right with probability ``a`` (the crowd's median accuracy),
+errors spread evenly over the ``K - 1`` other classes, on the model's class prior,
 
-Repair: the posterior is taken without the answers of stopped or blocked workers
-(:func:`without`), so that an item whose answer rested on them wants judgments again in the
-same cycle: its answer changes, or its confidence falls below the setting.
+    P(k | answers) ∝ prior_k a^(n_k) ((1 - a) / (K - 1))^(n - n_k).
+
+Each worker's own accuracy (Dawid-Skene's posterior) would trust a worker who agreed with the
+others on their first few items: grown in chunks, a campaign of weak workers (duck, median 62%
+right) settled its items after three answers at a posterior of 0.95 and exported 57% right
+answers against 90% with every judgment. The typical worker's posterior is the vote margin's
+(``log r`` per net answer, ``r = a (K - 1) / (1 - a)``), which a few lucky answers cannot
+inflate.
+
+An item is settled (``need`` 0) once that posterior of its exported answer reaches
+``confidence`` with at least ``min_overlap`` judgments; it never gets more than
+``max_overlap`` in all. An unsettled item wants the answers that would lift the odds
+``p / (1 - p)`` of its exported answer to ``c / (1 - c)`` if each agreed with it:
+``ceil(log(target odds / odds) / log r)`` (the sequential probability ratio view; cf. BUOCA
+and Toloka's dynamic overlap, which stop an item at a fixed confidence).
+
+Repair: the caller counts no answer of a stopped or blocked worker, so an item whose answer
+rested on them wants judgments again in the same cycle.
 """
 
 from __future__ import annotations
@@ -22,46 +32,42 @@ import numpy as np
 from numpy.typing import NDArray
 
 
-def without(
-    posterior: NDArray[np.float64],
-    items: NDArray[np.int64],
-    own: NDArray[np.float64],
-    dropped: NDArray[np.bool_],
+def typical_posterior(
+    counts: NDArray[np.float64], prior: NDArray[np.float64], typical: float
 ) -> NDArray[np.float64]:
-    """The posterior (N, K) of each item's class without the judgments ``dropped``: each
-    dropped judgment's likelihood ``own`` (n, K), P(its answer | class k) for its worker, is
-    divided out (naive Bayes, in logs). Gold rows (one-hot) stay as they are."""
-    if not dropped.any():
-        return posterior
-    log_post = np.log(np.maximum(posterior, 1e-300))
-    np.subtract.at(log_post, items[dropped], np.log(np.maximum(own[dropped], 1e-300)))
+    """Each item's class posterior (N, K) from its answers per class ``counts`` (N, K), each
+    counted as from a worker right with probability ``typical`` (module docstring)."""
+    K = counts.shape[1]
+    a = min(max(typical, 1e-9), 1 - 1e-9)
+    wrong = (1.0 - a) / max(K - 1, 1)
+    n = counts.sum(axis=1, keepdims=True)
+    log_post = np.log(np.maximum(prior, 1e-300))[None, :] + counts * math.log(a)
+    log_post += (n - counts) * math.log(wrong)
     log_post -= log_post.max(axis=1, keepdims=True)
-    out = np.exp(log_post)
-    out /= out.sum(axis=1, keepdims=True)
-    hard = posterior.max(axis=1) >= 1.0  # gold: the class is given, not inferred
-    out[hard] = posterior[hard]
-    return out
+    post = np.exp(log_post)
+    return post / post.sum(axis=1, keepdims=True)
 
 
 def label_need(
-    posterior: NDArray[np.float64],
+    confidence_of: NDArray[np.float64],
     n: NDArray[np.int64],
     gold: NDArray[np.bool_],
     typical: float,
+    k: int,
     *,
     confidence: float,
     min_overlap: int,
     max_overlap: int,
 ) -> NDArray[np.int64]:
-    """Judgments each item wants (module docstring): ``posterior`` (N, K) of the judgments that
-    count, ``n`` (N,) their number, ``gold`` (N,) the items whose class is given (they want
-    only ``min_overlap``), ``typical`` the typical worker's accuracy."""
-    K = posterior.shape[1]
-    p = np.clip(posterior.max(axis=1), 1e-12, 1 - 1e-12)
+    """Judgments each item wants (module docstring): ``confidence_of`` (N,) the posterior of its
+    exported answer, ``n`` (N,) the judgments that count, ``gold`` (N,) the items whose class
+    is given (they want only ``min_overlap``), ``typical`` the typical worker's accuracy over
+    ``k`` classes."""
+    p = np.clip(confidence_of, 1e-12, 1 - 1e-12)
     target = confidence / (1.0 - confidence)
     odds = p / (1.0 - p)
     a = min(max(typical, 0.0), 1 - 1e-9)
-    ratio = a * (K - 1) / (1.0 - a) if a > 0 else 0.0
+    ratio = a * (k - 1) / (1.0 - a)
     if ratio > 1.0:
         steps = np.ceil(np.log(target / odds) / math.log(ratio) - 1e-9)
         more = np.where(odds >= target, 0, np.maximum(steps, 1)).astype(np.int64)

@@ -1,8 +1,8 @@
 """The live decisions of a label campaign, from the run's Dawid-Skene fit: each worker's stop
 test (:mod:`monitor.metrics.stopping`: their judgments in order of arrival, scored against the
 posterior of the others' answers or the gold, tested against the stop line) and each item's
-``need`` (:mod:`monitor.metrics.overlap`: the judgments it wants, the stopped workers' answers
-left out)."""
+``need`` (:mod:`monitor.metrics.overlap`: the judgments it wants, judged by the typical
+worker's posterior of the answers, the stopped workers' left out)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.metrics.overlap import label_need, without
+from monitor.metrics.overlap import label_need, typical_posterior
 from monitor.metrics.stopping import label_scores, stop_line, stop_test
 from monitor.pipeline.collect import Values
 from monitor.pipeline.params import ModelOptions
@@ -37,16 +37,19 @@ def label_live(
     typical = _typical(res, max(options.model_min_judgments, 1))
     if typical is None:
         typical = _typical(res, 1)
-    dropped = stopped[workers]
-    posterior = without(res.posterior, items, own, dropped)
-    n = np.bincount(items[~dropped], minlength=posterior.shape[0])
+    counted = ~stopped[workers]
+    N, K = res.posterior.shape
+    counts = np.bincount(items[counted] * K + codes[counted], minlength=N * K).reshape(N, K)
+    a = typical if typical is not None else 0.0
+    post = typical_posterior(counts.astype(np.float64), res.prior, a)
+    label = res.labels
+    sure = np.where(label >= 0, post[np.arange(N), np.maximum(label, 0)], post.max(axis=1))
     gold = res.posterior.max(axis=1) >= 1.0  # clamped: the gold class
     need = label_need(
-        posterior, n, gold, typical if typical is not None else 0.0,
-        confidence=options.overlap_confidence, min_overlap=options.min_overlap,
-        max_overlap=options.max_overlap,
+        sure, counts.sum(axis=1), gold, a, K, confidence=options.overlap_confidence,
+        min_overlap=options.min_overlap, max_overlap=options.max_overlap,
     )  # fmt: skip
-    out.per_subject("item", "need", arrays.item_ids, need.astype(np.float64), n=n)
+    out.per_subject("item", "need", arrays.item_ids, need.astype(np.float64), n=counts.sum(axis=1))
 
 
 def _typical(res: Any, least: int) -> float | None:  # noqa: ANN401 - a LabelModel
