@@ -69,7 +69,7 @@ def test_left_clickers_in_first_incremental_and_full_runs(
         )
         rows = _workers(db_url, "prefs", capsys)
         assert "position_bias" in rows["left90"]["flags"], step
-        assert rows["left90"]["decision"] in ("block", "down_weight"), step
+        assert rows["left90"]["decision"] in ("block", "stop", "down_weight"), step
         assert rows["left100"]["decision"] == "block", step
         assert "left" in rows["left100"]["decision_reason"], step
         assert {rows[w]["decision"] for w in honest} <= {"ok", "cannot_tell", "watch"}, step

@@ -217,6 +217,14 @@ MEASURES: tuple[Measure, ...] = (
             detail="`measure`, `basis` (`gold`), `min_items`, `folds`",
             title="Export quality on gold",
             meaning="How often the exported answer is right on gold it did not learn from."),
+    Measure("stop_savings", _C, LABEL,
+            "the judgments the stops save in all: the sum of the workers' `stop_saved`",
+            n="workers stopped", detail="`remaining` (the judgments the items still want: "
+            "the sum of `need`)"),
+    Measure("stop_recollect", _C, LABEL,
+            "the items that want judgments again because the stopped workers' answers no "
+            "longer count (their `need` is 0 with them, above 0 without)",
+            n="the judgments those items want", detail="`judgments`"),
     Measure("stop_line", _C, frozenset({Kind.LABEL, Kind.PAIRWISE}),
             "the accuracy below which a worker is stopped: where an answer carries `stop_share` "
             "of the information of the typical worker's, and at least `stop_margin` below it",
@@ -306,6 +314,11 @@ MEASURES: tuple[Measure, ...] = (
             "their judgments in order of arrival, each scored against the others' answers or its "
             "gold (1 = none, at most 10^12; docs/live.md)",
             n="judgments scored"),
+    Measure("stop_saved", _W, LABEL,
+            "the judgments stopping the worker saves: their share of the campaign's judgments "
+            "up to their stop (their pace) times the judgments the items still want (the sum "
+            "of `need`)",
+            n="judgments scored when stopped"),
     Measure("stop_after", _W, frozenset({Kind.LABEL, Kind.PAIRWISE}),
             "the judgments scored when `stop_evidence` first reached 1 / `stop_alpha`: the worker "
             "is right less often than the stop line, wrongly said with probability at most "

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from monitor.metrics.overlap import label_need, typical_posterior
-from monitor.metrics.stopping import label_scores, stop_line, stop_test
+from monitor.metrics.stopping import StopTest, label_scores, stop_line, stop_test
 from monitor.pipeline.collect import Values
 from monitor.pipeline.params import ModelOptions
 from monitor.store.coded import CampaignArrays
@@ -33,23 +33,68 @@ def label_live(
     typical one is no better than chance."""
     items, workers, codes = judged
     own = res.confusion[workers, :, codes]
-    stopped = _stop(out, options, arrays, judged, own, res)
+    order = arrays.order[arrays.latest] if arrays.latest.size == items.size else arrays.order
+    test = _stop(out, options, arrays, (items, workers, codes, order), own, res)
+    stopped = np.zeros(len(arrays.worker_ids), dtype=bool) if test is None else test.stopped
     typical = _typical(res, max(options.model_min_judgments, 1))
     if typical is None:
         typical = _typical(res, 1)
-    counted = ~stopped[workers]
-    N, K = res.posterior.shape
-    counts = np.bincount(items[counted] * K + codes[counted], minlength=N * K).reshape(N, K)
     a = typical if typical is not None else 0.0
-    post = typical_posterior(counts.astype(np.float64), res.prior, a)
-    label = res.labels
-    sure = np.where(label >= 0, post[np.arange(N), np.maximum(label, 0)], post.max(axis=1))
+    N, K = res.posterior.shape
     gold = res.posterior.max(axis=1) >= 1.0  # clamped: the gold class
-    need = label_need(
-        sure, counts.sum(axis=1), gold, a, K, confidence=options.overlap_confidence,
-        min_overlap=options.min_overlap, max_overlap=options.max_overlap,
+
+    def need_of(counted: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        counts = np.bincount(items[counted] * K + codes[counted], minlength=N * K).reshape(N, K)
+        post = typical_posterior(counts.astype(np.float64), res.prior, a)
+        label = res.labels
+        sure = np.where(label >= 0, post[np.arange(N), np.maximum(label, 0)], post.max(axis=1))
+        n = counts.sum(axis=1)
+        need = label_need(
+            sure, n, gold, a, K, confidence=options.overlap_confidence,
+            min_overlap=options.min_overlap, max_overlap=options.max_overlap,
+        )  # fmt: skip
+        return need, n
+
+    need, n = need_of(~stopped[workers])
+    out.per_subject("item", "need", arrays.item_ids, need.astype(np.float64), n=n)
+    if test is not None and test.stopped.any():
+        _savings(out, arrays, (workers, order), test, need, need_of(np.ones_like(workers, bool))[0])
+
+
+def _savings(
+    out: Values,
+    arrays: CampaignArrays,
+    arrived: tuple[NDArray[np.int64], NDArray[np.int64]],
+    test: StopTest,
+    need: NDArray[np.int64],
+    need_with: NDArray[np.int64],
+) -> None:
+    """What the stops save and cost. ``stop_saved`` (``stop_savings`` in all): each stopped
+    worker's share of the
+    campaign's judgments up to their stop (their pace) times the judgments the items still want
+    (``need``); ``stop_recollect``: the items that want judgments only because the stopped
+    workers' answers no longer count (``need_with``: the needs with them)."""
+    workers, order = arrived
+    stopped = np.flatnonzero(test.stopped)
+    mine = np.lexsort((order, workers))
+    starts = np.searchsorted(workers[mine], stopped)
+    at = order[mine[starts + test.stopped_after[stopped] - 1]]  # the judgment that stopped them
+    so_far = np.searchsorted(np.sort(order), at, side="right")
+    pace = test.stopped_after[stopped] / np.maximum(so_far, 1)
+    remaining = int(need.sum())
+    saved = np.zeros(len(arrays.worker_ids))
+    saved[stopped] = pace * remaining
+    out.per_subject("worker", "stop_saved", arrays.worker_ids, saved, n=test.stopped_after,
+                    mask=test.stopped)  # fmt: skip
+    reopened = (need > 0) & (need_with == 0)
+    out.campaign_value(
+        "stop_savings", float(saved.sum()), n=int(stopped.size),
+        detail={"remaining": remaining},
     )  # fmt: skip
-    out.per_subject("item", "need", arrays.item_ids, need.astype(np.float64), n=counts.sum(axis=1))
+    out.campaign_value(
+        "stop_recollect", int(reopened.sum()), n=int(need[reopened].sum()),
+        detail={"judgments": int(need[reopened].sum())},
+    )  # fmt: skip
 
 
 def _typical(res: Any, least: int) -> float | None:  # noqa: ANN401 - a LabelModel
@@ -65,22 +110,21 @@ def _stop(
     out: Values,
     options: ModelOptions,
     arrays: CampaignArrays,
-    judged: Judged,
+    judged: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]],
     own: NDArray[np.float64],
     res: Any,  # noqa: ANN401 - a LabelModel
-) -> NDArray[np.bool_]:
-    """The stop test's values, and which workers it stopped (by worker code)."""
-    items, workers, codes = judged
-    stopped = np.zeros(len(arrays.worker_ids), dtype=bool)
+) -> StopTest | None:
+    """The stop test of the ``judged`` (items, workers, codes, order) and its values; None
+    where there is no line to test."""
+    items, workers, codes, order = judged
     K = res.posterior.shape[1]
     typical = _typical(res, max(options.model_min_judgments, 1))
     if typical is None or K < 2:
-        return stopped
+        return None
     line = _line(out, options, typical, K)
     if line is None:
-        return stopped
+        return None
     scores, nulls = label_scores(res.posterior[items], codes, own, line)
-    order = arrays.order[arrays.latest] if arrays.latest.size == items.size else arrays.order
     return _record(out, options, arrays, (workers, order, scores, nulls))
 
 
@@ -89,9 +133,9 @@ def _record(
     options: ModelOptions,
     arrays: CampaignArrays,
     scored: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]],
-) -> NDArray[np.bool_]:
+) -> StopTest:
     """Test the ``scored`` judgments (workers, order, scores, nulls), record ``stop_evidence``
-    and ``stop_after``; the workers stopped."""
+    and ``stop_after``."""
     workers, order, scores, nulls = scored
     test = stop_test(workers, order, scores, nulls, n_workers=len(arrays.worker_ids),
                      alpha=options.stop_alpha)  # fmt: skip
@@ -99,7 +143,7 @@ def _record(
     out.per_subject("worker", "stop_evidence", ids, test.evalue, n=test.n, mask=test.n > 0)
     out.per_subject("worker", "stop_after", ids, test.stopped_after.astype(np.float64),
                     n=test.n, mask=test.stopped)  # fmt: skip
-    return test.stopped
+    return test
 
 
 def preference_stop(out: Values, options: ModelOptions, arrays: CampaignArrays, fit: Any) -> None:

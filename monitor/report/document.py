@@ -305,6 +305,15 @@ def document_from(data: CampaignData, *, items: bool = True) -> Document:
               gold=any(w.get("gold_n") for w in doc["workers"]),
               export=doc["verdict"]["export"], width=_scale_width(c))
     )  # fmt: skip
+    savings, recollect = cv("stop_savings"), cv("stop_recollect")
+    if savings is not None:
+        doc["live"] = {
+            "stopped": int(savings.n or 0),
+            "saved": num(savings.value),
+            "remaining": (savings.detail or {}).get("remaining"),
+            "reopened_items": None if recollect is None else int(recollect.value or 0),
+            "reopened_judgments": None if recollect is None else recollect.n,
+        }
     if c.kind == Kind.PAIRWISE:
         doc["pairs"] = _pairs(data)
     if data.run is not None:

@@ -369,6 +369,18 @@ class PairTodo(TypedDict):
 Todo = WorkerTodo | ItemTodo | PairTodo
 
 
+class Live(TypedDict):
+    """What the stops of the latest run save and cost (label campaigns, ``docs/live.md``):
+    ``saved`` judgments at the stopped workers' pace, of the ``remaining`` the items still want,
+    and the items that want judgments again without the stopped workers' answers."""
+
+    stopped: int
+    saved: float | None
+    remaining: int | None
+    reopened_items: int | None
+    reopened_judgments: int | None
+
+
 class Document(TypedDict):
     """The JSON document of ``monitor report --format json`` and ``monitor analyze --json``."""
 
@@ -386,6 +398,7 @@ class Document(TypedDict):
     decisions: list[Decision]
     pairs: NotRequired[list[PairRow]]
     todo: list[Todo]
+    live: NotRequired[Live]
 
 
 OPEN = frozenset({"HistoryRow"})
@@ -407,6 +420,7 @@ __all__ = [
     "Interval",
     "ItemRow",
     "ItemTodo",
+    "Live",
     "Model",
     "PairRow",
     "PairTodo",

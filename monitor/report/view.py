@@ -307,6 +307,7 @@ def build_view(
         "warnings": [{**w, "title": rule_title(w["rule"])} for w in doc["warnings"]],
         "agreement_rows": agreement_rows(doc),
         "todo": [(ACTION_TITLES[a], a, todo[a]) for a in todo if todo[a]],
+        "live": doc.get("live"),
         "handled": {
             s: sum(1 for w in workers if w["status"] == s) for s in ("blocked", "down_weighted")
         },

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from monitor.cli import main
+from tests.documents import check_document
 
 NAME = "c"
 
@@ -68,6 +69,21 @@ def test_a_worker_at_chance_is_stopped_and_incremental_runs_end_as_a_full_run(
     assert full["w99"]["decision_reason"] == live["w99"]["decision_reason"]
     after = int(full["w99"]["decision_reason"].split("shown after ")[1].split()[0])
     assert after <= 40  # of their 80 judgments
+    # the document and the page say what the stop saves and what it re-opens
+    capsys.readouterr()
+    assert main(["report", "--campaign", NAME, "--json", "--db", db]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    check_document(doc)
+    live = doc["live"]
+    assert live["stopped"] == 1
+    assert live["remaining"] >= 0
+    assert live["saved"] is not None
+    assert 0.0 <= live["saved"] <= live["remaining"]
+    page = tmp_path / "r.html"
+    assert main(["report", "--campaign", NAME, "--out", str(page), "--db", db]) == 0
+    html = page.read_text()
+    assert 'id="stop-savings"' in html
+    assert "Stopping them saves about" in html
 
 
 def test_export_overlap_says_what_each_item_wants_and_the_stopped_workers_count_for_nothing(

@@ -143,6 +143,10 @@ def test_incremental_equals_full(engine: Engine, db_url: str, tmp_path, name: st
     for key, x in full.items():
         if key[2] in ("crowdtruth_iterations", "model_iterations"):
             continue
+        if pairwise and key[2] in ("stop_evidence", "stop_line"):
+            # from the preference model's consensus: the same to its fixed point's tolerance
+            assert math.isclose(incremental[key], x, rel_tol=1e-2), (key, incremental[key], x)
+            continue
         if pairwise and (key[2].startswith("model_") or key[2] in ("score", "export_quality")):
             sd = sds.get(key)
             tol = 0.05 * sd if key[2] in PREFERENCE and sd else 0.01
