@@ -49,7 +49,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         parents=[common],
         help="the workers' decisions sent to Prolific, a dry run unless --apply",
         description="Append the workers decided block (and those blocked) to the "
-        "participant group --group (a block list; appended, never replaced); with --study, "
+        "participant group --group (a block list; appended, never replaced), and those decided "
+        "stop to the campaign's exclusion group --exclude-group; with --study, "
         "--reject their submissions awaiting review (category and message from the decision's "
         "reason), --approve the others', --bonus AMOUNT x each worker's effective weight (a "
         "bulk bonus payment created, then paid). Prints what it would do unless --apply. "
@@ -58,6 +59,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     p.add_argument("--campaign", required=True, metavar="NAME")
     p.add_argument("--group", metavar="ID", help="the participant group used as a block list")
+    p.add_argument("--exclude-group", metavar="ID", help="the campaign's exclusion group (the "
+                   "participant group its studies exclude): the workers decided stop are "
+                   "appended, so they get no more of its tasks")  # fmt: skip
     p.add_argument("--study", metavar="ID", help="the study whose submissions to act on")
     p.add_argument("--approve", action="store_true", help="approve the submissions awaiting "
                    "review of the workers not decided block")  # fmt: skip
@@ -138,6 +142,7 @@ def run_prolific(args: argparse.Namespace, ctx: Context) -> int:
     settings = ctx.settings.replace(prolific_api_url=args.api_url)
     options = prolific.Options(
         group=args.group,
+        exclude=args.exclude_group,
         study=args.study,
         approve=args.approve,
         reject=args.reject,
@@ -145,11 +150,14 @@ def run_prolific(args: argparse.Namespace, ctx: Context) -> int:
         apply=args.apply,
         settle_pay=_settle(args.settle_pay),
     )
-    if not options.group and not (
-        options.study and (options.approve or options.reject or options.bonus is not None)
+    if (
+        not options.group
+        and not options.exclude
+        and not (options.study and (options.approve or options.reject or options.bonus is not None))
     ):
         raise UsageError(
-            "nothing to push: give --group ID and/or --study ID with --approve, --reject or --bonus"
+            "nothing to push: give --group ID, --exclude-group ID and/or --study ID with "
+            "--approve, --reject or --bonus"
         )
     needs_token = options.apply or options.study is not None
     client = None

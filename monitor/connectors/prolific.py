@@ -6,6 +6,9 @@ What a push sends (``monitor push prolific``), each action once whatever the num
   blocklist``) appended to a participant group used as a block list, with
   ``POST /api/v1/participant-groups/{id}/participants/`` (never the PATCH of the group, which
   replaces its members);
+- ``--exclude-group ID``: the workers the latest run decided ``stop`` (not blocked) appended
+  the same way to the campaign's exclusion group, the participant group its studies exclude:
+  they get no more of its tasks (``docs/live.md``);
 - ``--reject``: their submissions awaiting review rejected
   (``POST /api/v1/submissions/{id}/transition/``, a rejection category and a message of at
   least 100 characters built from the decision's reason); ``--approve``: the other workers'
@@ -75,12 +78,13 @@ BONUS_STATES = ("APPROVED", AWAITING_REVIEW)
 @dataclass(frozen=True)
 class Worker:
     """What a push knows of one worker: blocked (decided block or blocked), the reason, the
-    effective weight."""
+    effective weight, and whether the latest run decided ``stop``."""
 
     id: str
     blocked: bool
     reason: str
     weight: float
+    stopped: bool = False
 
 
 def rejection_category(reason: str) -> str:
@@ -118,6 +122,7 @@ class Options:
     transitions, the bonus at full weight (None: none) and whether to send."""
 
     group: str | None = None
+    exclude: str | None = None
     study: str | None = None
     approve: bool = False
     reject: bool = False
@@ -141,7 +146,7 @@ class Outcome:
 def campaign_workers(engine: Engine, campaign_name: str) -> tuple[int, list[Worker]]:
     """The campaign's id and its workers: blocked (the block list) or not, the reason of the
     block, the effective weight."""
-    from monitor.actions.worker_lists import blocklist_entries, worker_weights
+    from monitor.actions.worker_lists import blocklist_entries, worker_decisions, worker_weights
     from monitor.store.campaigns import get_campaign
     from monitor.store.engine import snapshot
 
@@ -149,8 +154,11 @@ def campaign_workers(engine: Engine, campaign_name: str) -> tuple[int, list[Work
         campaign = get_campaign(s, campaign_name)
         blocked = {e.worker: e.reason for e in blocklist_entries(s, campaign)}
         weights = {w.worker: w.effective for w in worker_weights(s, campaign)}
+        stopped = {
+            w for w, d in worker_decisions(s, campaign).items() if d.get("decision") == "stop"
+        }
     workers = [
-        Worker(w, w in blocked, blocked.get(w, ""), weights.get(w, 0.0))
+        Worker(w, w in blocked, blocked.get(w, ""), weights.get(w, 0.0), w in stopped)
         for w in sorted(set(weights) | set(blocked))
     ]
     return campaign.id, workers
@@ -169,9 +177,10 @@ def push(
     from monitor.store.ledger import ledger
 
     acts = options.approve or options.reject or options.bonus is not None
-    if not options.group and not (options.study and acts):
+    if not options.group and not options.exclude and not (options.study and acts):
         raise UsageError(
-            "nothing to push: give --group ID and/or --study ID with --approve, --reject or --bonus"
+            "nothing to push: give --group ID, --exclude-group ID and/or --study ID with "
+            "--approve, --reject or --bonus"
         )
     if (options.approve or options.reject or options.bonus is not None) and not options.study:
         raise UsageError(
@@ -194,6 +203,9 @@ def push(
     pusher = _Pusher(engine, campaign_id, client, options, done, out, line)
     if options.group:
         pusher.group([w for w in workers if w.blocked], options.group)
+    if options.exclude:
+        stopped = [w for w in workers if w.stopped and not w.blocked]
+        pusher.group(stopped, options.exclude, kind="exclude", who="decided stop")
     if options.study and (options.approve or options.reject or options.bonus is not None):
         if client is None:
             raise UsageError(f"reading the study's submissions needs the token: set {TOKEN_ENV}")
@@ -250,10 +262,18 @@ class _Pusher:
         self.line(what)
         return answer
 
-    def group(self, blocked: list[Worker], group: str) -> None:
+    def group(
+        self,
+        members: list[Worker],
+        group: str,
+        kind: str = "group",
+        who: str = "blocked or decided block",
+    ) -> None:
+        """Append ``members`` to participant group ``group``, each once (ledger keys
+        ``prolific:KIND:GROUP:WORKER``)."""
         todo, already = [], 0
-        for w in blocked:
-            status = self._status(f"prolific:group:{group}:{w.id}")
+        for w in members:
+            status = self._status(f"prolific:{kind}:{group}:{w.id}")
             if status == "done":
                 already += 1
             else:
@@ -263,7 +283,7 @@ class _Pusher:
             self.line(f"already in participant group {group}: {already} participants")
         if not todo:
             if not already:
-                self.line("nobody is blocked or decided block: nothing to add to the group")
+                self.line(f"nobody is {who}: nothing to add to participant group {group}")
             return
         names = ", ".join(todo[:5]) + (f" and {len(todo) - 5} more" if len(todo) > 5 else "")
         what = f"participant group {group}: {len(todo)} participants appended ({names})"
@@ -272,7 +292,7 @@ class _Pusher:
                       f"({names})")  # fmt: skip
             return
         self._send(
-            [(f"prolific:group:{group}:{p}", "group_add", p) for p in todo],
+            [(f"prolific:{kind}:{group}:{p}", "group_add", p) for p in todo],
             f"/api/v1/participant-groups/{group}/participants/",
             {"participant_ids": todo},
             what,

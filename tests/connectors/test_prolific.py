@@ -245,3 +245,30 @@ def test_event_id_and_rejection_message() -> None:
     assert event_id({}, "1", b"{}") == event_id({}, "1", b"{}") != event_id({}, "2", b"{}")
     assert len(rejection_message("")) >= MIN_MESSAGE
     assert len(rejection_message("x")) >= MIN_MESSAGE
+
+
+def test_the_workers_decided_stop_join_the_exclusion_group_once(
+    db_url: str, engine: Engine, campaign: int, prolific: FakeProlific,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    from tests.connectors.conftest import DECISIONS, add_run, decision_values
+
+    stops = {**DECISIONS, "P4": ("stop", "right less than 80% of the time", 0.4)}
+    add_run(engine, campaign, decision_values(stops))
+    assert _push(db_url, prolific, "--exclude-group", GROUP) == 0
+    assert f"would append to participant group {GROUP}: 1 participants (P4)" in (
+        capsys.readouterr().out
+    )
+    assert prolific.sent("POST") == []
+    assert _push(db_url, prolific, "--exclude-group", GROUP, "--apply") == 0
+    assert _push(db_url, prolific, "--exclude-group", GROUP, "--apply") == 0
+    posts = prolific.sent("POST")
+    assert [(m, p) for m, p, _ in posts] == [
+        ("POST", f"/api/v1/participant-groups/{GROUP}/participants/")
+    ]
+    assert posts[0][2] == {"participant_ids": ["P4"]}  # the blocked P1 and P2 are not in it
+    assert prolific.group == ["P4"]
+    assert "already in participant group" in capsys.readouterr().out
+    with transaction(engine) as s:
+        keys = [r.key for r in s.scalars(select(ConnectorAction)).all()]
+    assert keys == [f"prolific:exclude:{GROUP}:P4"]
