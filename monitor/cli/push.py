@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "project as predictions (model version monitor-RUN, each task once), and its decision "
         "list into the project's description (below a line of its own; the text above is "
         "kept). The annotators decided 'block' are listed; they are removed from the "
-        "organisation only with --apply.",
+        "organisation only with --apply. Those decided 'stop' are paused in the project with "
+        "--apply, where the server offers pauses (Label Studio Enterprise).",
         epilog="The token: --token-file, else the file recorded by 'monitor campaign connect', "
         "else $MONITOR_LABELSTUDIO_TOKEN.",
     )
@@ -40,8 +41,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     ls.add_argument(
         "--apply",
         action="store_true",
-        help="remove the annotators decided 'block' from the organisation (without it, "
-        "they are only listed)",
+        help="remove the annotators decided 'block' from the organisation and pause those "
+        "decided 'stop' (without it, they are only listed)",
     )
     ls.set_defaults(func=run_push)
     p = p_sub.add_parser(

@@ -1,7 +1,11 @@
 """What Label Studio Community can take back from monitor: the exported answers as predictions
 (``model_version`` ``monitor-<run>``, so that reviewers see the consensus beside the
 annotations), the decision list in the project's description, and, only when asked
-(``apply``), the annotators decided ``block`` removed from the organisation.
+(``apply``), the annotators decided ``block`` removed from the organisation and those decided
+``stop`` paused in the project (``POST /api/projects/{id}/members/{user}/pauses/``), where the
+server offers pauses: Label Studio Enterprise does, Community answers 404 and the push says so
+(an annotator cannot be taken off one project of a Community server: its projects are open to
+the whole organisation).
 
 Predictions go in one request of the project's prediction import, only to the tasks that have
 none of this run's model version yet, so a push repeated writes nothing twice. The description
@@ -17,7 +21,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from monitor.actions.labels import aggregate_labels
-from monitor.actions.worker_lists import blocklist_entries
+from monitor.actions.worker_lists import blocklist_entries, worker_decisions
 from monitor.connectors.labelstudio import connected_source
 from monitor.connectors.labelstudio_api import Client, Control, choose_control, controls
 from monitor.core.catalog import Kind
@@ -45,6 +49,8 @@ class PushSummary:
     description: bool  # the description changed
     removed: list[str] = field(default_factory=list)
     to_remove: list[str] = field(default_factory=list)  # without apply
+    paused: list[str] = field(default_factory=list)
+    to_pause: list[str] = field(default_factory=list)  # without apply
     notes: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
@@ -56,6 +62,8 @@ class PushSummary:
         ]
         out += [f"removed from the organisation: {w}" for w in self.removed]
         out += [f"would remove from the organisation (--apply): {w}" for w in self.to_remove]
+        out += [f"paused in project {self.project}: {w}" for w in self.paused]
+        out += [f"would pause in project {self.project} (--apply): {w}" for w in self.to_pause]
         return out + self.notes
 
 
@@ -76,6 +84,12 @@ def push(engine: Engine, campaign: str, *, token: str, apply: bool = False) -> P
         decided = [
             e for e in blocklist_entries(session, info) if e.status in ("decided", "blocked")
         ]
+        held = {e.worker for e in decided}
+        stops = {
+            w: str(d.get("reason") or "")
+            for w, d in worker_decisions(session, info).items()
+            if d.get("decision") == "stop" and w not in held
+        }
     version = f"monitor-{run.number}"
     notes = []
     if info.kind == Kind.PAIRWISE:
@@ -110,7 +124,7 @@ def push(engine: Engine, campaign: str, *, token: str, apply: bool = False) -> P
             client.request(
                 "POST", f"/api/projects/{source.project}/import/predictions", json_body=predictions
             )
-        users = client.users() if decided else {}
+        users = client.users() if decided or stops else {}
         text = _description(
             str(project.get("description") or ""), run.number, decided, users, source.mapping
         )
@@ -141,6 +155,8 @@ def push(engine: Engine, campaign: str, *, token: str, apply: bool = False) -> P
                 removed.append(shown)
             else:
                 to_remove.append(shown)
+        paused, to_pause = _pause(client, source.project, stops, users, source.mapping, apply,
+                                  notes)  # fmt: skip
     return PushSummary(
         campaign=info.name,
         project=source.project,
@@ -151,8 +167,53 @@ def push(engine: Engine, campaign: str, *, token: str, apply: bool = False) -> P
         description=changed,
         removed=removed,
         to_remove=to_remove,
+        paused=paused,
+        to_pause=to_pause,
         notes=notes,
     )
+
+
+NO_PAUSE = (
+    "this Label Studio server offers no pause (Label Studio Enterprise does): the annotators "
+    "decided stop keep the project; take them off by hand or give them no more tasks"
+)
+
+
+def _pause(
+    client: Client,
+    project: str,
+    stops: dict[str, str],
+    users: dict[int, dict[str, Any]],
+    mapping: dict[str, str],
+    apply: bool,
+    notes: list[str],
+) -> tuple[list[str], list[str]]:
+    """Pause each annotator decided stop in the project, once (an active pause is left as it
+    is); without ``apply``, list them. Stops at the first 404: the server has no pauses."""
+    paused: list[str] = []
+    to_pause: list[str] = []
+    for worker, reason in sorted(stops.items()):
+        user_id, shown = _user(worker, users, mapping)
+        if user_id is None:
+            notes.append(f"no Label Studio user for worker {shown}: not paused")
+            continue
+        if not apply:
+            to_pause.append(shown)
+            continue
+        path = f"/api/projects/{project}/members/{user_id}/pauses/"
+        try:
+            found = client.request("GET", path, missing="no pauses")
+            rows = found.get("results", []) if isinstance(found, dict) else found or []
+            if any(isinstance(r, dict) and r.get("deleted_at") is None for r in rows):
+                notes.append(f"{shown} was paused before")
+                continue
+            client.request("POST", path, missing="no pauses", json_body={
+                "reason": "MANUAL", "verbose_reason": reason or "decided stop by monitor"})  # fmt: skip
+        except NotFound:
+            notes.append(NO_PAUSE)
+            break
+        paused.append(shown)
+    return paused, to_pause
 
 
 def _tasks_with(client: Client, project: str, version: str) -> set[int]:

@@ -103,3 +103,46 @@ def test_push_writes_predictions_once_and_removes_only_with_apply(
     assert main(["--db", db_url, "push", "labelstudio", "--campaign", "tweets", "--apply",
                  "--token-file", str(token_file)]) == 0  # fmt: skip
     assert "was removed from the organisation before" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_an_annotator_decided_stop_is_paused_where_the_server_offers_it(
+    engine: Engine, labelstudio: LabelStudio
+) -> None:
+    """Without --apply the push lists the annotator decided stop; with it, Label Studio
+    Community (the server here) has no pauses: the push says so in one note, pauses nobody and
+    changes nothing else."""
+    from datetime import UTC, datetime
+
+    from monitor.store import campaigns as campaign_store
+    from monitor.store.engine import transaction
+    from monitor.store.runs import Value
+    from monitor.store.save import insert_run
+
+    pid = labelstudio.project(CHOICES)
+    labelstudio.import_tasks(pid, [{"text": f"post {i}"} for i in range(4)])
+    tasks = labelstudio.task_ids(pid)
+    users = [labelstudio.user(f"stopper{i}@example.com") for i in range(3)]
+    for t, task in enumerate(tasks):
+        for user in users:
+            labelstudio.annotate(task, user, choices("sentiment", "pos" if t % 2 else "neg"))
+    create_campaign(engine, CampaignSpec(name="posts", kind="label", categories=("pos", "neg")))
+    ls.pull(engine, "posts", url=labelstudio.url, project=pid, token=LEGACY_TOKEN)
+    recompute(engine, Settings(), campaign="posts")
+    stopped = str(users[2])
+    with transaction(engine) as s:
+        campaign = campaign_store.get_campaign(s, "posts")
+        insert_run(
+            s, campaign_id=campaign.id, watermark=10**6, full=True, started_at=datetime.now(UTC),
+            parameters={}, code_version="test", n_judgments=12, n_new=0, seconds=0.1,
+            values=[Value("worker", stopped, "decision", 0.5, detail={
+                "decision": "stop", "reason": "right less than 80% of the time", "weight": 0.5})],
+            flags=[],
+        )  # fmt: skip
+    dry = push(engine, "posts", token=LEGACY_TOKEN)
+    assert dry.to_pause == [f"{stopped} (stopper2@example.com)"]
+    assert dry.paused == []
+    applied = push(engine, "posts", token=LEGACY_TOKEN, apply=True)
+    assert applied.paused == []
+    assert any("offers no pause" in note for note in applied.notes)
+    assert applied.removed == []
