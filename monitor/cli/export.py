@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -81,50 +82,54 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 def _requeue(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.actions.requeue import PLATFORMS, requeue
-    from monitor.core.errors import UsageError
-    from monitor.core.output import check_target, write_output
-    from monitor.store.engine import session_factory
 
-    if args.include_flagged or args.project is not None or args.pool is not None:
-        raise UsageError("--include-flagged, --project and --pool are for the blocklist")
-    if args.platform not in PLATFORMS:  # before the database is opened
-        raise UsageError(
-            f"unknown platform {args.platform!r} for a requeue file: use --platform "
-            + ", ".join(PLATFORMS)
-        )
-    to_file = bool(args.out and args.out != "-")
-    if to_file:
-        check_target(Path(args.out), "export", f"requeue.{args.platform}")
-    with session_factory(ctx.engine())() as s:
-        done = requeue(s, args.campaign, args.platform)
-    if to_file:
-        echo(write_output(Path(args.out), done.text, "export", newline=""))
-    else:
-        write_data(done.text)
-    if done.note:
-        echo(done.note, err=True)
-    return 0
+    def make(session: Any) -> tuple[str, str | None]:  # noqa: ANN401
+        done = requeue(session, args.campaign, args.platform)
+        return done.text, done.note
+
+    hint = "unknown platform {!r} for a requeue file: use --platform " + ", ".join(PLATFORMS)
+    return _task_file(args, ctx, PLATFORMS, hint, make)
 
 
 def _overlap(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.actions.overlap import PLATFORMS, export_overlap
+
+    def make(session: Any) -> tuple[str, str | None]:  # noqa: ANN401
+        return export_overlap(session, args.campaign, args.platform), None
+
+    return _task_file(args, ctx, PLATFORMS, "overlap is not written for {!r}: use --platform csv",
+                      make)  # fmt: skip
+
+
+def _task_file(
+    args: argparse.Namespace,
+    ctx: Context,
+    platforms: tuple[str, ...],
+    unknown: str,
+    make: Callable[[Any], tuple[str, str | None]],
+) -> int:
+    """An export that is no worker list (requeue, overlap): checked before the database is
+    opened (``unknown`` says an unknown platform), ``make(session)`` gives the text and a note
+    for standard error."""
     from monitor.core.errors import UsageError
     from monitor.core.output import check_target, write_output
     from monitor.store.engine import session_factory
 
     if args.include_flagged or args.project is not None or args.pool is not None:
         raise UsageError("--include-flagged, --project and --pool are for the blocklist")
-    if args.platform not in PLATFORMS:  # before the database is opened
-        raise UsageError(f"overlap is not written for {args.platform!r}: use --platform csv")
+    if args.platform not in platforms:
+        raise UsageError(unknown.format(args.platform))
     to_file = bool(args.out and args.out != "-")
     if to_file:
-        check_target(Path(args.out), "export", f"overlap.{args.platform}")
+        check_target(Path(args.out), "export", f"{args.what}.{args.platform}")
     with session_factory(ctx.engine())() as s:
-        text = export_overlap(s, args.campaign, args.platform)
+        text, note = make(s)
     if to_file:
         echo(write_output(Path(args.out), text, "export", newline=""))
     else:
         write_data(text)
+    if note:
+        echo(note, err=True)
     return 0
 
 

@@ -27,6 +27,7 @@ rested on them wants judgments again in the same cycle.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -48,21 +49,25 @@ def typical_posterior(
     return post / post.sum(axis=1, keepdims=True)
 
 
+@dataclass(frozen=True)
+class Overlap:
+    """When an item is settled: its answer's posterior at ``confidence`` with ``min_overlap``
+    judgments, and never more than ``max_overlap`` in all."""
+
+    confidence: float = 0.99
+    min_overlap: int = 3
+    max_overlap: int = 10
+
+
 def label_need(
-    confidence_of: NDArray[np.float64],
-    n: NDArray[np.int64],
-    gold: NDArray[np.bool_],
-    typical: float,
-    k: int,
-    *,
-    confidence: float,
-    min_overlap: int,
-    max_overlap: int,
-) -> NDArray[np.int64]:
+    confidence_of: NDArray[np.float64], n: NDArray[np.int64], gold: NDArray[np.bool_],
+    typical: float, k: int, rule: Overlap,
+) -> NDArray[np.int64]:  # fmt: skip
     """Judgments each item wants (module docstring): ``confidence_of`` (N,) the posterior of its
     exported answer, ``n`` (N,) the judgments that count, ``gold`` (N,) the items whose class
     is given (they want only ``min_overlap``), ``typical`` the typical worker's accuracy over
     ``k`` classes."""
+    confidence, min_overlap, max_overlap = rule.confidence, rule.min_overlap, rule.max_overlap
     p = np.clip(confidence_of, 1e-12, 1 - 1e-12)
     target = confidence / (1.0 - confidence)
     odds = p / (1.0 - p)

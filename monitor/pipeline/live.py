@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.metrics.overlap import label_need, typical_posterior
+from monitor.metrics.overlap import Overlap, label_need, typical_posterior
 from monitor.metrics.stopping import StopTest, label_scores, stop_line, stop_test
 from monitor.pipeline.collect import Values
 from monitor.pipeline.params import ModelOptions
@@ -49,10 +49,8 @@ def label_live(
         label = res.labels
         sure = np.where(label >= 0, post[np.arange(N), np.maximum(label, 0)], post.max(axis=1))
         n = counts.sum(axis=1)
-        need = label_need(
-            sure, n, gold, a, K, confidence=options.overlap_confidence,
-            min_overlap=options.min_overlap, max_overlap=options.max_overlap,
-        )  # fmt: skip
+        rule = Overlap(options.overlap_confidence, options.min_overlap, options.max_overlap)
+        need = label_need(sure, n, gold, a, K, rule)
         return need, n
 
     need, n = need_of(~stopped[workers])

@@ -10,16 +10,16 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from monitor.metrics.overlap import label_need, typical_posterior
+from monitor.metrics.overlap import Overlap, label_need, typical_posterior
 
-OPTS = {"confidence": 0.95, "min_overlap": 3, "max_overlap": 10}
+OPTS = Overlap(confidence=0.95, min_overlap=3, max_overlap=10)
 
 
 def test_settled_items_want_nothing_and_unsettled_ones_what_lifts_them_to_the_confidence() -> None:
     p = np.array([0.97, 0.97, 0.6, 0.5, 1.0])
     n = np.array([3, 2, 3, 0, 1])
     gold = np.array([False, False, False, False, True])
-    need = label_need(p, n, gold, 0.8, 2, **OPTS)
+    need = label_need(p, n, gold, 0.8, 2, OPTS)
     # odds 0.6/0.4 = 1.5; each agreeing answer x4; 1.5 x 4^2 = 24 > 19 (0.95): two more
     assert list(need) == [0, 1, 2, 3, 2]
 
@@ -32,7 +32,7 @@ def test_the_caps_hold(rows: list, typical: float) -> None:
     p = np.array([r[0] for r in rows])
     n = np.array([r[1] for r in rows])
     gold = np.array([r[2] for r in rows])
-    need = label_need(p, n, gold, typical, 2, **OPTS)
+    need = label_need(p, n, gold, typical, 2, OPTS)
     assert (need >= 0).all()
     assert (n + need <= np.maximum(n, 10)).all()
     short = n < 3
