@@ -117,3 +117,31 @@ def test_the_line_is_the_information_share_capped_by_the_margin() -> None:
     assert math.isclose(information(low, 2), 0.25 * information(0.85, 2), rel_tol=1e-6)
     assert math.isnan(stop_line(0.5, 2, share=0.5, margin=0.05))
     assert len(FRACTIONS) >= 2
+
+
+def test_workers_just_under_the_crowd_are_stopped_at_most_alpha_against_the_consensus() -> None:
+    """The issue's simulation: workers right 80% of the time among a crowd right 85%, 500
+    judgments each, five per item, scored against the others' Dawid-Skene posterior (no gold):
+    the line falls at about 0.80 and they are stopped at most alpha (1%) of the time; the crowd
+    never."""
+    from monitor.metrics.labels.label_model import dawid_skene
+
+    stopped_low = stopped_good = 0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        acc = np.r_[np.full(30, 0.85), np.full(6, 0.80)]
+        W, N, overlap = acc.size, acc.size * 500 // 5, 5
+        truth = rng.integers(0, 2, N)
+        it = np.repeat(np.arange(N), overlap)
+        wk = np.concatenate([rng.choice(W, overlap, replace=False) for _ in range(N)])
+        lab = np.where(rng.random(it.size) < acc[wk], truth[it], 1 - truth[it])
+        res = dawid_skene(it, wk, lab, n_items=N, n_workers=W, n_classes=2, init="majority",
+                          min_judgments=20)  # fmt: skip
+        line = stop_line(float(np.median(res.accuracy)), 2, share=0.75, margin=0.05)
+        assert 0.78 < line < 0.81
+        s, m = label_scores(res.posterior[it], lab, res.confusion[wk, :, lab], line)
+        test = stop_test(wk, rng.permutation(it.size), s, m, n_workers=W, alpha=0.01)
+        stopped_low += int(test.stopped[30:].sum())
+        stopped_good += int(test.stopped[:30].sum())
+    assert stopped_low <= 3  # of 120: 1% is 1.2
+    assert stopped_good == 0
