@@ -22,10 +22,12 @@ product written as a loop, for reading and for the tests.
 
 The scores of label campaigns (:func:`label_scores`): the reference is the posterior of the
 item's class given the other answers (or its gold), ``q``; the score of answer ``x`` is
-``q(x)``. A worker right with probability ``L``, their errors spread evenly over the other
-``K - 1`` classes, expects ``L A + (1 - L)(1 - A)/(K - 1)`` with ``A = sum_k q(k)^2`` where
-``q`` is calibrated: the null, increasing in ``L`` wherever ``q`` says anything (``A > 1/K``).
-On gold, ``q`` is the gold class: the score is "right or wrong" and the null is ``L`` itself.
+``q(x)``. A worker right with probability ``L`` expects at least
+``L A + (1 - L) B`` with ``A = sum_k q(k)^2`` and ``B = sum_y q(y) min_{x != y} q(x)`` (their
+errors all on the least likely other class) where ``q`` is calibrated: the null, whatever the
+spread of the errors, increasing in ``L``. With two classes ``B = 1 - A``, the exact
+expectation. On gold, ``q`` is the gold class: the score is "right or wrong" and the null is
+``L`` itself.
 """
 
 from __future__ import annotations
@@ -133,13 +135,24 @@ def label_scores(
     ``own`` (n, K) the probability of the judgment's answer under each class for its worker
     (Dawid-Skene: ``confusion[worker, :, label]``): it is divided out of the posterior (naive
     Bayes), so that the reference is the other answers'."""
-    K = posterior.shape[1]
     q = posterior / np.maximum(own, 1e-300)
     q /= np.maximum(q.sum(axis=1, keepdims=True), 1e-300)
     scores = q[np.arange(labels.size), labels]
     A = np.square(q).sum(axis=1)
-    nulls = line * A + (1.0 - line) * (1.0 - A) / max(K - 1, 1)
-    return scores, nulls
+    return scores, line * A + (1.0 - line) * least_wrong(q)
+
+
+def least_wrong(q: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``sum_y q(y) min_{x != y} q(x)`` per row of ``q`` (n, K): what a worker's wrong answers
+    score at the least, all on the least likely other class. With two classes it is
+    ``1 - sum q^2``, the even spread's; with more, the null holds whatever the errors' spread
+    (an ordinal worker's errors go to the neighbours, a careless one's anywhere)."""
+    if q.shape[1] < 2:
+        return np.zeros(q.shape[0])
+    two = np.partition(q, 1, axis=1)[:, :2]  # the smallest and the second smallest
+    smallest = q.argmin(axis=1)
+    other = np.where(np.arange(q.shape[1])[None, :] == smallest[:, None], two[:, 1:2], two[:, 0:1])
+    return (q * other).sum(axis=1)
 
 
 def information(accuracy: float, k: int) -> float:

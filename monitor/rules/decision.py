@@ -15,8 +15,8 @@ The decisions, most severe first:
   information, at least ``stop_margin`` below them), shown by the anytime-valid test of
   :mod:`monitor.metrics.stopping` over their judgments as they arrived (``stop_after``): a
   worker at or above the line is stopped with probability at most ``stop_alpha`` over the whole
-  campaign. Their answers keep the down-weight's weight. Never for a worker whose quality is
-  at or above the crowd's median.
+  campaign. Their answers keep the down-weight's weight. Only where the model's interval of
+  the worker lies below the crowd's median too; never for a worker at or above it.
 - ``down_weight``: the answers are worth less than most workers', not nothing. The best end of
   the quality interval lies below ``chance + down_weight_below x (median - chance)`` (the
   median of the workers with at least ``min_judgments`` answers; for noise sd the same on its
@@ -307,7 +307,11 @@ def _decide(
 
     # stop: not worth their pay, shown as the judgments arrived (valid at any count: the test
     # holds its error rate however few judgments it has seen)
-    if stop is not None and not middle:
+    # ... and where the reliability model's own interval of the worker lies below the crowd's
+    # median too: the test's guarantee assumes the others' posterior calibrated, and two
+    # readings of the answers must agree before a worker loses their work
+    below = q is not None and typical is not None and q.best < typical
+    if stop is not None and not middle and (below or q is None):
         return made(
             "stop",
             f"right less than {_pct(stop.line)} of the time, where most workers are right "
