@@ -13,6 +13,9 @@ is a non-negative supermartingale with ``K_0 = 1``, and by Ville's inequality
 "Estimating means of bounded random variables by betting", JRSS B 86(1)). The worker is
 stopped at the first t with ``K_t >= 1 / alpha``: a worker at or above the line is stopped with
 probability at most ``alpha`` however long the campaign runs and however often it is looked at.
+A run scores the whole sequence against its own reference: the guarantee is exact for one
+reference (gold), and holds across runs as far as the others' posterior of the judgments
+already scored stays put (``docs/live.md``, "Limits").
 
 The bets are fixed fractions ``f`` of the largest safe bet, ``lambda_t = f / (1 - m_t)``, and
 the wealth is the average over :data:`FRACTIONS` (an average of supermartingales is one): a
@@ -52,9 +55,8 @@ _EDGE = 1e-9
 class StopTest:
     """The test of each worker (indexed by worker code): judgments scored ``n``, the largest
     wealth reached ``evalue`` (the evidence against "at or above the line": 1 is none; at most
-    :data:`MAX_EVIDENCE`), and
-    ``stopped_after``, the judgments scored when the wealth first reached ``1 / alpha``
-    (0: not stopped)."""
+    :data:`MAX_EVIDENCE`), and ``stopped_after``, the judgments scored when the wealth first
+    reached ``1 / alpha`` (0: not stopped)."""
 
     n: NDArray[np.int64]
     evalue: NDArray[np.float64]

@@ -68,10 +68,10 @@ def _savings(
     need_with: NDArray[np.int64],
 ) -> None:
     """What the stops save and cost. ``stop_saved`` (``stop_savings`` in all): each stopped
-    worker's share of the
-    campaign's judgments up to their stop (their pace) times the judgments the items still want
-    (``need``); ``stop_recollect``: the items that want judgments only because the stopped
-    workers' answers no longer count (``need_with``: the needs with them)."""
+    worker's share of the campaign's judgments up to their stop (their pace) times the
+    judgments the items still want (``need``); ``stop_recollect``: the items that want
+    judgments only because the stopped workers' answers no longer count (``need_with``: the
+    needs with them)."""
     workers, order = arrived
     stopped = np.flatnonzero(test.stopped)
     mine = np.lexsort((order, workers))
