@@ -1,10 +1,13 @@
-"""Live bench: replay the real label sets as a platform would, and judge the ``stop`` decision.
+"""Live bench: replay the real label and preference sets as a platform would, and judge the
+``stop`` decision.
 
 Usage::
 
     python bench/live.py [--only NAME ...] [--order random|bursts] [--chunk 400] [--seed 0]
 
-Each real label set of ``../shared/real-data`` arrives in chunks of ``--chunk`` judgments: in a
+Each real label set of ``../shared/real-data`` and preference set of
+``../shared/real-preferences`` (with ``--plant N``, default 60, an annotator added who picks the
+left item 90% of the time on N of its pairs) arrives in chunks of ``--chunk`` judgments: in a
 random order (``random``) or in worker bursts (``bursts``: each worker's judgments together,
 the workers in a random order). Each chunk is ingested and recomputed, and ``monitor workers
 --json`` read, the way the README's loop does, on a throwaway SQLite database. A worker decided
@@ -66,14 +69,68 @@ SETTINGS: list[str] = []
 STOPPED = ("stop", "block")
 
 
-def _write(path: Path, rows: list[tuple[str, str, str]]) -> None:
+PLANTED = "planted-left"
+"""The annotator ``--plant`` adds to a preference set: the left item 90% of the time."""
+
+
+def _write(path: Path, rows: list[tuple[str, ...]]) -> None:
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(["worker", "item", "value"])
+        w.writerow(["worker", "left", "right", "preference"] if len(rows[0]) == 4
+                   else ["worker", "item", "value"])  # fmt: skip
         w.writerows(rows)
 
 
+def load_pairs(path: Path, plant: int = 0, seed: int = 0) -> DataSet:
+    """A real preference set (``preferences.csv``, ``truth.csv``: a number per item, the
+    preferred item the larger); with ``plant``, an annotator who picks the left item 90% of
+    the time on ``plant`` of its pairs, shown either way round."""
+    meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+    rows = [(r["worker"], r["left"], r["right"], r["preference"])
+            for r in _rows(path / "preferences.csv")]  # fmt: skip
+    rng = random.Random(seed + 1)
+    for left, right in rng.sample(sorted({(r[1], r[2]) for r in rows}), plant):
+        if rng.random() < 0.5:
+            left, right = right, left
+        rows.append((PLANTED, left, right, "left" if rng.random() < 0.9 else "right"))
+    truth = {r["item"]: r["truth"] for r in _rows(path / "truth.csv")}
+    return DataSet(path.name, path, "pairwise", list(meta["args"]), rows, truth, [])  # type: ignore[arg-type]
+
+
+def _along(ds: DataSet, row: tuple[str, ...]) -> bool | None:
+    """Whether a comparison goes along the truth (None: equal truths, or a tie)."""
+    _, left, right, pref = row
+    a, b = float(ds.truth[left]), float(ds.truth[right])
+    if a == b or pref not in ("left", "right"):
+        return None
+    return (pref == "left") == (a > b)
+
+
+def quality_of(ds: DataSet) -> tuple[dict[str, float], dict[str, int]]:
+    """True quality per worker (labels: right; pairs: along the truth) and their judgments."""
+    if ds.kind != "pairwise":
+        return worker_quality(ds)
+    hits: dict[str, list[bool]] = defaultdict(list)
+    for row in ds.judgments:
+        along = _along(ds, row)  # type: ignore[arg-type]
+        if along is not None:
+            hits[row[0]].append(along)
+    n = Counter(r[0] for r in ds.judgments)
+    return {w: float(np.mean(h)) for w, h in hits.items()}, dict(n)
+
+
 def _accuracy(ds: DataSet, labels: Path) -> float:
+    """Labels: the share of items exported right. Pairs: the share of judged pairs of unequal
+    truth that the exported scores order as the truth does."""
+    if ds.kind == "pairwise":
+        score = {r["item"]: float(r["score"]) for r in _rows(labels) if r["score"]}
+        pairs = {tuple(sorted((r[1], r[2]))) for r in ds.judgments}
+        right = [
+            (score[a] > score[b]) == (float(ds.truth[a]) > float(ds.truth[b]))
+            for a, b in pairs
+            if a in score and b in score and float(ds.truth[a]) != float(ds.truth[b])
+        ]
+        return float(np.mean(right))
     got = {r["item"]: r["value"] for r in _rows(labels)}
     return float(np.mean([got.get(i) == t for i, t in ds.truth.items()]))
 
@@ -177,9 +234,9 @@ def replay(ds: DataSet, tmp: Path, order: str, chunk: int, seed: int, overlap: b
 
 
 def figures(ds: DataSet, order: str, chunk: int, seed: int, overlap: bool) -> dict:
-    quality, n = worker_quality(ds)
+    quality, n = quality_of(ds)
     judged = [w for w in quality if n.get(w, 0) >= MIN_N]
-    k = len(set(ds.truth.values()))
+    k = 2 if ds.kind == "pairwise" else len(set(ds.truth.values()))
     chance = 1.0 / max(k, 2)
     near = {w for w in judged if quality[w] <= chance + 0.2 * (1 - chance)}
     median = float(np.median([quality[w] for w in judged]))
@@ -206,6 +263,7 @@ def figures(ds: DataSet, order: str, chunk: int, seed: int, overlap: bool) -> di
         "export_live": live["export"], "export_nightly": night,
         "nightly_stopped": sum(d in STOPPED for d in night_decisions.values()),
         "seconds_per_cycle": live["seconds_per_cycle"],
+        "planted_after": live["stopped_at"].get(PLANTED), "planted_test": live["test_after"].get(PLANTED),
     }  # fmt: skip
 
 
@@ -221,6 +279,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunk", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--overlap", action="store_true", help="apply dynamic overlap too")
+    parser.add_argument("--real-preferences", type=Path, default=ROOT / "real-preferences")
+    parser.add_argument(
+        "--plant",
+        type=int,
+        default=60,
+        metavar="N",
+        help="preference sets: an annotator picking the left item 90%% of the "
+        "time on N pairs (0: none)",
+    )
     parser.add_argument(
         "--set",
         action="append",
@@ -233,11 +300,12 @@ def main(argv: list[str] | None = None) -> int:
     scrub_environment()
     SETTINGS[:] = args.set
     out = []
-    for path in find_datasets(args.real_data):
-        ds = load_dataset(path)
-        if ds.kind != "label" or (args.only and ds.name not in args.only):
+    sets = [load_dataset(p) for p in find_datasets(args.real_data)]
+    sets += [load_pairs(p, args.plant, args.seed) for p in find_datasets(args.real_preferences)]
+    for ds in sets:
+        if ds.kind not in ("label", "pairwise") or (args.only and ds.name not in args.only):
             continue
-        r = figures(ds, args.order, args.chunk, args.seed, args.overlap)
+        r = figures(ds, args.order, args.chunk, args.seed, args.overlap and ds.kind == "label")
         out.append(r)
         print(
             f"{r['set']:8s} {r['order']}: {r['near_chance']} near-chance workers "
@@ -247,7 +315,13 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['near_share_arrived']:.0%} of their judgments arrived | {r['stopped']} stopped, "
             f"{r['false_stops']} at or above the median ({r['crowd_median']:.3f}) | bought "
             f"{r['bought']}/{r['full']} | export {r['export_live']:.3f} live, "
-            f"{r['export_nightly']:.3f} nightly | {r['seconds_per_cycle']:.1f} s a cycle",
+            f"{r['export_nightly']:.3f} nightly | {r['seconds_per_cycle']:.1f} s a cycle"
+            + (
+                f" | planted left-clicker stopped after {_fmt(r['planted_after'])} (the test: "
+                f"{_fmt(r['planted_test'])})"
+                if ds.kind == "pairwise" and args.plant
+                else ""
+            ),
             flush=True,
         )
     if args.json:

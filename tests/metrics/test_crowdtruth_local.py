@@ -9,7 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monitor.metrics.crowdtruth.scores import crowdtruth, crowdtruth_local, label_counts
+from monitor.metrics.crowdtruth.scores import (
+    CrowdTruthScores,
+    crowdtruth,
+    crowdtruth_local,
+    label_counts,
+)
 
 TIGHT = {"tol": 1e-12, "max_iter": 2000}
 
@@ -207,3 +212,19 @@ def test_chained_local_updates_keep_every_score_non_negative() -> None:
         for scores in (res.uqs, res.wqs, res.worker_sums):
             assert not (np.asarray(scores)[np.isfinite(scores)] < 0).any()
         prev = res
+
+
+def test_a_unit_score_fallen_to_a_denormal_leaves_every_score_finite() -> None:
+    """A warm start whose unit scores are denormal floats (a unit everyone disagreed on): the
+    AQS denominators fall below the smallest normal float, and their inverse overflowed to inf,
+    inf x 0 made NaN of every worker's score (a real preference campaign grown in chunks)."""
+    w, u, v = _campaign(4, 600, 40, 12)
+    prev = crowdtruth(w, u, label_counts(v, 4), n_workers=12, n_units=40)
+    uqs = np.array(prev.uqs, dtype=np.float64)
+    uqs[:] = 5e-324  # the smallest denormal
+    start = CrowdTruthScores(uqs=uqs, wqs=prev.wqs, aqs=prev.aqs)
+    res = crowdtruth(w, u, label_counts(v, 4), n_workers=12, n_units=40, warm_start=start,
+                     max_iter=1)  # fmt: skip
+    for scores in (res.wqs, res.aqs):
+        kept = np.asarray(scores)[~np.isnan(prev.wqs if scores is res.wqs else prev.aqs)]
+        assert np.isfinite(kept).all()

@@ -343,7 +343,9 @@ def _aqs(ops: _AqsOperators, uqs: NDArray, wqs: NDArray, n_ann: int) -> NDArray[
     den = sp.csr_array(sp.block_diag(den_blocks, format="csr"))
     del num_blocks, den_blocks
     den.eliminate_zeros()
-    positive = den.data > 0
+    # a denominator below the smallest normal float (units whose scores fell to a denormal)
+    # counts as none: its inverse would overflow to inf, and inf x 0 is NaN in every score
+    positive = den.data > np.finfo(np.float64).tiny
     inverse = _with_data(den, np.where(positive, 1.0 / np.where(positive, den.data, 1.0), 0.0))
     ratio = sp.csr_array(num.multiply(inverse))
     pattern = _with_data(den, positive.astype(np.float64))
