@@ -256,7 +256,8 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
     if args.flagged:
         rows = [
             w for w in rows
-            if w["status"] != "ok" or w.get("decision") in ("block", "down_weight", "watch")
+            if w["status"] != "ok"
+            or w.get("decision") in ("block", "stop", "down_weight", "watch")
         ]  # fmt: skip
     if args.json:
         for w in rows:
@@ -288,7 +289,7 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
 
     def decision(w: Mapping[str, Any]) -> str:
         d = str(w.get("decision") or "-")
-        if d == "down_weight" and w.get("decision_weight") is not None:
+        if d in ("stop", "down_weight") and w.get("decision_weight") is not None:
             d += f" {w['decision_weight']:.2f}"
         return d
 

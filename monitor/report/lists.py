@@ -112,7 +112,7 @@ def worker_table(
     for r in rows:
         status = str(r["status"])
         decision = str(r.get("decision") or "cannot_tell")
-        weight = r.get("decision_weight") if decision == "down_weight" else None
+        weight = r.get("decision_weight") if decision in ("stop", "down_weight") else None
         subs = [f"weight {fmt(r.get('weight'))}"] if status == "down_weighted" else []
         if decision != "ok":
             line = DECISION_LABEL.get(decision, decision)
