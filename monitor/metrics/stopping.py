@@ -144,34 +144,6 @@ def label_scores(
     return scores, line * A + (1.0 - line) * least_wrong(q)
 
 
-def vote_scores(
-    items: NDArray[np.int64],
-    labels: NDArray[np.int64],
-    prior: NDArray[np.float64],
-    typical: float,
-    line: float,
-    posterior: NDArray[np.float64] | None = None,
-    gold: NDArray[np.bool_] | None = None,
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """:func:`label_scores` against the typical worker's posterior of the *other* answers on
-    each judgment's item (:func:`monitor.metrics.overlap.typical_posterior`: the vote margin,
-    every other answer counted as from a worker right ``typical`` of the time); on the ``gold``
-    items, their ``posterior`` rows (the gold class). Dawid-Skene's own posterior, each worker
-    weighted by the accuracy fitted to their first answers, was overconfident early in a
-    campaign grown in chunks."""
-    from monitor.metrics.overlap import typical_posterior
-
-    K = prior.size
-    N = int(items.max()) + 1 if posterior is None else posterior.shape[0]
-    counts = np.bincount(items * K + labels, minlength=N * K).reshape(N, K).astype(np.float64)
-    others = counts[items]
-    others[np.arange(items.size), labels] -= 1.0
-    q = typical_posterior(others, prior, typical)
-    if posterior is not None and gold is not None:
-        q = np.where(gold[items][:, None], posterior[items], q)
-    return label_scores(q, labels, np.ones_like(q), line)
-
-
 def least_wrong(q: NDArray[np.float64]) -> NDArray[np.float64]:
     """``sum_y q(y) min_{x != y} q(x)`` per row of ``q`` (n, K): what a worker's wrong answers
     score at the least, all on the least likely other class. With two classes it is

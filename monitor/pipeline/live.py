@@ -1,7 +1,6 @@
 """The live decisions of a label campaign, from the run's Dawid-Skene fit: each worker's stop
 test (:mod:`monitor.metrics.stopping`: their judgments in order of arrival, scored against the
-typical worker's posterior of the others' answers or the gold, tested against the stop line;
-the line and the typical worker from the fit) and each item's
+posterior of the others' answers or the gold, tested against the stop line) and each item's
 ``need`` (:mod:`monitor.metrics.overlap`: the judgments it wants, judged by the typical
 worker's posterior of the answers, the stopped workers' left out)."""
 
@@ -13,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from monitor.metrics.overlap import Overlap, label_need, typical_posterior
-from monitor.metrics.stopping import StopTest, stop_line, stop_test, vote_scores
+from monitor.metrics.stopping import StopTest, label_scores, stop_line, stop_test
 from monitor.pipeline.collect import Values
 from monitor.pipeline.params import ModelOptions
 from monitor.store.coded import CampaignArrays
@@ -33,8 +32,9 @@ def label_live(
     where fewer than :data:`MIN_TYPICAL` workers have ``model_min_judgments`` judgments, or the
     typical one is no better than chance."""
     items, workers, codes = judged
+    own = res.confusion[workers, :, codes]
     order = arrays.order[arrays.latest] if arrays.latest.size == items.size else arrays.order
-    test = _stop(out, options, arrays, (items, workers, codes, order), res)
+    test = _stop(out, options, arrays, (items, workers, codes, order), own, res)
     stopped = np.zeros(len(arrays.worker_ids), dtype=bool) if test is None else test.stopped
     typical = _typical(res, max(options.model_min_judgments, 1))
     if typical is None:
@@ -109,6 +109,7 @@ def _stop(
     options: ModelOptions,
     arrays: CampaignArrays,
     judged: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]],
+    own: NDArray[np.float64],
     res: Any,  # noqa: ANN401 - a LabelModel
 ) -> StopTest | None:
     """The stop test of the ``judged`` (items, workers, codes, order) and its values; None
@@ -121,8 +122,7 @@ def _stop(
     line = _line(out, options, typical, K)
     if line is None:
         return None
-    gold = res.posterior.max(axis=1) >= 1.0  # clamped: the gold class
-    scores, nulls = vote_scores(items, codes, res.prior, typical, line, res.posterior, gold)
+    scores, nulls = label_scores(res.posterior[items], codes, own, line)
     return _record(out, options, arrays, (workers, order, scores, nulls))
 
 

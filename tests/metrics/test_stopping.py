@@ -18,7 +18,6 @@ from monitor.metrics.stopping import (
     label_scores,
     stop_line,
     stop_test,
-    vote_scores,
     wealth_plain,
 )
 
@@ -140,8 +139,7 @@ def test_the_line_is_the_information_share_capped_by_the_margin() -> None:
 
 def test_workers_just_under_the_crowd_are_stopped_at_most_alpha_against_the_consensus() -> None:
     """The issue's simulation: workers right 80% of the time among a crowd right 85%, 500
-    judgments each, five per item, scored against the typical worker's posterior of the
-    others' answers (no gold; the line from Dawid-Skene's accuracies, as a run draws it):
+    judgments each, five per item, scored against the others' Dawid-Skene posterior (no gold):
     the line falls at about 0.80 and they are stopped at most alpha (1%) of the time; the crowd
     never."""
     from monitor.metrics.labels.label_model import dawid_skene
@@ -157,10 +155,9 @@ def test_workers_just_under_the_crowd_are_stopped_at_most_alpha_against_the_cons
         lab = np.where(rng.random(it.size) < acc[wk], truth[it], 1 - truth[it])
         res = dawid_skene(it, wk, lab, n_items=N, n_workers=W, n_classes=2, init="majority",
                           min_judgments=20)  # fmt: skip
-        typical = float(np.median(res.accuracy))
-        line = stop_line(typical, 2, share=0.75, margin=0.05)
+        line = stop_line(float(np.median(res.accuracy)), 2, share=0.75, margin=0.05)
         assert 0.78 < line < 0.81
-        s, m = vote_scores(it, lab, res.prior, typical, line)
+        s, m = label_scores(res.posterior[it], lab, res.confusion[wk, :, lab], line)
         test = stop_test(wk, rng.permutation(it.size), s, m, n_workers=W, alpha=0.01)
         stopped_low += int(test.stopped[30:].sum())
         stopped_good += int(test.stopped[:30].sum())
