@@ -180,6 +180,26 @@ def _authorised(request: Request, token: str) -> bool:
     return False
 
 
+def _unknown_hook(engine: Engine, campaign: str, event: Any) -> str | None:  # noqa: ANN401
+    """Why a Label Studio hook names nothing monitor pulls: a campaign that does not exist or
+    is not connected to Label Studio, or an event of another project than the campaign's;
+    None when it is the campaign's."""
+    from monitor.connectors.labelstudio import connected_source
+    from monitor.core.errors import MonitorError
+    from monitor.store.engine import transaction
+
+    try:
+        with transaction(engine) as session:
+            source = connected_source(session, campaign)
+    except MonitorError:
+        return f"no campaign {campaign[:80]!r} connected to Label Studio"
+    project = event.get("project") if isinstance(event, dict) else None
+    given = project.get("id") if isinstance(project, dict) else None
+    if given is not None and str(given) != str(source.project):
+        return f"project {str(given)[:40]!r} is not campaign {campaign[:80]!r}'s ({source.project})"
+    return None
+
+
 def build_app(
     engine: Engine,
     settings: Settings,
@@ -208,6 +228,10 @@ def build_app(
             return PlainTextResponse("the body is not JSON", status_code=400)
         action = event.get("action") if isinstance(event, dict) else None
         campaign = request.path_params["campaign"]
+        unknown = await asyncio.to_thread(_unknown_hook, engine, campaign, event)
+        if unknown is not None:
+            log.warning("labelstudio hook: %s", unknown)
+            return PlainTextResponse(unknown, status_code=404)
         if action not in LABELSTUDIO_EVENTS:
             return JSONResponse({"campaign": campaign, "action": action, "pull": "ignored"})
         started = pulls.trigger(campaign)

@@ -63,6 +63,13 @@ def reports(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def served(engine: Engine, reports: Path) -> Iterator[tuple[str, Puller, list[dict]]]:
+    from monitor.connectors import labelstudio as ls
+    from monitor.ingest.api import create_campaign
+    from monitor.store.campaigns import CampaignSpec
+
+    for name in ("crowd", "other"):  # connected to project 1 (the hooks' events say so)
+        create_campaign(engine, CampaignSpec(name=name, kind="label", categories=("a", "b")))
+        ls.connect(engine, name, url="http://127.0.0.1:9", project=1)
     puller, events = Puller(), []
     app = build_app(engine, Settings(), Secrets(HOOK, TOKEN, PSECRET), report_dir=reports,
                     pull=puller, on_prolific_event=events.append)  # fmt: skip
@@ -115,6 +122,25 @@ def test_hook_triggers_the_pull_one_at_a_time_events_coalesced(served) -> None: 
     assert puller.calls.count("crowd") == 2
     r = httpx.post(hook, content=b"not json", headers={SECRET_HEADER: HOOK})
     assert r.status_code == 400
+
+
+def test_hook_for_an_unknown_campaign_or_another_project_is_404_and_pulls_nothing(
+    served,
+    caplog: pytest.LogCaptureFixture,  # noqa: ANN001
+) -> None:
+    url, puller, _ = served
+    r = httpx.post(f"{url}/hooks/labelstudio/nobody", json=_event("ANNOTATION_CREATED"),
+                   headers={SECRET_HEADER: HOOK})  # fmt: skip
+    assert r.status_code == 404
+    assert r.text == "no campaign 'nobody' connected to Label Studio"
+    other = {**_event("ANNOTATION_CREATED"), "project": {"id": 2}}
+    r = httpx.post(f"{url}/hooks/labelstudio/crowd", json=other, headers={SECRET_HEADER: HOOK})
+    assert r.status_code == 404
+    assert "project '2' is not campaign 'crowd'" in r.text
+    time.sleep(0.2)
+    assert puller.calls == []
+    lines = [m for m in caplog.messages if m.startswith("labelstudio hook: ")]
+    assert len(lines) == 2
 
 
 def test_prolific_events_verified_and_deduplicated(served) -> None:  # noqa: ANN001
