@@ -32,12 +32,11 @@ def label_live(
     where fewer than :data:`MIN_TYPICAL` workers have ``model_min_judgments`` judgments, or the
     typical one is no better than chance."""
     items, workers, codes = judged
-    own = res.confusion[workers, :, codes]
-    order = arrays.order[arrays.latest] if arrays.latest.size == items.size else arrays.order
-    test = _stop(out, options, arrays, (items, workers, codes, order), own, res)
-    stopped = np.zeros(len(arrays.worker_ids), dtype=bool) if test is None else test.stopped
+    order = arrays.order[arrays.latest]  # the judged are the latest of each (worker, item)
     typical = _typical(res, max(options.model_min_judgments, 1))
-    if typical is None:
+    test = _stop(out, options, arrays, (items, workers, codes, order), res, typical)
+    stopped = np.zeros(len(arrays.worker_ids), dtype=bool) if test is None else test.stopped
+    if typical is None:  # need still wants a typical worker: every worker with an answer
         typical = _typical(res, 1)
     a = typical if typical is not None else 0.0
     N, K = res.posterior.shape
@@ -109,19 +108,19 @@ def _stop(
     options: ModelOptions,
     arrays: CampaignArrays,
     judged: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]],
-    own: NDArray[np.float64],
     res: Any,  # noqa: ANN401 - a LabelModel
+    typical: float | None,
 ) -> StopTest | None:
     """The stop test of the ``judged`` (items, workers, codes, order) and its values; None
-    where there is no line to test."""
+    where there is no line to test (no ``typical`` worker, or one at chance)."""
     items, workers, codes, order = judged
     K = res.posterior.shape[1]
-    typical = _typical(res, max(options.model_min_judgments, 1))
     if typical is None or K < 2:
         return None
     line = _line(out, options, typical, K)
     if line is None:
         return None
+    own = res.confusion[workers, :, codes]  # P(this answer | class k) for its worker
     scores, nulls = label_scores(res.posterior[items], codes, own, line)
     return _record(out, options, arrays, (workers, order, scores, nulls))
 

@@ -38,6 +38,14 @@ def _write(path: Path, rows: list[tuple[str, str, str]]) -> Path:
     return path
 
 
+def _run(db: str, kind: str, *paths: Path) -> None:
+    """Create the campaign, then ingest and recompute each file in turn."""
+    assert main(["campaign", "create", NAME, "--kind", kind, "--db", db]) == 0
+    for path in paths:
+        assert main(["ingest", str(path), "--campaign", NAME, "--db", db]) == 0
+        assert main(["recompute", "--campaign", NAME, "--db", db]) == 0
+
+
 def _decisions(db: str, capsys: Any) -> dict[str, dict[str, Any]]:
     capsys.readouterr()
     assert main(["workers", "--campaign", NAME, "--json", "--db", db]) == 0
@@ -51,12 +59,9 @@ def test_a_worker_at_chance_is_stopped_and_incremental_runs_end_as_a_full_run(
     monkeypatch.setenv("MONITOR_BOOTSTRAP_SAMPLES", "0")
     rows = _rows(0)
     db = f"sqlite:///{tmp_path}/m.db"
-    assert main(["campaign", "create", NAME, "--kind", "label", "--db", db]) == 0
     half = len(rows) // 2
-    for k, part in enumerate((rows[:half], rows[half:])):
-        path = _write(tmp_path / f"part{k}.csv", part)
-        assert main(["ingest", str(path), "--campaign", NAME, "--db", db]) == 0
-        assert main(["recompute", "--campaign", NAME, "--db", db]) == 0
+    parts = (rows[:half], rows[half:])
+    _run(db, "label", *(_write(tmp_path / f"part{k}.csv", p) for k, p in enumerate(parts)))
     live = _decisions(db, capsys)
     assert live["w99"]["decision"] == "stop"
     assert "shown after" in live["w99"]["decision_reason"]
@@ -142,9 +147,7 @@ def test_a_left_clicker_among_preference_annotators_is_stopped(
     path = tmp_path / "p.csv"
     path.write_text("\n".join(lines) + "\n")
     db = f"sqlite:///{tmp_path}/m.db"
-    assert main(["campaign", "create", NAME, "--kind", "pairwise", "--db", db]) == 0
-    assert main(["ingest", str(path), "--campaign", NAME, "--db", db]) == 0
-    assert main(["recompute", "--campaign", NAME, "--db", db]) == 0
+    _run(db, "pairwise", path)
     decisions = _decisions(db, capsys)
     assert decisions["lefty"]["decision"] == "stop"
     assert "comparisons" in decisions["lefty"]["decision_reason"]
