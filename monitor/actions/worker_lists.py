@@ -18,7 +18,10 @@ from sqlalchemy.orm import Session
 
 from monitor.core.cells import csv_table, json_text, neutralise
 from monitor.core.errors import UsageError
+from monitor.core.thresholds import DOWN_WEIGHT
+from monitor.rules.decision import Stop, live_stop
 from monitor.store.campaigns import CampaignInfo, get_campaign
+from monitor.store.live import live_stops
 from monitor.store.runs import latest_run, run_flags, run_values
 from monitor.store.workers import DecisionRecord, decisions, list_workers
 
@@ -53,15 +56,24 @@ def flagged_workers(session: Session, campaign: CampaignInfo) -> dict[str, list[
 
 def worker_decisions(session: Session, campaign: CampaignInfo) -> dict[str, dict[str, Any]]:
     """Each worker's decision in the latest run (``monitor.rules.decision``: ``decision``,
-    ``reason``, ``weight``, ``evidence``); empty without a run."""
+    ``reason``, ``weight``, ``evidence``), or ``stop`` where the live path stopped them since
+    (:func:`monitor.rules.decision.live_stop`); empty without a run or a stop."""
     run = latest_run(session, campaign.id)
-    if run is None:
-        return {}
-    return {
+    decided = {} if run is None else {
         v.subject: dict(v.detail)
         for v in run_values(session, run.id, "worker", ["decision"])
         if v.detail and v.detail.get("decision")
-    }
+    }  # fmt: skip
+    stops = live_stops(session, campaign.id)
+    if stops:  # the live path stopped them since: its stop, unless the run's decision stands
+        used = (run.parameters.get("settings") or {}) if run is not None else {}
+        down = float(used.get("down_weight", DOWN_WEIGHT[0]))
+        for w, r in stops.items():
+            made = live_stop(decided.get(w), Stop(r.after, r.evidence, r.line, r.typical,
+                                                  r.alpha), down)  # fmt: skip
+            if made is not None:
+                decided[w] = made
+    return decided
 
 
 def shown_status(status: str, flags: Sequence[str]) -> str:

@@ -71,6 +71,7 @@ def run_pull(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.connectors import labelstudio
     from monitor.connectors.labelstudio_api import read_token
     from monitor.core.errors import UsageError
+    from monitor.incremental.live import update_live
 
     engine = ctx.engine()
     if args.url is None and args.project is None:
@@ -99,6 +100,7 @@ def run_pull(args: argparse.Namespace, ctx: Context) -> int:
     echo(summary.line())
     for note in summary.notes:
         echo(note, err=True)
+    echo(update_live(engine, args.campaign).line())
     return 0
 
 

@@ -49,6 +49,7 @@ takes for an integer past 64 bits."""
 FRACTIONS = (0.1, 0.25, 0.5, 0.75)
 """Fractions of the largest safe bet whose wealths are averaged (a mixture of bettors)."""
 _EDGE = 1e-9
+_GRID = float(2**20)
 
 
 @dataclass(frozen=True)
@@ -182,3 +183,75 @@ def stop_line(typical: float, k: int, *, share: float, margin: float) -> float:
     if share >= 1.0 or information(cap, k) <= target:
         return max(cap, chance)
     return float(brentq(lambda p: information(p, k) - target, chance, cap))
+
+
+def arrival_scores(
+    items: NDArray[np.int64],
+    codes: NDArray[np.int64],
+    weights: NDArray[np.float64],
+    gold: NDArray[np.int64],
+    prior: NDArray[np.float64],
+    line: float,
+    reference: int,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+    """Each judgment's score and null against the answers that *arrived before it*, frozen
+    once given (the live test's scores: :mod:`monitor.incremental.live`). The judgments are
+    in order of arrival; ``items`` and ``codes`` (-1: not scored), ``weights`` the log odds
+    ``log(a (K - 1) / (1 - a))`` of each answer's worker (one coin, from the last run),
+    ``gold`` the gold class of each judgment's item (-1: none) and ``prior`` the class prior.
+
+    The reference of the judgment at place ``p`` of its item (1, 2, ...) is every other
+    answer among the item's first ``max(p, reference + 1)``: the answers before it, or the
+    first ``reference`` others where fewer came before. It is scored as soon as they have
+    arrived (NaN until then): whenever it is computed, a judgment gets the same score. On a
+    gold item the reference is the gold: the score is right or wrong and the null is
+    ``line``. The posterior of the reference is ``q`` (one-coin naive Bayes); the score is
+    ``q(x)`` and the null ``line A + (1 - line) B`` (:func:`label_scores`). The third array
+    says which judgment's arrival made each score ready (its index; -1: not ready): the test
+    takes the scores in that order, the order in which they became known."""
+    n, K = codes.size, prior.size
+    scores, nulls = np.full(n, np.nan), np.full(n, np.nan)
+    ready = np.full(n, -1, dtype=np.int64)
+    ok = codes >= 0
+    idx = np.flatnonzero(ok)
+    idx = idx[np.argsort(items[idx], kind="stable")]  # by item, in order of arrival
+    if idx.size == 0 or K < 2:
+        return scores, nulls, ready
+    it, x = items[idx], codes[idx]
+    # on a grid of 2^-20 every sum of weights below is exact: a score does not depend on which
+    # other items are scored along with it (the live path and a run agree to the bit)
+    w = np.round(weights[idx] * _GRID) / _GRID
+    starts = np.flatnonzero(np.r_[True, it[1:] != it[:-1]])
+    size = np.diff(np.r_[starts, it.size])
+    group = np.repeat(np.arange(starts.size), size)
+    place = np.arange(it.size) - starts[group] + 1
+    # each answer's log-likelihood over the classes, one coin: w where it says k, else 0
+    own = np.zeros((it.size, K))
+    own[np.arange(it.size), x] = w
+    cum = np.cumsum(own, axis=0)
+    before = np.where(starts > 0, 1, 0)[:, None] * cum[np.maximum(starts - 1, 0)]
+    upto = np.maximum(place, reference + 1)
+    complete = upto <= size[group]
+    last = starts[group] + np.minimum(upto, size[group]) - 1
+    loglik = cum[last] - before[group] - own
+    g = gold[idx]
+    on_gold = g >= 0
+    keep = complete | on_gold
+    logq = np.log(np.maximum(prior, 1e-300))[None, :] + loglik[keep]
+    q = np.exp(logq - logq.max(axis=1, keepdims=True))
+    q /= q.sum(axis=1, keepdims=True)
+    s = q[np.arange(q.shape[0]), x[keep]]
+    m = line * np.square(q).sum(axis=1) + (1.0 - line) * least_wrong(q)
+    s = np.where(on_gold[keep], (x[keep] == g[keep]).astype(np.float64), s)
+    m = np.where(on_gold[keep], line, m)
+    scores[idx[keep]], nulls[idx[keep]] = s, m
+    ready[idx[keep]] = idx[np.where(on_gold, np.arange(it.size), last)[keep]]
+    return scores, nulls, ready
+
+
+def coin_weights(accuracy: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+    """The log odds an answer of a worker right with probability ``accuracy`` adds to the class
+    it names (one coin, errors spread evenly over the ``k - 1`` others): clipped to [chance,
+    0.99], so that no worker counts against their answer and none settles an item alone."""
+    a = np.clip(accuracy, 1.0 / k, 0.99)
+    return np.log(a * (k - 1) / (1.0 - a))

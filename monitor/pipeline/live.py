@@ -1,6 +1,7 @@
 """The live decisions of a label campaign, from the run's Dawid-Skene fit: each worker's stop
-test (:mod:`monitor.metrics.stopping`: their judgments in order of arrival, scored against the
-posterior of the others' answers or the gold, tested against the stop line) and each item's
+test (:mod:`monitor.metrics.stopping`: the scores the live path froze as the judgments arrived,
+:mod:`monitor.incremental.live`, tested against the stop line; the fit is the next reference)
+and each item's
 ``need`` (:mod:`monitor.metrics.overlap`: the judgments it wants, judged by the typical
 worker's posterior of the answers, the stopped workers' left out)."""
 
@@ -11,10 +12,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from monitor.incremental.live import REFERENCE_STATE, reference_state
 from monitor.metrics.overlap import Overlap, label_need, typical_posterior
-from monitor.metrics.stopping import StopTest, label_scores, stop_line, stop_test
+from monitor.metrics.stopping import StopTest, stop_line, stop_test
 from monitor.pipeline.collect import Values
-from monitor.pipeline.params import ModelOptions
+from monitor.pipeline.params import LiveScores, ModelOptions
 from monitor.store.coded import CampaignArrays
 
 MIN_TYPICAL = 3
@@ -25,16 +27,22 @@ Judged = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]
 
 
 def label_live(
-    out: Values, options: ModelOptions, arrays: CampaignArrays, judged: Judged, res: Any
+    out: Values,
+    options: ModelOptions,
+    arrays: CampaignArrays,
+    judged: Judged,
+    res: Any,  # noqa: ANN401 - a LabelModel
+    live: LiveScores | None = None,
 ) -> None:
     """``stop_line`` (campaign), ``stop_evidence`` and ``stop_after`` (workers) and ``need``
-    (items) of the ``judged`` and the Dawid-Skene fit ``res`` (a ``LabelModel``). No stop test
-    where fewer than :data:`MIN_TYPICAL` workers have ``model_min_judgments`` judgments, or the
-    typical one is no better than chance."""
+    (items) of the ``judged`` and the Dawid-Skene fit ``res`` (a ``LabelModel``); the stop test
+    runs over the ``live`` scores, frozen as they were given (:mod:`monitor.incremental.live`),
+    and the run keeps its fit as the live path's next reference. No stop test where fewer than
+    :data:`MIN_TYPICAL` workers have ``model_min_judgments`` judgments, or the typical one is
+    no better than chance."""
     items, workers, codes = judged
-    order = arrays.order[arrays.latest]  # the judged are the latest of each (worker, item)
     typical = _typical(res, max(options.model_min_judgments, 1))
-    test = _stop(out, options, arrays, (items, workers, codes, order), res, typical)
+    test = _stop(out, options, arrays, res, typical, live)
     stopped = np.zeros(len(arrays.worker_ids), dtype=bool) if test is None else test.stopped
     if typical is None:  # need still wants a typical worker: every worker with an answer
         typical = _typical(res, 1)
@@ -54,8 +62,9 @@ def label_live(
 
     need, n = need_of(~stopped[workers])
     out.per_subject("item", "need", arrays.item_ids, need.astype(np.float64), n=n)
-    if test is not None and test.stopped.any():
-        _savings(out, arrays, (workers, order), test, need, need_of(np.ones_like(workers, bool))[0])
+    if test is not None and live is not None and test.stopped.any():
+        _savings(out, arrays, (live.workers, live.ids), test, need,
+                 need_of(np.ones_like(workers, bool))[0])  # fmt: skip
 
 
 def _savings(
@@ -68,15 +77,17 @@ def _savings(
 ) -> None:
     """What the stops save and cost. ``stop_saved`` (``stop_savings`` in all): each stopped
     worker's share of the campaign's judgments up to their stop (their pace) times the
-    judgments the items still want (``need``); ``stop_recollect``: the items that want
+    judgments the items still want (``need``; a judgment's pace: the stopped worker's scored
+    judgments over the campaign's judgments up to the one that stopped them);
+    ``stop_recollect``: the items that want
     judgments only because the stopped workers' answers no longer count (``need_with``: the
     needs with them)."""
-    workers, order = arrived
+    workers, ids = arrived  # the scored judgments, in the order their scores became known
     stopped = np.flatnonzero(test.stopped)
-    mine = np.lexsort((order, workers))
+    mine = np.argsort(workers, kind="stable")
     starts = np.searchsorted(workers[mine], stopped)
-    at = order[mine[starts + test.stopped_after[stopped] - 1]]  # the judgment that stopped them
-    so_far = np.searchsorted(np.sort(order), at, side="right")
+    at = ids[mine[starts + test.stopped_after[stopped] - 1]]  # the judgment that stopped them
+    so_far = np.searchsorted(np.sort(arrays.ids), at, side="right")
     pace = test.stopped_after[stopped] / np.maximum(so_far, 1)
     remaining = int(need.sum())
     saved = np.zeros(len(arrays.worker_ids))
@@ -107,22 +118,30 @@ def _stop(
     out: Values,
     options: ModelOptions,
     arrays: CampaignArrays,
-    judged: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]],
     res: Any,  # noqa: ANN401 - a LabelModel
     typical: float | None,
+    live: LiveScores | None,
 ) -> StopTest | None:
-    """The stop test of the ``judged`` (items, workers, codes, order) and its values; None
-    where there is no line to test (no ``typical`` worker, or one at chance)."""
-    items, workers, codes, order = judged
+    """The stop test over the ``live`` scores and its values, and the reference the run keeps
+    for the live path; None where there is no line to test (no ``typical`` worker, or one at
+    chance)."""
     K = res.posterior.shape[1]
     if typical is None or K < 2:
         return None
     line = _line(out, options, typical, K)
     if line is None:
         return None
-    own = res.confusion[workers, :, codes]  # P(this answer | class k) for its worker
-    scores, nulls = label_scores(res.posterior[items], codes, own, line)
-    return _record(out, options, arrays, (workers, order, scores, nulls))
+    accuracy = np.where(res.n > 0, res.accuracy, np.nan)
+    out.states[REFERENCE_STATE] = reference_state(
+        arrays.worker_db_ids, accuracy,
+        {"categories": [str(c) for c in arrays.categories], "prior": res.prior.tolist(),
+         "typical": typical, "line": line, "alpha": options.stop_alpha,
+         "reference": max(options.min_overlap - 1, 1)},
+    )  # fmt: skip
+    if live is None:
+        return None
+    return _record(out, options, arrays, (live.workers, np.arange(live.ids.size), live.scores,
+                                          live.nulls))  # fmt: skip
 
 
 def _record(

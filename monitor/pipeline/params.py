@@ -7,6 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from monitor.core.catalog import Kind
 from monitor.core.sections import Section
 from monitor.incremental.warm import WarmStart
@@ -14,6 +17,17 @@ from monitor.pipeline.collect import NameCache, Values
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.history import HistoryEntry
+
+
+@dataclass(frozen=True)
+class LiveScores:
+    """The frozen scores of the live stop test (:mod:`monitor.incremental.live`), in the order
+    they became known: each one's worker (code), judgment (database id), score and null."""
+
+    workers: NDArray[np.int64]
+    ids: NDArray[np.int64]
+    scores: NDArray[np.float64]
+    nulls: NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -25,6 +39,7 @@ class Coded:
     info: CampaignInfo
     arrays: CampaignArrays
     history: Mapping[str, Sequence[HistoryEntry]] = field(default_factory=dict)
+    live: LiveScores | None = None
 
     @property
     def kind(self) -> Kind:

@@ -162,7 +162,7 @@ def reliability(
         scale = (0.0, float(max(K - 1, 1)))
         _gold(arrays, out, items, workers, answers, gold, "ordinal" if ordinal else "nominal",
               scale, K)  # fmt: skip
-        _labels(arrays, params, out, items, workers, answers, gold, wprior)
+        _labels(arrays, params, out, items, workers, answers, gold, wprior, coded.live)
     elif arrays.kind == Kind.RATING:
         scale = (float(info.scale_min), float(info.scale_max))  # type: ignore[arg-type]
         level = "ordinal" if info.level == "ordinal" else "interval"
@@ -295,7 +295,7 @@ def export_quality(out: Values, measure: str, r: Any) -> None:
     )  # fmt: skip
 
 
-def _labels(arrays, params, out, items, workers, answers, gold, wprior):  # noqa: ANN001, PLR0913
+def _labels(arrays, params, out, items, workers, answers, gold, wprior, live):  # noqa: ANN001, PLR0913
     from monitor.metrics.labels.label_model import dawid_skene
 
     N, W, K = len(arrays.item_ids), len(arrays.worker_ids), len(arrays.categories)
@@ -336,7 +336,7 @@ def _labels(arrays, params, out, items, workers, answers, gold, wprior):  # noqa
                     mask=mask)  # fmt: skip
     _label_export(out, items, workers, codes, res, gold_codes)
     label_gold(out, params.model, lambda given: fit(given).labels, gold, items)
-    label_live(out, params.model, arrays, (items, workers, codes), res)
+    label_live(out, params.model, arrays, (items, workers, codes), res, live)
 
 
 def _one_coin_labels(arrays, params, out, items, workers, codes, gold, wprior):  # noqa: ANN001, PLR0913

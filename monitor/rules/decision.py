@@ -157,7 +157,7 @@ def _gold_quality(run: RunValues, t: Thresholds) -> dict[str, tuple[_Quality, in
 
 
 @dataclass(frozen=True)
-class _Stop:
+class Stop:
     """A worker's stop test that reached its evidence: after ``after`` judgments scored, right
     less often than ``line`` (the typical worker: ``typical``), wrongly with probability at
     most ``alpha``."""
@@ -169,7 +169,42 @@ class _Stop:
     alpha: float
 
 
-def _stops(run: RunValues) -> dict[str, _Stop]:
+def stop_reason(stop: Stop, questions: str = "questions") -> str:
+    """The one line a ``stop`` decision gives."""
+    return (
+        f"right less than {_pct(stop.line)} of the time, where most workers are right "
+        f"{_pct(stop.typical)}: shown after {stop.after} {questions} (a worker at or above "
+        f"{_pct(stop.line)} is stopped so at most {stop.alpha:.0%} of the time)"
+    )
+
+
+def live_stop(
+    decided: Mapping[str, Any] | None, stop: Stop, down_weight: float
+) -> dict[str, Any] | None:
+    """The decision of a worker whose live test reached its evidence since the latest run
+    (``decided``: their decision there, as the run stores it), or None where the run's stands:
+    a block, a stop, or a worker whom the run's reliability model puts at or above the crowd's
+    median or whose interval reaches it (the rule of :func:`decide_workers`, with the latest
+    run's model). A worker the run has not seen is stopped on the test alone."""
+    decided = decided or {}
+    if decided.get("decision") in ("block", "stop"):
+        return None
+    evidence = dict(decided.get("evidence") or {})
+    value, typical = finite(evidence.get("value")), finite(evidence.get("typical"))
+    interval = evidence.get("interval") or []
+    if value is not None and typical is not None:
+        best = finite(interval[-1]) if interval else value
+        if value >= typical or (best is not None and best >= typical):
+            return None
+    evidence["stop"] = {"after": stop.after, "evidence": stop.evidence, "line": stop.line,
+                        "typical": stop.typical, "alpha": stop.alpha, "live": True}  # fmt: skip
+    weight = finite(evidence.get("model_weight"))
+    weight = weight if weight is not None and 0 < weight < 1 else down_weight
+    return {"decision": "stop", "reason": stop_reason(stop), "weight": weight,
+            "evidence": evidence}  # fmt: skip
+
+
+def _stops(run: RunValues) -> dict[str, Stop]:
     line = run.campaign("stop_line")
     if line is None or finite(line.value) is None:
         return {}
@@ -180,7 +215,7 @@ def _stops(run: RunValues) -> dict[str, _Stop]:
     for i, w in enumerate(after.subjects):
         k = finite(after.values[i])
         if k is not None and k > 0:
-            out[w] = _Stop(int(k), finite(evidence[i]) or float("nan"), float(line.value),  # type: ignore[arg-type]
+            out[w] = Stop(int(k), finite(evidence[i]) or float("nan"), float(line.value),  # type: ignore[arg-type]
                            float(detail.get("typical", float("nan"))),
                            float(detail.get("alpha", float("nan"))))  # fmt: skip
     return out
@@ -247,7 +282,7 @@ def _decide(
     t: Thresholds,
     options: DecisionOptions,
     pairwise: bool,
-    stop: _Stop | None = None,
+    stop: Stop | None = None,
 ) -> WorkerDecision:
     rules = {f.rule: f for f in wflags}
     evidence: dict[str, Any] = {"n": n, "rules": sorted(rules)}
@@ -312,13 +347,7 @@ def _decide(
     # readings of the answers must agree before a worker loses their work
     below = q is not None and typical is not None and q.best < typical
     if stop is not None and not middle and (below or q is None):
-        return made(
-            "stop",
-            f"right less than {_pct(stop.line)} of the time, where most workers are right "
-            f"{_pct(stop.typical)}: shown after {stop.after} {questions} (a worker at or above "
-            f"{_pct(stop.line)} is stopped so at most {stop.alpha:.0%} of the time)",
-            weight,
-        )
+        return made("stop", stop_reason(stop, questions), weight)
     if n < t.min_judgments:
         return made("cannot_tell", f"too few answers to judge ({n})")
 
@@ -396,8 +425,11 @@ def decisions_by_worker(values: Iterable[Value]) -> dict[str, Mapping[str, Any]]
 __all__ = [
     "DECISIONS",
     "SEVERITY",
+    "Stop",
     "WorkerDecision",
     "decide_workers",
     "decisions_by_worker",
+    "live_stop",
+    "stop_reason",
     "unanimous_campaign",
 ]

@@ -50,21 +50,23 @@ def incremental_job(
 
 
 def pull_connected(engine: Engine, settings: Settings, names: list[str]) -> None:
-    """Pull the campaigns ``names`` connected to Label Studio (``monitor campaign connect``),
-    one log line each; a campaign whose pull fails is logged and the others go on (its next
+    """Pull the campaigns ``names`` connected to Label Studio (``monitor campaign connect``)
+    and bring their stop tests up to date (the live path), one log line each; a campaign whose pull fails is logged and the others go on (its next
     pull reads from its cursor, so nothing is lost)."""
     from monitor.connectors.labelstudio import pull_campaign
+    from monitor.incremental.live import update_live
 
     for name in names:
         try:
             summary = pull_campaign(engine, settings, name)
+            live = update_live(engine, name)
         except Exception as exc:  # noqa: BLE001
             hint = getattr(exc, "hint", None)
             log.warning(
                 "pull %s failed: %s%s", name, described(exc, engine), f" ({hint})" if hint else ""
             )
             continue
-        log.info("pull %s", summary.line())
+        log.info("pull %s; %s", summary.line(), live.line())
 
 
 def nightly_job(

@@ -6,7 +6,8 @@ An ASGI application (Starlette; ``uvicorn`` runs it):
   ``ANNOTATIONS_CREATED``, ``ANNOTATION_UPDATED`` and ``ANNOTATIONS_DELETED`` trigger a pull of
   the campaign. Label Studio signs nothing: the request must carry the shared secret in the
   ``X-Monitor-Secret`` header (set as a custom header of the webhook), else 401 and nothing
-  happens. The pull runs off the event loop, one at a time per campaign; events that arrive
+  happens. The pull, and the live path's update of the stop tests after it, runs off the
+  event loop, one at a time per campaign; events that arrive
   during a pull are coalesced into one more pull after it. Label Studio sends each event once,
   without retry: the scheduled pull stays the truth, the webhook only makes it sooner.
 - ``POST /hooks/prolific``: Prolific's events, verified by their HMAC signature
@@ -35,7 +36,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Engine
 from starlette.applications import Starlette
@@ -44,9 +45,6 @@ from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from monitor.core.settings import Settings
-
-if TYPE_CHECKING:
-    from monitor.connectors.labelstudio import PullSummary
 
 log = logging.getLogger("monitor.serve")
 
@@ -65,12 +63,15 @@ Pull = Callable[[Engine, Settings, str], Any]
 """What a Label Studio event triggers: ``pull(engine, settings, campaign)``."""
 
 
-def default_pull(engine: Engine, settings: Settings, campaign: str) -> PullSummary:
-    """The Label Studio pull (:func:`monitor.connectors.labelstudio.pull_campaign`), imported
-    when the first event comes."""
+def default_pull(engine: Engine, settings: Settings, campaign: str) -> str:
+    """The Label Studio pull (:func:`monitor.connectors.labelstudio.pull_campaign`), then the
+    live path over what it brought (:func:`monitor.incremental.live.update_live`: the stop
+    tests of the workers it touched, without a run); imported when the first event comes."""
     from monitor.connectors.labelstudio import pull_campaign
+    from monitor.incremental.live import update_live
 
-    return pull_campaign(engine, settings, campaign)
+    summary = pull_campaign(engine, settings, campaign)
+    return f"{summary.line()}; {update_live(engine, campaign).line()}"
 
 
 @dataclass(frozen=True)

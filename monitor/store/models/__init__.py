@@ -55,6 +55,7 @@ from monitor.store.models.connectors import (
     SourceAnnotation,
     WebhookEvent,
 )
+from monitor.store.models.live import LiveScore, LiveStop
 from monitor.store.models.runs import (
     CampaignLock,
     Flag,
@@ -90,6 +91,8 @@ __all__ = [
     "Judgment",
     "JudgmentAnnotation",
     "JudgmentTally",
+    "LiveScore",
+    "LiveStop",
     "MemberTally",
     "MetricColumn",
     "MetricRun",

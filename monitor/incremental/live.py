@@ -1,0 +1,155 @@
+"""The live path: each worker's stop test brought up to date as judgments arrive, without a
+run.
+
+A pull, a webhook or the start of a run calls :func:`update_live`. It scores every judgment
+whose reference has arrived (:func:`monitor.metrics.stopping.arrival_scores`: the answers that
+came before it, weighted by the last run's one-coin accuracies, or the gold) and stores the
+score once (``live_scores``); then it runs the stop test over the scores of each worker it
+touched, in the order they became known, and records a worker whose evidence reached
+``1 / alpha`` (``live_stops``). A score never changes once given, so the test's error rate holds
+across every look, and a run that finds judgments unscored scores them with the same function
+and the same reference: whichever path came first, the state is the same.
+
+The reference is what the last label run kept (its state ``live_reference``): each worker's
+accuracy, the class prior, the typical worker, the stop line and ``stop_alpha``. A campaign
+with no such run has nothing to score against yet: its judgments wait for the first run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from sqlalchemy import Engine, select
+
+from monitor.core.results import State
+from monitor.metrics.stopping import arrival_scores, coin_weights, stop_test
+from monitor.store import live as live_store
+from monitor.store.campaigns import get_campaign
+from monitor.store.engine import transaction
+from monitor.store.models import Campaign
+from monitor.store.runs import latest_run, run_states
+
+REFERENCE_STATE = "live_reference"
+"""The name of the state a label run keeps for the live path."""
+
+
+@dataclass(frozen=True)
+class LiveUpdate:
+    """What one update did: judgments scored, workers newly stopped (their ids), seconds."""
+
+    campaign: str
+    scored: int = 0
+    stopped: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    reason: str | None = None
+
+    def line(self) -> str:
+        if self.reason:
+            return f"{self.campaign}: live: {self.reason}"
+        stops = f", stopped {', '.join(self.stopped)}" if self.stopped else ""
+        return f"{self.campaign}: live: {self.scored} judgments scored{stops}"
+
+
+def reference_state(
+    worker_db_ids: NDArray[np.int64],
+    accuracy: NDArray[np.float64],
+    meta: dict[str, Any],
+) -> State:
+    """The state a run keeps for the live path: each worker's accuracy by database id (NaN
+    where the run has none), and in ``meta`` the categories, the class prior, the typical
+    worker, the line, alpha and the reference size."""
+    return State(dict(meta), np.column_stack([worker_db_ids.astype(np.float64), accuracy]))
+
+
+def update_live(engine: Engine, campaign: str) -> LiveUpdate:
+    """Score what can be scored and record the new stops, in one transaction (one update of a
+    campaign at a time: the campaign's row is locked on PostgreSQL; SQLite has one writer)."""
+    started = time.perf_counter()
+    with transaction(engine) as session:
+        info = get_campaign(session, campaign)
+        session.execute(select(Campaign.id).where(Campaign.id == info.id).with_for_update())
+        run = latest_run(session, info.id)
+        state = run_states(session, run.id).get(REFERENCE_STATE) if run is not None else None
+        if run is None or state is None:
+            return LiveUpdate(info.name, reason="no run with a stop line yet: nothing to score")
+        rows = _scored(live_store.pending(session, info.id), state)
+        live_store.save_scores(session, info.id, run.id, rows)
+        touched = {w for _, w, s, _, _ in rows if s is not None}
+        stopped = _stops(session, info.id, run.id, touched, state.meta) if touched else []
+    return LiveUpdate(info.name, sum(r[2] is not None for r in rows), stopped,
+                      time.perf_counter() - started)  # fmt: skip
+
+
+Row = tuple[int, int, float | None, float | None, int]
+"""A score to store: judgment, worker, score, null and the judgment that made it ready."""
+
+
+def _scored(p: live_store.Pending, state: State) -> list[Row]:
+    """The rows to store: each unscored judgment whose reference has arrived, or that will
+    never be scored (NULL)."""
+    meta = state.meta
+    categories = [str(c) for c in meta["categories"]]
+    code_of = {c: i for i, c in enumerate(categories)}
+    K = len(categories)
+    codes = np.array([code_of.get(str(v).strip(), -1) if v is not None else -1
+                      for v in p.labels], dtype=np.int64)  # fmt: skip
+    # a worker's later answers to an item they answered before are not scored, nor counted
+    first = np.zeros(codes.size, dtype=bool)
+    if codes.size:
+        pairs = p.workers.astype(np.int64) * (int(p.items.max()) + 1) + p.items
+        first[np.unique(pairs, return_index=True)[1]] = True
+    codes = np.where(first, codes, -1)
+    known = state.array
+    accuracy = np.full(codes.size, float(meta["typical"]))
+    if known.size:
+        by_id = dict(zip(known[:, 0].astype(np.int64).tolist(), known[:, 1].tolist(), strict=True))
+        given = np.array([by_id.get(int(w), np.nan) for w in p.workers], dtype=np.float64)
+        accuracy = np.where(np.isfinite(given), given, accuracy)
+    gold = np.array([code_of.get(str(g).strip(), -1) if g is not None else -1
+                     for g in p.gold], dtype=np.int64)  # fmt: skip
+    scores, nulls, ready = arrival_scores(
+        p.items, codes, coin_weights(accuracy, K), gold,
+        np.asarray(meta["prior"], dtype=np.float64), float(meta["line"]), int(meta["reference"]),
+    )  # fmt: skip
+    out: list[Row] = []
+    for i in np.flatnonzero(~p.scored):
+        if ready[i] >= 0:
+            out.append((int(p.ids[i]), int(p.workers[i]), float(scores[i]), float(nulls[i]),
+                        int(p.ids[ready[i]])))  # fmt: skip
+        elif codes[i] < 0:  # never: a repeat, or a class the reference does not know
+            out.append((int(p.ids[i]), int(p.workers[i]), None, None, int(p.ids[i])))
+    return out
+
+
+def _stops(
+    session: Any,  # noqa: ANN401 - a Session
+    campaign_id: int,
+    run_id: int,
+    touched: set[int],
+    meta: dict[str, Any],
+) -> list[str]:
+    """Run the test of the ``touched`` workers over all their scores; record the new stops."""
+    ids, workers, scores, nulls = live_store.worker_scores(session, campaign_id, touched)
+    if ids.size == 0:
+        return []
+    db_ids, codes = np.unique(workers, return_inverse=True)
+    alpha = float(meta["alpha"])
+    position = np.arange(ids.size)  # already in the order the scores became known
+    test = stop_test(codes, position, scores, nulls, n_workers=db_ids.size, alpha=alpha)
+    new = []
+    for c in np.flatnonzero(test.stopped):
+        mine = ids[codes == c]
+        new.append({
+            "worker_id": int(db_ids[c]), "after": int(test.stopped_after[c]),
+            "evidence": float(test.evalue[c]), "line": float(meta["line"]),
+            "typical": float(meta["typical"]), "alpha": alpha,
+            "judgment_id": int(mine[test.stopped_after[c] - 1]), "run_id": run_id,
+        })  # fmt: skip
+    before = live_store.live_stops(session, campaign_id)
+    live_store.record_stops(session, campaign_id, new)
+    after = live_store.live_stops(session, campaign_id)
+    return sorted(set(after) - set(before))
