@@ -36,6 +36,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         help="blocklist and weights: mturk, prolific, toloka, csv or json; labels: csv or "
         "json; requeue: csv, toloka, labelstudio or prolific; overlap: csv (default: csv)",
     )
+    # (--out and --include-flagged have the shape of push labelstudio's --token-file and
+    # --apply: other options, nothing to share)
     p.add_argument("--out", metavar="PATH", help="file to write (default: standard output)")
     p.add_argument(
         "--include-flagged",
