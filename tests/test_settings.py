@@ -165,3 +165,31 @@ def test_docs_table_is_generated_from_the_declarations() -> None:
     text = (Path(__file__).resolve().parents[1] / "docs" / "settings.md").read_text()
     table = text.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0].strip()
     assert table == markdown_table()
+
+
+@pytest.mark.parametrize(
+    ("key", "hint"),
+    [
+        ("min_judgment", "did you mean 'min_judgments'?"),
+        ("zzz", "known keys: " + ", ".join(f.name for f in fields(Settings))),
+    ],
+)
+def test_an_unknown_key_reads_alike_in_each_layer(tmp_path, key: str, hint: str) -> None:  # noqa: ANN001
+    """The file, the command line and a campaign's own settings refuse an unknown key with
+    the same words and hint (one check, ``settings._known``); the file's names the file."""
+    from monitor.core.settings import campaign_value
+
+    cfg = tmp_path / "monitor.toml"
+    cfg.write_text(f"{key} = 3\n")
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    calls = [
+        (lambda: load_settings(cfg, env={}), f"{cfg}: unknown setting '{key}'"),
+        (lambda: load_settings(empty, env={}, overrides={key: 3}), f"unknown setting '{key}'"),
+        (lambda: campaign_value(key, "3"), f"unknown setting '{key}'"),
+        (lambda: campaign_value(key, None), f"unknown setting '{key}'"),
+    ]
+    for call, message in calls:
+        with pytest.raises(ConfigError) as info:
+            call()
+        assert (str(info.value), info.value.hint) == (message, hint)

@@ -27,6 +27,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "every database, or with --campaign only those of that campaign of this database. "
         "Other files in the folder are left alone.",
     )
+    # (the shape of recompute's parser and --campaign: another command, whose option chooses
+    # what is run, not what is removed, each with its own help)
     clear.add_argument("--campaign", metavar="NAME", help="only this campaign's files")
     clear.set_defaults(func=run_clear)
 

@@ -36,6 +36,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         help="blocklist and weights: mturk, prolific, toloka, csv or json; labels: csv or "
         "json; requeue: csv, toloka, labelstudio or prolific; overlap: csv (default: csv)",
     )
+    # (--out and --include-flagged have the shape of push labelstudio's --token-file and
+    # --apply: other options, nothing to share)
     p.add_argument("--out", metavar="PATH", help="file to write (default: standard output)")
     p.add_argument(
         "--include-flagged",
@@ -55,27 +57,46 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.actions.export import export
-    from monitor.core.output import check_target, write_output
-    from monitor.store.engine import session_factory
 
     if args.what == "requeue":
         return _requeue(args, ctx)
     if args.what == "overlap":
         return _overlap(args, ctx)
+
+    def make(session: Any) -> tuple[str, list[str]]:  # noqa: ANN401
+        text = export(
+            session,
+            args.what,
+            args.campaign,
+            args.platform,
+            include_flagged=args.include_flagged,
+            project=args.project,
+            pool=args.pool,
+        )
+        return text, _empty_blocklist(session, args) if args.what == "blocklist" else []
+
+    return _write(args, ctx, make)
+
+
+def _write(
+    args: argparse.Namespace, ctx: Context, make: Callable[[Any], tuple[str, list[str]]]
+) -> int:
+    """Every export's writing: ``make(session)`` gives the text, written to --out (its place
+    checked before the database is opened) or standard output, and the lines for standard
+    error."""
+    from monitor.core.output import check_target, write_output
+    from monitor.store.engine import session_factory
+
     to_file = bool(args.out and args.out != "-")
     if to_file:
         check_target(Path(args.out), "export", f"{args.what}.{args.platform}")
     with session_factory(ctx.engine())() as s:
-        text = export(
-            s, args.what, args.campaign, args.platform, include_flagged=args.include_flagged,
-            project=args.project, pool=args.pool,
-        )  # fmt: skip
-        note = _empty_blocklist(s, args) if args.what == "blocklist" else []
+        text, notes = make(s)
     if to_file:
         echo(write_output(Path(args.out), text, "export", newline=""))
     else:
         write_data(text)
-    for line in note:
+    for line in notes:
         echo(line, err=True)
     return 0
 
@@ -83,9 +104,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 def _requeue(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.actions.requeue import PLATFORMS, requeue
 
-    def make(session: Any) -> tuple[str, str | None]:  # noqa: ANN401
+    def make(session: Any) -> tuple[str, list[str]]:  # noqa: ANN401
         done = requeue(session, args.campaign, args.platform)
-        return done.text, done.note
+        return done.text, [done.note] if done.note else []
 
     hint = "unknown platform {!r} for a requeue file: use --platform " + ", ".join(PLATFORMS)
     return _task_file(args, ctx, PLATFORMS, hint, make)
@@ -94,8 +115,8 @@ def _requeue(args: argparse.Namespace, ctx: Context) -> int:
 def _overlap(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.actions.overlap import PLATFORMS, export_overlap
 
-    def make(session: Any) -> tuple[str, str | None]:  # noqa: ANN401
-        return export_overlap(session, args.campaign, args.platform), None
+    def make(session: Any) -> tuple[str, list[str]]:  # noqa: ANN401
+        return export_overlap(session, args.campaign, args.platform), []
 
     return _task_file(args, ctx, PLATFORMS, "overlap is not written for {!r}: use --platform csv",
                       make)  # fmt: skip
@@ -106,31 +127,17 @@ def _task_file(
     ctx: Context,
     platforms: tuple[str, ...],
     unknown: str,
-    make: Callable[[Any], tuple[str, str | None]],
+    make: Callable[[Any], tuple[str, list[str]]],
 ) -> int:
     """An export that is no worker list (requeue, overlap): checked before the database is
-    opened (``unknown`` says an unknown platform), ``make(session)`` gives the text and a note
-    for standard error."""
+    opened (``unknown`` says an unknown platform), then written by :func:`_write`."""
     from monitor.core.errors import UsageError
-    from monitor.core.output import check_target, write_output
-    from monitor.store.engine import session_factory
 
     if args.include_flagged or args.project is not None or args.pool is not None:
         raise UsageError("--include-flagged, --project and --pool are for the blocklist")
     if args.platform not in platforms:
         raise UsageError(unknown.format(args.platform))
-    to_file = bool(args.out and args.out != "-")
-    if to_file:
-        check_target(Path(args.out), "export", f"{args.what}.{args.platform}")
-    with session_factory(ctx.engine())() as s:
-        text, note = make(s)
-    if to_file:
-        echo(write_output(Path(args.out), text, "export", newline=""))
-    else:
-        write_data(text)
-    if note:
-        echo(note, err=True)
-    return 0
+    return _write(args, ctx, make)
 
 
 def _empty_blocklist(session: Any, args: argparse.Namespace) -> list[str]:  # noqa: ANN401

@@ -71,6 +71,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     p.set_defaults(func=run)
 
+    # Three words, each its description and options, through one helper (_word): the calls
+    # look alike, as campaign.py's campaign_command calls do, and share nothing more.
     history = _word(
         p,
         common,

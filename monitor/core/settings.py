@@ -341,8 +341,7 @@ def campaign_value(key: str, raw: str | None) -> Any:  # noqa: ANN401
     """The value of a campaign's own setting ``key=raw``, checked as the file's are
     (:class:`ConfigError` for an unknown key, a process setting or a value out of range);
     ``raw`` None: only the key is checked (None comes back)."""
-    if key not in _keys():
-        raise ConfigError(f"unknown setting '{key}'", hint=_closest(key))
+    _known(key)
     if key in PROCESS_KEYS:
         raise ConfigError(
             f"setting '{key}' holds for the whole process, not for one campaign",
@@ -370,9 +369,15 @@ def _accepts() -> dict[str, Accepts]:
     return {f.name: f.metadata["accepts"] for f in fields(Settings)}
 
 
-def _closest(key: str) -> str | None:
+def _known(key: str, where: str = "") -> None:
+    """Raise :class:`ConfigError` when ``key`` is no setting: one line naming where it came
+    from (a file; nothing for a campaign's or the command line's), the hint the closest key."""
+    if key in _keys():
+        return
+    prefix = f"{where}: " if where else ""
     match = difflib.get_close_matches(key, list(_keys()), n=1)
-    return f"did you mean '{match[0]}'?" if match else f"known keys: {', '.join(_keys())}"
+    hint = f"did you mean '{match[0]}'?" if match else f"known keys: {', '.join(_keys())}"
+    raise ConfigError(f"{prefix}unknown setting '{key}'", hint=hint)
 
 
 def _check(key: str, value: Any, where: str) -> None:  # noqa: ANN401
@@ -441,8 +446,7 @@ def load_settings(
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
         data = data.get("monitor", data)
         for key, raw in data.items():
-            if key not in _keys():
-                raise ConfigError(f"{path}: unknown setting '{key}'", hint=_closest(key))
+            _known(key, str(path))
             values[key] = _coerce(key, raw, str(path))
     env = os.environ if env is None else env
     for name, raw in env.items():
@@ -454,8 +458,7 @@ def load_settings(
     for key, raw in (overrides or {}).items():
         if raw is None:
             continue
-        if key not in _keys():
-            raise ConfigError(f"unknown setting '{key}'", hint=_closest(key))
+        _known(key)
         values[key] = _coerce(key, raw, "command line")
     return Settings(**values)
 

@@ -24,6 +24,7 @@ from monitor.store.models import (
     MemberTally,
     Preference,
     Worker,
+    row_info,
 )
 
 SCALE_LIMIT = 1e60
@@ -141,20 +142,14 @@ OWN_SETTINGS = "own"
 
 
 def _info(c: Campaign) -> CampaignInfo:
-    return CampaignInfo(
-        c.id,
-        c.name,
-        Kind(c.kind),
-        c.level,
-        c.scale_min,
-        c.scale_max,
-        tuple(c.categories) if c.categories is not None else None,
-        c.open,
-        c.strict,
-        dict(c.settings or {}),
-        c.platform or "none",
-        bool(c.archived),
-        c.changed_at,
+    return row_info(
+        CampaignInfo,
+        c,
+        kind=Kind(c.kind),
+        categories=tuple(c.categories) if c.categories is not None else None,
+        settings=dict(c.settings or {}),
+        platform=c.platform or "none",
+        archived=bool(c.archived),
     )
 
 
