@@ -14,7 +14,10 @@ the workers in a random order). Each chunk is ingested and recomputed, and ``mon
 ``stop`` or ``block`` gets no more work: their later judgments never arrive. With ``--overlap``,
 an item whose ``need`` is 0 after a cycle (``monitor export overlap``) gets no more judgments
 either, until a later cycle says it wants some again; ``max_overlap`` is set to the most
-judgments any item of the set has (the platform's planned overlap).
+judgments any item of the set has (the platform's planned overlap). With ``--live K`` (label
+sets), the judgments of a chunk arrive K at a time and the live path runs after each batch, as
+a pull or a webhook runs it (``monitor.incremental.live``): a worker it stops gets nothing more
+of the chunk, and the run still comes once a chunk.
 
 Printed per set:
 
@@ -46,6 +49,8 @@ from pathlib import Path
 
 import numpy as np
 
+from monitor.actions.worker_lists import worker_decisions
+from monitor.incremental.live import update_live
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import make_engine, transaction
 from monitor.store.runs import latest_run, run_values
@@ -176,9 +181,48 @@ def _need(common: tuple[str, ...], name: str, tmp: Path) -> dict[str, int]:
     return {r["item"]: int(r["need"]) for r in _rows(path)}
 
 
-def replay(ds: DataSet, tmp: Path, order: str, chunk: int, seed: int, overlap: bool) -> dict:
+def _live_batches(
+    common: tuple[str, ...],
+    url: str,
+    name: str,
+    rows: list[tuple[str, ...]],
+    size: int,
+    stopped_at: dict[str, int],
+    arrived: Counter[str],
+    tmp: Path,
+) -> list[tuple[str, ...]]:
+    """A chunk arriving ``size`` judgments at a time, the live path after each (as a pull or a
+    webhook calls it): a worker it stops gets none of the chunk's later judgments. The rows
+    that arrived."""
+    engine = make_engine(url)
+    came: list[tuple[str, ...]] = []
+    try:
+        for k in range(0, len(rows), size):
+            batch = [j for j in rows[k : k + size] if j[0] not in stopped_at]
+            if not batch:
+                continue
+            path = tmp / "batch.csv"
+            _write(path, batch)
+            _cli(*common, "ingest", str(path), "--campaign", name)
+            arrived.update(j[0] for j in batch)
+            came += batch
+            if update_live(engine, name).stopped:
+                with transaction(engine) as s:
+                    decided = worker_decisions(s, get_campaign(s, name))
+                for w, d in decided.items():
+                    if d.get("decision") in STOPPED and w not in stopped_at:
+                        stopped_at[w] = arrived[w]
+    finally:
+        engine.dispose()
+    return came
+
+
+def replay(
+    ds: DataSet, tmp: Path, order: str, chunk: int, seed: int, overlap: bool, live: int = 0
+) -> dict:
     """The live replay: arrivals in ``order``, a stopped worker's later judgments dropped (and
-    with ``overlap``, those of an item that needs no more)."""
+    with ``overlap``, those of an item that needs no more); with ``live``, the live path runs
+    after every ``live`` judgments between the runs."""
     rng = random.Random(seed)
     arrivals = list(ds.judgments)
     if order == "bursts":
@@ -211,10 +255,14 @@ def replay(ds: DataSet, tmp: Path, order: str, chunk: int, seed: int, overlap: b
         ]
         if not rows:
             continue
-        path = tmp / "chunk.csv"
-        _write(path, rows)
         t0 = time.perf_counter()
-        _cli(*common, "ingest", str(path), "--campaign", ds.name)
+        if live:  # the live path between runs: a stop acts on the judgments still to come
+            rows = _live_batches(common, url, ds.name, rows, live, stopped_at, arrived, tmp)
+        else:
+            path = tmp / "chunk.csv"
+            _write(path, rows)
+            _cli(*common, "ingest", str(path), "--campaign", ds.name)
+            arrived.update(j[0] for j in rows)
         _cli(*common, "recompute", "--campaign", ds.name)
         decisions = _decisions(common, ds.name)
         if overlap:
@@ -222,18 +270,21 @@ def replay(ds: DataSet, tmp: Path, order: str, chunk: int, seed: int, overlap: b
         seconds += time.perf_counter() - t0
         cycles += 1
         bought += len(rows)
-        arrived.update(j[0] for j in rows)
         fresh = [w for w, d in decisions.items() if d in STOPPED and w not in stopped_at]
-        after = _stop_after(url, ds.name) if fresh else {}
         for w in fresh:
             stopped_at[w] = arrived[w]
-            test_after[w] = after.get(w, arrived[w])
+        untold = [w for w in stopped_at if w not in test_after]
+        after = _stop_after(url, ds.name) if untold else {}
+        for w in untold:
+            test_after[w] = after.get(w, stopped_at[w])
     return {"stopped_at": stopped_at, "test_after": test_after, "arrived": dict(arrived),
             "bought": bought,
             "export": _export(common, ds, tmp), "seconds_per_cycle": seconds / max(cycles, 1)}  # fmt: skip
 
 
-def figures(ds: DataSet, order: str, chunk: int, seed: int, overlap: bool) -> dict:
+def figures(
+    ds: DataSet, order: str, chunk: int, seed: int, overlap: bool, live_every: int = 0
+) -> dict:
     quality, n = quality_of(ds)
     judged = [w for w in quality if n.get(w, 0) >= MIN_N]
     k = 2 if ds.kind == "pairwise" else len(set(ds.truth.values()))
@@ -243,14 +294,15 @@ def figures(ds: DataSet, order: str, chunk: int, seed: int, overlap: bool) -> di
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         night, night_decisions = nightly(ds, tmp)
-        live = replay(ds, tmp, order, chunk, seed, overlap)
+        live = replay(ds, tmp, order, chunk, seed, overlap, live_every)
     stopped = live["stopped_at"]
     to_stop = [stopped[w] for w in near if w in stopped]
     by_test = [live["test_after"][w] for w in near if w in stopped]
     share = sum(live["arrived"].get(w, 0) for w in near) / max(sum(n[w] for w in near), 1)
     false = sorted(w for w in stopped if quality.get(w, 0.0) >= median)
     return {
-        "set": ds.name, "order": order + (" +overlap" if overlap else ""),
+        "set": ds.name, "order": order + (" +overlap" if overlap else "")
+        + (f" +live/{live_every}" if live_every else ""),
         "near_chance": len(near),
         "near_chance_judgments": sum(n[w] for w in near),
         "near_stopped": len(to_stop),
@@ -279,6 +331,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunk", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--overlap", action="store_true", help="apply dynamic overlap too")
+    parser.add_argument(
+        "--live",
+        type=int,
+        default=0,
+        metavar="K",
+        help="label sets: the live path after every K judgments between the runs (0: none)",
+    )
     parser.add_argument("--real-preferences", type=Path, default=ROOT / "real-preferences")
     parser.add_argument(
         "--plant",
@@ -305,7 +364,9 @@ def main(argv: list[str] | None = None) -> int:
     for ds in sets:
         if ds.kind not in ("label", "pairwise") or (args.only and ds.name not in args.only):
             continue
-        r = figures(ds, args.order, args.chunk, args.seed, args.overlap and ds.kind == "label")
+        live = args.live if ds.kind == "label" else 0
+        r = figures(ds, args.order, args.chunk, args.seed, args.overlap and ds.kind == "label",
+                    live)  # fmt: skip
         out.append(r)
         print(
             f"{r['set']:8s} {r['order']}: {r['near_chance']} near-chance workers "

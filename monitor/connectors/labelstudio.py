@@ -3,7 +3,8 @@ export reader (:func:`monitor.ingest.platforms.labelstudio.read_tasks`: the same
 ``--option ground_truth``), stored by annotation id.
 
 A pull reads the tasks whose ``updated_at`` is at or after the campaign's cursor (the newest
-seen by the last pull: creating, changing or deleting an annotation updates its task; the
+seen by the last pull, less :data:`LOOKBACK_S` for the annotations whose transactions were
+still open then: creating, changing or deleting an annotation updates its task; the
 first pull, or a full one, reads the project's export instead, faster per annotation), compares
 each task's annotations with the map of those pulled before (:mod:`monitor.store.sources`), and
 in one transaction takes out the annotations changed or deleted there, loads the changed and
@@ -17,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Engine, select
@@ -45,6 +47,8 @@ __all__ = ["PLATFORM", "PullSummary", "connect", "pull", "pull_campaign"]
 
 PLATFORM = "labelstudio"
 TASK_KEYS = ("id", "data", "updated_at", "annotations")
+LOOKBACK_S = 30.0
+"""Seconds before the cursor a pull reads again (:func:`_looking_back`)."""
 
 
 @dataclass(frozen=True)
@@ -188,7 +192,7 @@ def pull(
                 mapping.get("value"),
                 project,
             )
-            read = _read(client, project, since, known, mapping, full)
+            read = _read(client, project, _looking_back(since), known, mapping, full)
             if mapping.get("worker") == "email":
                 _emails(client.users(), read.changed)
         sources.connect_source(
@@ -249,6 +253,22 @@ def pull(
         cursor=read.cursor or since,
         notes=list(summary.notes) if summary else [],
     )
+
+
+def _looking_back(cursor: str | None) -> str | None:
+    """Where a pull starts reading: :data:`LOOKBACK_S` before the cursor. Label Studio stamps a
+    task's ``updated_at`` when an annotation's transaction begins, not when it commits: an
+    annotation saved while the last pull read commits with a stamp before that pull's cursor.
+    Tasks read again are compared with the map and change nothing. A cursor that is no
+    timestamp is used as it is."""
+    if cursor is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(cursor.replace("Z", "+00:00"))
+    except ValueError:
+        return cursor
+    earlier = (moment - timedelta(seconds=LOOKBACK_S)).isoformat(timespec="microseconds")
+    return earlier.replace("+00:00", "Z") if cursor.endswith("Z") else earlier
 
 
 @dataclass

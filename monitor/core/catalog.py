@@ -311,8 +311,9 @@ MEASURES: tuple[Measure, ...] = (
     Measure("stop_evidence", _W, frozenset({Kind.LABEL, Kind.PAIRWISE}),
             "the evidence that the worker is right less often than the campaign's `stop_line`: "
             "an e-value, the largest wealth of a bettor against \"at or above the line\" over "
-            "their judgments in order of arrival, each scored against the others' answers or its "
-            "gold (1 = none, at most 10^12; docs/live.md)",
+            "their judgments, each scored once as it arrived against the answers before it or "
+            "its gold (label campaigns: the live path's frozen scores), or against the others' "
+            "answers (preferences) (1 = none, at most 10^12; docs/live.md)",
             n="judgments scored"),
     Measure("stop_saved", _W, LABEL,
             "the judgments stopping the worker saves: their share of the campaign's judgments "

@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from monitor.metrics.stopping import (
     FRACTIONS,
+    arrival_scores,
+    coin_weights,
     information,
     label_scores,
     stop_line,
@@ -139,9 +141,8 @@ def test_the_line_is_the_information_share_capped_by_the_margin() -> None:
 
 def test_workers_just_under_the_crowd_are_stopped_at_most_alpha_against_the_consensus() -> None:
     """The issue's simulation: workers right 80% of the time among a crowd right 85%, 500
-    judgments each, five per item, scored against the others' Dawid-Skene posterior (no gold):
-    the line falls at about 0.80 and they are stopped at most alpha (1%) of the time; the crowd
-    never."""
+    judgments each, five per item, scored as the live path scores them (no gold): the line falls
+    at about 0.80 and they are stopped at most alpha (1%) of the time; the crowd never."""
     from monitor.metrics.labels.label_model import dawid_skene
 
     stopped_low = stopped_good = 0
@@ -157,8 +158,15 @@ def test_workers_just_under_the_crowd_are_stopped_at_most_alpha_against_the_cons
                           min_judgments=20)  # fmt: skip
         line = stop_line(float(np.median(res.accuracy)), 2, share=0.75, margin=0.05)
         assert 0.78 < line < 0.81
-        s, m = label_scores(res.posterior[it], lab, res.confusion[wk, :, lab], line)
-        test = stop_test(wk, rng.permutation(it.size), s, m, n_workers=W, alpha=0.01)
+        # the live path: the judgments arrive in a random order, each scored once against the
+        # answers before it (the fit's one-coin accuracies as weights), in the order ready
+        at = rng.permutation(it.size)
+        it, wk, lab = it[at], wk[at], lab[at]
+        s, m, ready = arrival_scores(it, lab, coin_weights(res.accuracy[wk], 2),
+                                     np.full(it.size, -1), res.prior, line, 1)  # fmt: skip
+        ok = ready >= 0
+        test = stop_test(wk[ok], np.lexsort((np.flatnonzero(ok), ready[ok])).argsort(), s[ok],
+                         m[ok], n_workers=W, alpha=0.01)  # fmt: skip
         stopped_low += int(test.stopped[30:].sum())
         stopped_good += int(test.stopped[:30].sum())
     assert stopped_low <= 3  # of 120: 1% is 1.2
