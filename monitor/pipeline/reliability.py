@@ -22,7 +22,8 @@ from scipy import sparse
 
 from monitor.core.catalog import Kind
 from monitor.core.results import Column
-from monitor.incremental.rating import RatingJudgments, rating_run
+from monitor.incremental.rating import rating_run
+from monitor.metrics.ratings.model import RatingJudgments
 from monitor.pipeline.collect import Values, names_of
 from monitor.pipeline.fallback import rating_fallback
 from monitor.pipeline.gold_export import label_gold, rating_gold

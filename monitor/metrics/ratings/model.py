@@ -123,6 +123,19 @@ class RatingModel:
     shared_noise: NDArray[np.bool_] = field(repr=False, default_factory=lambda: np.zeros(0, bool))
 
 
+class RatingJudgments(NamedTuple):
+    """What a run's rating model is fitted on: the latest judgment of each worker and item
+    (codes and values), each item's gold (NaN where none), the workers' history prior (None
+    without history) and the scale."""
+
+    items: NDArray[np.int64]
+    workers: NDArray[np.int64]
+    values: NDArray[np.float64]
+    gold: NDArray[np.float64]
+    prior: NDArray[np.float64] | None
+    scale: tuple[float, float]
+
+
 class Judgments(NamedTuple):
     """The judgments as the model's steps take them: item codes ``it``, worker codes ``wk``,
     values ``x`` and which of them sit at a bound of the scale (``at_bound``, censored: "0" on
