@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from monitor.core.results import State
 from monitor.incremental.warm import WarmStart, digest
 from monitor.metrics.common import group_mean
-from monitor.metrics.ratings.model import RatingJudgments
+from monitor.metrics.ratings.model import RatingJudgments, RatingOptions
 from monitor.store.arrays import CampaignArrays, latest_per_pair
 
 WORKER_STATE = "model_workers"  # (W, 2): each worker's bias and noise sd
@@ -93,7 +93,8 @@ def local_update(arrays, options, warm, meta, items, workers, values, scale, par
         old_workers=arrays.workers[idx], old_values=arrays.values[idx],
         previous=ModelState.from_arrays(table.array, jac.array), n_items=N, n_workers=W,
         scale=scale, max_iter=options.model_max_iter, tol=options.model_tol,
-        move_tol=LOCAL_MOVE, max_rounds=LOCAL_ROUNDS, floor_margin=options.quality_margin,
+        move_tol=LOCAL_MOVE, max_rounds=LOCAL_ROUNDS,
+        fit_options=RatingOptions(floor_margin=options.quality_margin),
     )  # fmt: skip
     if fit is None:
         return no("tied workers, or the local iteration did not converge")

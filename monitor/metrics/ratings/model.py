@@ -195,20 +195,21 @@ class Priors(NamedTuple):
         )
 
 
-class Settings(NamedTuple):
-    """The scale's ``span`` (max - min) and the settings of :func:`rating_model` that its
-    steps and outputs read (the same for a full fit and a local update)."""
+@dataclass(frozen=True)
+class RatingOptions:
+    """The settings of :func:`rating_model` that decide its flags, noise floor, biases and
+    censoring, with its defaults: a local update
+    (:func:`~monitor.metrics.ratings.update.rating_model_update`) takes the same."""
 
-    span: float
-    noise_floor: float
-    confidence: float
-    floor_margin: float
-    bias: bool
+    confidence: float = 0.95
+    noise_floor: float = 0.01
+    floor_margin: float = 0.2
+    bias: bool = True
+    censored: bool = True
 
-    @property
-    def floor2(self) -> float:
-        """The floor of a noise variance, ``(noise_floor * span)^2``."""
-        return (self.noise_floor * self.span) ** 2
+    def floor2(self, span: float) -> float:
+        """The floor of a noise variance on a scale ``span`` wide, ``(noise_floor * span)^2``."""
+        return (self.noise_floor * span) ** 2
 
 
 def scale_span(scale: tuple[float, float]) -> float:
@@ -289,15 +290,15 @@ def rating_model(
     init_bias: ArrayLike | None = None,
     init_noise: ArrayLike | None = None,
     max_iter: int = 100,
-    # the flags' settings as in rating_model_update and holdout_check (the same fit); dawid_skene's
+    # the settings a local update takes too, as one RatingOptions (its defaults); dawid_skene's
     # keywords alike in shape are the label model's own
     tol: float = 1e-6,
-    confidence: float = 0.95,
-    noise_floor: float = 0.01,
+    confidence: float = RatingOptions.confidence,
+    noise_floor: float = RatingOptions.noise_floor,
     prior_weight: float = 10.0,
-    floor_margin: float = 0.2,
-    bias: bool = True,
-    censored: bool = True,
+    floor_margin: float = RatingOptions.floor_margin,
+    bias: bool = RatingOptions.bias,
+    censored: bool = RatingOptions.censored,
 ) -> RatingModel:
     """Fit ``x_ij = mu_i + b_j + e_ij`` (see the module docstring for formulas and choices).
 
@@ -316,8 +317,8 @@ def rating_model(
     it, wk, x, at_bound = j
     if not np.all(np.isfinite(x)):
         raise ValueError("values must be finite numbers.")
-    settings = Settings(span, noise_floor, confidence, floor_margin, bias)
-    floor2 = settings.floor2
+    options = RatingOptions(confidence, noise_floor, floor_margin, bias, censored)
+    floor2 = options.floor2(span)
     n_i = np.bincount(it, minlength=n_items).astype(np.float64)
 
     g = np.full(n_items, np.nan)
@@ -445,10 +446,12 @@ def rating_model(
         return Sweep(new_mu, new_bias, new_var, ok, loo_v)
 
     fit = squarem(sweep, mu, b, var, max_iter, tol * span)
-    return model_outputs(j, fit, Priors(g, prior_var, pw, tied), settings)
+    return model_outputs(j, fit, Priors(g, prior_var, pw, tied), options, span)
 
 
-def model_outputs(j: Judgments, fit: Sweep, priors: Priors, settings: Settings) -> RatingModel:
+def model_outputs(
+    j: Judgments, fit: Sweep, priors: Priors, options: RatingOptions, span: float
+) -> RatingModel:
     """The model's outputs from its ``fit`` (means, biases, noise variances, the last step's
     ``ok`` and ``loo_v``): one vectorised pass over the judgments (module docstring for the
     formulas). The items and workers are those of ``priors`` (gold (N,), the rest (W,))."""
@@ -456,8 +459,8 @@ def model_outputs(j: Judgments, fit: Sweep, priors: Priors, settings: Settings) 
     mu, b, var, ok, loo_v = fit.mu, fit.b, fit.var, fit.ok, fit.loo_v
     g, prior_var, pw, tied = priors
     n_items, n_workers = g.size, prior_var.size
-    span, noise_floor = settings.span, settings.noise_floor
-    confidence, floor_margin = settings.confidence, settings.floor_margin
+    noise_floor, confidence = options.noise_floor, options.confidence
+    floor_margin = options.floor_margin
     is_gold = ~np.isnan(g)
     n_i = np.bincount(it, minlength=n_items).astype(np.float64)
     n_w = np.bincount(wk, minlength=n_workers).astype(np.int64)

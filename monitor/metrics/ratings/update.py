@@ -53,7 +53,7 @@ from monitor.metrics.ratings.model import (
     Judgments,
     Priors,
     RatingModel,
-    Settings,
+    RatingOptions,
     as_codes,
     at_scale_bound,
     model_outputs,
@@ -131,29 +131,6 @@ def worker_sums(
     return mu, ok, loo_v, sums.astype(np.float64, copy=False)
 
 
-def step(
-    sums: NDArray[np.float64], b: NDArray[np.float64], var: NDArray[np.float64], settings: Settings
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """One step of the rating model's iteration from its per-worker sums (module docstring);
-    the same step as the full sweep without gold, history priors or tied pairs."""
-    floor2, bias = settings.floor2, settings.bias
-    m, mb, R, CB, A, C = sums.T
-    kappa = bias_prior(var, mb, R, A, C, m) if bias else np.ones_like(b)
-    new_b = R / (mb + kappa)
-    cb = CB / (mb + kappa)
-    new_b = (cb * b + new_b) / (1.0 + cb)
-    if not bias:
-        new_b = np.zeros_like(b)
-    elif m.sum() > 0:
-        new_b = new_b - np.sum(mb * new_b) / max(mb.sum(), 1.0)
-    ss = A - 2.0 * new_b * R + new_b * new_b * mb
-    pooled = max(float(ss.sum() / m.sum()), floor2) if m.sum() > 0 else floor2
-    nu = noise_prior(ss, m, C, pooled)
-    new_var = np.maximum((nu * pooled + ss) / np.maximum(nu + m, 1e-12), floor2)
-    c = C / np.maximum(m, 1.0)
-    return new_b, (c * var + new_var) / (1.0 + c)
-
-
 @dataclass(frozen=True, eq=False)
 class LocalFit:
     """A locally updated model and the state the next run starts from. ``global_move``: the
@@ -201,12 +178,7 @@ def rating_model_update(
     tol: float = 1e-6,
     move_tol: float = 2.5e-5,
     max_rounds: int = 3,
-    # rating_model's settings with its defaults: an update flags and censors as a full fit does
-    confidence: float = 0.95,
-    noise_floor: float = 0.01,
-    floor_margin: float = 0.2,
-    bias: bool = True,
-    censored: bool = True,
+    fit_options: RatingOptions | None = None,
 ) -> LocalFit | None:
     """Bring the model of the last run up to date by iterating over the ``touched`` items only
     (module docstring).
@@ -220,11 +192,12 @@ def rating_model_update(
     starts from there (the untouched items' sums then exact again), at most ``max_rounds``
     rounds. Returns None where the local step is not the model's (a pair of workers whose noise
     is tied, see :func:`~monitor.metrics.ratings.model.tied_pairs`; no item with two judgments)
-    or the local iteration does not converge.
+    or the local iteration does not converge. ``fit_options``: the full fit's settings (its
+    defaults where None): an update flags and censors as a full fit does.
     """
     span = scale_span(scale)
-    settings = Settings(span, noise_floor, confidence, floor_margin, bias)
-    floor2 = settings.floor2
+    options = RatingOptions() if fit_options is None else fit_options
+    floor2, bias, censored = options.floor2(span), options.bias, options.censored
     j = Judgments.coded(items, workers, values, (n_items, n_workers), scale, censored)
     it, wk, x, at_bound = j
     t = np.unique(as_codes("touched", touched, n_items))
@@ -265,6 +238,28 @@ def rating_model_update(
     jb, jw = jac[: 2 * W], jac[2 * W :]
     at = [b0, 1.0 / v0]  # where the frozen sums are exact
 
+    def step(
+        sums: NDArray[np.float64], b: NDArray[np.float64], var: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """One step of the rating model's iteration from its per-worker sums (module
+        docstring); the same step as the full sweep without gold, history priors or tied
+        pairs."""
+        m, mb, R, CB, A, C = sums.T
+        kappa = bias_prior(var, mb, R, A, C, m) if bias else np.ones_like(b)
+        new_b = R / (mb + kappa)
+        cb = CB / (mb + kappa)
+        new_b = (cb * b + new_b) / (1.0 + cb)
+        if not bias:
+            new_b = np.zeros_like(b)
+        elif m.sum() > 0:
+            new_b = new_b - np.sum(mb * new_b) / max(mb.sum(), 1.0)
+        ss = A - 2.0 * new_b * R + new_b * new_b * mb
+        pooled = max(float(ss.sum() / m.sum()), floor2) if m.sum() > 0 else floor2
+        nu = noise_prior(ss, m, C, pooled)
+        new_var = np.maximum((nu * pooled + ss) / np.maximum(nu + m, 1e-12), floor2)
+        c = C / np.maximum(m, 1.0)
+        return new_b, (c * var + new_var) / (1.0 + c)
+
     def sweep(b: NDArray[np.float64], var: NDArray[np.float64]) -> Sweep:
         """A step on the touched items, the others' sums to first order in the parameters."""
         mu, ok, loo_v, live = worker_sums(local, b, var, t.size, W)
@@ -272,7 +267,7 @@ def rating_model_update(
         lin = frozen + live
         lin[:, 2] += db[:W] + dw[:W]
         lin[:, 4] += db[W:] + dw[W:]
-        nb, nv = step(lin, b, var, settings)
+        nb, nv = step(lin, b, var)
         return Sweep(mu, nb, nv, ok, loo_v)
 
     used = np.bincount(wk, minlength=W) > 0
@@ -284,7 +279,7 @@ def rating_model_update(
         b, var, iterations = fit.b, fit.var, iterations + fit.iterations
         # one pass over every judgment: outputs, the next run's sums, the step of the full fit
         mu, ok, loo_v, total = worker_sums(j, b, var, n_items, W)
-        nb, nv = step(total, b, var, settings)
+        nb, nv = step(total, b, var)
         sd = np.sqrt(var)
         move = max(
             float(np.max(np.abs(nb - b)[used], initial=0.0)),
@@ -302,7 +297,7 @@ def rating_model_update(
     )
     jac = jac + worker_jacobian(local, bj, sj**2, t.size, W)
     fit = Sweep(mu, b, var, ok, loo_v, iterations, True)
-    model = model_outputs(j, fit, Priors.none(n_items, W), settings)
+    model = model_outputs(j, fit, Priors.none(n_items, W), options, span)
     state = ModelState(b.copy(), sd, total, bj, sj, sparse.csr_array(jac))
     return LocalFit(model, state, move, drift, int(sel.size), rounds)
 
