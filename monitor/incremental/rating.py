@@ -7,7 +7,7 @@ model's values are stored by :mod:`monitor.pipeline.reliability`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 from monitor.core.results import State
 from monitor.incremental.warm import WarmStart, digest
 from monitor.metrics.common import group_mean
+from monitor.metrics.ratings.model import RatingJudgments, RatingOptions
 from monitor.store.arrays import CampaignArrays, latest_per_pair
 
 WORKER_STATE = "model_workers"  # (W, 2): each worker's bias and noise sd
@@ -92,7 +93,8 @@ def local_update(arrays, options, warm, meta, items, workers, values, scale, par
         old_workers=arrays.workers[idx], old_values=arrays.values[idx],
         previous=ModelState.from_arrays(table.array, jac.array), n_items=N, n_workers=W,
         scale=scale, max_iter=options.model_max_iter, tol=options.model_tol,
-        move_tol=LOCAL_MOVE, max_rounds=LOCAL_ROUNDS, floor_margin=options.quality_margin,
+        move_tol=LOCAL_MOVE, max_rounds=LOCAL_ROUNDS,
+        fit_options=RatingOptions(floor_margin=options.quality_margin),
     )  # fmt: skip
     if fit is None:
         return no("tied workers, or the local iteration did not converge")
@@ -116,19 +118,6 @@ class RatingRun:
     warm_start: bool
     states: dict[str, State] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
-
-
-class RatingJudgments(NamedTuple):
-    """What a run's rating model is fitted on: the latest judgment of each worker and item
-    (codes and values), each item's gold (NaN where none), the workers' history prior (None
-    without history) and the scale."""
-
-    items: NDArray[np.int64]
-    workers: NDArray[np.int64]
-    values: NDArray[np.float64]
-    gold: NDArray[np.float64]
-    prior: NDArray[np.float64] | None
-    scale: tuple[float, float]
 
 
 def rating_run(

@@ -12,6 +12,7 @@ Poisson-binomial and its tails are exact
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,6 +44,24 @@ class SideTest:
     p_value: NDArray[np.float64]
 
 
+class Answers(NamedTuple):
+    """The answers as the tests here take them, one entry each: the worker's code, the unit's
+    code, the answer in the unit's own order (``canon``; a preference: 0 the first item better,
+    1 tie, 2 the second), the answer as shown (``shown``) and whether the screen showed the
+    unit's items reversed (``flipped``, pairwise only)."""
+
+    workers: NDArray[np.int64]
+    units: NDArray[np.int64]
+    canon: NDArray[np.int64]
+    shown: NDArray[np.int64]
+    flipped: NDArray[np.bool_]
+
+    def subset(self, keep: NDArray[np.bool_]) -> Answers:
+        """The answers where ``keep``."""
+        w, u, c, s, f = self
+        return Answers(w[keep], u[keep], c[keep], s[keep], f[keep])
+
+
 def _lookup(
     keys: NDArray[np.int64], counts: NDArray[np.int64], query: NDArray[np.int64]
 ) -> NDArray[np.int64]:
@@ -54,17 +73,11 @@ def _lookup(
 
 
 def others_share(
-    # answers as coded for the tests here; label_model._m_step's and planning._triangles' lists
-    # alike in shape are other data
-    workers: NDArray[np.int64],
-    units: NDArray[np.int64],
-    canon: NDArray[np.int64],
-    target: NDArray[np.int64],
-    n_values: int,
-    prior: NDArray[np.float64],
+    answers: Answers, target: NDArray[np.int64], n_values: int, prior: NDArray[np.float64]
 ) -> NDArray[np.float64]:
     """For each answer, the share of the *other* workers' answers on its unit that equal
     ``target`` (canonical code), smoothed toward ``prior[target]`` with one pseudo-answer."""
+    workers, units, canon = answers.workers, answers.units, answers.canon
     n_units = int(units.max()) + 1 if units.size else 0
     unit_value = units * n_values + canon
     uv_keys, uv_counts = np.unique(unit_value, return_counts=True)
@@ -80,20 +93,13 @@ def others_share(
 
 
 def constant_answer(
-    workers: NDArray[np.int64],
-    units: NDArray[np.int64],
-    canon: NDArray[np.int64],
-    shown: NDArray[np.int64],
-    flipped: NDArray[np.bool_],
-    n_workers: int,
-    n_values: int,
-    *,
-    pairwise: bool,
+    answers: Answers, n_workers: int, n_values: int, *, pairwise: bool
 ) -> ConstantAnswer:
     """How often each worker gives their commonest answer as shown (``shown``, codes
     ``0..n_values - 1``), tested against the others' answers on the same units. ``canon`` is
     the answer in the unit's own order (a preference: the first item better, tie, the second);
     ``flipped`` marks the answers whose screen order is the unit's reversed (pairwise only)."""
+    workers, canon, shown, flipped = answers.workers, answers.canon, answers.shown, answers.flipped
     W, V = n_workers, n_values
     prior = np.bincount(canon, minlength=V) / canon.size
     n_w = np.bincount(workers, minlength=W)
@@ -102,7 +108,7 @@ def constant_answer(
     k = by_answer[np.arange(W), modal]
     mine = modal[workers]
     target = np.where(flipped, 2 - mine, mine) if pairwise else mine
-    p = np.clip(others_share(workers, units, canon, target, V, prior), 0.0, 1.0)
+    p = np.clip(others_share(answers, target, V, prior), 0.0, 1.0)
     return ConstantAnswer(
         n=n_w,
         modal=modal,
@@ -112,28 +118,21 @@ def constant_answer(
     )
 
 
-def side_test(
-    workers: NDArray[np.int64],
-    units: NDArray[np.int64],
-    canon: NDArray[np.int64],
-    shown: NDArray[np.int64],
-    flipped: NDArray[np.bool_],
-    n_workers: int,
-) -> SideTest | None:
+def side_test(answers: Answers, n_workers: int) -> SideTest | None:
     """The two-sided exact test of each worker's "left" count among their strict answers
     (``shown`` 0 left, 1 tie, 2 right), against a worker who picks the left item as often as
     the others did on the same pairs; None when nobody gave a strict answer. The answers come
     as for :func:`constant_answer`: another test on the same arrays."""
     W = n_workers
-    strict = shown != 1
-    w, u, c = workers[strict], units[strict], canon[strict]
-    f, s = flipped[strict], shown[strict]
+    strict = answers.subset(answers.shown != 1)
+    w, c, f, s = strict.workers, strict.canon, strict.flipped, strict.shown
     if not w.size:
         return None
     # the others' share of "the first item better" among their strict answers on the pair
     first = np.where(c == 0, 1, 0)
     prior = np.array([first.mean(), 1 - first.mean()])
-    p_first = others_share(w, u, c // 2, np.zeros(w.size, np.int64), 2, prior)
+    by_first = strict._replace(canon=c // 2)  # 0 the first item better, 1 the second
+    p_first = others_share(by_first, np.zeros(w.size, np.int64), 2, prior)
     p_left = np.clip(np.where(f, 1 - p_first, p_first), 0.0, 1.0)
     n = np.bincount(w, minlength=W)
     k = np.bincount(w, weights=s == 0, minlength=W).astype(np.int64)

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from monitor.core.catalog import Kind
 from monitor.core.results import Value
-from monitor.metrics.behaviour import SideTest, constant_answer, side_test
+from monitor.metrics.behaviour import Answers, SideTest, constant_answer, side_test
 from monitor.pipeline.collect import Values, num
 from monitor.pipeline.params import Coded, Params
 
@@ -67,9 +67,8 @@ def measure(coded: Coded, params: Params) -> Values:
     out.campaign_value("distinct_answers", int(np.unique(canon).size), n=int(canon.size))
     if not canon.size:
         return out
-    test = constant_answer(
-        workers, units, canon, shown, flipped, W, V, pairwise=coded.kind == Kind.PAIRWISE
-    )
+    answers = Answers(workers, units, canon, shown, flipped)
+    test = constant_answer(answers, W, V, pairwise=coded.kind == Kind.PAIRWISE)
     n_w, k, modal, expected, p_const = test.n, test.k, test.modal, test.expected, test.p_value
     for w in np.flatnonzero(n_w):
         out.values.append(
@@ -88,7 +87,7 @@ def measure(coded: Coded, params: Params) -> Values:
             )
         )
     if coded.kind == Kind.PAIRWISE:
-        sides = side_test(workers, units, canon, shown, flipped, W)
+        sides = side_test(answers, W)
         if sides is not None:
             _store_sides(out, a.worker_ids, sides)
     return out

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from monitor.core.results import State
-from monitor.incremental.rating import RatingJudgments
+from monitor.metrics.ratings.model import RatingJudgments
 from monitor.pipeline.collect import Values
 from monitor.pipeline.params import Params
 
@@ -28,7 +28,7 @@ def rating_fallback(out: Values, params: Params, res: Any, data: RatingJudgments
     from monitor.metrics.ratings.model_check import HoldoutCheck, holdout_check
     from monitor.rules.campaign import FALLBACK_MESSAGE
 
-    items, workers, values, gold, wprior, scale = data
+    values, scale = data.values, data.scale
     options = params.model
     kept = params.warm.states.get(CHECK_STATE) if params.warm is not None else None
     meta = {"scale": list(scale), "n_workers": len(res.bias), "n_items": N}
@@ -43,10 +43,8 @@ def rating_fallback(out: Values, params: Params, res: Any, data: RatingJudgments
         out.states[CHECK_STATE] = kept
     else:
         check = holdout_check(
-            items, workers, values, n_items=N, n_workers=len(res.bias), scale=scale, fit=res,
-            gold=gold if np.isfinite(gold).any() else None, worker_prior=wprior,
-            max_iter=options.model_max_iter, tol=options.model_tol,
-            max_judgments=CHECK_MAX_JUDGMENTS,
+            data, n_workers=len(res.bias), fit=res, max_iter=options.model_max_iter,
+            tol=options.model_tol, max_judgments=CHECK_MAX_JUDGMENTS,
         )  # fmt: skip
         if check.n and np.isfinite([check.model_mse, check.plain_mse]).all():
             checked = {"model_mse": check.model_mse, "plain_mse": check.plain_mse,

@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.incremental.rating import RatingJudgments
 from monitor.metrics.common import Interval, group_mean
 from monitor.metrics.labels.gold_export import (
     accuracy_on_gold,
     cross_fitted_answers,
     mae_on_gold,
 )
+from monitor.metrics.ratings.model import RatingJudgments
 from monitor.pipeline.collect import Values
 from monitor.pipeline.params import ModelOptions
 

@@ -22,7 +22,8 @@ from scipy import sparse
 
 from monitor.core.catalog import Kind
 from monitor.core.results import Column
-from monitor.incremental.rating import RatingJudgments, rating_run
+from monitor.incremental.rating import rating_run
+from monitor.metrics.ratings.model import RatingJudgments
 from monitor.pipeline.collect import Values, names_of
 from monitor.pipeline.fallback import rating_fallback
 from monitor.pipeline.gold_export import label_gold, rating_gold
@@ -160,13 +161,13 @@ def reliability(
         K = len(arrays.categories)
         ordinal = info.level == "ordinal"
         scale = (0.0, float(max(K - 1, 1)))
-        _gold(arrays, out, items, workers, answers, gold, "ordinal" if ordinal else "nominal",
-              scale, K)  # fmt: skip
+        level = "ordinal" if ordinal else "nominal"
+        _gold(arrays, out, (items, workers, answers), gold, level, scale, K)
         _labels(arrays, params, out, items, workers, answers, gold, wprior, coded.live)
     elif arrays.kind == Kind.RATING:
         scale = (float(info.scale_min), float(info.scale_max))  # type: ignore[arg-type]
         level = "ordinal" if info.level == "ordinal" else "interval"
-        _gold(arrays, out, items, workers, answers, gold, level, scale, 0)
+        _gold(arrays, out, (items, workers, answers), gold, level, scale, 0)
         _ratings(arrays, params, out, items, workers, answers, gold, wprior, scale)
     return out
 
@@ -174,16 +175,17 @@ def reliability(
 def _gold(
     arrays: CampaignArrays,
     out: Values,
-    items: NDArray[np.int64],
-    workers: NDArray[np.int64],
-    answers: NDArray[np.float64],
+    judgments: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any]],
     gold: NDArray[np.float64],
     level: str,
     scale: tuple[float, float],
     k: int,
 ) -> None:
+    """``gold_accuracy`` (and ``gold_mae``) per worker and ``gold_chance`` of the ``judgments``
+    (items, workers, answers: category codes or ratings) on gold items."""
     from monitor.metrics.labels.gold import gold_accuracy
 
+    items, workers, answers = judgments
     on_gold = np.isfinite(gold[items])
     if not on_gold.any():
         return
@@ -235,8 +237,7 @@ def rating_weight(
 
 
 def _posterior_column(
-    # one stored column of a model's posterior; _gold's and ratings.model_outputs' lists alike in
-    # shape carry other data
+    # one stored column of a model's posterior
     out: Values,
     metric: str,
     ids: NDArray[np.object_],

@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
+from numpy.typing import ArrayLike, NDArray
 
-from monitor.metrics.ratings.model import rating_model
-from monitor.metrics.ratings.model_check import deal_folds, holdout_check
+from monitor.metrics.ratings.model import RatingJudgments, rating_model
+from monitor.metrics.ratings.model_check import HoldoutCheck, deal_folds, holdout_check
 
 SCALE = (0.0, 100.0)
+
+
+def _check(
+    it: ArrayLike,
+    wk: ArrayLike,
+    x: ArrayLike,
+    *,
+    n_items: int,
+    n_workers: int,
+    scale: tuple[float, float] = SCALE,
+    gold: NDArray[np.float64] | None = None,
+    **kw: Any,
+) -> HoldoutCheck:
+    """:func:`holdout_check` on the judgments as arrays (gold NaN where none, no history)."""
+    g = np.full(n_items, np.nan) if gold is None else gold
+    data = RatingJudgments(np.asarray(it), np.asarray(wk), np.asarray(x), g, None, scale)
+    return holdout_check(data, n_workers=n_workers, **kw)
 
 
 def _few_items_each(seed: int) -> tuple:
@@ -43,7 +63,7 @@ def test_interchangeable_workers_on_two_items_each_give_about_the_plain_mean(see
     assert np.max(np.abs(fit.mean - plain)) < 2.0
     assert np.mean((fit.mean - truth) ** 2) < 1.02 * np.mean((plain - truth) ** 2)
     # without the estimated priors (one pseudo-judgment of bias, two of noise) it was worse
-    check = holdout_check(it, wk, x, n_items=N, n_workers=W, scale=SCALE, fit=fit)
+    check = _check(it, wk, x, n_items=N, n_workers=W, scale=SCALE, fit=fit)
     assert check.n == it.size
     assert check.model_mse == pytest.approx(check.plain_mse, rel=0.02)
 
@@ -59,7 +79,7 @@ def test_one_judgment_per_worker_makes_the_model_the_plain_mean_and_falls_back()
     fit = rating_model(it, wk, x, n_items=40, n_workers=it.size, scale=SCALE)
     plain = np.bincount(it, weights=x, minlength=40) / 5
     assert np.allclose(fit.mean, plain, atol=1e-3)
-    check = holdout_check(it, wk, x, n_items=40, n_workers=it.size, scale=SCALE, fit=fit)
+    check = _check(it, wk, x, n_items=40, n_workers=it.size, scale=SCALE, fit=fit)
     assert check.fallback
     assert check.model_mse == pytest.approx(check.plain_mse, rel=1e-4)
 
@@ -70,11 +90,11 @@ def test_a_model_better_than_the_mean_is_kept(seed: int) -> None:
     fit = rating_model(it, wk, x, n_items=N, n_workers=W, scale=SCALE)
     plain = np.bincount(it, weights=x, minlength=N) / 6
     assert np.mean((fit.mean - truth) ** 2) < np.mean((plain - truth) ** 2)
-    check = holdout_check(it, wk, x, n_items=N, n_workers=W, scale=SCALE, fit=fit)
+    check = _check(it, wk, x, n_items=N, n_workers=W, scale=SCALE, fit=fit)
     assert not check.fallback
     assert check.model_mse < check.plain_mse
     # the same verdict from a cold start of every fold
-    cold = holdout_check(it, wk, x, n_items=N, n_workers=W, scale=SCALE)
+    cold = _check(it, wk, x, n_items=N, n_workers=W, scale=SCALE)
     assert cold.model_mse == pytest.approx(check.model_mse, rel=1e-3)
 
 
@@ -93,24 +113,24 @@ def test_folds_leave_every_item_judged_twice_a_judgment_in_training() -> None:
 
 
 def test_nothing_to_hold_out_falls_back_and_gold_items_are_not_scored() -> None:
-    check = holdout_check([0, 1, 2], [0, 1, 2], [10.0, 20.0, 30.0], n_items=3, n_workers=3,
+    check = _check([0, 1, 2], [0, 1, 2], [10.0, 20.0, 30.0], n_items=3, n_workers=3,
                           scale=SCALE)  # fmt: skip
     assert check.n == 0
     assert check.fallback
     it, wk, x, _, N, W = _distinct_workers(0)
     gold = np.full(N, np.nan)
     gold[:10] = 50.0
-    check = holdout_check(it, wk, x, n_items=N, n_workers=W, scale=SCALE, gold=gold)
+    check = _check(it, wk, x, n_items=N, n_workers=W, scale=SCALE, gold=gold)
     assert check.n == 6 * (N - 10)
     with pytest.raises(ValueError, match="folds"):
-        holdout_check(it, wk, x, n_items=N, n_workers=W, scale=SCALE, folds=1)
+        _check(it, wk, x, n_items=N, n_workers=W, scale=SCALE, folds=1)
 
 
 def test_a_capped_check_uses_a_subset_of_the_items() -> None:
     it, wk, x, _, N, W = _distinct_workers(1)
     fit = rating_model(it, wk, x, n_items=N, n_workers=W, scale=SCALE)
-    full = holdout_check(it, wk, x, n_items=N, n_workers=W, scale=SCALE, fit=fit)
-    capped = holdout_check(it, wk, x, n_items=N, n_workers=W, scale=SCALE, fit=fit,
+    full = _check(it, wk, x, n_items=N, n_workers=W, scale=SCALE, fit=fit)
+    capped = _check(it, wk, x, n_items=N, n_workers=W, scale=SCALE, fit=fit,
                            max_judgments=150)  # fmt: skip
     assert capped.n <= 150 < full.n
     assert capped.n % 6 == 0  # whole items, 6 judgments each
@@ -123,7 +143,7 @@ def test_the_standard_error_of_the_difference_matches_its_spread_over_campaigns(
     diffs, ses = [], []
     for seed in range(30):
         it, wk, x, _, N, W = _distinct_workers(100 + seed)
-        check = holdout_check(it, wk, x, n_items=N, n_workers=W, scale=SCALE)
+        check = _check(it, wk, x, n_items=N, n_workers=W, scale=SCALE)
         diffs.append(check.model_mse - check.plain_mse)
         ses.append(check.diff_se)
     spread, typical = float(np.std(diffs, ddof=1)), float(np.sqrt(np.mean(np.square(ses))))
@@ -134,12 +154,12 @@ def test_the_standard_error_of_the_difference_matches_its_spread_over_campaigns(
     rng = np.random.default_rng(5)
     it = np.repeat(np.arange(40), 5)
     x = rng.uniform(0, 100, it.size)
-    same = holdout_check(it, np.arange(it.size), x, n_items=40, n_workers=it.size, scale=SCALE)
+    same = _check(it, np.arange(it.size), x, n_items=40, n_workers=it.size, scale=SCALE)
     assert 0.0 <= same.diff_se < 1e-5 * same.plain_mse  # the fits agree to their tolerance
 
 
 def test_the_model_is_kept_only_where_it_wins_by_more_than_its_uncertainty() -> None:
-    from monitor.metrics.ratings.model_check import MARGIN_SE, HoldoutCheck
+    from monitor.metrics.ratings.model_check import MARGIN_SE
 
     se = 2.0
     beyond = HoldoutCheck(100.0 - MARGIN_SE * se - 0.01, 100.0, 500, 5, se)
@@ -178,7 +198,7 @@ def test_on_the_shape_of_a_small_real_campaign_the_model_is_kept_only_on_a_real_
     for seed in range(8):
         it, wk, x, truth = _valence_shape(seed)
         fit = rating_model(it, wk, x, n_items=100, n_workers=38, scale=(-100.0, 100.0))
-        check = holdout_check(it, wk, x, n_items=100, n_workers=38, scale=(-100.0, 100.0),
+        check = _check(it, wk, x, n_items=100, n_workers=38, scale=(-100.0, 100.0),
                               fit=fit)  # fmt: skip
         kept_any += int(check.model_mse < check.plain_mse)
         kept_margin += int(not check.fallback)

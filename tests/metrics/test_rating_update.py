@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from monitor.metrics.ratings.model import rating_model
+from monitor.metrics.ratings.model import Judgments, rating_model
 from monitor.metrics.ratings.update import (
     ModelState,
     model_state,
@@ -57,14 +57,14 @@ def largest_difference(a, b) -> float:  # noqa: ANN001
 def test_the_derivatives_are_those_of_the_sums() -> None:
     rng = np.random.default_rng(0)
     it, wk, x = campaign(rng, 60, 8, 4)
-    at = (x == SCALE[0]) | (x == SCALE[1])
+    j = Judgments(it, wk, x, (x == SCALE[0]) | (x == SCALE[1]))
     b, var = rng.normal(0, 0.3, 8), rng.uniform(0.3, 2.0, 8)
-    jac = worker_jacobian(it, wk, x, at, b, var, 60, 8).toarray()
+    jac = worker_jacobian(j, b, var, 60, 8).toarray()
     h = 1e-6
     for p in range(8):
         e = np.zeros(8)
         e[p] = h
-        sums = lambda b, v: worker_sums(it, wk, x, at, b, v, 60, 8)[3]  # noqa: E731
+        sums = lambda b, v: worker_sums(j, b, v, 60, 8)[3]  # noqa: E731
         db = (sums(b + e, var) - sums(b - e, var)) / (2 * h)
         dw = (sums(b, 1 / (1 / var + e)) - sums(b, 1 / (1 / var - e))) / (2 * h)
         # blocks R, A by the biases, then by the weights (columns 2 and 4 of the sums)

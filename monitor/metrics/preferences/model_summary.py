@@ -291,7 +291,6 @@ def summarise(
 
 
 def score_variance(
-    # alike in shape to ratings/update.step's arguments: other data
     pair: NDArray[np.int64],
     pairs: NDArray[np.int64],
     weight: NDArray[np.float64],

@@ -447,8 +447,8 @@ def _triangles(
 
 
 def _information_per_answer(
-    # the preference model's scores and the answers; the lists alike in shape in behaviour.py,
-    # crowdtruth/layout.py and ratings/update.py carry other data
+    # the preference model's scores and the answers; the list alike in shape in
+    # crowdtruth/layout.py carries other data
     s: NDArray[np.float64],
     var: NDArray[np.float64],
     eta: NDArray[np.float64],

@@ -87,6 +87,7 @@ and their biases, whose updates swap each other (slope ``-m / (m + 1)``), move b
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -122,6 +123,103 @@ class RatingModel:
     shared_noise: NDArray[np.bool_] = field(repr=False, default_factory=lambda: np.zeros(0, bool))
 
 
+class RatingJudgments(NamedTuple):
+    """What a run's rating model is fitted on: the latest judgment of each worker and item
+    (codes and values), each item's gold (NaN where none), the workers' history prior (None
+    without history) and the scale."""
+
+    items: NDArray[np.int64]
+    workers: NDArray[np.int64]
+    values: NDArray[np.float64]
+    gold: NDArray[np.float64]
+    prior: NDArray[np.float64] | None
+    scale: tuple[float, float]
+
+
+class Judgments(NamedTuple):
+    """The judgments as the model's steps take them: item codes ``it``, worker codes ``wk``,
+    values ``x`` and which of them sit at a bound of the scale (``at_bound``, censored: "0" on
+    a 0..100 scale means "0 or less")."""
+
+    it: NDArray[np.int64]
+    wk: NDArray[np.int64]
+    x: NDArray[np.float64]
+    at_bound: NDArray[np.bool_]
+
+    @classmethod
+    def coded(
+        cls,
+        items: ArrayLike,
+        workers: ArrayLike,
+        values: ArrayLike,
+        sizes: tuple[int, int],
+        scale: tuple[float, float],
+        censored: bool,
+    ) -> Judgments:
+        """The judgments checked: codes in ``0..n - 1`` for ``sizes`` (items, workers), one
+        value each; censored at the bounds of ``scale`` where ``censored``."""
+        it = as_codes("items", items, sizes[0])
+        wk = as_codes("workers", workers, sizes[1])
+        x = np.asarray(values, dtype=np.float64).reshape(-1)
+        check_same_length(items=it, workers=wk, values=x)
+        return cls(it, wk, x, at_scale_bound(x, scale, censored))
+
+
+def at_scale_bound(
+    x: NDArray[np.float64], scale: tuple[float, float], censored: bool
+) -> NDArray[np.bool_]:
+    """Which values sit at a bound of ``scale`` (none unless ``censored``)."""
+    # a judgment at a bound of the scale is censored: it says "here or beyond"
+    lo, hi = float(scale[0]), float(scale[1])
+    return ((x == lo) | (x == hi)) if censored else np.zeros(x.size, dtype=bool)
+
+
+class Priors(NamedTuple):
+    """What a fit knows besides its judgments: ``gold`` (N,), NaN where none; per worker (W,)
+    the history prior's variance ``prior_var`` (NaN where none) and weight ``pw``, and whether
+    their noise is shared with a partner's (``tied``, :func:`tied_pairs`)."""
+
+    gold: NDArray[np.float64]
+    prior_var: NDArray[np.float64]
+    pw: NDArray[np.float64]
+    tied: NDArray[np.bool_]
+
+    @classmethod
+    def none(cls, n_items: int, n_workers: int) -> Priors:
+        """No gold, no history and no tied pair (what a local update fits)."""
+        return cls(
+            np.full(n_items, np.nan),
+            np.full(n_workers, np.nan),
+            np.zeros(n_workers),
+            np.zeros(n_workers, dtype=bool),
+        )
+
+
+@dataclass(frozen=True)
+class RatingOptions:
+    """The settings of :func:`rating_model` that decide its flags, noise floor, biases and
+    censoring, with its defaults: a local update
+    (:func:`~monitor.metrics.ratings.update.rating_model_update`) takes the same."""
+
+    confidence: float = 0.95
+    noise_floor: float = 0.01
+    floor_margin: float = 0.2
+    bias: bool = True
+    censored: bool = True
+
+    def floor2(self, span: float) -> float:
+        """The floor of a noise variance on a scale ``span`` wide, ``(noise_floor * span)^2``."""
+        return (self.noise_floor * span) ** 2
+
+
+def scale_span(scale: tuple[float, float]) -> float:
+    """``max - min`` of a rating ``scale`` (min, max), which must have max > min."""
+    lo_s, hi_s = float(scale[0]), float(scale[1])
+    if not hi_s > lo_s:
+        raise ValueError(f"scale must be (min, max) with max > min, got {scale}.")
+    return hi_s - lo_s
+
+
 def as_codes(name: str, x: ArrayLike, upper: int) -> NDArray[np.int64]:
     a = np.asarray(x).reshape(-1)
     if a.size and (a.min() < 0 or a.max() >= upper):
@@ -152,19 +250,15 @@ def _worker_chance(
 
 
 def tied_pairs(
-    # judgments and per-item / per-worker flags; the lists alike in shape in behaviour.py,
-    # crowdtruth/layout.py, preferences/planning.py and update.py are other models' arrays
-    it: NDArray[np.int64],
-    wk: NDArray[np.int64],
-    n_i: NDArray[np.float64],
-    is_gold: NDArray[np.bool_],
-    free: NDArray[np.bool_],
+    j: Judgments, n_i: NDArray[np.float64], is_gold: NDArray[np.bool_], free: NDArray[np.bool_]
 ) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
     """Workers whose noise sds are not identified one by one: two workers (``free``: no history
     prior) who only judged items together, two judgments per item, no gold. Only the sum ``s_a^2 +
     s_b^2`` (the variance of their differences) is identified, so they share ``s^2``. Returns
     (tied, group): the group of a tied worker is the smaller code of the pair, else its own code.
+    ``n_i``: (N,) judgments per item; ``is_gold``: (N,); ``free``: (W,).
     """
+    it, wk = j.it, j.wk
     n_workers = free.size
     codes = np.arange(n_workers)
     on_item = np.bincount(it, weights=wk.astype(np.float64), minlength=n_i.size)
@@ -196,15 +290,15 @@ def rating_model(
     init_bias: ArrayLike | None = None,
     init_noise: ArrayLike | None = None,
     max_iter: int = 100,
-    # the flags' settings as in rating_model_update and holdout_check (the same fit); dawid_skene's
+    # the settings a local update takes too, as one RatingOptions (its defaults); dawid_skene's
     # keywords alike in shape are the label model's own
     tol: float = 1e-6,
-    confidence: float = 0.95,
-    noise_floor: float = 0.01,
+    confidence: float = RatingOptions.confidence,
+    noise_floor: float = RatingOptions.noise_floor,
     prior_weight: float = 10.0,
-    floor_margin: float = 0.2,
-    bias: bool = True,
-    censored: bool = True,
+    floor_margin: float = RatingOptions.floor_margin,
+    bias: bool = RatingOptions.bias,
+    censored: bool = RatingOptions.censored,
 ) -> RatingModel:
     """Fit ``x_ij = mu_i + b_j + e_ij`` (see the module docstring for formulas and choices).
 
@@ -216,19 +310,15 @@ def rating_model(
     ``bias=False`` fixes ``b_j = 0`` (a worker's offset then counts as noise). ``censored``:
     judgments at a bound of the scale neither inform nor receive the bias correction.
     """
-    lo_s, hi_s = float(scale[0]), float(scale[1])
-    if not hi_s > lo_s:
-        raise ValueError(f"scale must be (min, max) with max > min, got {scale}.")
+    span = scale_span(scale)
     if max_iter < 1 or not 0.0 < confidence < 1.0 or noise_floor <= 0 or prior_weight < 0:
         raise ValueError("need max_iter >= 1, 0 < confidence < 1, noise_floor > 0.")
-    it = as_codes("items", items, n_items)
-    wk = as_codes("workers", workers, n_workers)
-    x = np.asarray(values, dtype=np.float64).reshape(-1)
-    check_same_length(items=it, workers=wk, values=x)
+    j = Judgments.coded(items, workers, values, (n_items, n_workers), scale, censored)
+    it, wk, x, at_bound = j
     if not np.all(np.isfinite(x)):
         raise ValueError("values must be finite numbers.")
-    span = hi_s - lo_s
-    floor2 = (noise_floor * span) ** 2
+    options = RatingOptions(confidence, noise_floor, floor_margin, bias, censored)
+    floor2 = options.floor2(span)
     n_i = np.bincount(it, minlength=n_items).astype(np.float64)
 
     g = np.full(n_items, np.nan)
@@ -266,9 +356,7 @@ def rating_model(
         sd0 = _warm("init_noise", init_noise, n_workers, np.nan)
         var = np.where(np.isnan(sd0), var, np.maximum(sd0**2, floor2))
 
-    tied, group = tied_pairs(it, wk, n_i, is_gold, np.isnan(prior_var))
-    # a judgment at a bound of the scale is censored: it says "here or beyond"
-    at_bound = ((x == lo_s) | (x == hi_s)) if censored else np.zeros(x.size, dtype=bool)
+    tied, group = tied_pairs(j, n_i, is_gold, np.isnan(prior_var))
     pooled = [s0]
 
     def sweep(b: NDArray[np.float64], var: NDArray[np.float64]) -> Sweep:
@@ -357,39 +445,22 @@ def rating_model(
         new_var = (c * var + new_var) / (1.0 + c)
         return Sweep(new_mu, new_bias, new_var, ok, loo_v)
 
-    return model_outputs(
-        it, wk, x, at_bound, squarem(sweep, mu, b, var, max_iter, tol * span),
-        n_items=n_items, n_workers=n_workers, span=span, gold=g, prior_var=prior_var, pw=pw,
-        tied=tied, confidence=confidence, noise_floor=noise_floor, floor_margin=floor_margin,
-    )  # fmt: skip
+    fit = squarem(sweep, mu, b, var, max_iter, tol * span)
+    return model_outputs(j, fit, Priors(g, prior_var, pw, tied), options, span)
 
 
 def model_outputs(
-    it: NDArray[np.int64],
-    wk: NDArray[np.int64],
-    x: NDArray[np.float64],
-    at_bound: NDArray[np.bool_],
-    fit: Sweep,
-    *,
-    n_items: int,
-    n_workers: int,
-    span: float,
-    gold: NDArray[np.float64],
-    # the judgments as worker_sums takes them, the fit, the data and the flags' settings; lists
-    # alike in shape in behaviour.py, crowdtruth/, labels/, planning.py, pipeline/reliability.py
-    # carry other data
-    prior_var: NDArray[np.float64],
-    pw: NDArray[np.float64],
-    tied: NDArray[np.bool_],
-    confidence: float,
-    noise_floor: float,
-    floor_margin: float,
+    j: Judgments, fit: Sweep, priors: Priors, options: RatingOptions, span: float
 ) -> RatingModel:
     """The model's outputs from its ``fit`` (means, biases, noise variances, the last step's
     ``ok`` and ``loo_v``): one vectorised pass over the judgments (module docstring for the
-    formulas)."""
+    formulas). The items and workers are those of ``priors`` (gold (N,), the rest (W,))."""
+    it, wk, x, at_bound = j
     mu, b, var, ok, loo_v = fit.mu, fit.b, fit.var, fit.ok, fit.loo_v
-    g = gold
+    g, prior_var, pw, tied = priors
+    n_items, n_workers = g.size, prior_var.size
+    noise_floor, confidence = options.noise_floor, options.confidence
+    floor_margin = options.floor_margin
     is_gold = ~np.isnan(g)
     n_i = np.bincount(it, minlength=n_items).astype(np.float64)
     n_w = np.bincount(wk, minlength=n_workers).astype(np.int64)

@@ -38,10 +38,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from monitor.metrics.common import check_same_length, group_mean
-from monitor.metrics.ratings.model import RatingModel, rating_model
+from monitor.metrics.ratings.model import RatingJudgments, RatingModel, rating_model
 
 RELATIVE_TOL = 1e-6  # better than the plain mean by more than the fits' own tolerance
 MARGIN_SE = 1.6448536269514722  # the one-sided 95% normal quantile: a win beyond the luck of
@@ -87,33 +87,30 @@ def deal_folds(
 
 
 def holdout_check(
-    items: ArrayLike,
-    workers: ArrayLike,
-    values: ArrayLike,
+    data: RatingJudgments,
     *,
-    n_items: int,
     n_workers: int,
-    scale: tuple[float, float],
     fit: RatingModel | None = None,
-    gold: ArrayLike | None = None,
-    worker_prior: ArrayLike | None = None,
     folds: int = 5,
     seed: int = 0,
     max_iter: int = 100,
     tol: float = 1e-6,
     max_judgments: int | None = None,
 ) -> HoldoutCheck:
-    """K-fold comparison of the rating model with the plain mean (module docstring). ``fit``:
-    the model on every judgment, whose means, biases and noise sds start each fold's fit.
+    """K-fold comparison of the rating model with the plain mean (module docstring) on the
+    judgments ``data`` (its gold, NaN where none, gives the items: (N,)). ``fit``: the model
+    on every judgment, whose means, biases and noise sds start each fold's fit.
     ``max_judgments``: above it, the check runs on the judgments of a seeded random subset of
-    the items holding at most that many (each fold costs a fit of the model). The other
-    arguments are :func:`~monitor.metrics.ratings.model.rating_model`'s, passed on to each fold's
-    fit."""
+    the items holding at most that many (each fold costs a fit of the model). ``n_workers``,
+    ``max_iter``, ``tol`` and the data's gold, prior and scale are passed on to each fold's
+    :func:`~monitor.metrics.ratings.model.rating_model`."""
     if folds < 2:
         raise ValueError("folds must be at least 2.")
-    it = np.asarray(items, dtype=np.int64).reshape(-1)
-    wk = np.asarray(workers, dtype=np.int64).reshape(-1)
-    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    gold, scale = np.asarray(data.gold, dtype=np.float64), data.scale
+    n_items = gold.size
+    it = np.asarray(data.items, dtype=np.int64).reshape(-1)
+    wk = np.asarray(data.workers, dtype=np.int64).reshape(-1)
+    x = np.asarray(data.values, dtype=np.float64).reshape(-1)
     check_same_length(items=it, workers=wk, values=x)
     if max_judgments is not None and it.size > max_judgments:
         order = np.random.default_rng(seed).permutation(n_items)
@@ -122,10 +119,9 @@ def holdout_check(
         keep[order[held]] = True
         sub = keep[it]
         it, wk, x = it[sub], wk[sub], x[sub]
-    g = np.full(n_items, np.nan) if gold is None else np.asarray(gold, dtype=np.float64)
     fold = deal_folds(it, n_items, folds, seed)
     n_i = np.bincount(it, minlength=n_items)
-    scored = (n_i[it] >= 2) & np.isnan(g[it])
+    scored = (n_i[it] >= 2) & np.isnan(gold[it])
     start: dict[str, Any] = {}
     if fit is not None:
         start = {"init": fit.mean, "init_bias": fit.bias, "init_noise": fit.noise_sd}
@@ -140,7 +136,7 @@ def holdout_check(
         t_it = it[train]
         m = rating_model(
             t_it, wk[train], x[train], n_items=n_items, n_workers=n_workers, scale=scale,
-            gold=gold, worker_prior=worker_prior, max_iter=max_iter, tol=tol, **start,
+            gold=gold, worker_prior=data.prior, max_iter=max_iter, tol=tol, **start,
         )  # fmt: skip
         plain = group_mean(t_it, x[train], n_items)
         target, at = x[test], it[test]

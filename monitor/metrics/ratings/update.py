@@ -49,7 +49,17 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
 from monitor.metrics.common import check_same_length, group_mean
-from monitor.metrics.ratings.model import RatingModel, as_codes, model_outputs, tied_pairs
+from monitor.metrics.ratings.model import (
+    Judgments,
+    Priors,
+    RatingModel,
+    RatingOptions,
+    as_codes,
+    at_scale_bound,
+    model_outputs,
+    scale_span,
+    tied_pairs,
+)
 from monitor.metrics.ratings.priors import bias_prior, noise_prior
 from monitor.metrics.ratings.squarem import Sweep, squarem
 
@@ -94,21 +104,13 @@ class ModelState:
 
 
 def worker_sums(
-    # the rating model's judgments and parameters, as model_outputs takes them; the lists alike
-    # in shape in behaviour.py, crowdtruth/layout.py and preferences/planning.py carry other data
-    it: NDArray[np.int64],
-    wk: NDArray[np.int64],
-    x: NDArray[np.float64],
-    at_bound: NDArray[np.bool_],
-    b: NDArray[np.float64],
-    var: NDArray[np.float64],
-    n_items: int,
-    n_workers: int,
+    j: Judgments, b: NDArray[np.float64], var: NDArray[np.float64], n_items: int, n_workers: int
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.float64], NDArray[np.float64]]:
     """The item means and the six per-worker sums of one step from ``b``, ``var`` over the
-    judgments given (every judgment of each item they touch, no gold, no tied pairs).
+    judgments ``j`` (every judgment of each item they touch, no gold, no tied pairs).
 
     Returns (mu (N,), ok (n,), loo_v (n,), sums (W, 6))."""
+    it, wk, x, at_bound = j
     w = 1.0 / var[wk]
     y = np.where(at_bound, x, x - b[wk])
     s_sum = np.bincount(it, weights=w * y, minlength=n_items)
@@ -127,32 +129,6 @@ def worker_sums(
     cols = (okf, free, free * r, free * v2q, np.where(ok, r * r - loo_v, 0.0), v2q)
     sums = np.column_stack([np.bincount(wk, weights=c, minlength=n_workers) for c in cols])
     return mu, ok, loo_v, sums.astype(np.float64, copy=False)
-
-
-def step(
-    sums: NDArray[np.float64],
-    b: NDArray[np.float64],
-    var: NDArray[np.float64],
-    floor2: float,
-    bias: bool,
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """One step of the rating model's iteration from its per-worker sums (module docstring);
-    the same step as the full sweep without gold, history priors or tied pairs."""
-    m, mb, R, CB, A, C = sums.T
-    kappa = bias_prior(var, mb, R, A, C, m) if bias else np.ones_like(b)
-    new_b = R / (mb + kappa)
-    cb = CB / (mb + kappa)
-    new_b = (cb * b + new_b) / (1.0 + cb)
-    if not bias:
-        new_b = np.zeros_like(b)
-    elif m.sum() > 0:
-        new_b = new_b - np.sum(mb * new_b) / max(mb.sum(), 1.0)
-    ss = A - 2.0 * new_b * R + new_b * new_b * mb
-    pooled = max(float(ss.sum() / m.sum()), floor2) if m.sum() > 0 else floor2
-    nu = noise_prior(ss, m, C, pooled)
-    new_var = np.maximum((nu * pooled + ss) / np.maximum(nu + m, 1e-12), floor2)
-    c = C / np.maximum(m, 1.0)
-    return new_b, (c * var + new_var) / (1.0 + c)
 
 
 @dataclass(frozen=True, eq=False)
@@ -202,12 +178,7 @@ def rating_model_update(
     tol: float = 1e-6,
     move_tol: float = 2.5e-5,
     max_rounds: int = 3,
-    # rating_model's settings with its defaults: an update flags and censors as a full fit does
-    confidence: float = 0.95,
-    noise_floor: float = 0.01,
-    floor_margin: float = 0.2,
-    bias: bool = True,
-    censored: bool = True,
+    fit_options: RatingOptions | None = None,
 ) -> LocalFit | None:
     """Bring the model of the last run up to date by iterating over the ``touched`` items only
     (module docstring).
@@ -221,28 +192,22 @@ def rating_model_update(
     starts from there (the untouched items' sums then exact again), at most ``max_rounds``
     rounds. Returns None where the local step is not the model's (a pair of workers whose noise
     is tied, see :func:`~monitor.metrics.ratings.model.tied_pairs`; no item with two judgments)
-    or the local iteration does not converge.
+    or the local iteration does not converge. ``fit_options``: the full fit's settings (its
+    defaults where None): an update flags and censors as a full fit does.
     """
-    lo_s, hi_s = float(scale[0]), float(scale[1])
-    if not hi_s > lo_s:
-        raise ValueError(f"scale must be (min, max) with max > min, got {scale}.")
-    span = hi_s - lo_s
-    floor2 = (noise_floor * span) ** 2
-    it = as_codes("items", items, n_items)
-    wk = as_codes("workers", workers, n_workers)
-    x = np.asarray(values, dtype=np.float64).reshape(-1)
-    check_same_length(items=it, workers=wk, values=x)
+    span = scale_span(scale)
+    options = RatingOptions() if fit_options is None else fit_options
+    floor2, bias, censored = options.floor2(span), options.bias, options.censored
+    j = Judgments.coded(items, workers, values, (n_items, n_workers), scale, censored)
+    it, wk, x, at_bound = j
     t = np.unique(as_codes("touched", touched, n_items))
     W0, W = previous.bias.size, n_workers
     if W < W0 or previous.sums.shape != (W0, N_SUMS) or previous.jac.shape != (N_BLOCKS * W0, W0):
         raise ValueError("previous must describe at most n_workers workers.")
     n_i = np.bincount(it, minlength=n_items).astype(np.float64)
     no_gold = np.zeros(n_items, dtype=bool)
-    if not np.any(n_i >= 2) or tied_pairs(it, wk, n_i, no_gold, np.ones(W, dtype=bool))[0].any():
+    if not np.any(n_i >= 2) or tied_pairs(j, n_i, no_gold, np.ones(W, dtype=bool))[0].any():
         return None  # no residual at all (the full fit keeps its first pooled variance); tied
-
-    def bound(v: NDArray[np.float64]) -> NDArray[np.bool_]:
-        return ((v == lo_s) | (v == hi_s)) if censored else np.zeros(v.size, dtype=bool)
 
     code = np.full(n_items, -1, dtype=np.int64)
     code[t] = np.arange(t.size)
@@ -252,37 +217,59 @@ def rating_model_update(
     check_same_length(old_items=o_it, old_workers=o_wk, old_values=o_x)
     if np.any(code[o_it] < 0) or (o_wk.size and o_wk.max() >= W0):
         raise ValueError("old judgments must be on touched items, by known workers.")
-    o_it, o_bound = code[o_it], bound(o_x)
+    old = Judgments(code[o_it], o_wk, o_x, at_scale_bound(o_x, scale, censored))
     sel = np.flatnonzero(code[it] >= 0)
-    l_it, l_wk, l_x, l_bound = code[it[sel]], wk[sel], x[sel], bound(x[sel])
+    local = Judgments(code[it[sel]], wk[sel], x[sel], at_bound[sel])
 
     # the untouched items' sums at the last parameters, and their derivatives
     b0, v0 = _extend(previous.bias, W, 0.0), _extend(previous.noise_sd**2, W, np.nan)
     bj, vj = _extend(previous.at_bias, W, 0.0), _extend(previous.at_noise**2, W, np.nan)
     new = np.isnan(v0)
     if new.any():  # new workers start at the touched items' pooled residual variance
+        l_it, l_x = local.it, local.x
         plain = group_mean(l_it, l_x, t.size)
         s0 = max(float(np.mean((l_x - plain[l_it]) ** 2)) if l_x.size else floor2, floor2)
         v0, vj = np.where(new, s0, v0), np.where(np.isnan(vj), s0, vj)
     frozen = np.zeros((W, N_SUMS))
     frozen[:W0] = previous.sums
-    frozen -= worker_sums(o_it, o_wk, o_x, o_bound, b0, v0, t.size, W)[3]
+    frozen -= worker_sums(old, b0, v0, t.size, W)[3]
     jac = _grow(previous.jac, W0, W)
-    jac = jac - worker_jacobian(o_it, o_wk, o_x, o_bound, bj, vj, t.size, W)
+    jac = jac - worker_jacobian(old, bj, vj, t.size, W)
     jb, jw = jac[: 2 * W], jac[2 * W :]
     at = [b0, 1.0 / v0]  # where the frozen sums are exact
 
+    def step(
+        sums: NDArray[np.float64], b: NDArray[np.float64], var: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """One step of the rating model's iteration from its per-worker sums (module
+        docstring); the same step as the full sweep without gold, history priors or tied
+        pairs."""
+        m, mb, R, CB, A, C = sums.T
+        kappa = bias_prior(var, mb, R, A, C, m) if bias else np.ones_like(b)
+        new_b = R / (mb + kappa)
+        cb = CB / (mb + kappa)
+        new_b = (cb * b + new_b) / (1.0 + cb)
+        if not bias:
+            new_b = np.zeros_like(b)
+        elif m.sum() > 0:
+            new_b = new_b - np.sum(mb * new_b) / max(mb.sum(), 1.0)
+        ss = A - 2.0 * new_b * R + new_b * new_b * mb
+        pooled = max(float(ss.sum() / m.sum()), floor2) if m.sum() > 0 else floor2
+        nu = noise_prior(ss, m, C, pooled)
+        new_var = np.maximum((nu * pooled + ss) / np.maximum(nu + m, 1e-12), floor2)
+        c = C / np.maximum(m, 1.0)
+        return new_b, (c * var + new_var) / (1.0 + c)
+
     def sweep(b: NDArray[np.float64], var: NDArray[np.float64]) -> Sweep:
         """A step on the touched items, the others' sums to first order in the parameters."""
-        mu, ok, loo_v, live = worker_sums(l_it, l_wk, l_x, l_bound, b, var, t.size, W)
+        mu, ok, loo_v, live = worker_sums(local, b, var, t.size, W)
         db, dw = jb @ (b - at[0]), jw @ (1.0 / var - at[1])
         lin = frozen + live
         lin[:, 2] += db[:W] + dw[:W]
         lin[:, 4] += db[W:] + dw[W:]
-        nb, nv = step(lin, b, var, floor2, bias)
+        nb, nv = step(lin, b, var)
         return Sweep(mu, nb, nv, ok, loo_v)
 
-    at_bound = bound(x)
     used = np.bincount(wk, minlength=W) > 0
     b, var, iterations = b0, v0, 0
     for rounds in range(1, max_rounds + 1):
@@ -291,8 +278,8 @@ def rating_model_update(
             return None
         b, var, iterations = fit.b, fit.var, iterations + fit.iterations
         # one pass over every judgment: outputs, the next run's sums, the step of the full fit
-        mu, ok, loo_v, total = worker_sums(it, wk, x, at_bound, b, var, n_items, W)
-        nb, nv = step(total, b, var, floor2, bias)
+        mu, ok, loo_v, total = worker_sums(j, b, var, n_items, W)
+        nb, nv = step(total, b, var)
         sd = np.sqrt(var)
         move = max(
             float(np.max(np.abs(nb - b)[used], initial=0.0)),
@@ -301,20 +288,16 @@ def rating_model_update(
         if move <= move_tol * span or rounds == max_rounds:
             break
         # again from here: the untouched items' sums exact at these parameters
-        frozen = total - worker_sums(l_it, l_wk, l_x, l_bound, b, var, t.size, W)[3]
+        frozen = total - worker_sums(local, b, var, t.size, W)[3]
         at[:] = [b, 1.0 / var]
     bj, sj = np.where(new, b, bj), np.where(new, sd, np.sqrt(vj))
     drift = max(
         float(np.max(np.abs(b - bj)[used], initial=0.0)),
         float(np.max(np.abs(sd - sj)[used], initial=0.0)),
     )
-    jac = jac + worker_jacobian(l_it, l_wk, l_x, l_bound, bj, sj**2, t.size, W)
-    model = model_outputs(
-        it, wk, x, at_bound, Sweep(mu, b, var, ok, loo_v, iterations, True),
-        n_items=n_items, n_workers=W, span=span, gold=np.full(n_items, np.nan),
-        prior_var=np.full(W, np.nan), pw=np.zeros(W), tied=np.zeros(W, dtype=bool),
-        confidence=confidence, noise_floor=noise_floor, floor_margin=floor_margin,
-    )  # fmt: skip
+    jac = jac + worker_jacobian(local, bj, sj**2, t.size, W)
+    fit = Sweep(mu, b, var, ok, loo_v, iterations, True)
+    model = model_outputs(j, fit, Priors.none(n_items, W), options, span)
     state = ModelState(b.copy(), sd, total, bj, sj, sparse.csr_array(jac))
     return LocalFit(model, state, move, drift, int(sel.size), rounds)
 
@@ -336,11 +319,9 @@ def model_state(
     ((W,), NaN for workers without judgments): the sums and their derivatives over every
     judgment, added up over blocks of whole items of about ``chunk`` judgments (an item's
     part depends on its judgments alone; the blocks bound the memory)."""
-    it = as_codes("items", items, n_items)
-    wk = as_codes("workers", workers, n_workers)
-    x = np.asarray(values, dtype=np.float64).reshape(-1)
-    check_same_length(items=it, workers=wk, values=x)
-    lo_s, hi_s = float(scale[0]), float(scale[1])
+    it, wk, x, at_bound = Judgments.coded(
+        items, workers, values, (n_items, n_workers), scale, censored
+    )
     b = _extend(np.asarray(bias, dtype=np.float64), n_workers, 0.0)
     sd = _extend(np.asarray(noise_sd, dtype=np.float64), n_workers, 1.0)
     W = n_workers
@@ -353,23 +334,14 @@ def model_state(
         sub = order[(ends[lo - 1] if lo else 0) : ends[hi - 1] if hi else 0]
         if not sub.size:
             continue
-        xi = x[sub]
-        at = ((xi == lo_s) | (xi == hi_s)) if censored else np.zeros(sub.size, dtype=bool)
-        part = (it[sub] - lo, wk[sub], xi, at, b, sd**2, int(hi - lo), W)
-        total += worker_sums(*part)[3]
-        jac = jac + worker_jacobian(*part)
+        part = Judgments(it[sub] - lo, wk[sub], x[sub], at_bound[sub])
+        total += worker_sums(part, b, sd**2, int(hi - lo), W)[3]
+        jac = jac + worker_jacobian(part, b, sd**2, int(hi - lo), W)
     return ModelState(b, sd, total, b.copy(), sd.copy(), sparse.csr_array(jac))
 
 
 def worker_jacobian(
-    it: NDArray[np.int64],
-    wk: NDArray[np.int64],
-    x: NDArray[np.float64],
-    at_bound: NDArray[np.bool_],
-    b: NDArray[np.float64],
-    var: NDArray[np.float64],
-    n_items: int,
-    n_workers: int,
+    j: Judgments, b: NDArray[np.float64], var: NDArray[np.float64], n_items: int, n_workers: int
 ) -> sparse.csr_array:
     """The derivatives of the per-worker sums R and A by the biases and by the weights
     ``w = 1 / s^2`` of the workers co-judging the items: (4 W, W), blocks in that order, rows
@@ -382,10 +354,10 @@ def worker_jacobian(
     the gauge's common shift; they are kept at order zero (with their derivatives the
     results at 200k judgments were the same to two digits). It takes :func:`worker_sums`'
     arguments: the derivatives of its sums over the same judgments."""
-    W, n = n_workers, it.size
+    W, n = n_workers, j.it.size
     # item x worker matrices are built row by row: the judgments sorted by item
-    order = np.argsort(it, kind="stable")
-    it, wk, x, at_bound = it[order], wk[order], x[order], at_bound[order]
+    order = np.argsort(j.it, kind="stable")
+    it, wk, x, at_bound = (a[order] for a in j)
     indptr = np.zeros(n_items + 1, dtype=np.int64)
     np.cumsum(np.bincount(it, minlength=n_items), out=indptr[1:])
     w = 1.0 / var[wk]
