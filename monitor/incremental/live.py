@@ -26,7 +26,13 @@ from numpy.typing import NDArray
 from sqlalchemy import Engine, select
 
 from monitor.core.results import State
-from monitor.metrics.stopping import arrival_scores, coin_weights, stop_test
+from monitor.metrics.stopping import (
+    Arrivals,
+    Reference,
+    arrival_scores,
+    coin_weights,
+    stop_test,
+)
 from monitor.store import live as live_store
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import transaction
@@ -111,10 +117,11 @@ def _scored(p: live_store.Pending, state: State) -> list[Row]:
         accuracy = np.where(np.isfinite(given), given, accuracy)
     gold = np.array([code_of.get(str(g).strip(), -1) if g is not None else -1
                      for g in p.gold], dtype=np.int64)  # fmt: skip
+    arrivals = Arrivals(p.items, codes, coin_weights(accuracy, K), gold)
+    prior = np.asarray(meta["prior"], dtype=np.float64)
     scores, nulls, ready = arrival_scores(
-        p.items, codes, coin_weights(accuracy, K), gold,
-        np.asarray(meta["prior"], dtype=np.float64), float(meta["line"]), int(meta["reference"]),
-    )  # fmt: skip
+        arrivals, Reference(prior, float(meta["line"]), int(meta["reference"]))
+    )
     out: list[Row] = []
     for i in np.flatnonzero(~p.scored):
         if ready[i] >= 0:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -185,30 +186,54 @@ def stop_line(typical: float, k: int, *, share: float, margin: float) -> float:
     return float(brentq(lambda p: information(p, k) - target, chance, cap))
 
 
-def arrival_scores(
-    items: NDArray[np.int64],
-    codes: NDArray[np.int64],
-    weights: NDArray[np.float64],
-    gold: NDArray[np.int64],
-    prior: NDArray[np.float64],
-    line: float,
-    reference: int,
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+@dataclass(frozen=True)
+class Arrivals:
+    """Judgments in order of arrival, as the live test scores them: each one's item and answer
+    (codes; answer -1: not scored), the log odds ``log(a (K - 1) / (1 - a))`` its worker's
+    answer adds (:func:`coin_weights`, from the last run) and its item's gold class (-1: none)."""
+
+    items: NDArray[np.int64]
+    codes: NDArray[np.int64]
+    weights: NDArray[np.float64]
+    gold: NDArray[np.int64]
+
+    def __getitem__(self, rows: NDArray[np.int64] | slice) -> Arrivals:
+        return Arrivals(self.items[rows], self.codes[rows], self.weights[rows], self.gold[rows])
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What the live scores are reckoned against: the class prior, the stop line, and the
+    fewest answers of others a judgment waits for."""
+
+    prior: NDArray[np.float64]
+    line: float
+    least: int = 1
+
+
+class ArrivalScores(NamedTuple):
+    """Each judgment's score and null (NaN: not scored yet), and the judgment whose arrival
+    made it ready (an index; -1: not yet)."""
+
+    scores: NDArray[np.float64]
+    nulls: NDArray[np.float64]
+    ready: NDArray[np.int64]
+
+
+def arrival_scores(arrivals: Arrivals, ref: Reference) -> ArrivalScores:
     """Each judgment's score and null against the answers that *arrived before it*, frozen
-    once given (the live test's scores: :mod:`monitor.incremental.live`). The judgments are
-    in order of arrival; ``items`` and ``codes`` (-1: not scored), ``weights`` the log odds
-    ``log(a (K - 1) / (1 - a))`` of each answer's worker (one coin, from the last run),
-    ``gold`` the gold class of each judgment's item (-1: none) and ``prior`` the class prior.
+    once given (the live test's scores: :mod:`monitor.incremental.live`).
 
     The reference of the judgment at place ``p`` of its item (1, 2, ...) is every other
-    answer among the item's first ``max(p, reference + 1)``: the answers before it, or the
-    first ``reference`` others where fewer came before. It is scored as soon as they have
+    answer among the item's first ``max(p, ref.least + 1)``: the answers before it, or the
+    first ``ref.least`` others where fewer came before. It is scored as soon as they have
     arrived (NaN until then): whenever it is computed, a judgment gets the same score. On a
     gold item the reference is the gold: the score is right or wrong and the null is
-    ``line``. The posterior of the reference is ``q`` (one-coin naive Bayes); the score is
-    ``q(x)`` and the null ``line A + (1 - line) B`` (:func:`label_scores`). The third array
-    says which judgment's arrival made each score ready (its index; -1: not ready): the test
-    takes the scores in that order, the order in which they became known."""
+    ``ref.line``. The posterior of the reference is ``q`` (one-coin naive Bayes, on
+    ``ref.prior``); the score is ``q(x)`` and the null ``line A + (1 - line) B``
+    (:func:`label_scores`). ``ready`` says which judgment's arrival made each score ready:
+    the test takes the scores in that order, the order in which they became known."""
+    items, codes, prior, line = arrivals.items, arrivals.codes, ref.prior, ref.line
     n, K = codes.size, prior.size
     scores, nulls = np.full(n, np.nan), np.full(n, np.nan)
     ready = np.full(n, -1, dtype=np.int64)
@@ -216,11 +241,11 @@ def arrival_scores(
     idx = np.flatnonzero(ok)
     idx = idx[np.argsort(items[idx], kind="stable")]  # by item, in order of arrival
     if idx.size == 0 or K < 2:
-        return scores, nulls, ready
+        return ArrivalScores(scores, nulls, ready)
     it, x = items[idx], codes[idx]
     # on a grid of 2^-20 every sum of weights below is exact: a score does not depend on which
     # other items are scored along with it (the live path and a run agree to the bit)
-    w = np.round(weights[idx] * _GRID) / _GRID
+    w = np.round(arrivals.weights[idx] * _GRID) / _GRID
     starts = np.flatnonzero(np.r_[True, it[1:] != it[:-1]])
     size = np.diff(np.r_[starts, it.size])
     group = np.repeat(np.arange(starts.size), size)
@@ -230,11 +255,11 @@ def arrival_scores(
     own[np.arange(it.size), x] = w
     cum = np.cumsum(own, axis=0)
     before = np.where(starts > 0, 1, 0)[:, None] * cum[np.maximum(starts - 1, 0)]
-    upto = np.maximum(place, reference + 1)
+    upto = np.maximum(place, ref.least + 1)
     complete = upto <= size[group]
     last = starts[group] + np.minimum(upto, size[group]) - 1
     loglik = cum[last] - before[group] - own
-    g = gold[idx]
+    g = arrivals.gold[idx]
     on_gold = g >= 0
     keep = complete | on_gold
     logq = np.log(np.maximum(prior, 1e-300))[None, :] + loglik[keep]
@@ -246,7 +271,7 @@ def arrival_scores(
     m = np.where(on_gold[keep], line, m)
     scores[idx[keep]], nulls[idx[keep]] = s, m
     ready[idx[keep]] = idx[np.where(on_gold, np.arange(it.size), last)[keep]]
-    return scores, nulls, ready
+    return ArrivalScores(scores, nulls, ready)
 
 
 def coin_weights(accuracy: NDArray[np.float64], k: int) -> NDArray[np.float64]:

@@ -70,7 +70,7 @@ def label_live(
     need, n = need_of(~stopped[workers])
     out.per_subject("item", "need", arrays.item_ids, need.astype(np.float64), n=n)
     if test is not None and live is not None and test.stopped.any():
-        _savings(out, arrays, (live.workers, live.ids), test, need,
+        _savings(out, arrays, (live[0], live[1]), test, need,
                  need_of(np.ones_like(workers, bool))[0])  # fmt: skip
 
 
@@ -147,8 +147,8 @@ def _stop(
     )  # fmt: skip
     if live is None:
         return None
-    return _record(out, options, arrays, (live.workers, np.arange(live.ids.size), live.scores,
-                                          live.nulls))  # fmt: skip
+    workers, ids, scores, nulls = live
+    return _record(out, options, arrays, (workers, np.arange(ids.size), scores, nulls))
 
 
 def _record(

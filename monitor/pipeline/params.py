@@ -18,16 +18,9 @@ from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.history import HistoryEntry
 
-
-@dataclass(frozen=True)
-class LiveScores:
-    """The frozen scores of the live stop test (:mod:`monitor.incremental.live`), in the order
-    they became known: each one's worker (code), judgment (database id), score and null."""
-
-    workers: NDArray[np.int64]
-    ids: NDArray[np.int64]
-    scores: NDArray[np.float64]
-    nulls: NDArray[np.float64]
+LiveScores = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]
+"""The frozen scores of the live stop test (:mod:`monitor.incremental.live`), in the order they
+became known: each one's worker (code), judgment (database id), score and null."""
 
 
 @dataclass(frozen=True)

@@ -376,4 +376,4 @@ def live_scores(session: Session, info: CampaignInfo, arrays: CampaignArrays) ->
     ids, worker_db, scores, nulls = worker_scores(session, info.id)
     held = np.isin(ids, arrays.ids)
     codes = np.searchsorted(arrays.worker_db_ids, worker_db[held])
-    return LiveScores(codes.astype(np.int64), ids[held], scores[held], nulls[held])
+    return codes.astype(np.int64), ids[held], scores[held], nulls[held]

@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from monitor.metrics.stopping import (
     FRACTIONS,
+    Arrivals,
+    Reference,
     arrival_scores,
     coin_weights,
     information,
@@ -162,8 +164,8 @@ def test_workers_just_under_the_crowd_are_stopped_at_most_alpha_against_the_cons
         # answers before it (the fit's one-coin accuracies as weights), in the order ready
         at = rng.permutation(it.size)
         it, wk, lab = it[at], wk[at], lab[at]
-        s, m, ready = arrival_scores(it, lab, coin_weights(res.accuracy[wk], 2),
-                                     np.full(it.size, -1), res.prior, line, 1)  # fmt: skip
+        arrivals = Arrivals(it, lab, coin_weights(res.accuracy[wk], 2), np.full(it.size, -1))
+        s, m, ready = arrival_scores(arrivals, Reference(res.prior, line))
         ok = ready >= 0
         test = stop_test(wk[ok], np.lexsort((np.flatnonzero(ok), ready[ok])).argsort(), s[ok],
                          m[ok], n_workers=W, alpha=0.01)  # fmt: skip

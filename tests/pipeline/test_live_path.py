@@ -16,7 +16,7 @@ from monitor.actions.worker_lists import worker_decisions
 from monitor.core.settings import Settings
 from monitor.incremental.live import update_live
 from monitor.ingest.api import create_campaign, ingest_file
-from monitor.metrics.stopping import arrival_scores, coin_weights
+from monitor.metrics.stopping import Arrivals, Reference, arrival_scores, coin_weights
 from monitor.pipeline.run import recompute
 from monitor.store.campaigns import CampaignSpec, get_campaign
 from monitor.store.engine import transaction
@@ -121,16 +121,16 @@ def test_a_score_once_given_never_changes(seed: int, n: int, cut: float, referen
     gold = np.where(rng.random(6) < 0.2, rng.integers(0, K, 6), -1)[items]
     prior = rng.dirichlet(np.ones(K))
     t = round(cut * n)
-    whole = arrival_scores(items, codes, weights, gold, prior, 0.7, reference)
-    early = arrival_scores(items[:t], codes[:t], weights[:t], gold[:t], prior, 0.7, reference)
+    arrivals, ref = Arrivals(items, codes, weights, gold), Reference(prior, 0.7, reference)
+    whole = arrival_scores(arrivals, ref)
+    early = arrival_scores(arrivals[:t], ref)
     ready = np.flatnonzero(early[2] >= 0)
     for a, b in zip(whole, early, strict=True):
         assert np.array_equal(a[ready], b[ready])
     # one item alone: the same as among the others
     for item in np.unique(items):
         mine = np.flatnonzero(items == item)
-        alone = arrival_scores(items[mine], codes[mine], weights[mine], gold[mine], prior, 0.7,
-                               reference)  # fmt: skip
+        alone = arrival_scores(arrivals[mine], ref)
         assert np.array_equal(alone[0], whole[0][mine], equal_nan=True)
         assert np.array_equal(alone[1], whole[1][mine], equal_nan=True)
         assert np.array_equal(np.where(alone[2] >= 0, mine[alone[2]], -1), whole[2][mine])
