@@ -182,14 +182,31 @@ def worker_interval(
     return low, high
 
 
-class WorkerAccuracy(TypedDict):
-    """The per-worker fields a label model shares: accuracy, its interval, the judgments, the
-    chance levels and the flags' floors above them."""
+class MeasuredAccuracy(TypedDict):
+    """The per-worker fields every label model shares: accuracy, its interval, the judgments."""
 
     accuracy: NDArray[np.float64]
     low: NDArray[np.float64]
     high: NDArray[np.float64]
     n: NDArray[np.int64]
+
+
+def measured_accuracy(
+    accuracy: NDArray[np.float64],
+    n: NDArray[np.int64],
+    trials: NDArray[np.float64] | NDArray[np.int64],
+    confidence: float,
+) -> MeasuredAccuracy:
+    """Each worker's accuracy with its interval (:func:`worker_interval` on ``trials``) and
+    judgments ``n``."""
+    low, high = worker_interval(accuracy, n, trials, confidence)
+    return {"accuracy": accuracy, "low": low, "high": high, "n": n}
+
+
+class WorkerAccuracy(MeasuredAccuracy):
+    """The per-worker fields the single-label models share: :class:`MeasuredAccuracy`, the
+    chance levels and the flags' floors above them."""
+
     chance: float
     floor: float
     worker_chance: NDArray[np.float64]
@@ -206,20 +223,16 @@ def worker_accuracy(
     confidence: float,
     floor_margin: float,
 ) -> WorkerAccuracy:
-    """Each worker's accuracy with its interval (:func:`worker_interval` on ``trials``), the
-    campaign's and the worker's chance, and the floors ``chance + floor_margin (1 - chance)``
-    the flags use."""
-    low, high = worker_interval(accuracy, n, trials, confidence)
-    return WorkerAccuracy(
-        accuracy=accuracy,
-        low=low,
-        high=high,
-        n=n,
-        chance=chance,
-        floor=accuracy_floor(chance, floor_margin),
-        worker_chance=worker_chance,
-        worker_floor=accuracy_floor(worker_chance, floor_margin),
-    )
+    """Each worker's accuracy with its interval (:func:`measured_accuracy`), the campaign's
+    and the worker's chance, and the floors ``chance + floor_margin (1 - chance)`` the flags
+    use."""
+    return {
+        **measured_accuracy(accuracy, n, trials, confidence),
+        "chance": chance,
+        "floor": accuracy_floor(chance, floor_margin),
+        "worker_chance": worker_chance,
+        "worker_floor": accuracy_floor(worker_chance, floor_margin),
+    }
 
 
 def _softmax_rows(s: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -46,7 +46,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
 from monitor.metrics.common import accuracy_floor, check_same_length
-from monitor.metrics.labels.label_model import worker_interval
+from monitor.metrics.labels.label_model import measured_accuracy
 
 EPS = 1e-10
 
@@ -161,16 +161,11 @@ def multilabel_model(
     # says nothing about skill; every weighted mean of 0.5 is 0.5, so chance stays 0.5
     wt = prior * (1.0 - prior)
     acc = np.where(n_w > 0, acc_wa @ (wt / wt.sum()), np.nan)
-    low, high = worker_interval(acc, n_w, m_w, confidence)
     chance = 0.5
     return MultilabelModel(
         posterior=q,
-        accuracy=acc,
-        low=low,
-        high=high,
-        n=n_w,
+        **measured_accuracy(acc, n_w, m_w, confidence),
         sensitivity=sens,
-        # per-option rates beside the accuracy: not label_model.worker_accuracy's fields
         specificity=spec,
         prior=prior,
         chance=chance,
