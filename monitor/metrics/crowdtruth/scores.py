@@ -195,7 +195,7 @@ def crowdtruth(
     ones_u, ones_w, ones_a = np.ones(n_u), np.ones(n_w), np.ones(n_ann)
 
     if not judgment_kept.any():
-        return _empty(n_u, n_w, n_ann, closed, variant, unit_kept, worker_kept, judgment_kept)
+        return _empty(n_u, n_w, n_ann, (unit_kept, worker_kept, judgment_kept), closed, variant)
 
     first = (
         jacobi_step(layout, ones_u, ones_w, ones_a, weighted)
@@ -413,20 +413,19 @@ def _empty(
     n_u: int,
     n_w: int,
     n_ann: int,
+    kept: tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]],
     closed: bool,
     variant: Variant,
-    unit_kept: NDArray[np.bool_],
-    worker_kept: NDArray[np.bool_],
-    judgment_kept: NDArray[np.bool_],
 ) -> CrowdTruthResult:
-    """No unit has two workers yet: every score undefined, nothing to iterate."""
+    """No unit has two workers yet: every score undefined, nothing to iterate (``kept`` as
+    :func:`_result` takes it)."""
     nan = _undefined_step(n_u, n_w, n_ann)
     uas = sp.csr_array((n_u, n_ann))
     return _result(
         nan,
         nan,
         (uas, uas.copy()),
-        (unit_kept, worker_kept, judgment_kept),
+        kept,
         iterations=0,
         converged=True,
         max_change=0.0,
