@@ -83,7 +83,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics.common import accuracy_floor, bounded_codes, check_same_length
+from monitor.metrics.common import (
+    accuracy_floor,
+    bounded_codes,
+    check_keywords,
+    check_same_length,
+)
 from monitor.metrics.labels.gold import wilson_interval
 
 EPS = 1e-10
@@ -179,12 +184,7 @@ def label_inputs(
     """The arguments of :func:`dawid_skene` and of the one-coin model checked (TypeError on a
     missing or unknown option, ValueError on any out of range), the history ``worker_prior``
     spread into an accuracy and a weight per worker."""
-    missing = LabelOptions.__required_keys__ - options.keys()
-    unknown = options.keys() - LabelOptions.__required_keys__ - LabelOptions.__optional_keys__
-    if missing:
-        raise TypeError(f"missing keyword arguments: {', '.join(sorted(missing))}.")
-    if unknown:
-        raise TypeError(f"unexpected keyword arguments: {', '.join(sorted(unknown))}.")
+    check_keywords(options, LabelOptions.__required_keys__, LabelOptions.__optional_keys__)
     o: LabelOptions = {**_DEFAULTS, **options}
     n_items, n_workers, k = o["n_items"], o["n_workers"], int(o["n_classes"])
     if k < 1 or n_items < 0 or n_workers < 0:
