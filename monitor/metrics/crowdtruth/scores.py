@@ -40,7 +40,7 @@ block-diagonal (annotation x worker) by (annotation x unit) matrices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Literal
 
 import numpy as np
@@ -62,6 +62,7 @@ from monitor.metrics.crowdtruth.layout import (
 )
 
 __all__ = [
+    "CrowdTruthIteration",
     "CrowdTruthResult",
     "CrowdTruthScores",
     "crowdtruth",
@@ -88,19 +89,34 @@ class CrowdTruthScores:
 
 
 @dataclass(frozen=True)
-class CrowdTruthResult:
-    """CrowdTruth 2.0 scores, indexed by worker, unit and annotation code.
+class CrowdTruthIteration:
+    """One iteration's CrowdTruth 2.0 scores, indexed by worker, unit and annotation code.
+
+    uqs : shape (U,)
+    uas : csr_array, shape (U, A); stored entries are the annotations seen in the unit
+        (``.toarray()`` gives zeros elsewhere)
+    wqs, wwa, wua : shape (W,)
+    aqs : shape (A,), None for open tasks
+    """
+
+    uqs: NDArray[np.float64]
+    uas: sp.csr_array
+    wqs: NDArray[np.float64]
+    wwa: NDArray[np.float64]
+    wua: NDArray[np.float64]
+    aqs: NDArray[np.float64] | None
+
+
+@dataclass(frozen=True)
+class CrowdTruthResult(CrowdTruthIteration):
+    """CrowdTruth 2.0 scores, indexed by worker, unit and annotation code: the last
+    iteration's (the fields of :class:`CrowdTruthIteration`) and the run's.
 
     Units dropped (fewer than two distinct workers, or not in the data) have NaN scores and
     ``unit_kept`` False; workers without a kept unit have NaN and ``worker_kept`` False.
-    ``uas`` rows of dropped units are empty. The ``*_initial`` fields are the first iteration
-    of a cold start (all scores 1), whatever the warm start.
+    ``uas`` rows of dropped units are empty.
 
-    uqs, uqs_initial : shape (U,)
-    uas, uas_initial : csr_array, shape (U, A); stored entries are the annotations seen in
-        the unit (``.toarray()`` gives zeros elsewhere)
-    wqs, wwa, wua and their ``*_initial`` : shape (W,)
-    aqs, aqs_initial : shape (A,), None for open tasks
+    initial : the first iteration of a cold start (all scores 1), whatever the warm start
     unit_kept : shape (U,) bool; worker_kept : shape (W,) bool
     judgment_kept : shape (n,) bool, the judgments that entered the computation
     iterations : number of iterations run; converged : whether the largest change of the
@@ -110,19 +126,7 @@ class CrowdTruthResult:
         :func:`crowdtruth_local` needs to update the scores after new judgments.
     """
 
-    uqs: NDArray[np.float64]
-    uas: sp.csr_array
-    wqs: NDArray[np.float64]
-    wwa: NDArray[np.float64]
-    wua: NDArray[np.float64]
-    aqs: NDArray[np.float64] | None
-    uqs_initial: NDArray[np.float64]
-    # the first iteration's scores (from all ones), field for field the final ones above
-    uas_initial: sp.csr_array
-    wqs_initial: NDArray[np.float64]
-    wwa_initial: NDArray[np.float64]
-    wua_initial: NDArray[np.float64]
-    aqs_initial: NDArray[np.float64] | None
+    initial: CrowdTruthIteration
     unit_kept: NDArray[np.bool_]
     worker_kept: NDArray[np.bool_]
     judgment_kept: NDArray[np.bool_]
@@ -169,8 +173,8 @@ def crowdtruth(
         entries start at 1. A cold start (None) matches the package exactly.
     variant : "package" (CrowdTruth-core 2.1) or "paper" (binary vectors, WUA against the
         unweighted sum of the other workers); see the module docstring.
-    initial : compute the ``*_initial`` fields (the first iteration from all ones). With a
-        warm start that is one extra sweep; False leaves them NaN (``uas_initial`` empty).
+    initial : compute the ``initial`` scores (the first iteration from all ones). With a
+        warm start that is one extra sweep; False leaves them NaN (``initial.uas`` empty).
     """
     w = check_codes(workers, "workers")
     u = check_codes(units, "units")
@@ -458,26 +462,13 @@ def _result(
     order), NaN outside the kept units and workers (``kept``: units, workers, judgments); AQS
     only for a closed task."""
     unit_kept, worker_kept, judgment_kept = kept
-
-    def units_out(v: NDArray) -> NDArray[np.float64]:
-        return np.where(unit_kept, v, np.nan)
-
-    def workers_out(v: NDArray) -> NDArray[np.float64]:
-        return np.where(worker_kept, v, np.nan)
-
+    final, initial = (
+        _iteration(step, scores, unit_kept, worker_kept, closed)
+        for step, scores in zip((last, first), uas, strict=True)
+    )
     return CrowdTruthResult(
-        uqs=units_out(last.uqs),
-        uas=uas[0],
-        wqs=workers_out(last.wqs),
-        wwa=workers_out(last.wwa),
-        wua=workers_out(last.wua),
-        aqs=last.aqs.copy() if closed else None,
-        uqs_initial=units_out(first.uqs),
-        uas_initial=uas[1],
-        wqs_initial=workers_out(first.wqs),
-        wwa_initial=workers_out(first.wwa),
-        wua_initial=workers_out(first.wua),
-        aqs_initial=first.aqs.copy() if closed else None,
+        **{f.name: getattr(final, f.name) for f in fields(CrowdTruthIteration)},
+        initial=initial,
         unit_kept=unit_kept,
         worker_kept=worker_kept,
         judgment_kept=judgment_kept,
@@ -487,4 +478,23 @@ def _result(
         closed=bool(closed),
         variant=variant,
         worker_sums=worker_sums,
+    )
+
+
+def _iteration(
+    step: Step,
+    uas: sp.csr_array,
+    unit_kept: NDArray[np.bool_],
+    worker_kept: NDArray[np.bool_],
+    closed: bool,
+) -> CrowdTruthIteration:
+    """An iteration's scores, NaN outside the kept units and workers; AQS only for a closed
+    task."""
+    return CrowdTruthIteration(
+        uqs=np.where(unit_kept, step.uqs, np.nan),
+        uas=uas,
+        wqs=np.where(worker_kept, step.wqs, np.nan),
+        wwa=np.where(worker_kept, step.wwa, np.nan),
+        wua=np.where(worker_kept, step.wua, np.nan),
+        aqs=step.aqs.copy() if closed else None,
     )
