@@ -237,9 +237,7 @@ def crowdtruth(
         first,
         (unit_annotation_scores(layout, last.wqs), uas_initial),
         (unit_kept, worker_kept, judgment_kept),
-        iterations=iterations,
-        converged=bool(change < tol),
-        max_change=float(change),
+        stop=(iterations, change, tol),
         closed=closed,
         variant=variant,
         worker_sums=last.sums,
@@ -355,9 +353,7 @@ def crowdtruth_local(
             sp.csr_array((n_u, n_ann)),
         ),
         (unit_kept, worker_kept, judgment_kept),
-        iterations=iterations,
-        converged=bool(change < tol),
-        max_change=float(change),
+        stop=(iterations, change, tol),
         closed=closed,
         variant=variant,
         worker_sums=sums,
@@ -430,9 +426,7 @@ def _empty(
         nan,
         (uas, uas.copy()),
         kept,
-        iterations=0,
-        converged=True,
-        max_change=0.0,
+        stop=(0, 0.0, np.inf),  # nothing to iterate: converged whatever the tolerance
         closed=closed,
         variant=variant,
         worker_sums=None,
@@ -451,17 +445,17 @@ def _result(
     uas: tuple[sp.csr_array, sp.csr_array],
     kept: tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]],
     *,
-    iterations: int,
-    converged: bool,
-    max_change: float,
+    stop: tuple[int, float, float],
     closed: bool,
     variant: Variant,
     worker_sums: NDArray[np.float64] | None,
 ) -> CrowdTruthResult:
     """The result of the ``last`` and ``first`` iterations' scores (``uas``: their UAS, in that
     order), NaN outside the kept units and workers (``kept``: units, workers, judgments); AQS
-    only for a closed task."""
+    only for a closed task. ``stop``: the iterations run, the last one's largest change and the
+    tolerance it is held to (converged when below)."""
     unit_kept, worker_kept, judgment_kept = kept
+    iterations, change, tol = stop
     final, initial = (
         _iteration(step, scores, unit_kept, worker_kept, closed)
         for step, scores in zip((last, first), uas, strict=True)
@@ -473,8 +467,8 @@ def _result(
         worker_kept=worker_kept,
         judgment_kept=judgment_kept,
         iterations=iterations,
-        converged=converged,
-        max_change=max_change,
+        converged=bool(change < tol),
+        max_change=float(change),
         closed=bool(closed),
         variant=variant,
         worker_sums=worker_sums,
