@@ -130,22 +130,24 @@ def _majority_credit(vc: ValueCounts, items: NDArray, codes: NDArray) -> NDArray
     return credit
 
 
+class AggregateOptions(JudgmentOptions, total=False):
+    """The keyword arguments of :func:`worker_vs_aggregate`: :class:`JudgmentOptions`, and
+    ``value_counts``, the items' value counts of these judgments, when the caller has them."""
+
+    value_counts: ValueCounts | None
+
+
 def worker_vs_aggregate(
-    items: ArrayLike,
-    workers: ArrayLike,
-    codes: ArrayLike,
-    *,
-    value_counts: ValueCounts | None = None,
-    **options: Unpack[JudgmentOptions],
+    items: ArrayLike, workers: ArrayLike, codes: ArrayLike, **options: Unpack[AggregateOptions]
 ) -> WorkerAgreement:
     """Each worker against the aggregate of the other workers on the same items.
 
     ``items``, ``workers``, ``codes`` : int arrays, shape (n,); ``options``:
-    :class:`JudgmentOptions` (``kind``, required, and the codes' ranges). Labels: share of the
-    worker's judgments that match the others' majority. Ratings: Pearson correlation with the
-    others' mean. ``value_counts``: the items' value counts of these judgments, when the caller
-    has them.
+    :class:`AggregateOptions` (``kind``, required, the codes' ranges, the value counts).
+    Labels: share of the worker's judgments that match the others' majority. Ratings: Pearson
+    correlation with the others' mean.
     """
+    value_counts = options.pop("value_counts", None)
     i, w, c, domain, n_w, n_i = _inputs(items, workers, codes, options, None)
     kind = options["kind"]
     vc = value_counts
