@@ -83,15 +83,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics.common import (
-    accuracy_floor,
-    bounded_codes,
-    check_keywords,
-    check_same_length,
-)
+from monitor.metrics.common import accuracy_floor, bounded_codes, check_keywords, check_same_length
 from monitor.metrics.labels.gold import wilson_interval
 
 EPS = 1e-10
+"""The label models' floor of probabilities and denominators."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,18 +121,39 @@ class _LabelSizes(TypedDict):
     n_classes: int
 
 
-class _LabelSettings(TypedDict, total=False):
-    """A label model's settings, each optional (its default in ``_DEFAULTS``)."""
+class FitSettings(TypedDict, total=False):
+    """The settings every EM label model here takes (Dawid-Skene, one-coin, multilabel), each
+    optional, their defaults in :data:`FIT_DEFAULTS`: ``max_iter`` (100), ``tol`` (1e-6): when
+    EM stops; ``confidence`` (0.95): of the workers' intervals; ``smoothing`` (1):
+    pseudo-judgments at the pooled rates; ``floor_margin`` (0.2): where the flag floor lies
+    between chance and 1; ``min_item_judgments`` (2): items with fewer judgments (gold aside)
+    enter no worker's counts."""
 
-    gold: ArrayLike | None
-    worker_prior: ArrayLike | None
     max_iter: int
     tol: float
     confidence: float
     smoothing: float
-    prior_weight: float
     floor_margin: float
     min_item_judgments: int
+
+
+FIT_DEFAULTS: FitSettings = {
+    "max_iter": 100,
+    "tol": 1e-6,
+    "confidence": 0.95,
+    "smoothing": 1.0,
+    "floor_margin": 0.2,
+    "min_item_judgments": 2,
+}
+
+
+class _LabelSettings(FitSettings, total=False):
+    """A single-label model's settings besides the fit's, each optional (defaults in
+    ``_DEFAULTS``)."""
+
+    gold: ArrayLike | None
+    worker_prior: ArrayLike | None
+    prior_weight: float
 
 
 class LabelOptions(_LabelSizes, _LabelSettings):
@@ -145,24 +162,16 @@ class LabelOptions(_LabelSizes, _LabelSettings):
 
     ``n_items``, ``n_workers``, ``n_classes``: the codes' ranges. ``gold``: (N,) class of gold
     items, -1 elsewhere. ``worker_prior``: (W,) accuracy from history, NaN where none, worth
-    ``prior_weight`` judgments (10). ``max_iter`` (100), ``tol`` (1e-6): when EM stops.
-    ``confidence`` (0.95): of the workers' intervals. ``smoothing`` (1): Dirichlet
-    pseudo-judgments per confusion row (0: crowd-kit's estimates). ``floor_margin`` (0.2): where
-    the flag floor lies between chance and 1. ``min_item_judgments`` (2): items with fewer
-    judgments (gold aside) enter no worker's counts.
+    ``prior_weight`` judgments (10). The rest: :class:`FitSettings` (``smoothing``: Dirichlet
+    pseudo-judgments per confusion row, 0: crowd-kit's estimates).
     """
 
 
 _DEFAULTS: _LabelSettings = {
+    **FIT_DEFAULTS,
     "gold": None,
     "worker_prior": None,
-    "max_iter": 100,
-    "tol": 1e-6,
-    "confidence": 0.95,
-    "smoothing": 1.0,
     "prior_weight": 10.0,
-    "floor_margin": 0.2,
-    "min_item_judgments": 2,
 }
 
 
@@ -255,12 +264,22 @@ def measured_accuracy(
     return {"accuracy": accuracy, "low": low, "high": high, "n": n}
 
 
-class WorkerAccuracy(MeasuredAccuracy):
-    """The per-worker fields the single-label models share: :class:`MeasuredAccuracy`, the
-    chance levels and the flags' floors above them."""
+class ChanceFloor(TypedDict):
+    """A label model's chance level and the flags' floor above it."""
 
     chance: float
     floor: float
+
+
+def chance_floor(chance: float, floor_margin: float) -> ChanceFloor:
+    """``chance`` and the floor ``chance + floor_margin (1 - chance)`` the flags use."""
+    return {"chance": chance, "floor": accuracy_floor(chance, floor_margin)}
+
+
+class WorkerAccuracy(MeasuredAccuracy, ChanceFloor):
+    """The per-worker fields the single-label models share: :class:`MeasuredAccuracy`, the
+    campaign's chance with its floor, and each worker's chance with theirs."""
+
     worker_chance: NDArray[np.float64]
     worker_floor: NDArray[np.float64]
 
@@ -282,8 +301,7 @@ def worker_accuracy(
     worker_chance = np.where(n > 0, worker_chance, np.nan)
     return {
         **measured_accuracy(accuracy, n, counted + ins.history_weight, o["confidence"]),
-        "chance": chance,
-        "floor": accuracy_floor(chance, o["floor_margin"]),
+        **chance_floor(chance, o["floor_margin"]),
         "worker_chance": worker_chance,
         "worker_floor": accuracy_floor(worker_chance, o["floor_margin"]),
     }

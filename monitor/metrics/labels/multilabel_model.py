@@ -40,15 +40,20 @@ floor_margin (1 - chance)`` is the level the flags use.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypedDict, Unpack
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics.common import accuracy_floor, check_same_length
-from monitor.metrics.labels.label_model import measured_accuracy
-
-EPS = 1e-10
+from monitor.metrics.common import check_keywords, check_same_length
+from monitor.metrics.labels.label_model import (
+    EPS,
+    FIT_DEFAULTS,
+    FitSettings,
+    chance_floor,
+    measured_accuracy,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,27 +81,37 @@ def _codes(name: str, x: ArrayLike, upper: int) -> NDArray[np.int64]:
     return a
 
 
+class _OptionSizes(TypedDict):
+    n_items: int
+    n_workers: int
+    n_options: int
+
+
+class MultilabelOptions(_OptionSizes, FitSettings):
+    """The keyword arguments of :func:`multilabel_model`: the codes' ranges ``n_items``,
+    ``n_workers``, ``n_options`` (required), and the fit's :class:`FitSettings`
+    (``smoothing``: pseudo-judgments at the pooled rates of each option)."""
+
+
 def multilabel_model(
     judgment_items: ArrayLike,
     judgment_workers: ArrayLike,
     ann_judgment: ArrayLike,
     ann_code: ArrayLike,
-    *,
-    n_items: int,
-    n_workers: int,
-    n_options: int,
-    max_iter: int = 100,
-    tol: float = 1e-6,
-    confidence: float = 0.95,
-    smoothing: float = 1.0,
-    floor_margin: float = 0.2,
-    min_item_judgments: int = 2,
+    **options: Unpack[MultilabelOptions],
 ) -> MultilabelModel:
     """Binary Dawid-Skene per option (formulas in the module docstring).
 
     ``judgment_items``, ``judgment_workers``: one entry per judgment; ``ann_judgment``,
-    ``ann_code``: one entry per selected option (index of the judgment, option code).
+    ``ann_code``: one entry per selected option (index of the judgment, option code);
+    ``options``: :class:`MultilabelOptions`.
     """
+    check_keywords(
+        options, MultilabelOptions.__required_keys__, MultilabelOptions.__optional_keys__
+    )
+    o: MultilabelOptions = {**FIT_DEFAULTS, **options}
+    n_items, n_workers, n_options = o["n_items"], o["n_workers"], o["n_options"]
+    max_iter, tol, confidence, smoothing = o["max_iter"], o["tol"], o["confidence"], o["smoothing"]
     if max_iter < 1 or not 0.0 < confidence < 1.0 or smoothing < 0 or n_options < 1:
         raise ValueError("need max_iter >= 1, 0 < confidence < 1, smoothing >= 0, n_options >= 1.")
     it = _codes("judgment_items", judgment_items, n_items)
@@ -114,7 +129,7 @@ def multilabel_model(
     n_i = np.bincount(it, minlength=n_items).astype(np.float64)
     n_w = np.bincount(wk, minlength=n_workers).astype(np.int64)
     judged = n_i > 0
-    taught = (n_i >= min_item_judgments)[it].astype(np.float64)[:, None]  # (n, 1)
+    taught = (n_i >= o["min_item_judgments"])[it].astype(np.float64)[:, None]  # (n, 1)
     m_w = np.bincount(wk, taught[:, 0], n_workers)
 
     q = np.asarray(to_item @ y) / np.maximum(n_i, 1.0)[:, None]
@@ -168,8 +183,7 @@ def multilabel_model(
         sensitivity=sens,
         specificity=spec,
         prior=prior,
-        chance=chance,
-        floor=accuracy_floor(chance, floor_margin),
+        **chance_floor(chance, o["floor_margin"]),
         iterations=iterations,
         converged=converged,
     )

@@ -42,9 +42,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics.labels.label_model import LabelOptions, label_inputs, worker_accuracy
-
-EPS = 1e-10
+from monitor.metrics.labels.label_model import EPS, LabelOptions, label_inputs, worker_accuracy
 
 
 @dataclass(frozen=True, eq=False)
