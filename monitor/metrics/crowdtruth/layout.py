@@ -305,13 +305,18 @@ def _small_indices(m: sp.csr_array) -> sp.csr_array:
 
 @dataclass(frozen=True)
 class Step:
-    # one iteration's scores; agreement/poisson.Update, alike in shape, is a change of features
+    """One iteration's scores (WQS is WUA x WWA); agreement/poisson.Update, alike in shape, is
+    a change of features."""
+
     uqs: NDArray[np.float64]
     wwa: NDArray[np.float64]
     wua: NDArray[np.float64]
-    wqs: NDArray[np.float64]
     aqs: NDArray[np.float64]
     sums: NDArray[np.float64]  # (W, 4): numerator and denominator of WWA, then of WUA
+
+    @property
+    def wqs(self) -> NDArray[np.float64]:
+        return self.wua * self.wwa
 
 
 def _with_data(m: sp.csr_array, data: NDArray[np.float64]) -> sp.csr_array:
@@ -416,7 +421,7 @@ def jacobi_step(L: Layout, uqs: NDArray, wqs: NDArray, aqs: NDArray, weighted_wu
     wwa, wua = ratios(sums)
 
     new_aqs = aqs if L.aqs_ops is None else _aqs(L.aqs_ops, uqs, wqs, L.n_ann)
-    return Step(uqs=new_uqs, wwa=wwa, wua=wua, wqs=wua * wwa, aqs=new_aqs, sums=sums)
+    return Step(uqs=new_uqs, wwa=wwa, wua=wua, aqs=new_aqs, sums=sums)
 
 
 def ratios(sums: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

@@ -346,7 +346,7 @@ def crowdtruth_local(
             break
     wwa, wua = ratios(sums)
     return _result(
-        Step(uqs, wwa, wua, wwa * wua, aqs, sums),
+        Step(uqs, wwa, wua, aqs, sums),
         _undefined_step(n_u, n_w, n_ann),
         (
             unit_annotation_scores(layout, wqs) if layout.pw.size else sp.csr_array((n_u, n_ann)),
@@ -436,7 +436,7 @@ def _empty(
 def _undefined_step(n_u: int, n_w: int, n_ann: int) -> Step:
     """An iteration's scores all undefined (NaN), with no worker sums."""
     nan_w = np.full(n_w, np.nan)
-    return Step(np.full(n_u, np.nan), nan_w, nan_w, nan_w, np.full(n_ann, np.nan), np.empty((0, 4)))
+    return Step(np.full(n_u, np.nan), nan_w, nan_w, np.full(n_ann, np.nan), np.empty((0, 4)))
 
 
 def _result(
