@@ -91,7 +91,33 @@ EPS = 1e-10
 
 
 @dataclass(frozen=True, eq=False)
-class LabelModel:
+class LabelFit:
+    """What every label model's result holds (Dawid-Skene, one-coin, multilabel): each
+    worker's accuracy, its interval and judgments (:class:`MeasuredAccuracy`), the campaign's
+    chance and the flags' floor above it (:class:`ChanceFloor`), and how EM ended."""
+
+    accuracy: NDArray[np.float64] = field(repr=False)  # (W,)
+    low: NDArray[np.float64] = field(repr=False)
+    high: NDArray[np.float64] = field(repr=False)
+    n: NDArray[np.int64] = field(repr=False)
+    chance: float
+    floor: float
+    iterations: int
+    converged: bool
+
+
+@dataclass(frozen=True, eq=False)
+class SingleLabelFit(LabelFit):
+    """A single-label model's result (:class:`LabelFit`) with each worker's own chance and
+    floor (:class:`WorkerAccuracy`) and the log-likelihood."""
+
+    worker_chance: NDArray[np.float64] = field(repr=False)  # (W,)
+    worker_floor: NDArray[np.float64] = field(repr=False)  # (W,)
+    log_likelihood: float
+
+
+@dataclass(frozen=True, eq=False)
+class LabelModel(SingleLabelFit):
     """Dawid & Skene (1979) EM with full confusion matrices; one-coin fallback for workers
     with few judgments; gold items clamp their truth."""
 
@@ -99,18 +125,7 @@ class LabelModel:
     labels: NDArray[np.int64] = field(repr=False)  # (N,) -1 unjudged (gold: the gold class)
     confusion: NDArray[np.float64] = field(repr=False)  # (W, K, K) [truth k, answer l]
     prior: NDArray[np.float64] = field(repr=False)  # (K,)
-    accuracy: NDArray[np.float64] = field(repr=False)  # (W,)
-    low: NDArray[np.float64] = field(repr=False)
-    high: NDArray[np.float64] = field(repr=False)
-    n: NDArray[np.int64] = field(repr=False)
     one_coin: NDArray[np.bool_] = field(repr=False)
-    chance: float
-    floor: float
-    worker_chance: NDArray[np.float64] = field(repr=False)  # (W,)
-    worker_floor: NDArray[np.float64] = field(repr=False)  # (W,)
-    iterations: int
-    converged: bool
-    log_likelihood: float
 
 
 class _LabelSizes(TypedDict):

@@ -51,27 +51,21 @@ from monitor.metrics.labels.label_model import (
     EPS,
     FIT_DEFAULTS,
     FitSettings,
+    LabelFit,
     chance_floor,
     measured_accuracy,
 )
 
 
 @dataclass(frozen=True, eq=False)
-class MultilabelModel:
-    """One binary Dawid-Skene per option (present / absent)."""
+class MultilabelModel(LabelFit):
+    """One binary Dawid-Skene per option (present / absent); ``accuracy`` (W,) the mean
+    balanced accuracy."""
 
     posterior: NDArray[np.float64] = field(repr=False)  # (N, A)
-    accuracy: NDArray[np.float64] = field(repr=False)  # (W,) mean balanced accuracy
-    low: NDArray[np.float64] = field(repr=False)
-    high: NDArray[np.float64] = field(repr=False)
-    n: NDArray[np.int64] = field(repr=False)
     sensitivity: NDArray[np.float64] = field(repr=False)  # (W, A)
     specificity: NDArray[np.float64] = field(repr=False)  # (W, A)
     prior: NDArray[np.float64] = field(repr=False)  # (A,)
-    chance: float
-    floor: float
-    iterations: int
-    converged: bool
 
 
 def _codes(name: str, x: ArrayLike, upper: int) -> NDArray[np.int64]:

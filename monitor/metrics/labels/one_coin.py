@@ -42,11 +42,17 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics.labels.label_model import EPS, LabelOptions, label_inputs, worker_accuracy
+from monitor.metrics.labels.label_model import (
+    EPS,
+    LabelOptions,
+    SingleLabelFit,
+    label_inputs,
+    worker_accuracy,
+)
 
 
 @dataclass(frozen=True, eq=False)
-class OneCoinModel:
+class OneCoinModel(SingleLabelFit):
     """The one-coin model's estimates; ``posterior`` holds each item's answered (and gold)
     classes only: every other class ``k`` has ``prior[k] * rest[i]``."""
 
@@ -55,17 +61,6 @@ class OneCoinModel:
     labels: NDArray[np.int64] = field(repr=False)  # (N,) -1 unjudged (gold: the gold class)
     label_posterior: NDArray[np.float64] = field(repr=False)  # (N,) posterior of the label
     prior: NDArray[np.float64] = field(repr=False)  # (K,)
-    accuracy: NDArray[np.float64] = field(repr=False)  # (W,)
-    low: NDArray[np.float64] = field(repr=False)
-    high: NDArray[np.float64] = field(repr=False)
-    n: NDArray[np.int64] = field(repr=False)
-    chance: float
-    floor: float
-    worker_chance: NDArray[np.float64] = field(repr=False)
-    worker_floor: NDArray[np.float64] = field(repr=False)
-    iterations: int
-    converged: bool
-    log_likelihood: float
 
 
 class _Cells:
