@@ -73,9 +73,9 @@ class BootstrapCI:
 
 
 class BootstrapOptions(TypedDict, total=False):
-    """The keyword arguments every bootstrap here (``bootstrap_*``) takes: ``n_boot`` replicates (1000), the
-    interval's ``confidence`` (0.95) and the ``seed`` of the draws (0; or a
-    ``numpy.random.Generator``)."""
+    """The keyword arguments every bootstrap here (``bootstrap_*``) takes: ``n_boot``
+    replicates (1000), the interval's ``confidence`` (0.95) and the ``seed`` of the draws (0;
+    or a ``numpy.random.Generator``)."""
 
     n_boot: int
     confidence: float
