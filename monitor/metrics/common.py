@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -63,6 +64,19 @@ def bounded_codes(name: str, x: ArrayLike, upper: int) -> NDArray[np.int64]:
     if a.size and (a.min() < 0 or a.max() >= upper):
         raise ValueError(f"{name} must lie in 0..{upper - 1}, got {a.min()}..{a.max()}.")
     return a
+
+
+def check_keywords(
+    options: Mapping[str, object], required: Collection[str], optional: Collection[str]
+) -> None:
+    """Raise TypeError, as a call would, when ``options`` (the ``**options`` of a function typed
+    by a TypedDict) lacks a ``required`` name or holds one neither required nor ``optional``."""
+    missing = sorted(set(required) - options.keys())
+    unknown = sorted(options.keys() - set(required) - set(optional))
+    if missing:
+        raise TypeError(f"missing keyword arguments: {', '.join(missing)}.")
+    if unknown:
+        raise TypeError(f"unexpected keyword arguments: {', '.join(unknown)}.")
 
 
 def check_same_length(**arrays: NDArray) -> int:

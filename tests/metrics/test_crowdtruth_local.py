@@ -161,26 +161,27 @@ def test_the_local_result_is_the_plain_expressions(closed: bool) -> None:
                            n_workers=12, n_units=60, closed=closed)  # fmt: skip
     nan_w = np.full(12, np.nan)
     np.testing.assert_array_equal(res.wqs, np.where(res.worker_kept, res.wwa * res.wua, np.nan))
-    for f in ("wqs_initial", "wwa_initial", "wua_initial"):
-        np.testing.assert_array_equal(getattr(res, f), nan_w)
-    np.testing.assert_array_equal(res.uqs_initial, np.full(60, np.nan))
-    assert res.uas_initial.shape == (60, 4)
-    assert res.uas_initial.nnz == 0
+    for f in ("wqs", "wwa", "wua"):
+        np.testing.assert_array_equal(getattr(res.initial, f), nan_w)
+    np.testing.assert_array_equal(res.initial.uqs, np.full(60, np.nan))
+    assert res.initial.uas.shape == (60, 4)
+    assert res.initial.uas.nnz == 0
     if closed:
         assert res.aqs is not None
-        assert res.aqs_initial is not None
+        assert res.initial.aqs is not None
         np.testing.assert_array_equal(res.aqs, prev.aqs)
-        np.testing.assert_array_equal(res.aqs_initial, np.full(4, np.nan))
+        np.testing.assert_array_equal(res.initial.aqs, np.full(4, np.nan))
     else:
         assert res.aqs is None
-        assert res.aqs_initial is None
+        assert res.initial.aqs is None
     assert res.converged == (res.max_change < 1e-3)
 
 
 def test_a_campaign_without_a_shared_unit_is_undefined() -> None:
     res = crowdtruth([0, 1], [0, 1], label_counts([0, 1], 2), n_workers=2, n_units=2, tol=0.0)
-    for f in ("uqs", "wqs", "wwa", "wua", "uqs_initial", "wqs_initial", "wwa_initial"):
-        np.testing.assert_array_equal(getattr(res, f), np.full(2, np.nan))
+    for scores in (res, res.initial):
+        for f in ("uqs", "wqs", "wwa", "wua"):
+            np.testing.assert_array_equal(getattr(scores, f), np.full(2, np.nan))
     assert res.aqs is not None
     assert np.isnan(res.aqs).all()
     assert res.converged

@@ -162,10 +162,10 @@ def test_matches_literal_package_iteration(campaign, closed):
         return
     assert r.iterations == len(history)
     for got_final, got_first, k in (
-        (r.uqs, r.uqs_initial, 0),
-        (r.wqs, r.wqs_initial, 1),
-        (r.wwa, r.wwa_initial, 2),
-        (r.wua, r.wua_initial, 3),
+        (r.uqs, r.initial.uqs, 0),
+        (r.wqs, r.initial.wqs, 1),
+        (r.wwa, r.initial.wwa, 2),
+        (r.wua, r.initial.wua, 3),
     ):
         for key, value in history[-1][k].items():
             assert abs(got_final[key] - value) < 1e-9
@@ -173,7 +173,7 @@ def test_matches_literal_package_iteration(campaign, closed):
             assert abs(got_first[key] - value) < 1e-9
     if closed:
         np.testing.assert_allclose(r.aqs, history[-1][4], atol=1e-9)
-        np.testing.assert_allclose(r.aqs_initial, history[0][4], atol=1e-9)
+        np.testing.assert_allclose(r.initial.aqs, history[0][4], atol=1e-9)
     dense = r.uas.toarray()
     for (u, a), value in uas.items():
         assert abs(dense[u, a] - value) < 1e-9

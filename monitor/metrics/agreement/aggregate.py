@@ -26,14 +26,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypedDict, Unpack
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
 from monitor.metrics.agreement.krippendorff import ValueCounts, as_codes, check_domain
-from monitor.metrics.common import check_same_length, squarem_jump
+from monitor.metrics.common import check_keywords, check_same_length, squarem_jump
 
 Kind = Literal["label", "rating"]
 
@@ -57,15 +57,37 @@ class WorkerAgreement:
         return None if np.isnan(v) else v
 
 
+class _KindOption(TypedDict):
+    kind: Kind
+
+
+class JudgmentOptions(_KindOption, total=False):
+    """The keyword arguments :func:`worker_vs_aggregate` and :func:`codetermination` share:
+    ``kind`` (required), ``"label"`` or ``"rating"``; ``n_values``, the number of codes;
+    ``value_domain`` (shape (V,)), the number behind each code for ratings (default: the codes
+    themselves); ``n_workers``, one more than the largest worker code (default: from the
+    data)."""
+
+    n_values: int | None
+    value_domain: ArrayLike | None
+    n_workers: int | None
+
+
 def _inputs(
     items: ArrayLike,
     workers: ArrayLike,
     codes: ArrayLike,
-    n_values: int | None,
-    value_domain: ArrayLike | None,
-    n_workers: int | None,
+    options: JudgmentOptions,
     n_items: int | None,
 ) -> tuple[NDArray, NDArray, NDArray, NDArray, int, int]:
+    """The judgments as checked codes (TypeError on a missing or unknown option, ValueError on
+    a bad kind or code), the value domain and the numbers of workers and items."""
+    check_keywords(options, JudgmentOptions.__required_keys__, JudgmentOptions.__optional_keys__)
+    kind = options["kind"]
+    if kind not in ("label", "rating"):
+        raise ValueError(f"kind must be 'label' or 'rating', got {kind!r}.")
+    n_values, value_domain = options.get("n_values"), options.get("value_domain")
+    n_workers = options.get("n_workers")
     domain = check_domain(value_domain) if value_domain is not None else None
     c = as_codes("codes", codes, domain.size if domain is not None else n_values)
     if domain is None:
@@ -108,29 +130,26 @@ def _majority_credit(vc: ValueCounts, items: NDArray, codes: NDArray) -> NDArray
     return credit
 
 
+class AggregateOptions(JudgmentOptions, total=False):
+    """The keyword arguments of :func:`worker_vs_aggregate`: :class:`JudgmentOptions`, and
+    ``value_counts``, the items' value counts of these judgments, when the caller has them."""
+
+    value_counts: ValueCounts | None
+
+
 def worker_vs_aggregate(
-    items: ArrayLike,
-    workers: ArrayLike,
-    codes: ArrayLike,
-    *,
-    kind: Kind,
-    n_values: int | None = None,
-    value_domain: ArrayLike | None = None,
-    n_workers: int | None = None,
-    value_counts: ValueCounts | None = None,
+    items: ArrayLike, workers: ArrayLike, codes: ArrayLike, **options: Unpack[AggregateOptions]
 ) -> WorkerAgreement:
     """Each worker against the aggregate of the other workers on the same items.
 
-    ``items``, ``workers``, ``codes`` : int arrays, shape (n,); ``value_domain`` (shape (V,))
-    gives the number behind each code for ratings. Labels: share of the worker's judgments that
-    match the others' majority. Ratings: Pearson correlation with the others' mean.
-    ``value_counts``: the items' value counts of these judgments, when the caller has them.
+    ``items``, ``workers``, ``codes`` : int arrays, shape (n,); ``options``:
+    :class:`AggregateOptions` (``kind``, required, the codes' ranges, the value counts).
+    Labels: share of the worker's judgments that match the others' majority. Ratings: Pearson
+    correlation with the others' mean.
     """
-    if kind not in ("label", "rating"):
-        raise ValueError(f"kind must be 'label' or 'rating', got {kind!r}.")
-    i, w, c, domain, n_w, n_i = _inputs(
-        items, workers, codes, n_values, value_domain, n_workers, None
-    )
+    value_counts = options.pop("value_counts", None)
+    i, w, c, domain, n_w, n_i = _inputs(items, workers, codes, options, None)
+    kind = options["kind"]
     vc = value_counts
     if vc is None or vc.n_judgments != i.size or not np.array_equal(vc.value_domain, domain):
         vc = ValueCounts.from_judgments(i, c, n_items=n_i, value_domain=domain)
@@ -200,17 +219,13 @@ class Codetermination:
 def codetermination(
     items: ArrayLike,
     workers: ArrayLike,
-    # worker_vs_aggregate's inputs: both public, each lists its options for help() and the docs
     codes: ArrayLike,
     *,
-    kind: Kind,
-    n_values: int | None = None,
-    value_domain: ArrayLike | None = None,
-    n_workers: int | None = None,
     n_items: int | None = None,
     initial_weights: ArrayLike | None = None,
     max_iter: int = 500,
     tol: float = 1e-6,
+    **options: Unpack[JudgmentOptions],
 ) -> Codetermination:
     """Iterative co-determination of item truths and worker weights (lecture 23, Li et al.).
 
@@ -226,17 +241,16 @@ def codetermination(
 
     The map can have several fixed points: ``initial_weights`` (shape (W,), default all 1)
     chooses the start, and two starts can end at different fixed points. The pipeline always
-    starts from equal weights so that an incremental run equals a full one.
+    starts from equal weights so that an incremental run equals a full one. ``options``:
+    :class:`JudgmentOptions` (``kind``, required, and the codes' ranges, as for
+    :func:`worker_vs_aggregate`); ``n_items``: one more than the largest item code.
     """
-    if kind not in ("label", "rating"):
-        raise ValueError(f"kind must be 'label' or 'rating', got {kind!r}.")
+    i, w, c, domain, n_w, n_i = _inputs(items, workers, codes, options, n_items)
+    kind = options["kind"]
     if not isinstance(max_iter, int | np.integer) or max_iter < 1:
         raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}.")
     if not tol > 0:
         raise ValueError(f"tol must be positive, got {tol!r}.")
-    i, w, c, domain, n_w, n_i = _inputs(
-        items, workers, codes, n_values, value_domain, n_workers, n_items
-    )
     if initial_weights is None:
         q = np.ones(n_w)
     else:

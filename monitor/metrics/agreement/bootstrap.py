@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple, TypedDict, Unpack
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -43,10 +44,11 @@ from monitor.metrics.agreement.sets import (
     item_observed_sets,
     set_alpha,
 )
-from monitor.metrics.common import Interval, check_same_length
+from monitor.metrics.common import Interval, check_keywords, check_same_length
 
 __all__ = [
     "BootstrapCI",
+    "BootstrapOptions",
     "bootstrap_alpha",
     "bootstrap_fleiss",
     "bootstrap_kappa",
@@ -70,6 +72,16 @@ class BootstrapCI:
     reason: str | None = None
 
 
+class BootstrapOptions(TypedDict, total=False):
+    """The keyword arguments every bootstrap here (``bootstrap_*``) takes: ``n_boot``
+    replicates (1000), the interval's ``confidence`` (0.95) and the ``seed`` of the draws (0;
+    or a ``numpy.random.Generator``)."""
+
+    n_boot: int
+    confidence: float
+    seed: int | np.random.Generator
+
+
 def _rng(seed: int | np.random.Generator) -> np.random.Generator:
     if isinstance(seed, np.random.Generator):
         return seed
@@ -78,11 +90,40 @@ def _rng(seed: int | np.random.Generator) -> np.random.Generator:
     raise ValueError(f"seed must be an int or a numpy.random.Generator, got {seed!r}.")
 
 
-def _check(n_boot: int, confidence: float) -> None:
-    if not isinstance(n_boot, int | np.integer) or n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}.")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}.")
+class _Bootstrap(NamedTuple):
+    """One bootstrap's settings, checked, and its random draws."""
+
+    n_boot: int
+    confidence: float
+    rng: np.random.Generator
+
+    @classmethod
+    def of(cls, options: BootstrapOptions) -> _Bootstrap:
+        """The settings of ``options`` (TypeError on an unknown one, ValueError on one out of
+        range), the defaults filled in."""
+        check_keywords(options, (), BootstrapOptions.__optional_keys__)
+        n_boot, confidence = options.get("n_boot", 1000), options.get("confidence", 0.95)
+        if not isinstance(n_boot, int | np.integer) or n_boot < 1:
+            raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}.")
+        if not 0.0 < confidence < 1.0:
+            raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}.")
+        return cls(n_boot, confidence, _rng(options.get("seed", 0)))
+
+    def undefined(self, reason: str | None) -> BootstrapCI:
+        """No estimate, so no interval (``reason``: why)."""
+        return _summarise(None, np.empty(0), self.n_boot, self.confidence, reason)
+
+    def interval(
+        self,
+        estimate: float,
+        k: int,
+        width: int,
+        stat: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    ) -> BootstrapCI:
+        """The ``estimate`` with the percentile interval of ``stat`` over the replicates of
+        ``k`` items (:func:`_replicates`)."""
+        reps = _replicates(self.rng, k, self.n_boot, width, stat)
+        return _summarise(estimate, reps, self.n_boot, self.confidence, None)
 
 
 def _replicates(
@@ -131,10 +172,7 @@ def _summarise(
 def bootstrap_alpha(
     vc: ValueCounts,
     level: Level = "nominal",
-    *,
-    n_boot: int = 1000,
-    confidence: float = 0.95,
-    seed: int | np.random.Generator = 0,
+    **options: Unpack[BootstrapOptions],
 ) -> BootstrapCI:
     """Percentile bootstrap interval of Krippendorff's alpha, resampling pairable items.
 
@@ -142,11 +180,10 @@ def bootstrap_alpha(
     from the replicate's marginals (interval: from w @ sums and w @ sums of squares, so it stays
     O(items) for continuous data). Shapes: w (B, K) over the K pairable items.
     """
-    _check(n_boot, confidence)
-    rng = _rng(seed)
+    boot = _Bootstrap.of(options)
     est = krippendorff_alpha(vc, level)
     if est.alpha is None:
-        return _summarise(None, np.empty(0), n_boot, confidence, est.reason)
+        return boot.undefined(est.reason)
     keep = np.flatnonzero(vc.n >= 2)
     sub = ValueCounts(
         vc.counts[keep], vc.value_domain, vc.n[keep], vc.s1[keep], vc.s2[keep], vc.origin
@@ -194,27 +231,21 @@ def bootstrap_alpha(
         out[ok] = 1.0 - obs[ok] * (n[ok] - 1.0) / exp[ok]
         return out
 
-    reps = _replicates(rng, k, n_boot, v if level != "interval" else 1, stat)
-    return _summarise(est.alpha, reps, n_boot, confidence, None)
+    return boot.interval(est.alpha, k, v if level != "interval" else 1, stat)
 
 
 def bootstrap_set_alpha(
-    # bootstrap_alpha's options: both public, each lists them for help() and the docs
     sc: SetCounts,
     distance: SetDistance = "masi",
-    *,
-    n_boot: int = 1000,
-    confidence: float = 0.95,
-    seed: int | np.random.Generator = 0,
+    **options: Unpack[BootstrapOptions],
 ) -> BootstrapCI:
     """Percentile bootstrap interval of alpha over sets (:func:`set_alpha`), resampling the
     pairable items: per replicate, ``n = w @ m``, the observed total ``w @ (per-item observed)``
     and the expected total from the replicate's marginals ``w @ counts`` (shape (B, S))."""
-    _check(n_boot, confidence)
-    rng = _rng(seed)
+    boot = _Bootstrap.of(options)
     est = set_alpha(sc, distance)
     if est.alpha is None:
-        return _summarise(None, np.empty(0), n_boot, confidence, est.reason)
+        return boot.undefined(est.reason)
     sub = sc.take(np.flatnonzero(sc.n >= 2))
     m = sub.n.astype(np.float64)
     g = item_observed_sets(sub, distance)
@@ -230,8 +261,7 @@ def bootstrap_set_alpha(
         out[ok] = 1.0 - (mult @ g)[ok] * (n[ok] - 1.0) / exp[ok]
         return out
 
-    reps = _replicates(rng, sub.n_items, n_boot, sub.n_sets, stat)
-    return _summarise(est.alpha, reps, n_boot, confidence, None)
+    return boot.interval(est.alpha, sub.n_items, sub.n_sets, stat)
 
 
 def bootstrap_kappa(
@@ -241,18 +271,15 @@ def bootstrap_kappa(
     *,
     weights: Weights = None,
     pooled: bool = False,
-    n_boot: int = 1000,
-    confidence: float = 0.95,
-    seed: int | np.random.Generator = 0,
+    **options: Unpack[BootstrapOptions],
 ) -> BootstrapCI:
     """Percentile bootstrap interval of Cohen's kappa (``pooled=False``) or Scott's pi
     (``pooled=True``) for two workers' codes ``a``, ``b`` (shape (n,)), resampling items."""
-    _check(n_boot, confidence)
+    boot = _Bootstrap.of(options)
     check_weights(weights)
-    rng = _rng(seed)
     est = (scott_pi if pooled else cohen_kappa)(a, b, n_values, weights)
     if est.kappa is None:
-        return _summarise(None, np.empty(0), n_boot, confidence, est.reason)
+        return boot.undefined(est.reason)
     a = as_codes("a", a, n_values)
     b = as_codes("b", b, n_values)
     n = check_same_length(a=a, b=b)
@@ -273,23 +300,18 @@ def bootstrap_kappa(
         out[ok] = 1.0 - obs[ok] / exp[ok]
         return out
 
-    reps = _replicates(rng, n, n_boot, n_values, stat)
-    return _summarise(est.kappa, reps, n_boot, confidence, None)
+    return boot.interval(est.kappa, n, n_values, stat)
 
 
 def bootstrap_fleiss(
     vc: ValueCounts,
-    *,
-    n_boot: int = 1000,
-    confidence: float = 0.95,
-    seed: int | np.random.Generator = 0,
+    **options: Unpack[BootstrapOptions],
 ) -> BootstrapCI:
     """Percentile bootstrap interval of Fleiss' kappa, resampling the judged items."""
-    _check(n_boot, confidence)
-    rng = _rng(seed)
+    boot = _Bootstrap.of(options)
     est = fleiss_kappa(vc)
     if est.kappa is None or est.raters_per_item is None:
-        return _summarise(None, np.empty(0), n_boot, confidence, est.reason)
+        return boot.undefined(est.reason)
     keep = np.flatnonzero(vc.n > 0)
     cm = vc.counts[keep].astype(np.float64)
     m = float(est.raters_per_item)
@@ -306,5 +328,4 @@ def bootstrap_fleiss(
         out[ok] = (p_bar[ok] - p_e[ok]) / (1.0 - p_e[ok])
         return out
 
-    reps = _replicates(rng, k, n_boot, vc.n_values, stat)
-    return _summarise(est.kappa, reps, n_boot, confidence, None)
+    return boot.interval(est.kappa, k, vc.n_values, stat)

@@ -4,7 +4,7 @@ the metrics over them, every step a sparse product over the judgment x annotatio
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -245,9 +245,6 @@ def build_layout(
     covers_unit = entries_per_pair == cells_per_unit[pu]
     del entries_per_pair, cells_per_unit
 
-    aqs_ops = None
-    if closed:
-        aqs_ops = _aqs_operators(pw, pu, ep, ea, x, n_workers, n_units, n_ann)
     del cell_keys
     if small:  # kept for every iteration: 32-bit positions (one array at a time)
         pw, pu, ec = pw.astype(np.int32), pu.astype(np.int32), ec.astype(np.int32)
@@ -272,34 +269,26 @@ def build_layout(
         unit_cell_sum=_Sum(cell_unit, n_units),
         worker_sum=_Sum(pw, n_workers),
         covers_unit=covers_unit,
-        aqs_ops=aqs_ops,
+        aqs_ops=None,
     )
+    if closed:
+        layout = replace(layout, aqs_ops=_aqs_operators(layout))
     return layout, unit_kept, worker_kept, judgment_kept
 
 
-def _aqs_operators(
-    # the Layout's arrays of these names; the lists alike in shape in behaviour.py, ratings/ and
-    # preferences/planning.py carry other data
-    pw: NDArray[np.int64],
-    pu: NDArray[np.int64],
-    ep: NDArray[np.int64],
-    ea: NDArray[np.int64],
-    x: NDArray[np.float64],
-    n_workers: int,
-    n_units: int,
-    n_ann: int,
-) -> _AqsOperators:
-    shape = (n_workers, n_units)
-    order = np.argsort(ea, kind="stable")
-    bounds = np.searchsorted(ea[order], np.arange(n_ann + 1))
+def _aqs_operators(L: Layout) -> _AqsOperators:
+    """The AQS operators of a closed task, from the layout's pairs and entries."""
+    shape = (L.n_workers, L.n_units)
+    order = np.argsort(L.ea, kind="stable")
+    bounds = np.searchsorted(L.ea[order], np.arange(L.n_ann + 1))
     blocks = []
-    for a in range(n_ann):
+    for a in range(L.n_ann):
         e = order[bounds[a] : bounds[a + 1]]
-        block = sp.csr_array((x[e], (pw[ep[e]], pu[ep[e]])), shape=shape)
+        block = sp.csr_array((L.x[e], (L.pw[L.ep[e]], L.pu[L.ep[e]])), shape=shape)
         block.sum_duplicates()
         blocks.append(_small_indices(block))
     # J's values are never read (_aqs puts the units' UQS in their place): one byte each
-    j = sp.csr_array((np.ones(pw.shape[0], dtype=np.int8), (pw, pu)), shape=shape)
+    j = sp.csr_array((np.ones(L.pw.shape[0], dtype=np.int8), (L.pw, L.pu)), shape=shape)
     return _AqsOperators(x=blocks, j=_small_indices(j))
 
 
@@ -316,13 +305,18 @@ def _small_indices(m: sp.csr_array) -> sp.csr_array:
 
 @dataclass(frozen=True)
 class Step:
-    # one iteration's scores; agreement/poisson.Update, alike in shape, is a change of features
+    """One iteration's scores (WQS is WUA x WWA); agreement/poisson.Update, alike in shape, is
+    a change of features."""
+
     uqs: NDArray[np.float64]
     wwa: NDArray[np.float64]
     wua: NDArray[np.float64]
-    wqs: NDArray[np.float64]
     aqs: NDArray[np.float64]
     sums: NDArray[np.float64]  # (W, 4): numerator and denominator of WWA, then of WUA
+
+    @property
+    def wqs(self) -> NDArray[np.float64]:
+        return self.wua * self.wwa
 
 
 def _with_data(m: sp.csr_array, data: NDArray[np.float64]) -> sp.csr_array:
@@ -427,7 +421,7 @@ def jacobi_step(L: Layout, uqs: NDArray, wqs: NDArray, aqs: NDArray, weighted_wu
     wwa, wua = ratios(sums)
 
     new_aqs = aqs if L.aqs_ops is None else _aqs(L.aqs_ops, uqs, wqs, L.n_ann)
-    return Step(uqs=new_uqs, wwa=wwa, wua=wua, wqs=wua * wwa, aqs=new_aqs, sums=sums)
+    return Step(uqs=new_uqs, wwa=wwa, wua=wua, aqs=new_aqs, sums=sums)
 
 
 def ratios(sums: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

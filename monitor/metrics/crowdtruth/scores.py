@@ -40,7 +40,7 @@ block-diagonal (annotation x worker) by (annotation x unit) matrices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Literal
 
 import numpy as np
@@ -62,6 +62,7 @@ from monitor.metrics.crowdtruth.layout import (
 )
 
 __all__ = [
+    "CrowdTruthIteration",
     "CrowdTruthResult",
     "CrowdTruthScores",
     "crowdtruth",
@@ -88,19 +89,34 @@ class CrowdTruthScores:
 
 
 @dataclass(frozen=True)
-class CrowdTruthResult:
-    """CrowdTruth 2.0 scores, indexed by worker, unit and annotation code.
+class CrowdTruthIteration:
+    """One iteration's CrowdTruth 2.0 scores, indexed by worker, unit and annotation code.
+
+    uqs : shape (U,)
+    uas : csr_array, shape (U, A); stored entries are the annotations seen in the unit
+        (``.toarray()`` gives zeros elsewhere)
+    wqs, wwa, wua : shape (W,)
+    aqs : shape (A,), None for open tasks
+    """
+
+    uqs: NDArray[np.float64]
+    uas: sp.csr_array
+    wqs: NDArray[np.float64]
+    wwa: NDArray[np.float64]
+    wua: NDArray[np.float64]
+    aqs: NDArray[np.float64] | None
+
+
+@dataclass(frozen=True)
+class CrowdTruthResult(CrowdTruthIteration):
+    """CrowdTruth 2.0 scores, indexed by worker, unit and annotation code: the last
+    iteration's (the fields of :class:`CrowdTruthIteration`) and the run's.
 
     Units dropped (fewer than two distinct workers, or not in the data) have NaN scores and
     ``unit_kept`` False; workers without a kept unit have NaN and ``worker_kept`` False.
-    ``uas`` rows of dropped units are empty. The ``*_initial`` fields are the first iteration
-    of a cold start (all scores 1), whatever the warm start.
+    ``uas`` rows of dropped units are empty.
 
-    uqs, uqs_initial : shape (U,)
-    uas, uas_initial : csr_array, shape (U, A); stored entries are the annotations seen in
-        the unit (``.toarray()`` gives zeros elsewhere)
-    wqs, wwa, wua and their ``*_initial`` : shape (W,)
-    aqs, aqs_initial : shape (A,), None for open tasks
+    initial : the first iteration of a cold start (all scores 1), whatever the warm start
     unit_kept : shape (U,) bool; worker_kept : shape (W,) bool
     judgment_kept : shape (n,) bool, the judgments that entered the computation
     iterations : number of iterations run; converged : whether the largest change of the
@@ -110,19 +126,7 @@ class CrowdTruthResult:
         :func:`crowdtruth_local` needs to update the scores after new judgments.
     """
 
-    uqs: NDArray[np.float64]
-    uas: sp.csr_array
-    wqs: NDArray[np.float64]
-    wwa: NDArray[np.float64]
-    wua: NDArray[np.float64]
-    aqs: NDArray[np.float64] | None
-    uqs_initial: NDArray[np.float64]
-    # the first iteration's scores (from all ones), field for field the final ones above
-    uas_initial: sp.csr_array
-    wqs_initial: NDArray[np.float64]
-    wwa_initial: NDArray[np.float64]
-    wua_initial: NDArray[np.float64]
-    aqs_initial: NDArray[np.float64] | None
+    initial: CrowdTruthIteration
     unit_kept: NDArray[np.bool_]
     worker_kept: NDArray[np.bool_]
     judgment_kept: NDArray[np.bool_]
@@ -169,8 +173,8 @@ def crowdtruth(
         entries start at 1. A cold start (None) matches the package exactly.
     variant : "package" (CrowdTruth-core 2.1) or "paper" (binary vectors, WUA against the
         unweighted sum of the other workers); see the module docstring.
-    initial : compute the ``*_initial`` fields (the first iteration from all ones). With a
-        warm start that is one extra sweep; False leaves them NaN (``uas_initial`` empty).
+    initial : compute the ``initial`` scores (the first iteration from all ones). With a
+        warm start that is one extra sweep; False leaves them NaN (``initial.uas`` empty).
     """
     w = check_codes(workers, "workers")
     u = check_codes(units, "units")
@@ -195,7 +199,7 @@ def crowdtruth(
     ones_u, ones_w, ones_a = np.ones(n_u), np.ones(n_w), np.ones(n_ann)
 
     if not judgment_kept.any():
-        return _empty(n_u, n_w, n_ann, closed, variant, unit_kept, worker_kept, judgment_kept)
+        return _empty(n_u, n_w, n_ann, (unit_kept, worker_kept, judgment_kept), closed, variant)
 
     first = (
         jacobi_step(layout, ones_u, ones_w, ones_a, weighted)
@@ -233,9 +237,7 @@ def crowdtruth(
         first,
         (unit_annotation_scores(layout, last.wqs), uas_initial),
         (unit_kept, worker_kept, judgment_kept),
-        iterations=iterations,
-        converged=bool(change < tol),
-        max_change=float(change),
+        stop=(iterations, change, tol),
         closed=closed,
         variant=variant,
         worker_sums=last.sums,
@@ -344,16 +346,14 @@ def crowdtruth_local(
             break
     wwa, wua = ratios(sums)
     return _result(
-        Step(uqs, wwa, wua, wwa * wua, aqs, sums),
+        Step(uqs, wwa, wua, aqs, sums),
         _undefined_step(n_u, n_w, n_ann),
         (
             unit_annotation_scores(layout, wqs) if layout.pw.size else sp.csr_array((n_u, n_ann)),
             sp.csr_array((n_u, n_ann)),
         ),
         (unit_kept, worker_kept, judgment_kept),
-        iterations=iterations,
-        converged=bool(change < tol),
-        max_change=float(change),
+        stop=(iterations, change, tol),
         closed=closed,
         variant=variant,
         worker_sums=sums,
@@ -413,23 +413,20 @@ def _empty(
     n_u: int,
     n_w: int,
     n_ann: int,
+    kept: tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]],
     closed: bool,
     variant: Variant,
-    unit_kept: NDArray[np.bool_],
-    worker_kept: NDArray[np.bool_],
-    judgment_kept: NDArray[np.bool_],
 ) -> CrowdTruthResult:
-    """No unit has two workers yet: every score undefined, nothing to iterate."""
+    """No unit has two workers yet: every score undefined, nothing to iterate (``kept`` as
+    :func:`_result` takes it)."""
     nan = _undefined_step(n_u, n_w, n_ann)
     uas = sp.csr_array((n_u, n_ann))
     return _result(
         nan,
         nan,
         (uas, uas.copy()),
-        (unit_kept, worker_kept, judgment_kept),
-        iterations=0,
-        converged=True,
-        max_change=0.0,
+        kept,
+        stop=(0, 0.0, np.inf),  # nothing to iterate: converged whatever the tolerance
         closed=closed,
         variant=variant,
         worker_sums=None,
@@ -439,7 +436,7 @@ def _empty(
 def _undefined_step(n_u: int, n_w: int, n_ann: int) -> Step:
     """An iteration's scores all undefined (NaN), with no worker sums."""
     nan_w = np.full(n_w, np.nan)
-    return Step(np.full(n_u, np.nan), nan_w, nan_w, nan_w, np.full(n_ann, np.nan), np.empty((0, 4)))
+    return Step(np.full(n_u, np.nan), nan_w, nan_w, np.full(n_ann, np.nan), np.empty((0, 4)))
 
 
 def _result(
@@ -448,44 +445,50 @@ def _result(
     uas: tuple[sp.csr_array, sp.csr_array],
     kept: tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]],
     *,
-    iterations: int,
-    converged: bool,
-    max_change: float,
+    stop: tuple[int, float, float],
     closed: bool,
     variant: Variant,
     worker_sums: NDArray[np.float64] | None,
 ) -> CrowdTruthResult:
     """The result of the ``last`` and ``first`` iterations' scores (``uas``: their UAS, in that
     order), NaN outside the kept units and workers (``kept``: units, workers, judgments); AQS
-    only for a closed task."""
+    only for a closed task. ``stop``: the iterations run, the last one's largest change and the
+    tolerance it is held to (converged when below)."""
     unit_kept, worker_kept, judgment_kept = kept
-
-    def units_out(v: NDArray) -> NDArray[np.float64]:
-        return np.where(unit_kept, v, np.nan)
-
-    def workers_out(v: NDArray) -> NDArray[np.float64]:
-        return np.where(worker_kept, v, np.nan)
-
+    iterations, change, tol = stop
+    final, initial = (
+        _iteration(step, scores, unit_kept, worker_kept, closed)
+        for step, scores in zip((last, first), uas, strict=True)
+    )
     return CrowdTruthResult(
-        uqs=units_out(last.uqs),
-        uas=uas[0],
-        wqs=workers_out(last.wqs),
-        wwa=workers_out(last.wwa),
-        wua=workers_out(last.wua),
-        aqs=last.aqs.copy() if closed else None,
-        uqs_initial=units_out(first.uqs),
-        uas_initial=uas[1],
-        wqs_initial=workers_out(first.wqs),
-        wwa_initial=workers_out(first.wwa),
-        wua_initial=workers_out(first.wua),
-        aqs_initial=first.aqs.copy() if closed else None,
+        **{f.name: getattr(final, f.name) for f in fields(CrowdTruthIteration)},
+        initial=initial,
         unit_kept=unit_kept,
         worker_kept=worker_kept,
         judgment_kept=judgment_kept,
         iterations=iterations,
-        converged=converged,
-        max_change=max_change,
+        converged=bool(change < tol),
+        max_change=float(change),
         closed=bool(closed),
         variant=variant,
         worker_sums=worker_sums,
+    )
+
+
+def _iteration(
+    step: Step,
+    uas: sp.csr_array,
+    unit_kept: NDArray[np.bool_],
+    worker_kept: NDArray[np.bool_],
+    closed: bool,
+) -> CrowdTruthIteration:
+    """An iteration's scores, NaN outside the kept units and workers; AQS only for a closed
+    task."""
+    return CrowdTruthIteration(
+        uqs=np.where(unit_kept, step.uqs, np.nan),
+        uas=uas,
+        wqs=np.where(worker_kept, step.wqs, np.nan),
+        wwa=np.where(worker_kept, step.wwa, np.nan),
+        wua=np.where(worker_kept, step.wua, np.nan),
+        aqs=step.aqs.copy() if closed else None,
     )

@@ -77,20 +77,47 @@ Choices (documented, the paper leaves them open):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple, TypedDict
+from typing import Literal, NamedTuple, TypedDict, Unpack
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics.common import accuracy_floor, bounded_codes, check_same_length
+from monitor.metrics.common import accuracy_floor, bounded_codes, check_keywords, check_same_length
 from monitor.metrics.labels.gold import wilson_interval
 
 EPS = 1e-10
+"""The label models' floor of probabilities and denominators."""
 
 
 @dataclass(frozen=True, eq=False)
-class LabelModel:
+class LabelFit:
+    """What every label model's result holds (Dawid-Skene, one-coin, multilabel): each
+    worker's accuracy, its interval and judgments (:class:`MeasuredAccuracy`), the campaign's
+    chance and the flags' floor above it (:class:`ChanceFloor`), and how EM ended."""
+
+    accuracy: NDArray[np.float64] = field(repr=False)  # (W,)
+    low: NDArray[np.float64] = field(repr=False)
+    high: NDArray[np.float64] = field(repr=False)
+    n: NDArray[np.int64] = field(repr=False)
+    chance: float
+    floor: float
+    iterations: int
+    converged: bool
+
+
+@dataclass(frozen=True, eq=False)
+class SingleLabelFit(LabelFit):
+    """A single-label model's result (:class:`LabelFit`) with each worker's own chance and
+    floor (:class:`WorkerAccuracy`) and the log-likelihood."""
+
+    worker_chance: NDArray[np.float64] = field(repr=False)  # (W,)
+    worker_floor: NDArray[np.float64] = field(repr=False)  # (W,)
+    log_likelihood: float
+
+
+@dataclass(frozen=True, eq=False)
+class LabelModel(SingleLabelFit):
     """Dawid & Skene (1979) EM with full confusion matrices; one-coin fallback for workers
     with few judgments; gold items clamp their truth."""
 
@@ -98,18 +125,69 @@ class LabelModel:
     labels: NDArray[np.int64] = field(repr=False)  # (N,) -1 unjudged (gold: the gold class)
     confusion: NDArray[np.float64] = field(repr=False)  # (W, K, K) [truth k, answer l]
     prior: NDArray[np.float64] = field(repr=False)  # (K,)
-    accuracy: NDArray[np.float64] = field(repr=False)  # (W,)
-    low: NDArray[np.float64] = field(repr=False)
-    high: NDArray[np.float64] = field(repr=False)
-    n: NDArray[np.int64] = field(repr=False)
     one_coin: NDArray[np.bool_] = field(repr=False)
-    chance: float
-    floor: float
-    worker_chance: NDArray[np.float64] = field(repr=False)  # (W,)
-    worker_floor: NDArray[np.float64] = field(repr=False)  # (W,)
-    iterations: int
-    converged: bool
-    log_likelihood: float
+
+
+class _LabelSizes(TypedDict):
+    """A label model's code ranges: ``items`` in ``0..n_items - 1``, and so on."""
+
+    n_items: int
+    n_workers: int
+    n_classes: int
+
+
+class FitSettings(TypedDict, total=False):
+    """The settings every EM label model here takes (Dawid-Skene, one-coin, multilabel), each
+    optional, their defaults in :data:`FIT_DEFAULTS`: ``max_iter`` (100), ``tol`` (1e-6): when
+    EM stops; ``confidence`` (0.95): of the workers' intervals; ``smoothing`` (1):
+    pseudo-judgments at the pooled rates; ``floor_margin`` (0.2): where the flag floor lies
+    between chance and 1; ``min_item_judgments`` (2): items with fewer judgments (gold aside)
+    enter no worker's counts."""
+
+    max_iter: int
+    tol: float
+    confidence: float
+    smoothing: float
+    floor_margin: float
+    min_item_judgments: int
+
+
+FIT_DEFAULTS: FitSettings = {
+    "max_iter": 100,
+    "tol": 1e-6,
+    "confidence": 0.95,
+    "smoothing": 1.0,
+    "floor_margin": 0.2,
+    "min_item_judgments": 2,
+}
+
+
+class _LabelSettings(FitSettings, total=False):
+    """A single-label model's settings besides the fit's, each optional (defaults in
+    ``_DEFAULTS``)."""
+
+    gold: ArrayLike | None
+    worker_prior: ArrayLike | None
+    prior_weight: float
+
+
+class LabelOptions(_LabelSizes, _LabelSettings):
+    """The keyword arguments :func:`dawid_skene` and the one-coin model
+    (:func:`monitor.metrics.labels.one_coin.one_coin_dawid_skene`) share.
+
+    ``n_items``, ``n_workers``, ``n_classes``: the codes' ranges. ``gold``: (N,) class of gold
+    items, -1 elsewhere. ``worker_prior``: (W,) accuracy from history, NaN where none, worth
+    ``prior_weight`` judgments (10). The rest: :class:`FitSettings` (``smoothing``: Dirichlet
+    pseudo-judgments per confusion row, 0: crowd-kit's estimates).
+    """
+
+
+_DEFAULTS: _LabelSettings = {
+    **FIT_DEFAULTS,
+    "gold": None,
+    "worker_prior": None,
+    "prior_weight": 10.0,
+}
 
 
 class LabelInputs(NamedTuple):
@@ -121,35 +199,33 @@ class LabelInputs(NamedTuple):
     gold: NDArray[np.int64] | None  # (N,) gold class, -1 elsewhere
     history: NDArray[np.float64]  # (W,) accuracy from history, 0 where none
     history_weight: NDArray[np.float64]  # (W,) its pseudo-judgments, 0 where none
+    options: LabelOptions  # every option, the defaults filled in
 
 
 def label_inputs(
-    items: ArrayLike,
-    workers: ArrayLike,
-    labels: ArrayLike,
-    gold: ArrayLike | None,
-    worker_prior: ArrayLike | None,
-    *,
-    n_items: int,
-    n_workers: int,
-    n_classes: int,
-    max_iter: int,
-    confidence: float,
-    smoothing: float,
-    prior_weight: float,
+    items: ArrayLike, workers: ArrayLike, labels: ArrayLike, options: LabelOptions
 ) -> LabelInputs:
-    """The arguments of :func:`dawid_skene` and of the one-coin model checked (ValueError on any
-    out of range), the history ``worker_prior`` spread into an accuracy and a weight per worker."""
-    k = int(n_classes)
+    """The arguments of :func:`dawid_skene` and of the one-coin model checked (TypeError on a
+    missing or unknown option, ValueError on any out of range), the history ``worker_prior``
+    spread into an accuracy and a weight per worker."""
+    check_keywords(options, LabelOptions.__required_keys__, LabelOptions.__optional_keys__)
+    o: LabelOptions = {**_DEFAULTS, **options}
+    n_items, n_workers, k = o["n_items"], o["n_workers"], int(o["n_classes"])
     if k < 1 or n_items < 0 or n_workers < 0:
         raise ValueError("n_classes must be >= 1 and n_items, n_workers >= 0.")
-    if max_iter < 1 or not 0.0 < confidence < 1.0 or smoothing < 0 or prior_weight < 0:
+    if (
+        o["max_iter"] < 1
+        or not 0.0 < o["confidence"] < 1.0
+        or o["smoothing"] < 0
+        or o["prior_weight"] < 0
+    ):
         raise ValueError("need max_iter >= 1, 0 < confidence < 1, smoothing, prior_weight >= 0.")
     it = bounded_codes("items", items, n_items)
     wk = bounded_codes("workers", workers, n_workers)
     lb = bounded_codes("labels", labels, k)
     check_same_length(items=it, workers=wk, labels=lb)
     g = None
+    gold, worker_prior = o["gold"], o["worker_prior"]
     if gold is not None:
         g = np.asarray(gold).reshape(-1).astype(np.int64)
         if g.size != n_items or g.min(initial=-1) < -1 or g.max(initial=-1) >= k:
@@ -162,8 +238,8 @@ def label_inputs(
             raise ValueError(f"worker_prior must have shape ({n_workers},) with values in [0, 1].")
         known = ~np.isnan(wp)
         hist[known] = wp[known]
-        hist_weight[known] = prior_weight
-    return LabelInputs(it, wk, lb, g, hist, hist_weight)
+        hist_weight[known] = o["prior_weight"]
+    return LabelInputs(it, wk, lb, g, hist, hist_weight, o)
 
 
 def worker_interval(
@@ -182,44 +258,68 @@ def worker_interval(
     return low, high
 
 
-class WorkerAccuracy(TypedDict):
-    """The per-worker fields a label model shares: accuracy, its interval, the judgments, the
-    chance levels and the flags' floors above them."""
+class MeasuredAccuracy(TypedDict):
+    """The per-worker fields every label model shares: accuracy, its interval, the judgments."""
 
     accuracy: NDArray[np.float64]
     low: NDArray[np.float64]
     high: NDArray[np.float64]
     n: NDArray[np.int64]
+
+
+def measured_accuracy(
+    accuracy: NDArray[np.float64],
+    n: NDArray[np.int64],
+    trials: NDArray[np.float64] | NDArray[np.int64],
+    confidence: float,
+) -> MeasuredAccuracy:
+    """Each worker's accuracy with its interval (:func:`worker_interval` on ``trials``) and
+    judgments ``n``."""
+    low, high = worker_interval(accuracy, n, trials, confidence)
+    return {"accuracy": accuracy, "low": low, "high": high, "n": n}
+
+
+class ChanceFloor(TypedDict):
+    """A label model's chance level and the flags' floor above it."""
+
     chance: float
     floor: float
+
+
+def chance_floor(chance: float, floor_margin: float) -> ChanceFloor:
+    """``chance`` and the floor ``chance + floor_margin (1 - chance)`` the flags use."""
+    return {"chance": chance, "floor": accuracy_floor(chance, floor_margin)}
+
+
+class WorkerAccuracy(MeasuredAccuracy, ChanceFloor):
+    """The per-worker fields the single-label models share: :class:`MeasuredAccuracy`, the
+    campaign's chance with its floor, and each worker's chance with theirs."""
+
     worker_chance: NDArray[np.float64]
     worker_floor: NDArray[np.float64]
 
 
 def worker_accuracy(
+    ins: LabelInputs,
     accuracy: NDArray[np.float64],
     n: NDArray[np.int64],
-    trials: NDArray[np.float64],
+    counted: NDArray[np.float64] | NDArray[np.int64],
     chance: float,
     worker_chance: NDArray[np.float64],
-    *,
-    confidence: float,
-    floor_margin: float,
 ) -> WorkerAccuracy:
-    """Each worker's accuracy with its interval (:func:`worker_interval` on ``trials``), the
-    campaign's and the worker's chance, and the floors ``chance + floor_margin (1 - chance)``
-    the flags use."""
-    low, high = worker_interval(accuracy, n, trials, confidence)
-    return WorkerAccuracy(
-        accuracy=accuracy,
-        low=low,
-        high=high,
-        n=n,
-        chance=chance,
-        floor=accuracy_floor(chance, floor_margin),
-        worker_chance=worker_chance,
-        worker_floor=accuracy_floor(worker_chance, floor_margin),
-    )
+    """Each worker's ``accuracy`` with its interval (:func:`measured_accuracy`, the trials the
+    ``counted`` judgments and the history pseudo-judgments of ``ins``), the campaign's and the
+    worker's chance, and the floors ``chance + floor_margin (1 - chance)`` the flags use; NaN
+    accuracy and chance for the workers without judgments (``n`` 0)."""
+    o = ins.options
+    accuracy = np.where(n > 0, accuracy, np.nan)
+    worker_chance = np.where(n > 0, worker_chance, np.nan)
+    return {
+        **measured_accuracy(accuracy, n, counted + ins.history_weight, o["confidence"]),
+        **chance_floor(chance, o["floor_margin"]),
+        "worker_chance": worker_chance,
+        "worker_floor": accuracy_floor(worker_chance, o["floor_margin"]),
+    }
 
 
 def _softmax_rows(s: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -274,16 +374,21 @@ def _pooled(counts: NDArray[np.float64]) -> tuple[NDArray, NDArray, float]:
     return pooled, errs, p_pool
 
 
+class _Fixed(NamedTuple):
+    """What every M-step of one fit reads besides the soft counts and the prior."""
+
+    present: NDArray[np.bool_]  # (W, answer) the answers each worker gave
+    one_coin: NDArray[np.bool_]  # (W,) the workers fitted one accuracy
+    smoothing: float
+    hist: NDArray[np.float64]  # (W,) accuracy from history
+    hist_weight: NDArray[np.float64]  # (W,) its pseudo-judgments
+
+
 def _m_step(
-    counts: NDArray[np.float64],
-    present: NDArray[np.bool_],
-    one_coin: NDArray[np.bool_],
-    prior: NDArray[np.float64],
-    smoothing: float,
-    hist: NDArray[np.float64],
-    hist_weight: NDArray[np.float64],
+    counts: NDArray[np.float64], prior: NDArray[np.float64], fixed: _Fixed
 ) -> NDArray[np.float64]:
     """Confusion matrices (W, K, K) from soft counts, with smoothing, one-coin and history."""
+    present, one_coin, smoothing, hist, hist_weight = fixed
     k = counts.shape[1]
     eye = np.eye(k)
     pooled, errs, p_pool = _pooled(counts)
@@ -347,42 +452,28 @@ def dawid_skene(
     workers: ArrayLike,
     labels: ArrayLike,
     *,
-    n_items: int,
-    n_workers: int,
-    n_classes: int,
-    gold: ArrayLike | None = None,
-    worker_prior: ArrayLike | None = None,
     min_judgments: int = 20,
-    min_item_judgments: int = 2,
     init: Literal["majority"] | ArrayLike = "majority",
-    max_iter: int = 100,
-    tol: float = 1e-6,
-    confidence: float = 0.95,
-    smoothing: float = 1.0,
-    prior_weight: float = 10.0,
-    floor_margin: float = 0.2,
+    **options: Unpack[LabelOptions],
 ) -> LabelModel:
     """Dawid-Skene EM (see the module docstring for the formulas and choices).
 
-    ``items``, ``workers``, ``labels``: one entry per judgment (codes). ``gold``: (N,) class of
-    gold items, -1 elsewhere. ``worker_prior``: (W,) accuracy from history, NaN where none, worth
-    ``prior_weight`` judgments. ``init``: ``"majority"`` or an (N, K) warm start of ``T``.
-    ``smoothing``: Dirichlet pseudo-judgments per confusion row (0: crowd-kit's estimates).
-    ``min_item_judgments``: items with fewer judgments (gold aside) enter no worker's counts.
-    ``floor_margin``: where the flag floor lies between chance and 1.
+    ``items``, ``workers``, ``labels``: one entry per judgment (codes). ``min_judgments``:
+    workers with fewer judgments in their counts get the one-coin fallback. ``init``:
+    ``"majority"`` or an (N, K) warm start of ``T``. ``options``: :class:`LabelOptions` (the
+    codes' ranges ``n_items``, ``n_workers``, ``n_classes``, required; gold, history and the
+    fit's settings).
     """
-    k = int(n_classes)
-    it, wk, lb, g, hist, hist_weight = label_inputs(
-        items, workers, labels, gold, worker_prior, n_items=n_items, n_workers=n_workers,
-        n_classes=k, max_iter=max_iter, confidence=confidence, smoothing=smoothing,
-        prior_weight=prior_weight,
-    )  # fmt: skip
+    ins = label_inputs(items, workers, labels, options)
+    it, wk, lb, g, hist, hist_weight, o = ins
+    n_items, n_workers, k = o["n_items"], o["n_workers"], int(o["n_classes"])
+    max_iter, tol, smoothing = o["max_iter"], o["tol"], o["smoothing"]
     d = _Design(it, wk, lb, n_items, n_workers, k)
     judged = d.per_item > 0
     rows: slice | NDArray[np.bool_] = slice(None) if judged.all() else judged  # avoid copies
     n_w = np.bincount(wk, minlength=n_workers).astype(np.int64)
     clamp = np.flatnonzero(g >= 0) if g is not None else np.empty(0, np.int64)
-    learn = d.per_item >= min_item_judgments
+    learn = d.per_item >= o["min_item_judgments"]
     learn[clamp] = True
     # the items that enter the workers' counts (module docstring); None: all of them
     taught = None if learn[judged].all() else learn.astype(np.float64)[:, None]
@@ -408,9 +499,10 @@ def dawid_skene(
         p = ones @ t[rows] / ones.size if judged.any() else np.full(k, 1.0 / k)
         return np.maximum(p, EPS)
 
+    fixed = _Fixed(d.present, one_coin, smoothing, hist, hist_weight)
     prior = prior_of(t)
     counts = d.counts(t if taught is None else t * taught)
-    conf = _m_step(counts, d.present, one_coin, prior, smoothing, hist, hist_weight)
+    conf = _m_step(counts, prior, fixed)
     loss = -np.inf
     converged = False
     iterations = 0
@@ -420,7 +512,7 @@ def dawid_skene(
         t[clamp] = onehot
         prior = prior_of(t)
         counts = d.counts(t if taught is None else t * taught)
-        conf = _m_step(counts, d.present, one_coin, prior, smoothing, hist, hist_weight)
+        conf = _m_step(counts, prior, fixed)
         tj = t[rows]
         joint = float(np.sum(counts * _log(conf)) + (ones @ tj) @ np.log(prior))
         ent = np.maximum(tj, EPS)
@@ -442,10 +534,8 @@ def dawid_skene(
 
     prior_n = prior / prior.sum()
     acc = np.einsum("k,wkk->w", prior_n, conf)
-    acc = np.where(n_w > 0, acc, np.nan)
-    w_chance = np.where(n_w > 0, np.einsum("t,wtk,k->w", prior_n, conf, prior_n), np.nan)
-    per_worker = worker_accuracy(acc, n_w, m_w + hist_weight, float(prior_n.max()), w_chance,
-                              confidence=confidence, floor_margin=floor_margin)  # fmt: skip
+    w_chance = np.einsum("t,wtk,k->w", prior_n, conf, prior_n)
+    per_worker = worker_accuracy(ins, acc, n_w, m_w, float(prior_n.max()), w_chance)
     return LabelModel(
         posterior=t,
         labels=out_labels,

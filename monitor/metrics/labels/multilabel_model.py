@@ -40,33 +40,32 @@ floor_margin (1 - chance)`` is the level the flags use.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypedDict, Unpack
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics.common import accuracy_floor, check_same_length
-from monitor.metrics.labels.label_model import worker_interval
-
-EPS = 1e-10
+from monitor.metrics.common import check_keywords, check_same_length
+from monitor.metrics.labels.label_model import (
+    EPS,
+    FIT_DEFAULTS,
+    FitSettings,
+    LabelFit,
+    chance_floor,
+    measured_accuracy,
+)
 
 
 @dataclass(frozen=True, eq=False)
-class MultilabelModel:
-    """One binary Dawid-Skene per option (present / absent)."""
+class MultilabelModel(LabelFit):
+    """One binary Dawid-Skene per option (present / absent); ``accuracy`` (W,) the mean
+    balanced accuracy."""
 
     posterior: NDArray[np.float64] = field(repr=False)  # (N, A)
-    accuracy: NDArray[np.float64] = field(repr=False)  # (W,) mean balanced accuracy
-    low: NDArray[np.float64] = field(repr=False)
-    high: NDArray[np.float64] = field(repr=False)
-    n: NDArray[np.int64] = field(repr=False)
     sensitivity: NDArray[np.float64] = field(repr=False)  # (W, A)
     specificity: NDArray[np.float64] = field(repr=False)  # (W, A)
     prior: NDArray[np.float64] = field(repr=False)  # (A,)
-    chance: float
-    floor: float
-    iterations: int
-    converged: bool
 
 
 def _codes(name: str, x: ArrayLike, upper: int) -> NDArray[np.int64]:
@@ -76,27 +75,37 @@ def _codes(name: str, x: ArrayLike, upper: int) -> NDArray[np.int64]:
     return a
 
 
+class _OptionSizes(TypedDict):
+    n_items: int
+    n_workers: int
+    n_options: int
+
+
+class MultilabelOptions(_OptionSizes, FitSettings):
+    """The keyword arguments of :func:`multilabel_model`: the codes' ranges ``n_items``,
+    ``n_workers``, ``n_options`` (required), and the fit's :class:`FitSettings`
+    (``smoothing``: pseudo-judgments at the pooled rates of each option)."""
+
+
 def multilabel_model(
     judgment_items: ArrayLike,
     judgment_workers: ArrayLike,
     ann_judgment: ArrayLike,
     ann_code: ArrayLike,
-    *,
-    n_items: int,
-    n_workers: int,
-    n_options: int,
-    max_iter: int = 100,
-    tol: float = 1e-6,
-    confidence: float = 0.95,
-    smoothing: float = 1.0,
-    floor_margin: float = 0.2,
-    min_item_judgments: int = 2,
+    **options: Unpack[MultilabelOptions],
 ) -> MultilabelModel:
     """Binary Dawid-Skene per option (formulas in the module docstring).
 
     ``judgment_items``, ``judgment_workers``: one entry per judgment; ``ann_judgment``,
-    ``ann_code``: one entry per selected option (index of the judgment, option code).
+    ``ann_code``: one entry per selected option (index of the judgment, option code);
+    ``options``: :class:`MultilabelOptions`.
     """
+    check_keywords(
+        options, MultilabelOptions.__required_keys__, MultilabelOptions.__optional_keys__
+    )
+    o: MultilabelOptions = {**FIT_DEFAULTS, **options}
+    n_items, n_workers, n_options = o["n_items"], o["n_workers"], o["n_options"]
+    max_iter, tol, confidence, smoothing = o["max_iter"], o["tol"], o["confidence"], o["smoothing"]
     if max_iter < 1 or not 0.0 < confidence < 1.0 or smoothing < 0 or n_options < 1:
         raise ValueError("need max_iter >= 1, 0 < confidence < 1, smoothing >= 0, n_options >= 1.")
     it = _codes("judgment_items", judgment_items, n_items)
@@ -114,7 +123,7 @@ def multilabel_model(
     n_i = np.bincount(it, minlength=n_items).astype(np.float64)
     n_w = np.bincount(wk, minlength=n_workers).astype(np.int64)
     judged = n_i > 0
-    taught = (n_i >= min_item_judgments)[it].astype(np.float64)[:, None]  # (n, 1)
+    taught = (n_i >= o["min_item_judgments"])[it].astype(np.float64)[:, None]  # (n, 1)
     m_w = np.bincount(wk, taught[:, 0], n_workers)
 
     q = np.asarray(to_item @ y) / np.maximum(n_i, 1.0)[:, None]
@@ -161,20 +170,14 @@ def multilabel_model(
     # says nothing about skill; every weighted mean of 0.5 is 0.5, so chance stays 0.5
     wt = prior * (1.0 - prior)
     acc = np.where(n_w > 0, acc_wa @ (wt / wt.sum()), np.nan)
-    low, high = worker_interval(acc, n_w, m_w, confidence)
     chance = 0.5
     return MultilabelModel(
         posterior=q,
-        accuracy=acc,
-        low=low,
-        high=high,
-        n=n_w,
+        **measured_accuracy(acc, n_w, m_w, confidence),
         sensitivity=sens,
-        # per-option rates beside the accuracy: not label_model.worker_accuracy's fields
         specificity=spec,
         prior=prior,
-        chance=chance,
-        floor=accuracy_floor(chance, floor_margin),
+        **chance_floor(chance, o["floor_margin"]),
         iterations=iterations,
         converged=converged,
     )

@@ -36,18 +36,23 @@ Cost per iteration: O(judgments + K), memory O(judgments + K + workers).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Unpack
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from monitor.metrics.labels.label_model import label_inputs, worker_accuracy
-
-EPS = 1e-10
+from monitor.metrics.labels.label_model import (
+    EPS,
+    LabelOptions,
+    SingleLabelFit,
+    label_inputs,
+    worker_accuracy,
+)
 
 
 @dataclass(frozen=True, eq=False)
-class OneCoinModel:
+class OneCoinModel(SingleLabelFit):
     """The one-coin model's estimates; ``posterior`` holds each item's answered (and gold)
     classes only: every other class ``k`` has ``prior[k] * rest[i]``."""
 
@@ -56,17 +61,6 @@ class OneCoinModel:
     labels: NDArray[np.int64] = field(repr=False)  # (N,) -1 unjudged (gold: the gold class)
     label_posterior: NDArray[np.float64] = field(repr=False)  # (N,) posterior of the label
     prior: NDArray[np.float64] = field(repr=False)  # (K,)
-    accuracy: NDArray[np.float64] = field(repr=False)  # (W,)
-    low: NDArray[np.float64] = field(repr=False)
-    high: NDArray[np.float64] = field(repr=False)
-    n: NDArray[np.int64] = field(repr=False)
-    chance: float
-    floor: float
-    worker_chance: NDArray[np.float64] = field(repr=False)
-    worker_floor: NDArray[np.float64] = field(repr=False)
-    iterations: int
-    converged: bool
-    log_likelihood: float
 
 
 class _Cells:
@@ -97,31 +91,15 @@ class _Cells:
 
 
 def one_coin_dawid_skene(
-    items: ArrayLike,
-    workers: ArrayLike,
-    labels: ArrayLike,
-    *,
-    n_items: int,
-    n_workers: int,
-    n_classes: int,
-    gold: ArrayLike | None = None,
-    worker_prior: ArrayLike | None = None,
-    max_iter: int = 100,
-    tol: float = 1e-6,
-    confidence: float = 0.95,
-    smoothing: float = 1.0,
-    prior_weight: float = 10.0,
-    floor_margin: float = 0.2,
-    min_item_judgments: int = 2,
+    items: ArrayLike, workers: ArrayLike, labels: ArrayLike, **options: Unpack[LabelOptions]
 ) -> OneCoinModel:
     """One-coin Dawid-Skene EM (see the module docstring); the arguments as
-    :func:`monitor.metrics.labels.label_model.dawid_skene`'s."""
-    k = int(n_classes)
-    it, wk, lb, g, hist, hist_weight = label_inputs(
-        items, workers, labels, gold, worker_prior, n_items=n_items, n_workers=n_workers,
-        n_classes=k, max_iter=max_iter, confidence=confidence, smoothing=smoothing,
-        prior_weight=prior_weight,
-    )  # fmt: skip
+    :func:`monitor.metrics.labels.label_model.dawid_skene`'s (``options``:
+    :class:`~monitor.metrics.labels.label_model.LabelOptions`)."""
+    ins = label_inputs(items, workers, labels, options)
+    it, wk, lb, g, hist, hist_weight, o = ins
+    n_items, n_workers, k = o["n_items"], o["n_workers"], int(o["n_classes"])
+    max_iter, tol, smoothing = o["max_iter"], o["tol"], o["smoothing"]
 
     c = _Cells(it, lb, g, n_items, k)
     per_item = np.bincount(it, minlength=n_items)
@@ -133,7 +111,7 @@ def one_coin_dawid_skene(
     if g is not None:
         gold_cell = clamped[c.row] & (g[c.row] == c.col)
     clamp_cells = clamped[c.row]
-    taught = (per_item >= min_item_judgments) | clamped
+    taught = (per_item >= o["min_item_judgments"]) | clamped
     taught_j = taught[it].astype(np.float64)  # the judgments that enter the accuracies
     m_w = np.bincount(wk, taught_j, n_workers)
 
@@ -205,11 +183,9 @@ def one_coin_dawid_skene(
     if g is not None:
         labels_out[clamped] = g[clamped]
         label_post[clamped] = 1.0
-    acc = np.where(n_w > 0, p, np.nan)
     sq = float(np.sum(prior * prior))
-    w_chance = np.where(n_w > 0, p * sq + (1.0 - p) * (1.0 - sq) / max(k - 1, 1), np.nan)
-    per_worker = worker_accuracy(acc, n_w, m_w + hist_weight, float(prior.max()), w_chance,
-                              confidence=confidence, floor_margin=floor_margin)  # fmt: skip
+    w_chance = p * sq + (1.0 - p) * (1.0 - sq) / max(k - 1, 1)
+    per_worker = worker_accuracy(ins, p, n_w, m_w, float(prior.max()), w_chance)
     return OneCoinModel(
         posterior=sparse.csr_array((t, c.col, c.indptr), shape=(n_items, k)),
         rest=rest,

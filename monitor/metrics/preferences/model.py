@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import partial
-from typing import overload
+from typing import NamedTuple, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -215,7 +215,7 @@ def preference_model(
     equal = None
     if gold is not None:
         equal = np.asarray(gold, dtype=np.float64).reshape(-1)[D.order] == 0
-    truth = answer_accuracy(D, lay, x, terms, messages, confidence, equal)
+    truth = answer_accuracy(Fitted(D, lay, x, terms, messages), confidence, equal)
     right = np.full(D.w.size, np.nan)  # by input position: each strict answer's c_n
     right[D.order[: D.b]] = truth.right
     return replace(fit, answer_accuracy=truth.accuracy, answer_accuracy_low=truth.low,
@@ -223,14 +223,20 @@ def preference_model(
                    answer_right=right)  # fmt: skip
 
 
+class Fitted(NamedTuple):
+    """A fit's scores with what reading them takes: the data and layout, the parameters ``x``,
+    their Fisher terms and the belief-propagation messages of the scores' variances (None:
+    from scratch)."""
+
+    D: PreferenceData
+    lay: Layout
+    x: NDArray[np.float64]
+    terms: FisherTerms
+    messages: NDArray[np.float64] | None = None
+
+
 def answer_accuracy(
-    D: PreferenceData,
-    lay: Layout,
-    x: NDArray[np.float64],
-    terms: FisherTerms,
-    messages: NDArray[np.float64] | None = None,
-    confidence: float = 0.95,
-    equal: NDArray[np.bool_] | None = None,
+    fitted: Fitted, confidence: float = 0.95, equal: NDArray[np.bool_] | None = None
 ) -> TrueAccuracy:
     """Each annotator's expected share of answers along the true order, with its interval
     (:mod:`monitor.metrics.preferences.accuracy`): a strict answer off gold is right with the
@@ -238,8 +244,9 @@ def answer_accuracy(
     gold pair is right or wrong as gold says, a tie is wrong. ``equal : (n,)`` in block order,
     the comparisons whose gold says the two items are equal: there a tie is right and a strict
     answer wrong."""
+    D, lay = fitted.D, fitted.lay
     a, b, c = D.a, D.b, D.c
-    mean, var = consensus_cavity(D, lay, x, terms, messages)
+    mean, var = consensus_cavity(fitted)
     off = consensus_right(D.y[:a], mean, var)
     workers, n_ties = D.w[:b], np.bincount(D.w[b:], minlength=lay.n_workers)
     if equal is not None and equal.any():
@@ -438,14 +445,7 @@ def _start(
     return x
 
 
-def consensus_cavity(
-    # answer_accuracy's inputs, which it passes on
-    D: PreferenceData,
-    lay: Layout,
-    x: NDArray[np.float64],
-    terms: FisherTerms,
-    messages: NDArray[np.float64] | None = None,
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def consensus_cavity(fitted: Fitted) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """For each strict answer off gold (rows ``[0, a)``), the mean and variance of its pair's
     score difference ``d`` given the comparisons of every *other* annotator (the scores'
     covariances left out, as in :func:`crowd_accuracy`):
@@ -458,6 +458,7 @@ def consensus_cavity(
       answers, ``s_i - var'_i g_i``;
     * no cavity is wider than the prior (``SCORE_SD^2`` per item): an item only the annotator
       compared goes back to the prior's mean, not past it."""
+    D, lay, x, terms, messages = fitted
     a, N = D.a, lay.n_items
     _, _, d, _, _, grad_d = strict_pull(D, lay, x)
     var, _, _ = score_variance(D.pair, D.pairs, terms.weight, N, 1 / SCORE_SD**2, 0,
