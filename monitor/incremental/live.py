@@ -97,39 +97,74 @@ Row = tuple[int, int, float | None, float | None, int]
 def _scored(p: live_store.Pending, state: State) -> list[Row]:
     """The rows to store: each unscored judgment whose reference has arrived, or that will
     never be scored (NULL)."""
-    meta = state.meta
-    categories = [str(c) for c in meta["categories"]]
-    code_of = {c: i for i, c in enumerate(categories)}
-    K = len(categories)
-    codes = np.array([code_of.get(str(v).strip(), -1) if v is not None else -1
-                      for v in p.labels], dtype=np.int64)  # fmt: skip
-    # a worker's later answers to an item they answered before are not scored, nor counted
-    first = np.zeros(codes.size, dtype=bool)
-    if codes.size:
-        pairs = p.workers.astype(np.int64) * (int(p.items.max()) + 1) + p.items
-        first[np.unique(pairs, return_index=True)[1]] = True
-    codes = np.where(first, codes, -1)
-    known = state.array
-    accuracy = np.full(codes.size, float(meta["typical"]))
-    if known.size:
-        by_id = dict(zip(known[:, 0].astype(np.int64).tolist(), known[:, 1].tolist(), strict=True))
-        given = np.array([by_id.get(int(w), np.nan) for w in p.workers], dtype=np.float64)
-        accuracy = np.where(np.isfinite(given), given, accuracy)
-    gold = np.array([code_of.get(str(g).strip(), -1) if g is not None else -1
-                     for g in p.gold], dtype=np.int64)  # fmt: skip
-    arrivals = Arrivals(p.items, codes, coin_weights(accuracy, K), gold)
-    prior = np.asarray(meta["prior"], dtype=np.float64)
-    scores, nulls, ready = arrival_scores(
-        arrivals, Reference(prior, float(meta["line"]), int(meta["reference"]))
+    code_of = {str(c): i for i, c in enumerate(state.meta["categories"])}
+
+    def coded(values: list[str | None]) -> NDArray[np.int64]:
+        return np.array([code_of.get(str(v).strip(), -1) if v is not None else -1
+                         for v in values], dtype=np.int64)  # fmt: skip
+
+    codes = coded(p.labels)
+    scores, nulls, ready = score_arrivals(
+        Arrived(p.ids, p.workers, p.items, codes, coded(p.gold)), state
     )
     out: list[Row] = []
     for i in np.flatnonzero(~p.scored):
         if ready[i] >= 0:
             out.append((int(p.ids[i]), int(p.workers[i]), float(scores[i]), float(nulls[i]),
-                        int(p.ids[ready[i]])))  # fmt: skip
-        elif codes[i] < 0:  # never: a repeat, or a class the reference does not know
-            out.append((int(p.ids[i]), int(p.workers[i]), None, None, int(p.ids[i])))
+                        int(ready[i])))  # fmt: skip
+        elif codes[i] < 0 or not _first(p)[i]:  # never: a class the reference does not know,
+            out.append((int(p.ids[i]), int(p.workers[i]), None, None, int(p.ids[i])))  # a repeat
     return out
+
+
+@dataclass(frozen=True)
+class Arrived:
+    """Label judgments as the live scores take them: database ids (their order of arrival), the
+    workers' database ids, items (any codes), answers and the items' gold classes as codes of
+    the reference's categories (-1: none)."""
+
+    ids: NDArray[np.int64]
+    workers: NDArray[np.int64]
+    items: NDArray[np.int64]
+    codes: NDArray[np.int64]
+    gold: NDArray[np.int64]
+
+
+def _first(j: Arrived | live_store.Pending) -> NDArray[np.bool_]:
+    """Each worker's first answer to an item (by id); their later ones are neither scored nor
+    counted in the others' references."""
+    first = np.zeros(j.ids.size, dtype=bool)
+    if j.ids.size:
+        order = np.argsort(j.ids, kind="stable")
+        pairs = j.workers[order].astype(np.int64) * (int(j.items.max()) + 1) + j.items[order]
+        first[order[np.unique(pairs, return_index=True)[1]]] = True
+    return first
+
+
+def score_arrivals(
+    j: Arrived, state: State
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+    """Each judgment's score, null and the id of the judgment that made it ready (-1: not
+    yet) against the reference ``state`` (:func:`reference_state`), whichever judgments are
+    given along with it (the live update gives the items it touches, a run all of them)."""
+    meta = state.meta
+    K = len(meta["categories"])
+    order = np.argsort(j.ids, kind="stable")
+    codes = np.where(_first(j), j.codes, -1)
+    accuracy = np.full(j.ids.size, float(meta["typical"]))
+    if state.array.size:
+        known = state.array
+        by_id = dict(zip(known[:, 0].astype(np.int64).tolist(), known[:, 1].tolist(), strict=True))
+        given = np.array([by_id.get(int(w), np.nan) for w in j.workers], dtype=np.float64)
+        accuracy = np.where(np.isfinite(given), given, accuracy)
+    arrivals = Arrivals(j.items, codes, coin_weights(accuracy, K), j.gold)[order]
+    prior = np.asarray(meta["prior"], dtype=np.float64)
+    got = arrival_scores(arrivals, Reference(prior, float(meta["line"]), int(meta["reference"])))
+    scores, nulls = np.empty_like(got.scores), np.empty_like(got.nulls)
+    ready = np.empty_like(got.ready)
+    scores[order], nulls[order] = got.scores, got.nulls
+    ready[order] = np.where(got.ready >= 0, j.ids[order][np.maximum(got.ready, 0)], -1)
+    return scores, nulls, ready
 
 
 def _stops(
@@ -140,10 +175,11 @@ def _stops(
     meta: dict[str, Any],
 ) -> list[str]:
     """Run the test of the ``touched`` workers over all their scores; record the new stops."""
-    ids, workers, scores, nulls = live_store.worker_scores(session, campaign_id, touched)
+    got = live_store.worker_scores(session, campaign_id, touched)
+    ids, scores, nulls = got.ids, got.scores, got.nulls
     if ids.size == 0:
         return []
-    db_ids, codes = np.unique(workers, return_inverse=True)
+    db_ids, codes = np.unique(got.workers, return_inverse=True)
     alpha = float(meta["alpha"])
     position = np.arange(ids.size)  # already in the order the scores became known
     test = stop_test(codes, position, scores, nulls, n_workers=db_ids.size, alpha=alpha)

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.incremental.live import REFERENCE_STATE, reference_state
+from monitor.core.results import State
+from monitor.incremental.live import REFERENCE_STATE, Arrived, reference_state, score_arrivals
 from monitor.metrics.overlap import Overlap, label_need, typical_posterior
 from monitor.metrics.stopping import StopTest, stop_line, stop_test
 from monitor.pipeline.collect import Values
@@ -49,7 +50,8 @@ def label_live(
     no better than chance."""
     items, workers, codes = judged
     typical = _typical(res, max(options.model_min_judgments, 1))
-    test = _stop(out, options, arrays, res, typical, live)
+    tested = _stop(out, options, arrays, res, typical, live)
+    test = None if tested is None else tested[0]
     stopped = np.zeros(len(arrays.worker_ids), dtype=bool) if test is None else test.stopped
     if typical is None:  # need still wants a typical worker: every worker with an answer
         typical = _typical(res, 1)
@@ -69,8 +71,8 @@ def label_live(
 
     need, n = need_of(~stopped[workers])
     out.per_subject("item", "need", arrays.item_ids, need.astype(np.float64), n=n)
-    if test is not None and live is not None and test.stopped.any():
-        _savings(out, arrays, (live[0], live[1]), test, need,
+    if tested is not None and tested[0].stopped.any():
+        _savings(out, arrays, tested[1][:2], tested[0], need,
                  need_of(np.ones_like(workers, bool))[0])  # fmt: skip
 
 
@@ -128,10 +130,11 @@ def _stop(
     res: Any,  # noqa: ANN401 - a LabelModel
     typical: float | None,
     live: LiveScores | None,
-) -> StopTest | None:
-    """The stop test over the ``live`` scores and its values, and the reference the run keeps
-    for the live path; None where there is no line to test (no ``typical`` worker, or one at
-    chance)."""
+) -> tuple[StopTest, Scored] | None:
+    """The stop test and its values, and the reference the run keeps for the live path; None
+    where there is no line to test (no ``typical`` worker, or one at chance). The test runs
+    over the ``live`` scores and over those the next live update will give with this run's
+    reference (the same function, the same reference: scored now as they will be then)."""
     K = res.posterior.shape[1]
     if typical is None or K < 2:
         return None
@@ -139,16 +142,52 @@ def _stop(
     if line is None:
         return None
     accuracy = np.where(res.n > 0, res.accuracy, np.nan)
-    out.states[REFERENCE_STATE] = reference_state(
+    state = reference_state(
         arrays.worker_db_ids, accuracy,
         {"categories": [str(c) for c in arrays.categories], "prior": res.prior.tolist(),
          "typical": typical, "line": line, "alpha": options.stop_alpha,
          "reference": REFERENCE},
     )  # fmt: skip
-    if live is None:
-        return None
-    workers, ids, scores, nulls = live
-    return _record(out, options, arrays, (workers, np.arange(ids.size), scores, nulls))
+    out.states[REFERENCE_STATE] = state
+    scored = _scored(arrays, res, state, live)
+    test = _record(out, options, arrays, (scored[0], np.arange(scored[0].size), *scored[2:]))
+    return test, scored
+
+
+Scored = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]
+"""Scored judgments in the order their scores became known: worker codes, judgment ids,
+scores, nulls."""
+
+
+def _scored(arrays: CampaignArrays, res: Any, state: State, live: LiveScores | None) -> Scored:  # noqa: ANN401
+    """The ``live`` scores, and those still to give, in the order they became known."""
+    values = arrays.values
+    codes = np.where(np.isfinite(values), values, -1).astype(np.int64)
+    gold = np.where(res.posterior.max(axis=1) >= 1.0, res.posterior.argmax(axis=1), -1)
+    workers = arrays.worker_db_ids[arrays.workers]
+    arrived = Arrived(arrays.ids, workers, arrays.items, codes, gold[arrays.items])
+    scores, nulls, ready = score_arrivals(arrived, state)
+    new = ready >= 0
+    if live is not None:
+        new &= ~np.isin(arrays.ids, live.stored)
+        kept = live.scores
+        held = np.isin(kept.ids, arrays.ids)  # an ingest after the snapshot: the next run's
+        ids = np.r_[kept.ids[held], arrays.ids[new]]
+        ready = np.r_[kept.ready[held], ready[new]]
+        scores = np.r_[kept.scores[held], scores[new]]
+        nulls = np.r_[kept.nulls[held], nulls[new]]
+        workers = np.r_[kept.workers[held], workers[new]]
+    else:
+        ids, ready, scores, nulls, workers = (
+            arrays.ids[new],
+            ready[new],
+            scores[new],
+            nulls[new],
+            workers[new],
+        )
+    order = np.lexsort((ids, ready))
+    codes_of = np.searchsorted(arrays.worker_db_ids, workers[order]).astype(np.int64)
+    return codes_of, ids[order], scores[order], nulls[order]
 
 
 def _record(

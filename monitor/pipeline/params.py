@@ -17,10 +17,17 @@ from monitor.pipeline.collect import NameCache, Values
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.history import HistoryEntry
+from monitor.store.live import Scores
 
-LiveScores = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]
-"""The frozen scores of the live stop test (:mod:`monitor.incremental.live`), in the order they
-became known: each one's worker (code), judgment (database id), score and null."""
+
+@dataclass(frozen=True)
+class LiveScores:
+    """What the live path has kept of a label campaign (:mod:`monitor.incremental.live`): its
+    frozen ``scores`` (the workers as database ids) and every judgment given a row (``stored``,
+    scored or never to be)."""
+
+    scores: Scores
+    stored: NDArray[np.int64]
 
 
 @dataclass(frozen=True)

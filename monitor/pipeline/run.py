@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import numpy as np
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
@@ -37,7 +36,7 @@ from monitor.pipeline.params import Coded, LiveScores, Params
 from monitor.rules import PolicyOptions, RunValues, Thresholds, evaluate
 from monitor.rules.decision import decide_workers
 from monitor.rules.item import without_gold
-from monitor.store.arrays import CampaignArrays, gold_signature
+from monitor.store.arrays import gold_signature
 from monitor.store.campaigns import (
     CampaignInfo,
     campaign_counts,
@@ -48,7 +47,7 @@ from monitor.store.campaigns import (
 from monitor.store.connect import described, step
 from monitor.store.engine import snapshot, transaction
 from monitor.store.history import worker_history
-from monitor.store.live import worker_scores
+from monitor.store.live import stored_ids, worker_scores
 from monitor.store.locks import Lease, campaign_lock
 from monitor.store.models import utcnow
 from monitor.store.runs import latest_run, mark_failed, prune_item_values
@@ -244,8 +243,8 @@ def _run(
     started = time.perf_counter()
     started_at = progress.started_at
     settings = settings.for_campaign(info.own_settings)
-    # what arrived since the last run, scored as the live path does (new scores: new stops)
-    scored = update_live(engine, info.name).scored if info.kind == Kind.LABEL else 0
+    if info.kind == Kind.LABEL:  # what arrived since the last run, scored as the live path does
+        update_live(engine, info.name)
     # One snapshot for the count and every array: ingests that commit meanwhile are left
     # whole to the next run (never half-seen, never a judgment without its worker).
     with snapshot(engine) as s, step(f"reading the judgments of campaign {info.name}"):
@@ -266,7 +265,6 @@ def _run(
             and last.n_judgments == counts.n_judgments
             and not (changed is not None and last.started_at < changed)
             and not gold_changed
-            and not scored
         )
         full = full or gold_changed  # new gold: every measure that reads it starts afresh
         if covered and not full:
@@ -298,7 +296,7 @@ def _run(
         base = cache.base(s, info, last, full=full)
         warm = cache.warm(s, info, last, base, full=full)
         saving = cache.saving(s, info)
-        live = live_scores(s, info, arrays) if info.kind == Kind.LABEL else None
+        live = live_scores(s, info) if info.kind == Kind.LABEL else None
     n_new = max(arrays.n - (last.n_judgments if last is not None else 0), 0)
     stage("measuring", STEPS["measuring"])
     values = measure(Coded(info, arrays, history, live), Params.of(settings, info.kind, warm=warm))
@@ -370,10 +368,6 @@ def _run(
     )
 
 
-def live_scores(session: Session, info: CampaignInfo, arrays: CampaignArrays) -> LiveScores:
-    """The campaign's frozen live scores, their workers coded as the ``arrays``' (a judgment
-    the arrays do not hold yet, from an ingest after their snapshot, is left to the next run)."""
-    ids, worker_db, scores, nulls = worker_scores(session, info.id)
-    held = np.isin(ids, arrays.ids)
-    codes = np.searchsorted(arrays.worker_db_ids, worker_db[held])
-    return codes.astype(np.int64), ids[held], scores[held], nulls[held]
+def live_scores(session: Session, info: CampaignInfo) -> LiveScores:
+    """The campaign's frozen live scores, and every judgment the live path has given a row."""
+    return LiveScores(worker_scores(session, info.id), stored_ids(session, info.id))

@@ -79,26 +79,50 @@ def save_scores(
     return len(batch)
 
 
+@dataclass(frozen=True)
+class Scores:
+    """Frozen scores in the order they became known: each one's judgment, worker (database
+    ids) and the judgment that made it ready, its score and null."""
+
+    ids: NDArray[np.int64]
+    workers: NDArray[np.int64]
+    ready: NDArray[np.int64]
+    scores: NDArray[np.float64]
+    nulls: NDArray[np.float64]
+
+
 def worker_scores(
     session: Session, campaign_id: int, workers: Iterable[int] | None = None
-) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
-    """The scored judgments (ids, worker database ids, scores, nulls) of the campaign, or of
-    some of its ``workers``, in the order their scores became known (``ready_id``, then the
-    judgment's own id); those never scored left out. A judgment taken
-    out (an ingest undone) takes its score with it."""
+) -> Scores:
+    """The scored judgments of the campaign, or of some of its ``workers``, in the order their
+    scores became known (``ready_id``, then the judgment's own id); those never scored left
+    out. A judgment taken out (an ingest undone) takes its score with it."""
     q = (
-        select(LiveScore.judgment_id, LiveScore.worker_id, LiveScore.score, LiveScore.expected)
+        select(
+            LiveScore.judgment_id,
+            LiveScore.worker_id,
+            LiveScore.ready_id,
+            LiveScore.score,
+            LiveScore.expected,
+        )
         .join(Judgment, Judgment.id == LiveScore.judgment_id)
         .where(LiveScore.campaign_id == campaign_id, LiveScore.score.is_not(None))
     )
     if workers is not None:
         q = q.where(LiveScore.worker_id.in_(list(workers)))
     rows = session.execute(q.order_by(LiveScore.ready_id, LiveScore.judgment_id)).all()
-    return (
-        np.array([r[0] for r in rows], dtype=np.int64),
-        np.array([r[1] for r in rows], dtype=np.int64),
-        np.array([r[2] for r in rows], dtype=np.float64),
-        np.array([r[3] for r in rows], dtype=np.float64),
+    ids, workers_, ready = (np.array([r[k] for r in rows], dtype=np.int64) for k in range(3))
+    scores, nulls = (np.array([r[k] for r in rows], dtype=np.float64) for k in (3, 4))
+    return Scores(ids, workers_, ready, scores, nulls)
+
+
+def stored_ids(session: Session, campaign_id: int) -> NDArray[np.int64]:
+    """The judgments the live path has given a row, scored or never to be."""
+    return np.array(
+        session.scalars(
+            select(LiveScore.judgment_id).where(LiveScore.campaign_id == campaign_id)
+        ).all(),
+        dtype=np.int64,
     )
 
 
