@@ -36,14 +36,14 @@ from monitor.connectors.labelstudio_api import (
 from monitor.core.catalog import Kind
 from monitor.core.errors import UsageError
 from monitor.core.settings import Settings
-from monitor.ingest.api import load_records
+from monitor.ingest.api import IngestSummary, load_records
 from monitor.ingest.platforms.labelstudio import annotation_role, read_tasks, task_item
 from monitor.store import campaigns as campaign_store
 from monitor.store import sources
 from monitor.store.engine import transaction
 from monitor.store.models import CampaignSource
 
-__all__ = ["PLATFORM", "PullSummary", "connect", "pull", "pull_campaign"]
+__all__ = ["PLATFORM", "PullSummary", "connect", "pull", "pull_campaign", "take_event"]
 
 PLATFORM = "labelstudio"
 TASK_KEYS = ("id", "data", "updated_at", "annotations")
@@ -208,22 +208,9 @@ def pull(
         gone = {a: known[a] for a in read.gone}
         sources.forget_annotations(session, info, gone)
         tasks = sorted(read.changed.items())
-        mapping = {**mapping, "value": control.name}
-        if info.kind != Kind.PAIRWISE:
-            mapping.setdefault("item", "id")
-        summary = None
-        if tasks:
-            source = f"{url}/projects/{project}"
-            rows = read_tasks(
-                f"{source} task", tasks, kind=info.kind, mapping=mapping, options=options
-            )
-            digest = hashlib.sha256(f"{source} {since} {read.cursor}".encode()).hexdigest()
-            summary = load_records(
-                session, info, rows, source=source, checksum=digest, fmt=PLATFORM
-            )
-            sources.record_annotations(
-                session, info.id, _pulled(tasks, info.kind, mapping, options)
-            )
+        digest = f"{url}/projects/{project} {since} {read.cursor}"
+        summary = _store(session, info, (url, project), tasks, {**mapping, "value": control.name},
+                         options, digest)  # fmt: skip
         if read.cursor is not None:
             sources.set_cursor(session, info.id, read.cursor, read.cursor_task)
         else:  # an empty project: the cursor stays
@@ -269,6 +256,83 @@ def _looking_back(cursor: str | None) -> str | None:
         return cursor
     earlier = (moment - timedelta(seconds=LOOKBACK_S)).isoformat(timespec="microseconds")
     return earlier.replace("+00:00", "Z") if cursor.endswith("Z") else earlier
+
+
+def _store(
+    session: Session,
+    info: campaign_store.CampaignInfo,
+    where: tuple[str, str],
+    tasks: list[tuple[int, dict[str, Any]]],
+    mapping: dict[str, str],
+    options: dict[str, str],
+    digest: str,
+) -> IngestSummary | None:
+    """Load the ``tasks``' annotations (``where``: the server and project) as one ingest batch
+    and add them to the map; None when there are none."""
+    if not tasks:
+        return None
+    if info.kind != Kind.PAIRWISE:
+        mapping = {"item": "id", **mapping}
+    source = f"{where[0]}/projects/{where[1]}"
+    rows = read_tasks(f"{source} task", tasks, kind=info.kind, mapping=mapping, options=options)
+    checksum = hashlib.sha256(digest.encode()).hexdigest()
+    summary = load_records(session, info, rows, source=source, checksum=checksum, fmt=PLATFORM)
+    sources.record_annotations(session, info.id, _pulled(tasks, info.kind, mapping, options))
+    return summary
+
+
+EVENT_ACTIONS = frozenset({"ANNOTATION_CREATED", "ANNOTATION_UPDATED"})
+"""The webhook events whose payload :func:`take_event` stores without a pull."""
+
+
+def take_event(engine: Engine, campaign: str, event: dict[str, Any]) -> int | None:
+    """An annotation created or changed, stored from the webhook's own payload without reading
+    the server (a pull for each event would have the server list a page of tasks for every
+    annotation made). The judgments stored (0: the annotation was known as it is), or None
+    where the payload cannot be taken so and the caller pulls instead: another action, no
+    annotation, task or label config in it, another project, a campaign never pulled yet, or
+    a mapping the server must complete (``--map worker=email``). The cursor does not move: the next pull reads the task
+    again and finds the annotation known."""
+    annotation, task, project = (event.get(k) for k in ("annotation", "task", "project"))
+    if event.get("action") not in EVENT_ACTIONS or not (
+        isinstance(annotation, dict) and isinstance(task, dict) and isinstance(project, dict)
+    ):
+        return None
+    config = project.get("label_config")
+    if not isinstance(config, str) or not config or task.get("id") is None:
+        return None
+    with transaction(engine) as session:
+        info = campaign_store.get_campaign(session, campaign)
+        session.execute(
+            select(CampaignSource.id).where(CampaignSource.campaign_id == info.id).with_for_update()
+        )  # one pull or event of a campaign at a time
+        source = sources.get_source(session, info.id)
+        if (
+            source is None
+            or source.cursor_updated_at is None  # never pulled: the first pull reads it all
+            or source.platform != PLATFORM
+            or str(project.get("id")) != str(source.project)
+            or source.mapping.get("worker") == "email"
+        ):
+            return None
+        mapping, options = dict(source.mapping), dict(source.options)
+        control = choose_control(controls(config), info.kind, mapping.get("value"), source.project)
+        key = str(annotation.get("id"))
+        known = sources.pulled_annotations(session, info.id)
+        if key in known and known[key].updated_at == annotation.get("updated_at"):
+            return 0
+        if key in known:
+            sources.forget_annotations(session, info, {key: known[key]})
+        task_id = int(task["id"])
+        tasks = [(task_id, {**{k: task.get(k) for k in TASK_KEYS}, "annotations": [annotation]})]
+        digest = (
+            f"{source.url}/projects/{source.project} event {key} {annotation.get('updated_at')}"
+        )
+        summary = _store(session, info, (source.url, source.project), tasks,
+                         {**mapping, "value": control.name}, options, digest)  # fmt: skip
+    n_new = summary.n_new if summary else 0
+    campaign_store.refresh_statistics(engine, info.kind, n_new)
+    return n_new
 
 
 @dataclass

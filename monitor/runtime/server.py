@@ -2,9 +2,11 @@
 
 An ASGI application (Starlette; ``uvicorn`` runs it):
 
-- ``POST /hooks/labelstudio/{campaign}``: Label Studio's ``ANNOTATION_CREATED``,
-  ``ANNOTATIONS_CREATED``, ``ANNOTATION_UPDATED`` and ``ANNOTATIONS_DELETED`` trigger a pull of
-  the campaign. Label Studio signs nothing: the request must carry the shared secret in the
+- ``POST /hooks/labelstudio/{campaign}``: Label Studio's ``ANNOTATION_CREATED`` and
+  ``ANNOTATION_UPDATED`` are stored from their payload (the annotation, its task and the
+  project's label config: no read of the server), then the live path runs (200); those events
+  without such a payload, ``ANNOTATIONS_CREATED`` and ``ANNOTATIONS_DELETED`` trigger a pull of
+  the campaign (202). Label Studio signs nothing: the request must carry the shared secret in the
   ``X-Monitor-Secret`` header (set as a custom header of the webhook), else 401 and nothing
   happens. The pull, and the live path's update of the stop tests after it, runs off the
   event loop, one at a time per campaign; events that arrive
@@ -72,6 +74,27 @@ def default_pull(engine: Engine, settings: Settings, campaign: str) -> str:
 
     summary = pull_campaign(engine, settings, campaign)
     return f"{summary.line()}; {update_live(engine, campaign).line()}"
+
+
+Take = Callable[[Engine, Settings, str, dict[str, Any]], Any]
+"""What an annotation event's payload becomes without a pull: ``take(engine, settings,
+campaign, event)``, None where it cannot be taken so (then the event triggers a pull)."""
+
+
+def default_take(
+    engine: Engine, settings: Settings, campaign: str, event: dict[str, Any]
+) -> str | None:
+    """The annotation of an ``ANNOTATION_CREATED`` or ``ANNOTATION_UPDATED`` event stored from
+    its payload (:func:`monitor.connectors.labelstudio.take_event`), then the live path; None
+    where the payload cannot be taken so."""
+    from monitor.connectors.labelstudio import take_event
+    from monitor.incremental.live import update_live
+
+    del settings
+    stored = take_event(engine, campaign, event)
+    if stored is None:
+        return None
+    return f"{campaign}: {stored} judgments from the event; {update_live(engine, campaign).line()}"
 
 
 @dataclass(frozen=True)
@@ -208,12 +231,30 @@ def build_app(
     *,
     report_dir: Path | None = None,
     pull: Pull = default_pull,
+    take: Take = default_take,
     on_prolific_event: Callable[[dict[str, Any]], None] | None = None,
 ) -> Starlette:
     """The application; ``report_dir`` defaults to the ``report_dir`` setting, ``pull`` to the
-    Label Studio pull, ``on_prolific_event`` (given each new verified event) to a log line."""
+    Label Studio pull, ``take`` to storing an annotation event from its payload, ``on_prolific_event`` (given each new verified event) to a log line."""
     folder = Path(report_dir if report_dir is not None else settings.report_dir)
     pulls = Pulls(engine, settings, pull)
+    taking: dict[str, asyncio.Lock] = {}
+
+    async def _take(campaign: str, event: Any) -> Any:  # noqa: ANN401 - what ``take`` says
+        """The event's payload stored without a pull, one event of a campaign at a time; None
+        where it cannot be (or failed: the pull then says why)."""
+        if not isinstance(event, dict):
+            return None
+        async with taking.setdefault(campaign, asyncio.Lock()):
+            try:
+                taken = await asyncio.to_thread(take, engine, settings, campaign, event)
+            except Exception as exc:  # noqa: BLE001 - the pull that follows reports it
+                log.warning("event %s: %s: %s", campaign, type(exc).__name__,
+                            str(exc).splitlines()[0] if str(exc) else "")  # fmt: skip
+                return None
+        if taken is not None:
+            log.info("event %s", taken)
+        return taken
 
     async def labelstudio(request: Request) -> Response:
         if secrets.hook is None:
@@ -235,6 +276,10 @@ def build_app(
             return PlainTextResponse(unknown, status_code=404)
         if action not in LABELSTUDIO_EVENTS:
             return JSONResponse({"campaign": campaign, "action": action, "pull": "ignored"})
+        taken = await _take(campaign, event)
+        if taken is not None:
+            return JSONResponse({"campaign": campaign, "action": action, "pull": "none",
+                                 "taken": str(taken)})  # fmt: skip
         started = pulls.trigger(campaign)
         return JSONResponse(
             {"campaign": campaign, "action": action, "pull": "started" if started else "queued"},
