@@ -2,7 +2,7 @@
 up to date, at a steady stream of annotations.
 
     MONITOR_LABELSTUDIO_BIN=.../bin/label-studio .venv/bin/python bench/live_latency.py
-    ... bench/live_latency.py --rate 20 --seconds 30
+    ... bench/live_latency.py --rate 20 --seconds 30 --direct
     ... bench/live_latency.py --db postgresql+psycopg://postgres@127.0.0.1:5432/bench
 
 A Label Studio Community server is started as the tests start it (tests/connectors/
@@ -17,6 +17,12 @@ event or pull, and live update, after which it is stored and its worker's test b
 date (the decision, if any, recorded). Target: p95 under 2 s at 20 a second, on SQLite and
 PostgreSQL.
 
+On two cores Label Studio itself makes about seven annotations a second through its API
+(each also sends its webhook). ``--direct`` measures monitor at the full rate: one real
+annotation's webhook payload is captured, and the bench sends that payload at ``--rate`` (each
+with its own id, task, annotator and answer) straight to ``monitor serve``, as Label Studio
+would.
+
 Printed: the annotations posted and the rate reached, the latency's median, p95 and maximum,
 the pulls the webhooks triggered (events arriving during a pull are coalesced into one more),
 and whether the annotator at chance was stopped, after how many of their answers.
@@ -25,6 +31,7 @@ and whether the annotator at chance was stopped, after how many of their answers
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import random
 import sys
@@ -32,7 +39,9 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -75,6 +84,12 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=30.0, help="how long the stream lasts")
     parser.add_argument("--items", type=int, default=400)
     parser.add_argument("--db", help="database URL (default: a SQLite file in a temporary folder)")
+    parser.add_argument(
+        "--direct",
+        action="store_true",
+        help="send Label Studio's webhook payloads at the rate from the bench (the server alone "
+        "makes about 7 annotations a second on two cores)",
+    )
     args = parser.parse_args()
     path = binary()
     if path is None:
@@ -132,7 +147,10 @@ def _run(server: LabelStudio, args: argparse.Namespace, tmp: Path) -> int:
         done.append((time.perf_counter(), known))
         return f"{summary.line()}; {live.line()}"
 
+    captured: list[dict] = []
+
     def take(engine_: Engine, settings_: Settings, campaign: str, event: dict) -> str | None:
+        captured.append(event)
         taken = default_take(engine_, settings_, campaign, event)
         if taken is not None:
             done.append((time.perf_counter(), {str(event["annotation"]["id"])}))
@@ -145,7 +163,16 @@ def _run(server: LabelStudio, args: argparse.Namespace, tmp: Path) -> int:
             "send_payload": True, "send_for_all_actions": False, "actions": EVENTS,
             "headers": {SECRET_HEADER: SECRET}, "is_active": True,
         })  # fmt: skip
-        sent, posted = _stream(server, args, rng, tasks, truth, good, careless)
+        plan = _plan(args, rng, tasks, truth, good, careless)
+        if args.direct:  # Label Studio's own payload, sent at the rate by the bench itself
+            first = server.annotate(tasks[0], good[0], choices("label", truth[0]))
+            deadline = time.monotonic() + 60
+            while not captured and time.monotonic() < deadline:
+                time.sleep(0.05)
+            hook = f"{monitor_url}/hooks/labelstudio/{name}"
+            sent, posted = _stream(args.rate, plan, _direct(hook, captured[0], first))
+        else:
+            sent, posted = _stream(args.rate, plan, _through(server))
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not set(posted) <= set().union(*(k for _, k in done)):
             time.sleep(0.05)
@@ -171,19 +198,22 @@ def _run(server: LabelStudio, args: argparse.Namespace, tmp: Path) -> int:
     return 0 if np.isfinite(lat).all() else 1
 
 
-def _stream(
-    server: LabelStudio,
+Plan = list[tuple[int, int, str]]
+"""The annotations to make, in order: task, annotator, answer."""
+
+
+def _plan(
     args: argparse.Namespace,
     rng: random.Random,
     tasks: list[int],
     truth: list[str],
     good: list[int],
     careless: int,
-) -> tuple[dict[str, float], dict[str, int]]:
-    """Post the annotations at the rate; when each was sent, and by whom."""
+) -> Plan:
+    """``rate x seconds`` annotations, one annotator in eight the one at chance, no annotator
+    twice on a task."""
     n = int(args.rate * args.seconds)
-    taken = set()
-    plan = []
+    taken, plan = set(), []
     while len(plan) < n:
         i = rng.randrange(len(tasks))
         user = careless if rng.random() < 1 / 8 else rng.choice(good)
@@ -192,32 +222,73 @@ def _stream(
         taken.add((i, user))
         value = rng.choice("ab") if user == careless else _answer(rng, truth[i], ACCURACY)
         plan.append((tasks[i], user, value))
+    return plan
+
+
+Post = Any
+"""Makes the k-th annotation with a thread's own HTTP client; returns its id."""
+
+
+def _through(server: LabelStudio) -> Post:
+    """Each annotation made through Label Studio's API: it sends the webhook."""
+
+    def post(
+        client: httpx.Client | None, k: int, task: int, user: int, value: str
+    ) -> tuple[httpx.Client, str]:
+        client = client or httpx.Client(base_url=server.url, timeout=30,
+                                        headers={"Authorization": f"Token {LEGACY_TOKEN}"})  # fmt: skip
+        answer = client.post(f"/api/tasks/{task}/annotations/",
+                             json={"result": choices("label", value), "completed_by": user})  # fmt: skip
+        answer.raise_for_status()
+        return client, str(answer.json()["id"])
+
+    return post
+
+
+def _direct(hook: str, template: dict, first: int) -> Post:
+    """Each annotation sent as Label Studio's webhook would send it (its payload, captured from
+    a real event, with another id, task, annotator and answer), straight to ``monitor serve``:
+    the rate is the bench's, not the server's."""
+
+    def post(
+        client: httpx.Client | None, k: int, task: int, user: int, value: str
+    ) -> tuple[httpx.Client, str]:
+        client = client or httpx.Client(timeout=30, headers={SECRET_HEADER: SECRET})
+        event = copy.deepcopy(template)
+        now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+        ident = first + 1_000_000 + k
+        event["annotation"].update(id=ident, task=task, completed_by=user, updated_at=now,
+                                   created_at=now, result=choices("label", value))  # fmt: skip
+        event["task"].update(id=task, updated_at=now)
+        client.post(hook, json=event).raise_for_status()
+        return client, str(ident)
+
+    return post
+
+
+def _stream(rate: float, plan: Plan, post: Post) -> tuple[dict[str, float], dict[str, int]]:
+    """Make the ``plan``'s annotations at ``rate`` a second from four threads; when each was
+    sent, and by whom."""
     sent: dict[str, float] = {}
     posted: dict[str, int] = {}
     lock = threading.Lock()
     local = threading.local()
 
-    def post(k: int) -> None:
-        if not hasattr(local, "client"):
-            local.client = httpx.Client(base_url=server.url, timeout=30,
-                                        headers={"Authorization": f"Token {LEGACY_TOKEN}"})  # fmt: skip
+    def one(k: int) -> None:
         task, user, value = plan[k]
         at = time.perf_counter()
-        answer = local.client.post(f"/api/tasks/{task}/annotations/",
-                                   json={"result": choices("label", value), "completed_by": user})  # fmt: skip
-        answer.raise_for_status()
+        local.client, ident = post(getattr(local, "client", None), k, task, user, value)
         with lock:
-            sent[str(answer.json()["id"])] = at
-            posted[str(answer.json()["id"])] = user
+            sent[ident], posted[ident] = at, user
 
     start = time.perf_counter()
     with ThreadPoolExecutor(THREADS) as pool:
         futures = []
-        for k in range(n):
-            wait = start + k / args.rate - time.perf_counter()
+        for k in range(len(plan)):
+            wait = start + k / rate - time.perf_counter()
             if wait > 0:
                 time.sleep(wait)
-            futures.append(pool.submit(post, k))
+            futures.append(pool.submit(one, k))
         for f in futures:
             f.result()
     return sent, posted
