@@ -11,7 +11,7 @@ three annotations by twelve annotators right 85% of the time (the bulk import); 
 connected, pulled and recomputed once (the live path's first reference). The project's webhook
 goes to ``monitor serve``'s application (uvicorn on a free port): an annotation event is
 stored from its payload and the live path runs (a pull only where the payload does not do). Then, timed: ``--rate`` annotations a second for
-``--seconds``, posted through Label Studio's API by four threads, one annotator in eight at
+``--seconds``, posted through Label Studio's API by eight threads, one annotator in eight at
 chance. An annotation's **latency** runs from the moment its POST was sent to the end of the
 event or pull, and live update, after which it is stored and its worker's test brought up to
 date (the decision, if any, recorded). Target: p95 under 2 s at 20 a second, on SQLite and
@@ -75,7 +75,7 @@ CONFIG = (
 GOOD, ACCURACY = 12, 0.85
 SECRET = "bench-live-latency"
 EVENTS = ["ANNOTATION_CREATED", "ANNOTATIONS_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED"]
-THREADS = 4
+THREADS = 8
 
 
 def main() -> int:
@@ -267,7 +267,7 @@ def _direct(hook: str, template: dict, first: int) -> Post:
 
 
 def _stream(rate: float, plan: Plan, post: Post) -> tuple[dict[str, float], dict[str, int]]:
-    """Make the ``plan``'s annotations at ``rate`` a second from four threads; when each was
+    """Make the ``plan``'s annotations at ``rate`` a second from eight threads; when each was
     sent, and by whom."""
     sent: dict[str, float] = {}
     posted: dict[str, int] = {}
