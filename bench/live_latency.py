@@ -149,11 +149,11 @@ def _run(server: LabelStudio, args: argparse.Namespace, tmp: Path) -> int:
 
     captured: list[dict] = []
 
-    def take(engine_: Engine, settings_: Settings, campaign: str, event: dict) -> str | None:
-        captured.append(event)
-        taken = default_take(engine_, settings_, campaign, event)
-        if taken is not None:
-            done.append((time.perf_counter(), {str(event["annotation"]["id"])}))
+    def take(engine_: Engine, settings_: Settings, campaign: str, events: list[dict]) -> list:
+        captured.extend(events)
+        taken = default_take(engine_, settings_, campaign, events)
+        ids = {str(e["annotation"]["id"]) for e, t in zip(events, taken, strict=True) if t}
+        done.append((time.perf_counter(), ids))
         return taken
 
     app = build_app(engine, settings, Secrets(hook=SECRET), pull=pull, take=take)
@@ -185,7 +185,7 @@ def _run(server: LabelStudio, args: argparse.Namespace, tmp: Path) -> int:
     span = max(sent.values()) - min(sent.values()) if sent else 0.0
     print(
         f"{len(sent)} annotations in {span:.1f} s ({len(sent) / max(span, 1e-9):.1f} a second), "
-        f"{len(done) - pulls} taken from their event, {pulls} pulls: latency median {np.median(lat):.2f} s, p95 "
+        f"{len(done) - pulls} batches of events, {pulls} pulls: latency median {np.median(lat):.2f} s, p95 "
         f"{np.percentile(lat, 95):.2f} s, max {lat.max():.2f} s ({url.split(':')[0]})"
     )
     with transaction(engine) as s:

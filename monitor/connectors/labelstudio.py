@@ -43,7 +43,7 @@ from monitor.store import sources
 from monitor.store.engine import transaction
 from monitor.store.models import CampaignSource
 
-__all__ = ["PLATFORM", "PullSummary", "connect", "pull", "pull_campaign", "take_event"]
+__all__ = ["PLATFORM", "PullSummary", "connect", "pull", "pull_campaign", "take_events"]
 
 PLATFORM = "labelstudio"
 TASK_KEYS = ("id", "data", "updated_at", "annotations")
@@ -282,17 +282,12 @@ def _store(
 
 
 EVENT_ACTIONS = frozenset({"ANNOTATION_CREATED", "ANNOTATION_UPDATED"})
-"""The webhook events whose payload :func:`take_event` stores without a pull."""
+"""The webhook events whose payload :func:`take_events` stores without a pull."""
 
 
-def take_event(engine: Engine, campaign: str, event: dict[str, Any]) -> int | None:
-    """An annotation created or changed, stored from the webhook's own payload without reading
-    the server (a pull for each event would have the server list a page of tasks for every
-    annotation made). The judgments stored (0: the annotation was known as it is), or None
-    where the payload cannot be taken so and the caller pulls instead: another action, no
-    annotation, task or label config in it, another project, a campaign never pulled yet, or
-    a mapping the server must complete (``--map worker=email``). The cursor does not move: the next pull reads the task
-    again and finds the annotation known."""
+def _payload(event: dict[str, Any]) -> tuple[dict, dict, dict, str] | None:
+    """An annotation event's annotation, task, project and label config; None where it lacks
+    one of them."""
     annotation, task, project = (event.get(k) for k in ("annotation", "task", "project"))
     if event.get("action") not in EVENT_ACTIONS or not (
         isinstance(annotation, dict) and isinstance(task, dict) and isinstance(project, dict)
@@ -301,38 +296,61 @@ def take_event(engine: Engine, campaign: str, event: dict[str, Any]) -> int | No
     config = project.get("label_config")
     if not isinstance(config, str) or not config or task.get("id") is None:
         return None
+    return annotation, task, project, config
+
+
+def take_events(engine: Engine, campaign: str, events: list[dict[str, Any]]) -> list[bool]:
+    """Annotations created or changed, stored from their webhooks' own payloads without reading
+    the server (a pull for each event would have the server list a page of tasks for every
+    annotation made), in one transaction. For each event, whether it was taken so; where not,
+    the caller pulls: another action, no annotation, task or label config in it, another
+    project, a campaign never pulled yet, or a mapping the server must complete (``--map
+    worker=email``). The cursor does not move: the next pull reads the tasks again and finds
+    the annotations known."""
+    payloads = [_payload(e) for e in events]
+    if not any(payloads):
+        return [False] * len(events)
     with transaction(engine) as session:
         info = campaign_store.get_campaign(session, campaign)
         session.execute(
             select(CampaignSource.id).where(CampaignSource.campaign_id == info.id).with_for_update()
-        )  # one pull or event of a campaign at a time
+        )  # one pull or batch of events of a campaign at a time
         source = sources.get_source(session, info.id)
         if (
             source is None
             or source.cursor_updated_at is None  # never pulled: the first pull reads it all
             or source.platform != PLATFORM
-            or str(project.get("id")) != str(source.project)
             or source.mapping.get("worker") == "email"
         ):
-            return None
+            return [False] * len(events)
         mapping, options = dict(source.mapping), dict(source.options)
-        control = choose_control(controls(config), info.kind, mapping.get("value"), source.project)
-        key = str(annotation.get("id"))
         known = sources.pulled_annotations(session, info.id)
-        if key in known and known[key].updated_at == annotation.get("updated_at"):
-            return 0
-        if key in known:
-            sources.forget_annotations(session, info, {key: known[key]})
-        task_id = int(task["id"])
-        tasks = [(task_id, {**{k: task.get(k) for k in TASK_KEYS}, "annotations": [annotation]})]
-        digest = (
-            f"{source.url}/projects/{source.project} event {key} {annotation.get('updated_at')}"
-        )
-        summary = _store(session, info, (source.url, source.project), tasks,
-                         {**mapping, "value": control.name}, options, digest)  # fmt: skip
-    n_new = summary.n_new if summary else 0
-    campaign_store.refresh_statistics(engine, info.kind, n_new)
-    return n_new
+        taken, latest, control = [], {}, None
+        for p in payloads:
+            ok = p is not None and str(p[2].get("id")) == str(source.project)
+            taken.append(ok)
+            if ok and p is not None:
+                annotation, task, _, config = p
+                control = choose_control(controls(config), info.kind, mapping.get("value"),
+                                         source.project)  # fmt: skip
+                latest[str(annotation.get("id"))] = (annotation, task)  # the last one wins
+        fresh = {
+            key: at for key, at in latest.items()
+            if key not in known or known[key].updated_at != at[0].get("updated_at")
+        }  # fmt: skip
+        sources.forget_annotations(session, info, {k: known[k] for k in fresh if k in known})
+        tasks = [
+            (int(task["id"]), {**{k: task.get(k) for k in TASK_KEYS}, "annotations": [annotation]})
+            for annotation, task in fresh.values()
+        ]
+        stamps = " ".join(f"{k}@{a.get('updated_at')}" for k, (a, _) in sorted(fresh.items()))
+        summary = None
+        if tasks and control is not None:
+            summary = _store(session, info, (source.url, source.project), tasks,
+                             {**mapping, "value": control.name}, options,
+                             f"{source.url}/projects/{source.project} events {stamps}")  # fmt: skip
+    campaign_store.refresh_statistics(engine, info.kind, summary.n_new if summary else 0)
+    return taken
 
 
 @dataclass

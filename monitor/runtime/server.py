@@ -76,25 +76,70 @@ def default_pull(engine: Engine, settings: Settings, campaign: str) -> str:
     return f"{summary.line()}; {update_live(engine, campaign).line()}"
 
 
-Take = Callable[[Engine, Settings, str, dict[str, Any]], Any]
-"""What an annotation event's payload becomes without a pull: ``take(engine, settings,
-campaign, event)``, None where it cannot be taken so (then the event triggers a pull)."""
+Take = Callable[[Engine, Settings, str, list[dict[str, Any]]], list[Any]]
+"""What annotation events' payloads become without a pull: ``take(engine, settings, campaign,
+events)``, for each event what was done (a line), or None where it cannot be taken so (then
+it triggers a pull)."""
 
 
 def default_take(
-    engine: Engine, settings: Settings, campaign: str, event: dict[str, Any]
-) -> str | None:
-    """The annotation of an ``ANNOTATION_CREATED`` or ``ANNOTATION_UPDATED`` event stored from
-    its payload (:func:`monitor.connectors.labelstudio.take_event`), then the live path; None
-    where the payload cannot be taken so."""
-    from monitor.connectors.labelstudio import take_event
+    engine: Engine, settings: Settings, campaign: str, events: list[dict[str, Any]]
+) -> list[str | None]:
+    """The annotations of ``ANNOTATION_CREATED`` and ``ANNOTATION_UPDATED`` events stored from
+    their payloads in one transaction (:func:`monitor.connectors.labelstudio.take_events`),
+    then the live path once."""
+    from monitor.connectors.labelstudio import take_events
     from monitor.incremental.live import update_live
 
     del settings
-    stored = take_event(engine, campaign, event)
-    if stored is None:
-        return None
-    return f"{campaign}: {stored} judgments from the event; {update_live(engine, campaign).line()}"
+    taken = take_events(engine, campaign, events)
+    if not any(taken):
+        return [None] * len(events)
+    line = f"{sum(taken)} events stored; {update_live(engine, campaign).line()}"
+    return [line if t else None for t in taken]
+
+
+@dataclass
+class _Batch:
+    waiting: list[tuple[dict[str, Any], asyncio.Future[Any]]] = field(default_factory=list)
+    task: asyncio.Task[None] | None = None
+
+
+@dataclass
+class Takes:
+    """The annotation events taken from their payloads: off the event loop, one batch of a
+    campaign at a time; the events that arrive meanwhile make the next batch (one transaction
+    and one live update for all of them, so a campaign keeps up however fast they come)."""
+
+    engine: Engine
+    settings: Settings
+    take: Take
+    batches: dict[str, _Batch] = field(default_factory=dict)
+
+    async def __call__(self, campaign: str, event: dict[str, Any]) -> Any:  # noqa: ANN401
+        """What became of ``event`` (None: pull instead)."""
+        batch = self.batches.setdefault(campaign, _Batch())
+        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        batch.waiting.append((event, done))
+        if batch.task is None or batch.task.done():
+            batch.task = asyncio.get_running_loop().create_task(self._drain(campaign, batch))
+        return await done
+
+    async def _drain(self, campaign: str, batch: _Batch) -> None:
+        while batch.waiting:
+            waiting, batch.waiting = batch.waiting, []
+            events = [e for e, _ in waiting]
+            try:
+                results = await asyncio.to_thread(self.take, self.engine, self.settings,
+                                                  campaign, events)  # fmt: skip
+            except Exception as exc:  # noqa: BLE001 - the pulls that follow report it
+                log.warning("events %s: %s: %s", campaign, type(exc).__name__,
+                            str(exc).splitlines()[0] if str(exc) else "")  # fmt: skip
+                results = [None] * len(events)
+            if any(r is not None for r in results):
+                log.info("events %s: %s", campaign, next(r for r in results if r is not None))
+            for (_, done), result in zip(waiting, results, strict=True):
+                done.set_result(result)
 
 
 @dataclass(frozen=True)
@@ -235,26 +280,11 @@ def build_app(
     on_prolific_event: Callable[[dict[str, Any]], None] | None = None,
 ) -> Starlette:
     """The application; ``report_dir`` defaults to the ``report_dir`` setting, ``pull`` to the
-    Label Studio pull, ``take`` to storing an annotation event from its payload, ``on_prolific_event`` (given each new verified event) to a log line."""
+    Label Studio pull, ``take`` to storing annotation events from their payloads,
+    ``on_prolific_event`` (given each new verified event) to a log line."""
     folder = Path(report_dir if report_dir is not None else settings.report_dir)
     pulls = Pulls(engine, settings, pull)
-    taking: dict[str, asyncio.Lock] = {}
-
-    async def _take(campaign: str, event: Any) -> Any:  # noqa: ANN401 - what ``take`` says
-        """The event's payload stored without a pull, one event of a campaign at a time; None
-        where it cannot be (or failed: the pull then says why)."""
-        if not isinstance(event, dict):
-            return None
-        async with taking.setdefault(campaign, asyncio.Lock()):
-            try:
-                taken = await asyncio.to_thread(take, engine, settings, campaign, event)
-            except Exception as exc:  # noqa: BLE001 - the pull that follows reports it
-                log.warning("event %s: %s: %s", campaign, type(exc).__name__,
-                            str(exc).splitlines()[0] if str(exc) else "")  # fmt: skip
-                return None
-        if taken is not None:
-            log.info("event %s", taken)
-        return taken
+    takes = Takes(engine, settings, take)
 
     async def labelstudio(request: Request) -> Response:
         if secrets.hook is None:
@@ -276,7 +306,7 @@ def build_app(
             return PlainTextResponse(unknown, status_code=404)
         if action not in LABELSTUDIO_EVENTS:
             return JSONResponse({"campaign": campaign, "action": action, "pull": "ignored"})
-        taken = await _take(campaign, event)
+        taken = await takes(campaign, event) if isinstance(event, dict) else None
         if taken is not None:
             return JSONResponse({"campaign": campaign, "action": action, "pull": "none",
                                  "taken": str(taken)})  # fmt: skip
