@@ -13,9 +13,9 @@ is a non-negative supermartingale with ``K_0 = 1``, and by Ville's inequality
 "Estimating means of bounded random variables by betting", JRSS B 86(1)). The worker is
 stopped at the first t with ``K_t >= 1 / alpha``: a worker at or above the line is stopped with
 probability at most ``alpha`` however long the campaign runs and however often it is looked at.
-A run scores the whole sequence against its own reference: the guarantee is exact for one
-reference (gold), and holds across runs as far as the others' posterior of the judgments
-already scored stays put (``docs/live.md``, "Limits").
+A label judgment's score is given once, as it arrives, against the answers before it
+(:func:`arrival_scores`), and never changes: the guarantee holds across every look and run.
+(:func:`label_scores` scores against a whole posterior, for a single look.)
 
 The bets are fixed fractions ``f`` of the largest safe bet, ``lambda_t = f / (1 - m_t)``, and
 the wealth is the average over :data:`FRACTIONS` (an average of supermartingales is one): a
