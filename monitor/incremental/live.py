@@ -104,6 +104,7 @@ def _scored(p: live_store.Pending, state: State) -> list[Row]:
                          for v in values], dtype=np.int64)  # fmt: skip
 
     codes = coded(p.labels)
+    first = _first(p)
     scores, nulls, ready = score_arrivals(
         Arrived(p.ids, p.workers, p.items, codes, coded(p.gold)), state
     )
@@ -112,7 +113,7 @@ def _scored(p: live_store.Pending, state: State) -> list[Row]:
         if ready[i] >= 0:
             out.append((int(p.ids[i]), int(p.workers[i]), float(scores[i]), float(nulls[i]),
                         int(ready[i])))  # fmt: skip
-        elif codes[i] < 0 or not _first(p)[i]:  # never: a class the reference does not know,
+        elif codes[i] < 0 or not first[i]:  # never: a class the reference does not know,
             out.append((int(p.ids[i]), int(p.workers[i]), None, None, int(p.ids[i])))  # a repeat
     return out
 
@@ -192,7 +193,4 @@ def _stops(
             "typical": float(meta["typical"]), "alpha": alpha,
             "judgment_id": int(mine[test.stopped_after[c] - 1]), "run_id": run_id,
         })  # fmt: skip
-    before = live_store.live_stops(session, campaign_id)
-    live_store.record_stops(session, campaign_id, new)
-    after = live_store.live_stops(session, campaign_id)
-    return sorted(set(after) - set(before))
+    return live_store.record_stops(session, campaign_id, new)

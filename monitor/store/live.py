@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy import and_, delete, insert, select
+from sqlalchemy import and_, insert, select
 from sqlalchemy.orm import Session
 
 from monitor.store.models import Item, Judgment, LiveScore, LiveStop, Worker
@@ -155,12 +155,15 @@ def live_stops(session: Session, campaign_id: int) -> dict[str, StopRecord]:
     }
 
 
-def record_stops(session: Session, campaign_id: int, stops: Iterable[dict[str, float]]) -> int:
+def record_stops(
+    session: Session, campaign_id: int, stops: Iterable[dict[str, float]]
+) -> list[str]:
     """Record each new stop (``worker_id``, ``after``, ``evidence``, ``line``, ``typical``,
-    ``alpha``, ``judgment_id``, ``run_id``) once: a worker recorded before keeps their first."""
+    ``alpha``, ``judgment_id``, ``run_id``) once: a worker recorded before keeps their first.
+    The workers newly stopped (their ids), in order."""
     batch = [{"campaign_id": campaign_id, **s} for s in stops]
     if not batch:
-        return 0
+        return []
     known = set(
         session.scalars(
             select(LiveStop.worker_id).where(
@@ -172,12 +175,8 @@ def record_stops(session: Session, campaign_id: int, stops: Iterable[dict[str, f
         )
     )
     new = [s for s in batch if int(s["worker_id"]) not in known]
-    if new:
-        session.execute(insert(LiveStop), new)
-    return len(new)
-
-
-def forget_live(session: Session, campaign_id: int) -> None:
-    """Take out the campaign's live scores and stops (its judgments taken out wholesale)."""
-    session.execute(delete(LiveScore).where(LiveScore.campaign_id == campaign_id))
-    session.execute(delete(LiveStop).where(LiveStop.campaign_id == campaign_id))
+    if not new:
+        return []
+    session.execute(insert(LiveStop), new)
+    ids = [int(s["worker_id"]) for s in new]
+    return sorted(session.scalars(select(Worker.external_id).where(Worker.id.in_(ids))))

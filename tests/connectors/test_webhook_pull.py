@@ -23,6 +23,14 @@ SECRET = "hook-secret-webhook-loop"
 EVENTS = ["ANNOTATION_CREATED", "ANNOTATIONS_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED"]
 
 
+def _hook(labelstudio: LabelStudio, project: int, url: str) -> None:
+    """The project's webhook to ``url``, with its payload and the shared secret."""
+    labelstudio.call("POST", "/api/webhooks/", json={
+        "project": project, "url": url, "send_payload": True, "send_for_all_actions": False,
+        "actions": EVENTS, "headers": {SECRET_HEADER: SECRET}, "is_active": True,
+    })  # fmt: skip
+
+
 @pytest.fixture
 def serving(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """``monitor serve``'s application with its default pull, on a free port."""
@@ -41,11 +49,7 @@ def test_label_studio_webhooks_pull_the_campaign(
     tasks = labelstudio.task_ids(pid)
     user = labelstudio.user("hooked@example.com")
     ls.connect(engine, "live", url=labelstudio.url, project=pid)
-    labelstudio.call("POST", "/api/webhooks/", json={
-        "project": pid, "url": f"{serving}/hooks/labelstudio/live", "send_payload": True,
-        "send_for_all_actions": False, "actions": EVENTS, "headers": {SECRET_HEADER: SECRET},
-        "is_active": True,
-    })  # fmt: skip
+    _hook(labelstudio, pid, f"{serving}/hooks/labelstudio/live")
 
     first = labelstudio.annotate(tasks[0], user, choices("sentiment", "pos"))
     wait_for(lambda: judgments(engine, "live") == 1, "the created annotation pulled", 60)
@@ -85,11 +89,7 @@ def test_an_annotation_event_is_stored_from_its_payload_without_a_pull(
     ls.pull_campaign(engine, Settings(), "events")  # the first pull reads the whole project
     app = build_app(engine, Settings(), Secrets(hook=SECRET), pull=pull)
     with serving_app(app) as url:
-        labelstudio.call("POST", "/api/webhooks/", json={
-            "project": pid, "url": f"{url}/hooks/labelstudio/events", "send_payload": True,
-            "send_for_all_actions": False, "actions": EVENTS, "headers": {SECRET_HEADER: SECRET},
-            "is_active": True,
-        })  # fmt: skip
+        _hook(labelstudio, pid, f"{url}/hooks/labelstudio/events")
         first = labelstudio.annotate(tasks[0], user, choices("sentiment", "pos"))
         wait_for(lambda: judgments(engine, "events") == 2, "the created annotation stored", 60)
         labelstudio.update(first, choices("sentiment", "neg"))
