@@ -57,12 +57,18 @@ class NameCache:
         return names
 
 
+LiveRow = tuple[int, int, float | None, float | None, int]
+"""A stop-test score a run gives once (stored with the run in ``live_scores``): the judgment,
+its worker (database ids), the score, its null and the judgment as of which it was known."""
+
+
 @dataclass
 class Values:
     """What a measure (or a family of them) computed for one run: per-subject values of the
     ``columnar`` scopes as :class:`Column` arrays, the others as :class:`Value` objects; the
     states it keeps for the next run (stored with the run), what it keeps in this process's
-    memory for the next run (``memory``: not stored), and the ``parameters`` behind it."""
+    memory for the next run (``memory``: not stored), the ``parameters`` behind it, and the stop
+    test's scores it gave (``live_rows``: kept once, never given again)."""
 
     campaign: str
     columnar: frozenset[str] = frozenset({"item"})
@@ -71,6 +77,7 @@ class Values:
     states: dict[str, State] = field(default_factory=dict)
     memory: dict[str, Any] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
+    live_rows: list[LiveRow] = field(default_factory=list)
     names: NameCache = field(default_factory=NameCache, repr=False)
 
     def add(self, part: Values) -> Values:
@@ -81,6 +88,7 @@ class Values:
         self.states.update(part.states)
         self.memory.update(part.memory)
         self.parameters.update(part.parameters)
+        self.live_rows.extend(part.live_rows)
         return self
 
     def campaign_value(

@@ -1,9 +1,12 @@
-"""The live decisions of a label campaign, from the run's Dawid-Skene fit: each worker's stop
-test (:mod:`monitor.metrics.stopping`: the scores the live path froze as the judgments arrived,
+"""The live decisions of a run.
+
+A label campaign's, from the run's Dawid-Skene fit: each worker's stop test
+(:mod:`monitor.metrics.stopping`: the scores the live path froze as the judgments arrived,
 :mod:`monitor.incremental.live`, tested against the stop line; the fit is the next reference)
-and each item's
-``need`` (:mod:`monitor.metrics.overlap`: the judgments it wants, judged by the typical
-worker's posterior of the answers, the stopped workers' left out)."""
+and each item's ``need`` (:mod:`monitor.metrics.overlap`: the judgments it wants, judged by
+the typical worker's posterior of the answers, the stopped workers' left out). A preference
+campaign's stop test, over scores each answer is given once, by the first run that sees it
+(:func:`preference_stop`)."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from monitor.metrics.stopping import StopTest, stop_line, stop_test
 from monitor.pipeline.collect import Values
 from monitor.pipeline.params import LiveScores, ModelOptions
 from monitor.store.coded import CampaignArrays
+from monitor.store.live import Scores
 
 MIN_TYPICAL = 3
 """Workers with ``model_min_judgments`` it takes to say what the typical worker reaches."""
@@ -170,24 +174,28 @@ def _scored(arrays: CampaignArrays, res: Any, state: State, live: LiveScores | N
     new = ready >= 0
     if live is not None:
         new &= ~np.isin(arrays.ids, live.stored)
-        kept = live.scores
-        held = np.isin(kept.ids, arrays.ids)  # an ingest after the snapshot: the next run's
-        ids = np.r_[kept.ids[held], arrays.ids[new]]
-        ready = np.r_[kept.ready[held], ready[new]]
-        scores = np.r_[kept.scores[held], scores[new]]
-        nulls = np.r_[kept.nulls[held], nulls[new]]
-        workers = np.r_[kept.workers[held], workers[new]]
-    else:
-        ids, ready, scores, nulls, workers = (
-            arrays.ids[new],
-            ready[new],
-            scores[new],
-            nulls[new],
-            workers[new],
-        )
+    fresh = Scores(arrays.ids[new], workers[new], ready[new], scores[new], nulls[new])
+    return _merged(arrays, fresh, live)
+
+
+def _merged(arrays: CampaignArrays, fresh: Scores, live: LiveScores | None) -> Scored:
+    """The ``live`` scores kept (of the judgments the run sees: one ingested after its snapshot
+    is the next run's) and the ``fresh`` ones, in the order they became known (``ready``, then
+    the judgment), their workers as codes."""
+    parts = [fresh]
+    if live is not None:
+        parts.insert(0, _taken(live.scores, np.isin(live.scores.ids, arrays.ids)))
+    ids, workers, ready, scores, nulls = (
+        np.concatenate([getattr(p, name) for p in parts])
+        for name in ("ids", "workers", "ready", "scores", "nulls")
+    )
     order = np.lexsort((ids, ready))
-    codes_of = np.searchsorted(arrays.worker_db_ids, workers[order]).astype(np.int64)
-    return codes_of, ids[order], scores[order], nulls[order]
+    codes = np.searchsorted(arrays.worker_db_ids, workers[order]).astype(np.int64)
+    return codes, ids[order], scores[order], nulls[order]
+
+
+def _taken(s: Scores, rows: NDArray[np.bool_]) -> Scores:
+    return Scores(s.ids[rows], s.workers[rows], s.ready[rows], s.scores[rows], s.nulls[rows])
 
 
 def _record(
@@ -208,11 +216,23 @@ def _record(
     return test
 
 
-def preference_stop(out: Values, options: ModelOptions, arrays: CampaignArrays, fit: Any) -> None:
+def preference_stop(
+    out: Values,
+    options: ModelOptions,
+    arrays: CampaignArrays,
+    fit: Any,  # noqa: ANN401 - a PreferenceModel
+    live: LiveScores | None = None,
+) -> None:
     """The stop test of a preference campaign's annotators (``fit``: a ``PreferenceModel``): each
     strict answer scored by its chance of being along the true order given the other
     annotators' comparisons (the cavity consensus, or the gold), the line on the strict
-    answers' accuracy (two outcomes: the label case with K = 2). Ties are not scored."""
+    answers' accuracy (two outcomes: the label case with K = 2). Ties are not scored.
+
+    Each answer is scored once, by the first run that can score it, and the score and its null
+    are kept (``out.live_rows``, stored with the run in ``live_scores``): a later run tests the
+    ``live`` scores as they were given and scores only the answers new to it, so the test's
+    error rate holds across every run, as the label campaigns' frozen scores do. Without
+    ``live`` (a campaign read outside the store) every answer is scored by this run."""
     right, strict = fit.answer_right, fit.answer_strict
     if right is None or strict is None:
         return
@@ -227,7 +247,15 @@ def preference_stop(out: Values, options: ModelOptions, arrays: CampaignArrays, 
     c = right[rows]
     A = c * c + (1.0 - c) * (1.0 - c)
     nulls = line * A + (1.0 - line) * (1.0 - A)
-    _record(out, options, arrays, (arrays.workers[rows], arrays.order[rows], c, nulls))
+    workers = arrays.worker_db_ids[arrays.workers[rows]]
+    ready = np.full(rows.size, arrays.watermark, dtype=np.int64)  # known as of this run
+    fresh = Scores(arrays.ids[rows], workers, ready, c, nulls)
+    if live is not None:
+        fresh = _taken(fresh, ~np.isin(fresh.ids, live.stored))
+        out.live_rows.extend(zip(*(getattr(fresh, name).tolist() for name in
+                                   ("ids", "workers", "scores", "nulls", "ready")), strict=True))  # fmt: skip
+    merged = _merged(arrays, fresh, live)
+    _record(out, options, arrays, (merged[0], np.arange(merged[0].size), *merged[2:]))
 
 
 def _line(out: Values, options: ModelOptions, typical: float, K: int) -> float | None:

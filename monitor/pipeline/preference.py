@@ -102,7 +102,7 @@ def preference_reliability(coded: Coded, params: Params) -> Values:
                         n=fit.n_judgments, low=fit.tie_propensity_low,
                         high=fit.tie_propensity_high, mask=judged)  # fmt: skip
     _scores(out, a, fit)
-    preference_stop(out, params.model, a, fit)
+    preference_stop(out, params.model, a, fit, coded.live)
     out.add(_gold(coded, params, gold))
     out.add(_ambiguous(coded, params, fit.accuracy, gold))
     return out

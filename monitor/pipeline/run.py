@@ -47,7 +47,7 @@ from monitor.store.campaigns import (
 from monitor.store.connect import described, step
 from monitor.store.engine import snapshot, transaction
 from monitor.store.history import worker_history
-from monitor.store.live import stored_ids, worker_scores
+from monitor.store.live import save_scores, stored_ids, worker_scores
 from monitor.store.locks import Lease, campaign_lock
 from monitor.store.models import utcnow
 from monitor.store.runs import latest_run, mark_failed, prune_item_values
@@ -296,7 +296,7 @@ def _run(
         base = cache.base(s, info, last, full=full)
         warm = cache.warm(s, info, last, base, full=full)
         saving = cache.saving(s, info)
-        live = live_scores(s, info) if info.kind == Kind.LABEL else None
+        live = live_scores(s, info) if info.kind in FROZEN else None
     n_new = max(arrays.n - (last.n_judgments if last is not None else 0), 0)
     stage("measuring", STEPS["measuring"])
     values = measure(Coded(info, arrays, history, live), Params.of(settings, info.kind, warm=warm))
@@ -349,6 +349,7 @@ def _run(
             if lease is not None:
                 lease.confirm(s)
             saved = save_run(s, plan)
+            save_scores(s, info.id, saved.run.id, values.live_rows)
             apply_policy(s, info.id, saved.run.id, flags, PolicyOptions.of(settings), advice)
             prune_item_values(s, info.id, settings.keep_item_runs)
         writer.done(saved, values.values, values.states, values.memory)
@@ -368,6 +369,11 @@ def _run(
     )
 
 
+FROZEN = frozenset({Kind.LABEL, Kind.PAIRWISE})
+"""The kinds whose stop test runs over frozen scores (labels: given by the live path;
+preferences: by the first run that can score an answer)."""
+
+
 def live_scores(session: Session, info: CampaignInfo) -> LiveScores:
-    """The campaign's frozen live scores, and every judgment the live path has given a row."""
+    """The campaign's frozen stop-test scores, and every judgment given a row."""
     return LiveScores(worker_scores(session, info.id), stored_ids(session, info.id))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, delete, func, select, text, update
+from sqlalchemy import CursorResult, Select, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from monitor.core.catalog import Kind
@@ -24,6 +24,8 @@ from monitor.store.models import (
     IngestBatch,
     Item,
     Judgment,
+    LiveScore,
+    LiveStop,
     PlannedPair,
     Preference,
     RejectedRow,
@@ -169,6 +171,7 @@ def undo_batch(session: Session, campaign: CampaignInfo, batch_id: int) -> Undon
             )
             .values(answered_id=None)
         )
+    _forget_scores(session, cid, select(table.id).where(mine))
     done = session.execute(delete(table).where(mine).execution_options(synchronize_session=False))
     n = cast("CursorResult[Any]", done).rowcount
     path, workers, items = (
@@ -191,6 +194,21 @@ def undo_batch(session: Session, campaign: CampaignInfo, batch_id: int) -> Undon
     row.changed_at = utcnow()
     session.flush()
     return Undone(batch_id, path, int(n or 0), n_workers, n_items, int(later or 0))
+
+
+def _forget_scores(session: Session, cid: int, ids: Select[Any]) -> None:
+    """Take out the stop-test scores of the judgments ``ids`` (an id may be given again after
+    they go), and the recorded stops of their workers: their tests are taken again, without
+    them, by the next run."""
+    gone = select(LiveScore.worker_id).where(
+        LiveScore.campaign_id == cid, LiveScore.judgment_id.in_(ids)
+    )
+    session.execute(
+        delete(LiveStop).where(LiveStop.campaign_id == cid, LiveStop.worker_id.in_(gone))
+    )
+    session.execute(
+        delete(LiveScore).where(LiveScore.campaign_id == cid, LiveScore.judgment_id.in_(ids))
+    )
 
 
 def _drop_unused(

@@ -96,18 +96,15 @@ def worker_scores(
 ) -> Scores:
     """The scored judgments of the campaign, or of some of its ``workers``, in the order their
     scores became known (``ready_id``, then the judgment's own id); those never scored left
-    out. A judgment taken out (an ingest undone) takes its score with it."""
-    q = (
-        select(
-            LiveScore.judgment_id,
-            LiveScore.worker_id,
-            LiveScore.ready_id,
-            LiveScore.score,
-            LiveScore.expected,
-        )
-        .join(Judgment, Judgment.id == LiveScore.judgment_id)
-        .where(LiveScore.campaign_id == campaign_id, LiveScore.score.is_not(None))
-    )
+    out. A judgment taken out (an ingest undone) took its score with it
+    (:func:`monitor.store.batches.undo_batch`)."""
+    q = select(
+        LiveScore.judgment_id,
+        LiveScore.worker_id,
+        LiveScore.ready_id,
+        LiveScore.score,
+        LiveScore.expected,
+    ).where(LiveScore.campaign_id == campaign_id, LiveScore.score.is_not(None))
     if workers is not None:
         q = q.where(LiveScore.worker_id.in_(list(workers)))
     rows = session.execute(q.order_by(LiveScore.ready_id, LiveScore.judgment_id)).all()

@@ -12,6 +12,9 @@ from typing import Any
 import numpy as np
 
 from monitor.cli import main
+from monitor.store.campaigns import get_campaign
+from monitor.store.engine import make_engine, transaction
+from monitor.store.live import worker_scores
 from tests.documents import check_document
 
 NAME = "c"
@@ -128,16 +131,13 @@ def test_export_overlap_says_what_each_item_wants_and_the_stopped_workers_count_
     assert main(["export", "overlap", "--campaign", NAME, "--platform", "toloka", "--db", db]) == 2
 
 
-def test_a_left_clicker_among_preference_annotators_is_stopped(
-    tmp_path: Path, capsys: Any, monkeypatch: Any
-) -> None:
-    """Ten annotators along a hidden order 90% of the time, one who picks the left item 90% of
-    the time whatever it is: the left-clicker is stopped, nobody else."""
-    monkeypatch.setenv("MONITOR_BOOTSTRAP_SAMPLES", "0")
-    rng = np.random.default_rng(3)
+def _left_clicker(seed: int = 3, n: int = 1500) -> list[str]:
+    """Ten annotators along a hidden order of 40 items 90% of the time, and one who picks the
+    left item 90% of the time whatever it is (every fifteenth comparison)."""
+    rng = np.random.default_rng(seed)
     score = rng.normal(0, 2, 40)
-    lines = ["worker,left,right,preference"]
-    for k in range(1500):
+    lines = []
+    for k in range(n):
         w = f"a{k % 10}" if k % 15 else "lefty"
         i, j = rng.choice(40, 2, replace=False)
         if w == "lefty":
@@ -145,12 +145,68 @@ def test_a_left_clicker_among_preference_annotators_is_stopped(
         else:
             along = rng.random() < 0.9
             pick = "left" if (score[i] > score[j]) == along else "right"
-        lines.append(f"{w},p{i},p{j},{pick}")
-    path = tmp_path / "p.csv"
-    path.write_text("\n".join(lines) + "\n")
+        lines.append(f"{w},p{i},p{j},{pick}\n")
+    return lines
+
+
+def _pairs_file(path: Path, lines: list[str]) -> Path:
+    path.write_text("worker,left,right,preference\n" + "".join(lines))
+    return path
+
+
+def test_a_left_clicker_among_preference_annotators_is_stopped(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """The left-clicker is stopped, nobody else."""
+    monkeypatch.setenv("MONITOR_BOOTSTRAP_SAMPLES", "0")
     db = f"sqlite:///{tmp_path}/m.db"
-    _run(db, "pairwise", path)
+    _run(db, "pairwise", _pairs_file(tmp_path / "p.csv", _left_clicker()))
     decisions = _decisions(db, capsys)
     assert decisions["lefty"]["decision"] == "stop"
     assert "comparisons" in decisions["lefty"]["decision_reason"]
     assert all(decisions[f"a{k}"]["decision"] != "stop" for k in range(10))
+
+
+def _frozen(db: str) -> dict[int, tuple[float, float, int]]:
+    """The campaign's stop-test scores by judgment: score, null, known as of."""
+    with transaction(make_engine(db)) as s:
+        got = worker_scores(s, get_campaign(s, NAME).id)
+    return {
+        int(j): (float(sc), float(m), int(r))
+        for j, sc, m, r in zip(got.ids, got.scores, got.nulls, got.ready, strict=True)
+    }
+
+
+def test_preference_scores_are_given_once_by_the_first_run_and_kept(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """A preference answer is scored by the first run that sees it and never again: a later
+    run, a full one, tests the same scores (the error rate holds across runs); an ingest
+    undone takes its answers' scores out, and the answers ingested again are scored anew."""
+    monkeypatch.setenv("MONITOR_BOOTSTRAP_SAMPLES", "0")
+    lines = _left_clicker()
+    files = [_pairs_file(tmp_path / f"p{k}.csv", lines[k * 500 : (k + 1) * 500]) for k in range(3)]
+    db = f"sqlite:///{tmp_path}/m.db"
+    _run(db, "pairwise", *files[:2])
+    first = _frozen(db)
+    assert len(first) > 900  # the strict answers of both files, each once
+    assert len({r for _, _, r in first.values()}) == 2  # known as of one run or the other
+    _run_more(db, files[2])
+    after = _frozen(db)
+    assert {j: after[j] for j in first} == first  # kept as given
+    assert len(after) > len(first)
+    assert main(["recompute", "--campaign", NAME, "--full", "--db", db]) == 0
+    assert _frozen(db) == after
+    assert _decisions(db, capsys)["lefty"]["decision"] == "stop"
+    # the third file out and in again: its answers' scores go, and come back from a new run
+    assert main(["ingest", "undo", "--campaign", NAME, "--batch", "3", "--db", db]) == 0
+    assert _frozen(db) == first
+    _run_more(db, files[2])
+    again = _frozen(db)
+    assert len(again) == len(after)
+    assert {j: again[j] for j in first} == first
+
+
+def _run_more(db: str, path: Path) -> None:
+    assert main(["ingest", str(path), "--campaign", NAME, "--db", db]) == 0
+    assert main(["recompute", "--campaign", NAME, "--db", db]) == 0
