@@ -53,14 +53,18 @@ def label_live(
     :data:`MIN_TYPICAL` workers have ``model_min_judgments`` judgments, or the typical one is
     no better than chance."""
     items, workers, codes = judged
-    typical = _typical(res, max(options.model_min_judgments, 1))
+    least = max(options.model_min_judgments, 1)
+    typical = _typical(res, least)
     tested = _stop(out, options, arrays, res, typical, live)
     test = None if tested is None else tested[0]
     stopped = np.zeros(len(arrays.worker_ids), dtype=bool) if test is None else test.stopped
-    if typical is None:  # need still wants a typical worker: every worker with an answer
-        typical = _typical(res, 1)
-    a = typical if typical is not None else 0.0
     N, K = res.posterior.shape
+    # need: the accuracy the typical worker surely reaches, the median of the low ends of the
+    # workers' intervals (Dawid-Skene's own run high where items have few answers: duck's
+    # 0.72-0.76 in its replay, where the median worker is right 62% of the time); where the
+    # run cannot tell, chance: no item is settled before max_overlap
+    surely = _typical(res, least, "low") if typical is not None else None
+    a = surely if surely is not None else 1.0 / K
     gold = res.posterior.max(axis=1) >= 1.0  # clamped: the gold class
 
     def need_of(counted: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -118,13 +122,13 @@ def _savings(
     )  # fmt: skip
 
 
-def _typical(res: Any, least: int) -> float | None:  # noqa: ANN401 - a LabelModel
-    """The median accuracy of the workers with ``least`` judgments (at least
-    :data:`MIN_TYPICAL` of them), else None."""
+def _typical(res: Any, least: int, of: str = "accuracy") -> float | None:  # noqa: ANN401 - a LabelModel
+    """The median accuracy (``of="low"``: the low end of its interval) of the workers with
+    ``least`` judgments (at least :data:`MIN_TYPICAL` of them), else None."""
     enough = res.n >= least
     if int(enough.sum()) < MIN_TYPICAL:
         return None
-    return float(np.median(res.accuracy[enough]))
+    return float(np.median(getattr(res, of)[enough]))
 
 
 def _stop(
