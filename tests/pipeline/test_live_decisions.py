@@ -125,7 +125,7 @@ def test_export_overlap_says_what_each_item_wants_and_the_stopped_workers_count_
     assert sum(k == 0 for k in need.values()) > 150
     assert need["lonely"] == 3  # w99 is stopped: no judgment counts, min_overlap wants 3
     assert [int(line.split(",")[1]) for line in lines[1:]] == sorted(need.values(), reverse=True)
-    assert main(["export", "overlap", "--campaign", NAME, "--platform", "toloka", "--db", db]) == 2
+    assert main(["export", "overlap", "--campaign", NAME, "--platform", "mturk", "--db", db]) == 2
 
 
 def test_a_left_clicker_among_preference_annotators_is_stopped(
