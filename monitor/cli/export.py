@@ -24,8 +24,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "model mean, multi-label options) with its posterior or sd. requeue: the items (or "
         "pairs) the latest run says to send back, with their text, as a task file for csv, "
         "toloka, labelstudio or prolific. overlap: how many more judgments each item of a "
-        "label campaign wants (item,need; 0: settled), from the latest run. See "
-        "docs/exports.md and docs/live.md.",
+        "label campaign (item,need) or pair of a preference campaign (left,right,need) wants "
+        "(0: settled), from the latest run, as CSV, a Toloka task file (TASK:overlap) or, for "
+        "labelstudio, the CSV with each task's overlap, set in the connected project with "
+        "--apply. See docs/exports.md and docs/live.md.",
     )
     p.add_argument("what", choices=("blocklist", "weights", "labels", "requeue", "overlap"))
     p.add_argument("--campaign", required=True, metavar="NAME")
@@ -34,7 +36,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         default="csv",
         metavar="{mturk,prolific,toloka,labelstudio,csv,json}",
         help="blocklist and weights: mturk, prolific, toloka, csv or json; labels: csv or "
-        "json; requeue: csv, toloka, labelstudio or prolific; overlap: csv (default: csv)",
+        "json; requeue: csv, toloka, labelstudio or prolific; overlap: csv, toloka or "
+        "labelstudio (default: csv)",
     )
     # (--out and --include-flagged have the shape of push labelstudio's --token-file and
     # --apply: other options, nothing to share)
@@ -44,6 +47,19 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         action="store_true",
         help="blocklist: also list the other workers the latest run flagged (not decided "
         "block; the reason names the rules that flagged them)",
+    )
+    p.add_argument(
+        "--apply",
+        action="store_true",
+        help="overlap --platform labelstudio: set each task's overlap in the campaign's "
+        "connected Label Studio project (without it, a dry run lists what would be set)",
+    )
+    p.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="overlap --platform labelstudio --apply: file holding the Label Studio token "
+        "(default: the file recorded by 'monitor campaign connect', else "
+        "$MONITOR_LABELSTUDIO_TOKEN)",
     )
     scope = p.add_mutually_exclusive_group()
     scope.add_argument(
@@ -57,7 +73,12 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from monitor.actions.export import export
+    from monitor.core.errors import UsageError
 
+    if (args.apply or args.token_file is not None) and (
+        args.what != "overlap" or args.platform != "labelstudio"
+    ):
+        raise UsageError("--apply and --token-file are for export overlap --platform labelstudio")
     if args.what == "requeue":
         return _requeue(args, ctx)
     if args.what == "overlap":
@@ -113,13 +134,71 @@ def _requeue(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _overlap(args: argparse.Namespace, ctx: Context) -> int:
-    from monitor.actions.overlap import PLATFORMS, export_overlap
+    from monitor.actions.overlap import PLATFORMS, overlap_file
+
+    tasks: dict[int, int] = {}
+    apart = _unconnected(args, ctx) if args.platform == "labelstudio" else None
+    connected = args.platform == "labelstudio" and apart is None
 
     def make(session: Any) -> tuple[str, list[str]]:  # noqa: ANN401
-        return export_overlap(session, args.campaign, args.platform), []
+        done = overlap_file(session, args.campaign, args.platform)
+        tasks.update(done.tasks)
+        return done.text, done.notes
 
-    return _task_file(args, ctx, PLATFORMS, "overlap is not written for {!r}: use --platform csv",
-                      make)  # fmt: skip
+    hint = "overlap is not written for {!r}: use --platform " + ", ".join(PLATFORMS)
+    token = _token(args, ctx) if connected and args.apply else None
+    status = _task_file(args, ctx, PLATFORMS, hint, make)
+    if apart is not None:
+        echo(apart, err=True)
+    if connected and tasks:
+        from monitor.connectors.labelstudio_overlap import sync_overlap
+
+        done = sync_overlap(ctx.engine(), args.campaign, tasks, token=token, apply=args.apply)
+        for line in done.lines():
+            echo(line, err=True)
+    return status
+
+
+def _unconnected(args: argparse.Namespace, ctx: Context) -> str | None:
+    """None when the campaign is connected to a Label Studio project, else what to say beside
+    the file; --apply without one is a usage error, found before anything is written."""
+    from monitor.connectors.labelstudio import PLATFORM
+    from monitor.core.errors import UsageError
+    from monitor.store import campaigns, sources
+    from monitor.store.engine import transaction
+
+    with transaction(ctx.engine()) as session:
+        info = campaigns.get_campaign(session, args.campaign)
+        source = sources.get_source(session, info.id)
+    if source is not None and source.platform == PLATFORM:
+        return None
+    if args.apply:
+        raise UsageError(
+            f"campaign {info.name} is not connected to Label Studio: --apply has no project "
+            "to set the overlaps in",
+            hint=f"connect it: monitor campaign connect {shlex.quote(info.name)} labelstudio "
+            "--url URL --project ID",
+        )
+    return (
+        f"campaign {info.name} is not connected to Label Studio: the file alone is written "
+        "(monitor campaign connect, then --apply, sets the overlaps)"
+    )
+
+
+def _token(args: argparse.Namespace, ctx: Context) -> str:
+    """The Label Studio token: --token-file, else the campaign's recorded file, else the
+    environment (as monitor push labelstudio reads it)."""
+    from monitor.connectors.labelstudio_api import read_token
+    from monitor.store import campaigns, sources
+    from monitor.store.engine import transaction
+
+    token_file = args.token_file
+    if token_file is None:
+        with transaction(ctx.engine()) as session:
+            info = campaigns.get_campaign(session, args.campaign)
+            source = sources.get_source(session, info.id)
+        token_file = source.token_file if source else None
+    return read_token(token_file)
 
 
 def _task_file(

@@ -397,6 +397,15 @@ MEASURES: tuple[Measure, ...] = (
             detail="`q_value` (Benjamini-Hochberg), `against`, `expected_against`, `ties`, "
             "`gold`, `left`, `right`, `first_interval` (95% Wilson interval of the share "
             "preferring `left`)"),
+    Measure("need", _P, PAIRWISE,
+            "how many more judgments the pair wants: 0 once the posterior of its exported "
+            "order (the scores'), its strict answers each counted as from an annotator right "
+            "as often as the crowd's median on strict answers and the stopped annotators' left "
+            "out, reaches `overlap_confidence` with `min_overlap` judgments; else what lifts "
+            "it there, at least up to `min_overlap`, never past `max_overlap` in all (ties are "
+            "judgments, not evidence; gold pairs: up to `min_overlap`)",
+            n="judgments that count (the latest of each annotator, the stopped annotators' "
+            "left out)"),
     # --- annotation -----------------------------------------------------------------------
     Measure("aqs", _A, ALL, "CrowdTruth annotation quality (closed tasks)", warm=True,
             title="AQS", key="aqs"),

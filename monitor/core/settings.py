@@ -226,14 +226,16 @@ class General:
     overlap_confidence: float = setting(
         0.99,
         Range(0.5, 0.9999),
-        "An item wants no more judgments (need 0) once the posterior of its exported answer "
-        "reaches this, without the stopped workers' answers (docs/live.md).",
+        "An item (a pair) wants no more judgments (need 0) once the posterior of its exported "
+        "answer (order) reaches this, without the stopped workers' answers (docs/live.md).",
     )
     min_overlap: int = setting(
-        3, at_least(1), "Every item wants at least this many judgments (gold items: only these)."
+        3,
+        at_least(1),
+        "Every item (judged pair) wants at least this many judgments (gold ones: only these).",
     )
     max_overlap: int = setting(
-        10, at_least(1), "No item wants more than this many judgments in all."
+        10, at_least(1), "No item (judged pair) wants more than this many judgments in all."
     )
 
 

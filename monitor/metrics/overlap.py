@@ -22,6 +22,12 @@ and Toloka's dynamic overlap, which stop an item at a fixed confidence).
 
 Repair: the caller counts no answer of a stopped or blocked worker, so an item whose answer
 rested on them wants judgments again in the same cycle.
+
+Pairs of a preference campaign (:func:`pair_need`): the same rule on the posterior of the
+pair's exported order (two outcomes), its strict answers each counted as from an annotator
+right with the crowd's median accuracy on strict answers, on an even prior; ties count as
+judgments, never as evidence (``monitor.pipeline.overlap`` says why the model's own posterior
+of the order is not used).
 """
 
 from __future__ import annotations
@@ -81,3 +87,30 @@ def label_need(
     more = np.where(gold, 0, more)
     need = np.maximum(more, min_overlap - n)
     return np.clip(np.minimum(need, max_overlap - n), 0, None).astype(np.int64)
+
+
+def pair_posterior(
+    along: NDArray[np.int64], against: NDArray[np.int64], typical: float
+) -> NDArray[np.float64]:
+    """Each pair's posterior of its exported order from its strict answers ``along`` and
+    ``against`` it, each counted as from an annotator right with probability ``typical`` (the
+    crowd's median accuracy on strict answers), on an even prior: the odds are
+    ``(a / (1 - a))^(along - against)``. A tie says nothing of the order (Davidson's tie is as
+    likely either way) and is no evidence here, nor is any answer of a crowd at or below
+    chance (``typical <= 0.5``: one half)."""
+    counts = np.stack([np.asarray(along), np.asarray(against)], axis=1).astype(np.float64)
+    return typical_posterior(counts, np.array([0.5, 0.5]), max(typical, 0.5))[:, 0]
+
+
+def pair_need(
+    along: NDArray[np.int64], against: NDArray[np.int64], n: NDArray[np.int64],
+    gold: NDArray[np.bool_], typical: float, rule: Overlap,
+) -> NDArray[np.int64]:  # fmt: skip
+    """Judgments each judged pair of a preference campaign wants: the label rule
+    (:func:`label_need`, two outcomes) on the posterior of the pair's exported order
+    (:func:`pair_posterior`). ``n`` counts every judgment that counts, ties included (a
+    platform's overlap counts them), so a pair its annotators keep calling a tie stops at
+    ``max_overlap``; ``gold`` the pairs whose order the items' gold values give (they want only
+    ``min_overlap``). A pair whose exported order is undefined (equal scores) is passed with
+    ``along = against = 0``: its posterior is one half."""
+    return label_need(pair_posterior(along, against, typical), n, gold, typical, 2, rule)

@@ -26,6 +26,7 @@ from monitor.metrics.preferences.flags import ambiguous_pairs, gold_pair_accurac
 from monitor.metrics.preferences.model import PreferenceStart, gold_order, preference_model
 from monitor.pipeline.collect import Values, num
 from monitor.pipeline.live import preference_stop
+from monitor.pipeline.overlap import pair_overlap
 from monitor.pipeline.params import Coded, Params
 from monitor.pipeline.reliability import worker_prior
 from monitor.store.coded import CampaignArrays
@@ -103,6 +104,7 @@ def preference_reliability(coded: Coded, params: Params) -> Values:
                         high=fit.tie_propensity_high, mask=judged)  # fmt: skip
     _scores(out, a, fit)
     preference_stop(out, params.model, a, fit, coded.live)
+    pair_overlap(out, params.model, a, fit, gold_numbers(a))
     out.add(_gold(coded, params, gold))
     out.add(_ambiguous(coded, params, fit.accuracy, gold))
     return out

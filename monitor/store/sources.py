@@ -36,6 +36,7 @@ __all__ = [
     "pulled_annotations",
     "record_annotations",
     "set_cursor",
+    "unit_tasks",
 ]
 
 BOUND = 500  # bounded IN lists (SQLite's parameter limit)
@@ -222,3 +223,39 @@ def item_tasks(session: Session, campaign: CampaignInfo) -> dict[str, int]:
         if isinstance(task, int) and not isinstance(task, bool):
             out.setdefault(str(item), task)
     return out
+
+
+def unit_tasks(
+    session: Session, campaign: CampaignInfo, watermark: int
+) -> dict[tuple[str, ...], dict[int, int]]:
+    """The tasks of each item (``(item,)``) or pair (``(low, high)``, the items in the order
+    of their database ids, as a run keys pairs) with the number of distinct workers whose
+    judgments up to ``watermark`` (a run's) came from each: what a platform counts toward the
+    task's overlap, as the run saw it. Only judgments that kept their task id (Label Studio's)."""
+    found: dict[tuple[str, ...], dict[int, set[int]]] = {}
+    if campaign.kind == Kind.PAIRWISE:
+        q_items = select(Item.id, Item.external_id).where(Item.campaign_id == campaign.id)
+        names: dict[int, str] = {int(i): str(e) for i, e in session.execute(q_items)}
+        rows = session.execute(
+            select(Preference.left_item_id, Preference.right_item_id, Preference.worker_id,
+                   Preference.payload)
+            .where(Preference.campaign_id == campaign.id, Preference.id <= watermark,
+                   Preference.payload.is_not(None))
+        )  # fmt: skip
+        for left, right, worker, payload in rows:
+            task = (payload or {}).get("task_id")
+            if isinstance(task, int) and not isinstance(task, bool):
+                key = (str(names[min(left, right)]), str(names[max(left, right)]))
+                found.setdefault(key, {}).setdefault(task, set()).add(worker)
+    else:
+        q = (
+            select(Item.external_id, Judgment.worker_id, Judgment.payload)
+            .join(Item, Item.id == Judgment.item_id)
+            .where(Judgment.campaign_id == campaign.id, Judgment.id <= watermark,
+                   Judgment.payload.is_not(None))
+        )  # fmt: skip
+        for item, worker, payload in session.execute(q):
+            task = (payload or {}).get("task_id")
+            if isinstance(task, int) and not isinstance(task, bool):
+                found.setdefault((str(item),), {}).setdefault(task, set()).add(worker)
+    return {k: {t: len(w) for t, w in tasks.items()} for k, tasks in found.items()}

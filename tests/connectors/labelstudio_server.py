@@ -150,6 +150,34 @@ class LabelStudio:
         answer.raise_for_status()
         return int(answer.json()["id"])
 
+    def annotator(self, email: str) -> tuple[int, httpx.Client]:
+        """An annotator who signs up through the organisation's invite link (a user made by
+        ``POST /api/users/`` has no password and cannot log in), as Label Studio's own
+        client: their user id and a client sending their own token (what the labelling
+        stream, ``/api/projects/{id}/next``, answers for)."""
+        import re
+
+        link = str(self.call("GET", "/api/invite")["invite_url"])
+        page = httpx.Client(base_url=self.url, timeout=120, follow_redirects=False)
+        try:
+            form = page.get(link)
+            csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text)
+            assert csrf is not None, "no sign-up form"
+            signed = page.post(
+                link,
+                data={"email": email, "password": PASSWORD, "csrfmiddlewaretoken": csrf.group(1)},
+                headers={"Referer": self.url + link},
+            )
+            assert signed.status_code == 302, f"sign-up of {email} refused"
+            token = page.get("/api/current-user/token").json()["token"]
+            me = page.get("/api/current-user/whoami").json()["id"]
+        finally:
+            page.close()
+        client = httpx.Client(
+            base_url=self.url, headers={"Authorization": f"Token {token}"}, timeout=120
+        )
+        return int(me), client
+
     def import_tasks(self, project: int, tasks: list[dict[str, Any]]) -> None:
         self.call("POST", f"/api/projects/{project}/import", json=tasks)
 

@@ -130,7 +130,7 @@ def test_export_overlap_says_what_each_item_wants_and_the_stopped_workers_count_
     assert need["lonely"] >= 3
     assert need["lonely"] == max(need.values())
     assert [int(line.split(",")[1]) for line in lines[1:]] == sorted(need.values(), reverse=True)
-    assert main(["export", "overlap", "--campaign", NAME, "--platform", "toloka", "--db", db]) == 2
+    assert main(["export", "overlap", "--campaign", NAME, "--platform", "mturk", "--db", db]) == 2
 
 
 def _left_clicker(seed: int = 3, n: int = 1500) -> list[str]:
