@@ -5,7 +5,8 @@ is settled.
 * **The exported order** is the order of the two items' scores under the run's reliability
   model (what ``monitor export labels`` ranks by); equal scores order nothing.
 * **Its posterior** is the typical annotator's: each strict answer counted as from an annotator
-  right as often as the crowd's median accuracy on strict answers, on an even prior. The
+  right as often as the crowd's median annotator surely is on strict answers (the median of the
+  low ends of their intervals, :func:`typical_strict`), on an even prior. The
   model's own posterior of the order is not used: it weighs each answer by its annotator's
   reliability, fitted on the same few answers, and reads the rest of the comparison graph
   through scores fitted to the pair's own answers too. Where most pairs are judged once or
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from monitor.metrics.labels.gold import wilson_interval
 from monitor.metrics.overlap import Overlap, pair_need
 from monitor.metrics.preferences.judgments import canonical_pairs
 from monitor.metrics.preferences.model import gold_order
@@ -77,18 +79,19 @@ def pair_overlap(
 
 
 def typical_strict(fit: Any, options: ModelOptions) -> float | None:  # noqa: ANN401
-    """The typical annotator's accuracy on strict answers: the median over the annotators
-    with ``model_min_judgments`` strict answers (at least :data:`MIN_TYPICAL` of them, as the
-    stop line takes it), else over those with any; None with fewer than
-    :data:`MIN_TYPICAL` (then only the caps end a pair)."""
+    """The accuracy on strict answers the typical annotator surely reaches: the median, over
+    the annotators with ``model_min_judgments`` strict answers (at least :data:`MIN_TYPICAL` of
+    them), of the low end of each one's Wilson interval (the label campaigns' rule:
+    :func:`monitor.pipeline.live.label_live`); None with fewer (the run cannot tell: only the
+    caps end a pair)."""
     strict = fit.answer_strict
     if strict is None:
         return None
-    for least in (max(options.model_min_judgments, 1), 1):
-        enough = (fit.n_strict >= least) & np.isfinite(strict)
-        if int(enough.sum()) >= MIN_TYPICAL:
-            return float(np.median(strict[enough]))
-    return None
+    enough = (fit.n_strict >= max(options.model_min_judgments, 1)) & np.isfinite(strict)
+    if int(enough.sum()) < MIN_TYPICAL:
+        return None
+    low, _ = wilson_interval(strict[enough], fit.n_strict[enough])
+    return float(np.median(low))
 
 
 def stopped_workers(out: Values, arrays: CampaignArrays) -> NDArray[np.bool_]:

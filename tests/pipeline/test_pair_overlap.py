@@ -80,9 +80,11 @@ def test_each_judged_pair_gets_need_and_a_stopped_annotators_pairs_want_judgment
     assert len(need) > 500
     assert all(0 <= k <= 10 for k in need.values())
     assert [int(r[2]) for r in rows[1:]] == sorted(need.values(), reverse=True)
-    # the left-clicker's answers count for nothing: their own pairs want min_overlap
-    for k in range(3):
-        assert need[(f"solo{k}", f"other{k}")] == 3
+    # the left-clicker's answers count for nothing: their own pairs want what a pair with no
+    # answer wants, at least min_overlap
+    solo = {need[(f"solo{k}", f"other{k}")] for k in range(3)}
+    assert len(solo) == 1
+    assert min(solo) >= 3
     # the formula-like id is neutralised
     assert any(r[0] == "'=p0" for r in rows[1:])
     assert not any(r[0] == "=p0" for r in rows[1:])
