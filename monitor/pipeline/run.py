@@ -22,14 +22,13 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from monitor.core import catalog
-from monitor.core.catalog import Kind
 from monitor.core.errors import Busy, LockLost
 from monitor.core.progress import Progress
 from monitor.core.settings import Settings, run_settings
 from monitor.core.thresholds import DecisionOptions
 from monitor.core.version import __version__
 from monitor.incremental.cache import RunCache
-from monitor.incremental.live import update_live
+from monitor.incremental.live import LIVE_KINDS, update_live
 from monitor.pipeline.decisions import apply_policy
 from monitor.pipeline.measure import measure
 from monitor.pipeline.params import Coded, LiveScores, Params
@@ -243,7 +242,7 @@ def _run(
     started = time.perf_counter()
     started_at = progress.started_at
     settings = settings.for_campaign(info.own_settings)
-    if info.kind == Kind.LABEL:  # what arrived since the last run, scored as the live path does
+    if info.kind in LIVE_KINDS:  # what arrived since the last run, scored as the live path does
         update_live(engine, info.name)
     # One snapshot for the count and every array: ingests that commit meanwhile are left
     # whole to the next run (never half-seen, never a judgment without its worker).
@@ -296,7 +295,7 @@ def _run(
         base = cache.base(s, info, last, full=full)
         warm = cache.warm(s, info, last, base, full=full)
         saving = cache.saving(s, info)
-        live = live_scores(s, info) if info.kind == Kind.LABEL else None
+        live = live_scores(s, info) if info.kind in LIVE_KINDS else None
     n_new = max(arrays.n - (last.n_judgments if last is not None else 0), 0)
     stage("measuring", STEPS["measuring"])
     values = measure(Coded(info, arrays, history, live), Params.of(settings, info.kind, warm=warm))
