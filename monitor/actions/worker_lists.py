@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from sqlalchemy.orm import Session
 
+from monitor.core.catalog import Kind
 from monitor.core.cells import csv_table, json_text, neutralise
 from monitor.core.errors import UsageError
 from monitor.core.thresholds import DOWN_WEIGHT
@@ -68,9 +69,10 @@ def worker_decisions(session: Session, campaign: CampaignInfo) -> dict[str, dict
     if stops:  # the live path stopped them since: its stop, unless the run's decision stands
         used = (run.parameters.get("settings") or {}) if run is not None else {}
         down = float(used.get("down_weight", DOWN_WEIGHT[0]))
+        measure = "mse" if campaign.kind == Kind.RATING else "accuracy"
         for w, r in stops.items():
-            made = live_stop(decided.get(w), Stop(r.after, r.evidence, r.line, r.typical,
-                                                  r.alpha), down)  # fmt: skip
+            stop = Stop(r.after, r.evidence, r.line, r.typical, r.alpha, measure)
+            made = live_stop(decided.get(w), stop, down)
             if made is not None:
                 decided[w] = made
     return decided

@@ -225,11 +225,15 @@ MEASURES: tuple[Measure, ...] = (
             "the items that want judgments again because the stopped workers' answers no "
             "longer count (their `need` is 0 with them, above 0 without)",
             n="the judgments those items want", detail="`judgments`"),
-    Measure("stop_line", _C, frozenset({Kind.LABEL, Kind.PAIRWISE}),
+    Measure("stop_line", _C, ALL,
             "the accuracy below which a worker is stopped: where an answer carries `stop_share` "
-            "of the information of the typical worker's, and at least `stop_margin` below it",
-            detail="`typical` (the median accuracy of the workers with `model_min_judgments`), "
-            "`alpha`, `share`, `margin`, `classes`"),
+            "of the information of the typical worker's, and at least `stop_margin` below it "
+            "(multi-label sets: the model's accuracy over the options; ratings: the mean "
+            "squared error bias^2 + noise^2 above which a rater is stopped, the typical "
+            "rater's / `stop_share`, and at least (1 + `stop_margin`)^2 times it)",
+            detail="`typical` (the median accuracy, or mean squared error, of the workers with "
+            "`model_min_judgments`), `alpha`, `share`, `margin`, `classes` (ratings: `measure` "
+            "`mse`)"),
     Measure("model_fallback", _C, RATING,
             "1 where the rating model does not predict held-out judgments better than the "
             "plain mean by more than 1.645 standard errors of the difference (5-fold over "
@@ -308,22 +312,23 @@ MEASURES: tuple[Measure, ...] = (
     Measure("model_worker_chance", _W, frozenset({Kind.LABEL, Kind.PAIRWISE}),
             "the accuracy of the worker's answers shuffled across items (their own chance; "
             "preferences: what they reach answering at random with their own tie rate)"),
-    Measure("stop_evidence", _W, frozenset({Kind.LABEL, Kind.PAIRWISE}),
-            "the evidence that the worker is right less often than the campaign's `stop_line`: "
-            "an e-value, the largest wealth of a bettor against \"at or above the line\" over "
-            "their judgments, each scored once as it arrived against the answers before it or "
-            "its gold (label campaigns: the live path's frozen scores), or against the others' "
-            "answers (preferences) (1 = none, at most 10^12; docs/live.md)",
+    Measure("stop_evidence", _W, ALL,
+            "the evidence that the worker is right less often than the campaign's `stop_line` "
+            "(ratings: misses by more): an e-value, the largest wealth of a bettor against \"at "
+            "or above the line\" over their judgments, each scored once as it arrived against "
+            "the answers before it or its gold (labels, ratings, multi-label sets: the live "
+            "path's frozen scores), or against the others' answers (preferences) (1 = none, at "
+            "most 10^12; docs/live.md)",
             n="judgments scored"),
     Measure("stop_saved", _W, LABEL,
             "the judgments stopping the worker saves: their share of the campaign's judgments "
             "up to their stop (their pace) times the judgments the items still want (the sum "
             "of `need`)",
             n="judgments scored when stopped"),
-    Measure("stop_after", _W, frozenset({Kind.LABEL, Kind.PAIRWISE}),
+    Measure("stop_after", _W, ALL,
             "the judgments scored when `stop_evidence` first reached 1 / `stop_alpha`: the worker "
-            "is right less often than the stop line, wrongly said with probability at most "
-            "`stop_alpha` (only for such workers)",
+            "is right less often than the stop line (ratings: misses by more), wrongly said with "
+            "probability at most `stop_alpha` (only for such workers)",
             n="judgments scored"),
     Measure("model_position_bias", _W, PAIRWISE,
             "the annotator's pull toward the left slot, log-odds (0: none)", interval="95%",

@@ -215,13 +215,15 @@ class General:
     stop_margin: float = setting(
         0.05,
         Range(0, 1),
-        "The stop line lies at least this far below the crowd's typical worker's accuracy.",
+        "The stop line lies at least this far below the crowd's typical worker's accuracy "
+        "(ratings: its root mean square error at least 1 + this times the typical rater's).",
     )
     stop_share: float = setting(
         0.75,
         Range(0, 1),
         "Stop a worker whose answers carry less than this share of the information of the "
-        "typical worker's (bits an answer carries about the class; capped by stop_margin).",
+        "typical worker's (bits an answer carries about the class; ratings: the inverse of the "
+        "mean squared error, bias^2 + noise^2; capped by stop_margin).",
     )
     overlap_confidence: float = setting(
         0.99,

@@ -20,8 +20,12 @@ A label judgment's score is given once, as it arrives, against the answers befor
 The bets are fixed fractions ``f`` of the largest safe bet, ``lambda_t = f / (1 - m_t)``, and
 the wealth is the average over :data:`FRACTIONS` (an average of supermartingales is one): a
 large fraction stops a worker at chance within few judgments, a small one a worker just under
-the line. :func:`stop_test` is vectorised over all judgments; :func:`wealth_plain` is the same
-product written as a loop, for reading and for the tests.
+the line. Each factor is ``1 + f p_t`` with the *payoff* ``p_t = (m_t - s_t) / (1 - m_t)``
+(:func:`label_payoffs`): at least -1, and at most 0 on average under H0. A rating's payoff is
+``e_t^2 / c_t - 1`` (:func:`rating_payoffs`: its squared error against what a rater at the
+line expects at the most, :mod:`monitor.metrics.stop_kinds`), of the same two properties: every
+kind shares one wealth. :func:`stop_test` is vectorised over all judgments;
+:func:`wealth_plain` is the same product written as a loop, for reading and for the tests.
 
 The scores of label campaigns (:func:`label_scores`): the reference is the posterior of the
 item's class given the other answers (or its gold), ``q``; the score of answer ``x`` is
@@ -70,37 +74,47 @@ class StopTest:
         return self.stopped_after > 0
 
 
-def _log_factors(scores: NDArray[np.float64], nulls: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``log(1 + f (m - s) / (1 - m))`` for every fraction (rows) and judgment (columns)."""
+def label_payoffs(scores: NDArray[np.float64], nulls: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The payoff of a bet on a label judgment, ``(m - s) / (1 - m)``: at least -1 (``s`` is at
+    most 1), below 0 on average for a worker at or above the line (``E[s] >= m``). NaN where
+    the judgment is not scored."""
     m = np.minimum(nulls, 1.0 - _EDGE)
-    bet = (m - scores) / (1.0 - m)
-    return np.log1p(np.asarray(FRACTIONS)[:, None] * bet[None, :])
+    return (m - scores) / (1.0 - m)
+
+
+def rating_payoffs(squared: NDArray[np.float64], nulls: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The payoff of a bet on a rating, ``e^2 / c - 1``: the squared error ``e^2`` against its
+    null ``c``, what a rater at the line expects at the most (:mod:`monitor.metrics.stop_kinds`).
+    At least -1 (``e^2 >= 0``), below 0 on average for a rater at or above the line. NaN where
+    the rating is not scored."""
+    return squared / nulls - 1.0
 
 
 def stop_test(
     workers: NDArray[np.int64],
     order: NDArray[np.int64] | NDArray[np.float64],
-    scores: NDArray[np.float64],
-    nulls: NDArray[np.float64],
+    payoffs: NDArray[np.float64],
     *,
     n_workers: int,
     alpha: float,
 ) -> StopTest:
     """The betting test of every worker over their judgments in ``order`` (arrival: smaller
-    first). ``scores`` and ``nulls`` are in [0, 1]; a judgment whose null is NaN (nothing to
-    compare it with) is not scored."""
+    first). ``payoffs`` (:func:`label_payoffs`, :func:`rating_payoffs`) are at least -1 and
+    below 0 on average under "at or above the line"; the wealth of fraction ``f`` is
+    ``prod (1 + f p_t)``. A judgment whose payoff is NaN (nothing to compare it with) is not
+    scored."""
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
-    ok = np.isfinite(nulls) & np.isfinite(scores)
-    w, o, s, m = workers[ok], order[ok], scores[ok], nulls[ok]
+    ok = np.isfinite(payoffs)
+    w, o, p = workers[ok], order[ok], payoffs[ok]
     n = np.bincount(w, minlength=n_workers).astype(np.int64)
     evalue = np.ones(n_workers)
     after = np.zeros(n_workers, np.int64)
     if w.size == 0:
         return StopTest(n, evalue, after, alpha)
     idx = np.lexsort((o, w))
-    w, s, m = w[idx], s[idx], m[idx]
-    cum = np.cumsum(_log_factors(s, m), axis=1)
+    w, p = w[idx], p[idx]
+    cum = np.cumsum(np.log1p(np.asarray(FRACTIONS)[:, None] * p[None, :]), axis=1)
     starts = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
     group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, w.size]))
     before = np.where(starts > 0, cum[:, np.maximum(starts - 1, 0)], 0.0)
@@ -117,16 +131,13 @@ def stop_test(
     return StopTest(n, evalue, after, alpha)
 
 
-def wealth_plain(scores: list[float], nulls: list[float]) -> list[float]:
+def wealth_plain(payoffs: list[float]) -> list[float]:
     """One worker's mixture wealth after each judgment, as a loop (what :func:`stop_test`
     computes for every worker at once)."""
     wealth = [1.0] * len(FRACTIONS)
     out = []
-    for s, m in zip(scores, nulls, strict=True):
-        m = min(m, 1.0 - _EDGE)
-        wealth = [
-            k * (1.0 + f * (m - s) / (1.0 - m)) for k, f in zip(wealth, FRACTIONS, strict=True)
-        ]
+    for p in payoffs:
+        wealth = [k * (1.0 + f * p) for k, f in zip(wealth, FRACTIONS, strict=True)]
         out.append(sum(wealth) / len(wealth))
     return out
 

@@ -1,12 +1,12 @@
-"""The live decisions of a run.
-
-A label campaign's, from the run's Dawid-Skene fit: each worker's stop test
+"""The live decisions of a run, from its reliability model: each worker's stop test
 (:mod:`monitor.metrics.stopping`: the scores the live path froze as the judgments arrived,
 :mod:`monitor.incremental.live`, tested against the stop line; the fit is the next reference)
-and each item's ``need`` (:mod:`monitor.metrics.overlap`: the judgments it wants, judged by
-the typical worker's posterior of the answers, the stopped workers' left out). A preference
-campaign's stop test, over scores each answer is given once, by the first run that sees it
-(:func:`preference_stop`)."""
+for labels (Dawid-Skene), ratings (the bias and noise model) and multi-label sets (a binary
+Dawid-Skene per option), and each label item's ``need`` (:mod:`monitor.metrics.overlap`: the
+judgments it wants, judged by the typical worker's posterior of the answers, the stopped
+workers' left out). A preference campaign's stop test runs over scores each answer is given
+once, by the first run that sees it (:func:`preference_stop`).
+"""
 
 from __future__ import annotations
 
@@ -15,10 +15,20 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from monitor.core.catalog import Kind
 from monitor.core.results import State
-from monitor.incremental.live import REFERENCE_STATE, Arrived, reference_state, score_arrivals
+from monitor.incremental.live import (
+    REFERENCE_STATE,
+    Arrived,
+    payoffs,
+    reference_state,
+    score_arrivals,
+    set_arrivals,
+    set_gold,
+)
 from monitor.metrics.overlap import Overlap, label_need, typical_posterior
-from monitor.metrics.stopping import StopTest, stop_line, stop_test
+from monitor.metrics.stop_kinds import rating_line, set_balance, set_references
+from monitor.metrics.stopping import StopTest, label_payoffs, stop_line, stop_test
 from monitor.pipeline.collect import Values
 from monitor.pipeline.params import LiveScores, ModelOptions
 from monitor.store.coded import CampaignArrays
@@ -140,9 +150,7 @@ def _stop(
     live: LiveScores | None,
 ) -> tuple[StopTest, Scored] | None:
     """The stop test and its values, and the reference the run keeps for the live path; None
-    where there is no line to test (no ``typical`` worker, or one at chance). The test runs
-    over the ``live`` scores and over those the next live update will give with this run's
-    reference (the same function, the same reference: scored now as they will be then)."""
+    where there is no line to test (no ``typical`` worker, or one at chance)."""
     K = res.posterior.shape[1]
     if typical is None or K < 2:
         return None
@@ -156,10 +164,105 @@ def _stop(
          "typical": typical, "line": line, "alpha": options.stop_alpha,
          "reference": REFERENCE},
     )  # fmt: skip
+    values = arrays.values
+    codes = np.where(np.isfinite(values), values, -1).astype(np.int64)
+    gold = np.where(res.posterior.max(axis=1) >= 1.0, res.posterior.argmax(axis=1), -1)
+    return _test(out, options, arrays, state, _arrived(arrays, codes, gold[arrays.items]), live)
+
+
+def _arrived(arrays: CampaignArrays, answers: NDArray[Any], gold: NDArray[Any]) -> Arrived:
+    """The run's judgments as the live scores take them."""
+    workers = arrays.worker_db_ids[arrays.workers]
+    return Arrived(arrays.ids, workers, arrays.items, answers, gold)
+
+
+def _test(
+    out: Values,
+    options: ModelOptions,
+    arrays: CampaignArrays,
+    state: State,
+    arrived: Arrived,
+    live: LiveScores | None,
+) -> tuple[StopTest, Scored]:
+    """Keep ``state`` as the live path's next reference, and run the stop test over the ``live``
+    scores and over those the next live update will give with it (the same function, the same
+    reference: scored now as they will be then)."""
     out.states[REFERENCE_STATE] = state
-    scored = _scored(arrays, res, state, live)
-    test = _record(out, options, arrays, (scored[0], np.arange(scored[0].size), *scored[2:]))
-    return test, scored
+    scored = _scored(arrays, arrived, state, live)
+    paid = payoffs(state.meta, scored[2], scored[3])
+    return _record(out, options, arrays, (scored[0], np.arange(scored[0].size), paid)), scored
+
+
+def rating_live(
+    out: Values,
+    options: ModelOptions,
+    arrays: CampaignArrays,
+    res: Any,  # noqa: ANN401 - a RatingModel
+    gold: NDArray[np.float64],
+    live: LiveScores | None,
+    scale: tuple[float, float],
+) -> None:
+    """``stop_line`` (campaign), ``stop_evidence`` and ``stop_after`` (workers) of a rating
+    campaign from its model ``res`` (a ``RatingModel``; ``gold``: each item's, NaN where none):
+    the line on the mean squared error ``b^2 + s^2`` (:func:`~monitor.metrics.stop_kinds.rating_line`),
+    the typical rater the median of those with ``model_min_judgments`` judgments (at least
+    :data:`MIN_TYPICAL` of them)."""
+    enough = res.n >= max(options.model_min_judgments, 1)
+    if int(enough.sum()) < MIN_TYPICAL:
+        return
+    mse = np.square(res.bias) + np.square(res.noise_sd)
+    typical = float(np.median(mse[enough]))
+    line = rating_line(typical, share=options.stop_share, margin=options.stop_margin)
+    if not np.isfinite(line):
+        return
+    out.campaign_value(
+        "stop_line", line,
+        detail={"typical": typical, "alpha": options.stop_alpha, "share": options.stop_share,
+                "margin": options.stop_margin, "measure": "mse"},
+    )  # fmt: skip
+    seen = res.n > 0
+    state = reference_state(
+        arrays.worker_db_ids,
+        np.column_stack([np.where(seen, res.bias, np.nan),
+                         np.where(seen, np.square(res.noise_sd), np.nan)]),
+        {"kind": Kind.RATING.value, "scale": [float(scale[0]), float(scale[1])],
+         "typical": typical, "line": line, "alpha": options.stop_alpha,
+         "reference": REFERENCE, "censored": True},
+    )  # fmt: skip
+    _test(out, options, arrays, state, _arrived(arrays, arrays.values, gold[arrays.items]), live)
+
+
+def set_live(
+    out: Values,
+    options: ModelOptions,
+    arrays: CampaignArrays,
+    res: Any,  # noqa: ANN401 - a MultilabelModel
+    live: LiveScores | None,
+) -> None:
+    """``stop_line`` (campaign), ``stop_evidence`` and ``stop_after`` (workers) of a multi-label
+    campaign from its model ``res`` (a ``MultilabelModel``): the line on the model's accuracy
+    (two classes), each option weighed by :func:`~monitor.metrics.stop_kinds.set_balance` over
+    the references of this run's scores."""
+    typical = _typical(res, max(options.model_min_judgments, 1))
+    line = None if typical is None else _line(out, options, typical, 2)
+    if line is None or typical is None:
+        return
+    names = [str(a) for a in arrays.annotation_names]
+    ann_judgment, ann_code, _ = arrays.annotations
+    chosen = np.zeros((arrays.n, len(names)), dtype=np.int8)
+    chosen[ann_judgment, ann_code] = 1
+    gold = set_gold(arrays.item_gold, names)[arrays.items]
+    arrived = _arrived(arrays, chosen, gold)
+    accuracy = np.where(res.n > 0, res.accuracy, np.nan)
+    meta = {"kind": Kind.MULTILABEL.value, "options": names, "prior": res.prior.tolist(),
+            "typical": typical, "line": line, "alpha": options.stop_alpha,
+            "reference": REFERENCE}  # fmt: skip
+    order = np.argsort(arrays.ids, kind="stable")
+    arrivals = set_arrivals(arrived, reference_state(arrays.worker_db_ids, accuracy, meta))
+    q = set_references(arrivals[order], res.prior, REFERENCE)[2]
+    meta["balance"] = set_balance(q, res.prior, line).tolist()
+    state = reference_state(arrays.worker_db_ids, accuracy, meta)
+    _test(out, options, arrays, state, arrived, live)
 
 
 Scored = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]
@@ -167,13 +270,11 @@ Scored = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArra
 scores, nulls."""
 
 
-def _scored(arrays: CampaignArrays, res: Any, state: State, live: LiveScores | None) -> Scored:  # noqa: ANN401
+def _scored(
+    arrays: CampaignArrays, arrived: Arrived, state: State, live: LiveScores | None
+) -> Scored:
     """The ``live`` scores, and those still to give, in the order they became known."""
-    values = arrays.values
-    codes = np.where(np.isfinite(values), values, -1).astype(np.int64)
-    gold = np.where(res.posterior.max(axis=1) >= 1.0, res.posterior.argmax(axis=1), -1)
-    workers = arrays.worker_db_ids[arrays.workers]
-    arrived = Arrived(arrays.ids, workers, arrays.items, codes, gold[arrays.items])
+    workers = arrived.workers
     scores, nulls, ready = score_arrivals(arrived, state)
     new = ready >= 0
     if live is not None:
@@ -206,12 +307,12 @@ def _record(
     out: Values,
     options: ModelOptions,
     arrays: CampaignArrays,
-    scored: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]],
+    scored: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]],
 ) -> StopTest:
-    """Test the ``scored`` judgments (workers, order, scores, nulls), record ``stop_evidence``
-    and ``stop_after``."""
-    workers, order, scores, nulls = scored
-    test = stop_test(workers, order, scores, nulls, n_workers=len(arrays.worker_ids),
+    """Test the ``scored`` judgments (workers, order, payoffs), record ``stop_evidence`` and
+    ``stop_after``."""
+    workers, order, paid = scored
+    test = stop_test(workers, order, paid, n_workers=len(arrays.worker_ids),
                      alpha=options.stop_alpha)  # fmt: skip
     ids = arrays.worker_ids
     out.per_subject("worker", "stop_evidence", ids, test.evalue, n=test.n, mask=test.n > 0)
@@ -258,8 +359,8 @@ def preference_stop(
         fresh = _taken(fresh, ~np.isin(fresh.ids, live.stored))
         out.live_rows.extend(zip(*(getattr(fresh, name).tolist() for name in
                                    ("ids", "workers", "scores", "nulls", "ready")), strict=True))  # fmt: skip
-    merged = _merged(arrays, fresh, live)
-    _record(out, options, arrays, (merged[0], np.arange(merged[0].size), *merged[2:]))
+    codes, _, scores, nulls = _merged(arrays, fresh, live)
+    _record(out, options, arrays, (codes, np.arange(codes.size), label_payoffs(scores, nulls)))
 
 
 def _line(out: Values, options: ModelOptions, typical: float, K: int) -> float | None:

@@ -22,7 +22,7 @@ from monitor.store.live import Scores
 
 @dataclass(frozen=True)
 class LiveScores:
-    """What the live path has kept of a label campaign (:mod:`monitor.incremental.live`): its
+    """What the live path has kept of a campaign (:mod:`monitor.incremental.live`): its
     frozen ``scores`` (the workers as database ids) and every judgment given a row (``stored``,
     scored or never to be)."""
 

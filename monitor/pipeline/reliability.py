@@ -22,12 +22,13 @@ from scipy import sparse
 
 from monitor.core.catalog import Kind
 from monitor.core.results import Column
+from monitor.incremental.live import as_number
 from monitor.incremental.rating import rating_run
 from monitor.metrics.ratings.model import RatingJudgments
 from monitor.pipeline.collect import Values, names_of
 from monitor.pipeline.fallback import rating_fallback
 from monitor.pipeline.gold_export import label_gold, rating_gold
-from monitor.pipeline.live import label_live
+from monitor.pipeline.live import label_live, rating_live, set_live
 from monitor.pipeline.params import Coded, Params
 from monitor.store.arrays import CampaignArrays
 from monitor.store.campaigns import CampaignInfo
@@ -47,15 +48,8 @@ def gold_values(info: CampaignInfo, arrays: CampaignArrays) -> NDArray[np.float6
         code = {str(c): i for i, c in enumerate(arrays.categories)}
         out[given] = [code.get(str(arrays.item_gold[i]).strip(), np.nan) for i in given]
     elif arrays.kind == Kind.RATING:
-        out[given] = [_number(arrays.item_gold[i]) for i in given]
+        out[given] = [as_number(arrays.item_gold[i]) for i in given]
     return out
-
-
-def _number(x: object) -> float:
-    try:
-        return float(x)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return np.nan
 
 
 def gold_chance(gold: NDArray[np.float64], level: str, scale: tuple[float, float], k: int) -> float:
@@ -168,7 +162,7 @@ def reliability(
         scale = (float(info.scale_min), float(info.scale_max))  # type: ignore[arg-type]
         level = "ordinal" if info.level == "ordinal" else "interval"
         _gold(arrays, out, (items, workers, answers), gold, level, scale, 0)
-        _ratings(arrays, params, out, items, workers, answers, gold, wprior, scale)
+        _ratings(arrays, params, out, items, workers, answers, gold, wprior, scale, coded.live)
     return out
 
 
@@ -419,7 +413,7 @@ def _worker_accuracy(arrays: CampaignArrays, out: Values, res: Any, chance: floa
     out.per_subject("worker", "model_weight", ids, label_weight(res.accuracy, chance), mask=mask)
 
 
-def _ratings(arrays, params, out, items, workers, values, gold, wprior, scale):  # noqa: ANN001, PLR0913
+def _ratings(arrays, params, out, items, workers, values, gold, wprior, scale, live):  # noqa: ANN001, PLR0913
     data = RatingJudgments(items, workers, values, gold, wprior, scale)
     run = rating_run(arrays, params.model, params.warm, data)
     res = run.model
@@ -460,6 +454,7 @@ def _ratings(arrays, params, out, items, workers, values, gold, wprior, scale): 
     from monitor.metrics.ratings.export_error import expected_mae
 
     export_quality(out, "mae", expected_mae(np.where(imask, res.sd, np.nan)))
+    rating_live(out, params.model, arrays, res, gold, live, scale)
 
 
 def multilabel_reliability(coded: Coded, params: Params) -> Values:
@@ -496,4 +491,5 @@ def multilabel_reliability(coded: Coded, params: Params) -> Values:
     r = expected_set_accuracy(arrays.items, arrays.workers, chosen, post > 0.5, res.accuracy,
                               res.n, post[per_item > 0].mean(axis=0), draws=max(10, 400 // A))  # fmt: skip
     export_quality(out, "accuracy", r)
+    set_live(out, options, arrays, res, coded.live)
     return out

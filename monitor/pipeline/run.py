@@ -29,7 +29,7 @@ from monitor.core.settings import Settings, run_settings
 from monitor.core.thresholds import DecisionOptions
 from monitor.core.version import __version__
 from monitor.incremental.cache import RunCache
-from monitor.incremental.live import update_live
+from monitor.incremental.live import LIVE_KINDS, update_live
 from monitor.pipeline.decisions import apply_policy
 from monitor.pipeline.measure import measure
 from monitor.pipeline.params import Coded, LiveScores, Params
@@ -243,7 +243,7 @@ def _run(
     started = time.perf_counter()
     started_at = progress.started_at
     settings = settings.for_campaign(info.own_settings)
-    if info.kind == Kind.LABEL:  # what arrived since the last run, scored as the live path does
+    if info.kind in LIVE_KINDS:  # what arrived since the last run, scored as the live path does
         update_live(engine, info.name)
     # One snapshot for the count and every array: ingests that commit meanwhile are left
     # whole to the next run (never half-seen, never a judgment without its worker).
@@ -369,9 +369,9 @@ def _run(
     )
 
 
-FROZEN = frozenset({Kind.LABEL, Kind.PAIRWISE})
-"""The kinds whose stop test runs over frozen scores (labels: given by the live path;
-preferences: by the first run that can score an answer)."""
+FROZEN = LIVE_KINDS | {Kind.PAIRWISE}
+"""The kinds whose stop test runs over frozen scores (labels, ratings and multi-label sets:
+given by the live path; preferences: by the first run that can score an answer)."""
 
 
 def live_scores(session: Session, info: CampaignInfo) -> LiveScores:

@@ -16,7 +16,9 @@ The decisions, most severe first:
   :mod:`monitor.metrics.stopping` over their judgments as they arrived (``stop_after``): a
   worker at or above the line is stopped with probability at most ``stop_alpha`` over the whole
   campaign. Their answers keep the down-weight's weight. Only where the model's interval of
-  the worker lies below the crowd's median too; never for a worker at or above it.
+  the worker lies below the crowd's median too; never for a worker at or above it. Ratings:
+  their root mean square error (bias and noise) lies above the line's, and the model's interval
+  of it above the crowd's median.
 - ``down_weight``: the answers are worth less than most workers', not nothing. The best end of
   the quality interval lies below ``chance + down_weight_below x (median - chance)`` (the
   median of the workers with at least ``min_judgments`` answers; for noise sd the same on its
@@ -35,8 +37,9 @@ questions") and its ``evidence`` for the record.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -156,21 +159,55 @@ def _gold_quality(run: RunValues, t: Thresholds) -> dict[str, tuple[_Quality, in
     return out
 
 
+def _error_quality(run: RunValues) -> dict[str, _Quality]:
+    """Each rater's root mean square error ``sqrt(b^2 + s^2)`` (the rating model's bias and noise
+    sd, negated: larger is better), with the interval their two intervals give, where the model
+    converged: what the stop test measures (a large constant bias counts)."""
+    converged, _ = run.model()
+    if not converged:
+        return {}
+    noise = run.table("worker", "model_noise_sd")
+    bias = run.table("worker", "model_bias")
+    b, b_lo, b_hi = (bias.aligned(noise.subjects, k) for k in ("values", "low", "high"))
+    out = {}
+    for i, w in enumerate(noise.subjects):
+        s, bi = finite(noise.values[i]), finite(b[i])
+        if s is None or bi is None:
+            continue
+        s_lo, s_hi = finite(noise.low[i]) or s, finite(noise.high[i]) or s
+        lo_b, hi_b = finite(b_lo[i]), finite(b_hi[i])
+        lo_b, hi_b = (bi if lo_b is None else lo_b), (bi if hi_b is None else hi_b)
+        near = 0.0 if lo_b <= 0.0 <= hi_b else min(abs(lo_b), abs(hi_b))
+        far = max(abs(lo_b), abs(hi_b))
+        rmse = math.hypot(bi, s)
+        out[w] = _Quality(-rmse, -math.hypot(near, s_lo), -math.hypot(far, s_hi), math.nan, True)
+    return out
+
+
 @dataclass(frozen=True)
 class Stop:
     """A worker's stop test that reached its evidence: after ``after`` judgments scored, right
     less often than ``line`` (the typical worker: ``typical``), wrongly with probability at
-    most ``alpha``."""
+    most ``alpha``. Ratings (``measure`` ``mse``): ``line`` and ``typical`` are mean squared
+    errors, and the worker misses by more than the line."""
 
     after: int
     evidence: float
     line: float
     typical: float
     alpha: float
+    measure: str = "accuracy"
 
 
 def stop_reason(stop: Stop, questions: str = "questions") -> str:
     """The one line a ``stop`` decision gives."""
+    if stop.measure == "mse":  # the root mean square errors, in the scale's units
+        line, typical = math.sqrt(stop.line), math.sqrt(stop.typical)
+        return (
+            f"ratings off by more than {line:.3g} on average (root mean square), where most "
+            f"raters are off by {typical:.3g}: shown after {stop.after} ratings (a rater within "
+            f"{line:.3g} is stopped so at most {stop.alpha:.0%} of the time)"
+        )
     return (
         f"right less than {_pct(stop.line)} of the time, where most workers are right "
         f"{_pct(stop.typical)}: shown after {stop.after} {questions} (a worker at or above "
@@ -185,23 +222,35 @@ def live_stop(
     (``decided``: their decision there, as the run stores it), or None where the run's stands:
     a block, a stop, or a worker whom the run's reliability model puts at or above the crowd's
     median or whose interval reaches it (the rule of :func:`decide_workers`, with the latest
-    run's model). A worker the run has not seen is stopped on the test alone."""
+    run's model: for ratings their root mean square error, ``evidence["error"]``, smaller is
+    better). A worker the run has not seen is stopped on the test alone."""
     decided = decided or {}
     if decided.get("decision") in ("block", "stop"):
         return None
     evidence = dict(decided.get("evidence") or {})
-    value, typical = finite(evidence.get("value")), finite(evidence.get("typical"))
-    interval = evidence.get("interval") or []
-    if value is not None and typical is not None:
-        best = finite(interval[-1]) if interval else value
-        if value >= typical or (best is not None and best >= typical):
+    error = evidence.get("error")
+    if isinstance(error, Mapping):  # a rater: the smaller the error, the better
+        if _reaches(error, lambda x, typical: x <= typical, 0):
             return None
+    elif stop.measure != "mse" and _reaches(evidence, lambda x, typical: x >= typical, -1):
+        return None
     evidence["stop"] = {"after": stop.after, "evidence": stop.evidence, "line": stop.line,
                         "typical": stop.typical, "alpha": stop.alpha, "live": True}  # fmt: skip
     weight = finite(evidence.get("model_weight"))
     weight = weight if weight is not None and 0 < weight < 1 else down_weight
     return {"decision": "stop", "reason": stop_reason(stop), "weight": weight,
             "evidence": evidence}  # fmt: skip
+
+
+def _reaches(measured: Mapping[str, Any], better: Callable[[float, float], bool], end: int) -> bool:
+    """Whether the ``value`` of ``measured`` or the ``end`` of its ``interval`` is at or above
+    its ``typical`` (``better``: the comparison that says so)."""
+    value, typical = finite(measured.get("value")), finite(measured.get("typical"))
+    if value is None or typical is None:
+        return False
+    interval = measured.get("interval") or []
+    best = finite(interval[end]) if interval else value
+    return better(value, typical) or (best is not None and better(best, typical))
 
 
 def _stops(run: RunValues) -> dict[str, Stop]:
@@ -217,7 +266,8 @@ def _stops(run: RunValues) -> dict[str, Stop]:
         if k is not None and k > 0:
             out[w] = Stop(int(k), finite(evidence[i]) or float("nan"), float(line.value),  # type: ignore[arg-type]
                            float(detail.get("typical", float("nan"))),
-                           float(detail.get("alpha", float("nan"))))  # fmt: skip
+                           float(detail.get("alpha", float("nan"))),
+                           str(detail.get("measure", "accuracy")))  # fmt: skip
     return out
 
 
@@ -257,13 +307,17 @@ def decide_workers(
     weight_of = {w: finite(x) for w, x in zip(weights.subjects, weights.values, strict=True)}
     unanimous = unanimous_campaign(run)
     stops = _stops(run)
+    errors = _error_quality(run) if run.kind == Kind.RATING else {}
+    error_typical = _median(q.value for w, q in errors.items() if n_of.get(w, 0) >= t.min_judgments)
     out = []
     for w in sorted(set(n_of) | set(by_worker)):
+        e = errors.get(w)
         out.append(
             _decide(
                 w, n_of.get(w, 0), by_worker.get(w, []), model.get(w), typical,
                 gold.get(w), gold_typical, weight_of.get(w), unanimous, t, options,
                 run.kind == Kind.PAIRWISE, stops.get(w),
+                None if e is None or error_typical is None else (e, error_typical),
             )
         )  # fmt: skip
     return out
@@ -283,6 +337,7 @@ def _decide(
     options: DecisionOptions,
     pairwise: bool,
     stop: Stop | None = None,
+    error: tuple[_Quality, float] | None = None,
 ) -> WorkerDecision:
     rules = {f.rule: f for f in wflags}
     evidence: dict[str, Any] = {"n": n, "rules": sorted(rules)}
@@ -304,6 +359,10 @@ def _decide(
     if stop is not None:
         evidence["stop"] = {"after": stop.after, "evidence": stop.evidence, "line": stop.line,
                             "typical": stop.typical, "alpha": stop.alpha}  # fmt: skip
+    if error is not None:  # a rater's root mean square error: what their stop test measures
+        e, e_typical = error
+        evidence["error"] = {"measure": "rmse", "value": -e.value, "interval": [-e.best, -e.worst],
+                             "typical": -e_typical}  # fmt: skip
 
     def made(decision: str, reason: str, weight: float | None = None) -> WorkerDecision:
         return WorkerDecision(w, decision, reason, weight, evidence)
@@ -345,8 +404,10 @@ def _decide(
     # ... and where the reliability model's own interval of the worker lies below the crowd's
     # median too: the test's guarantee assumes the others' posterior calibrated, and two
     # readings of the answers must agree before a worker loses their work
-    below = q is not None and typical is not None and q.best < typical
-    if stop is not None and not middle and (below or q is None):
+    sq, s_typical = (q, typical) if error is None else error  # ratings: the error the test reads
+    s_middle = sq is not None and s_typical is not None and sq.value >= s_typical
+    below = sq is not None and s_typical is not None and sq.best < s_typical
+    if stop is not None and not s_middle and (below or sq is None):
         return made("stop", stop_reason(stop, questions), weight)
     if n < t.min_judgments:
         return made("cannot_tell", f"too few answers to judge ({n})")

@@ -4,21 +4,23 @@ scores of a worker's stop test, and the workers whose test reached its evidence.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 from sqlalchemy import and_, insert, select
 from sqlalchemy.orm import Session
 
-from monitor.store.models import Item, Judgment, LiveScore, LiveStop, Worker
+from monitor.store.models import Item, Judgment, JudgmentAnnotation, LiveScore, LiveStop, Worker
 
 
 @dataclass(frozen=True)
 class Pending:
-    """The label judgments of the items that hold a judgment without a score, in order of
-    arrival (database id): ``ids``, ``workers`` and ``items`` (database ids), ``labels``,
-    ``gold`` (the item's gold, or None) and ``scored`` (whether it has its score already)."""
+    """The judgments of the items that hold a judgment without a score, in order of arrival
+    (database id): ``ids``, ``workers`` and ``items`` (database ids), the answer (``labels``:
+    a label; ``numbers``: a rating, NaN where none; ``sets``: a multi-label judgment's
+    annotations, empty for the other kinds), ``gold`` (the item's gold, or None) and ``scored``
+    (whether it has its score already)."""
 
     ids: NDArray[np.int64]
     workers: NDArray[np.int64]
@@ -26,11 +28,14 @@ class Pending:
     labels: list[str | None]
     gold: list[str | None]
     scored: NDArray[np.bool_]
+    numbers: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    sets: list[tuple[str, ...]] = field(default_factory=list)
 
 
-def pending(session: Session, campaign_id: int) -> Pending:
+def pending(session: Session, campaign_id: int, multilabel: bool = False) -> Pending:
     """What :func:`monitor.incremental.live.update_live` scores from: every judgment of the
-    items that have one without a score (an anti-join on the campaign's judgments)."""
+    items that have one without a score (an anti-join on the campaign's judgments), and of a
+    ``multilabel`` campaign their annotations."""
     unscored = (
         select(Judgment.item_id)
         .outerjoin(LiveScore, LiveScore.judgment_id == Judgment.id)
@@ -45,19 +50,33 @@ def pending(session: Session, campaign_id: int) -> Pending:
             Judgment.value_label,
             Item.gold,
             LiveScore.judgment_id.is_not(None),
+            Judgment.value_num,
         )
         .join(Item, Item.id == Judgment.item_id)
         .outerjoin(LiveScore, LiveScore.judgment_id == Judgment.id)
         .where(Judgment.campaign_id == campaign_id, Judgment.item_id.in_(unscored))
         .order_by(Judgment.id)
     ).all()
+    ids = np.array([r[0] for r in rows], dtype=np.int64)
+    sets: list[tuple[str, ...]] = []
+    if multilabel:
+        chosen: dict[int, list[str]] = {}
+        for j, name in session.execute(
+            select(JudgmentAnnotation.judgment_id, JudgmentAnnotation.annotation)
+            .join(Judgment, Judgment.id == JudgmentAnnotation.judgment_id)
+            .where(Judgment.campaign_id == campaign_id, Judgment.item_id.in_(unscored))
+        ):
+            chosen.setdefault(int(j), []).append(name)
+        sets = [tuple(chosen.get(int(j), ())) for j in ids]
     return Pending(
-        np.array([r[0] for r in rows], dtype=np.int64),
+        ids,
         np.array([r[1] for r in rows], dtype=np.int64),
         np.array([r[2] for r in rows], dtype=np.int64),
         [r[3] for r in rows],
         [r[4] for r in rows],
         np.array([bool(r[5]) for r in rows], dtype=bool),
+        np.array([np.nan if r[6] is None else r[6] for r in rows], dtype=np.float64),
+        sets,
     )
 
 

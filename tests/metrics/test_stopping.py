@@ -19,6 +19,7 @@ from monitor.metrics.stopping import (
     arrival_scores,
     coin_weights,
     information,
+    label_payoffs,
     label_scores,
     stop_line,
     stop_test,
@@ -34,10 +35,10 @@ def test_the_vectorised_test_is_the_plain_product(rows: list[tuple[int, float, f
     s = np.array([r[1] for r in rows])
     m = np.array([r[2] for r in rows])
     order = np.arange(len(rows))[::-1]  # arrival is the reverse of the listing
-    res = stop_test(w, order, s, m, n_workers=4, alpha=0.05)
+    res = stop_test(w, order, label_payoffs(s, m), n_workers=4, alpha=0.05)
     for k in range(4):
         mine = np.flatnonzero(w == k)[::-1]
-        path = wealth_plain(list(s[mine]), list(m[mine]))
+        path = wealth_plain(list(label_payoffs(s[mine], m[mine])))
         assert res.n[k] == len(path)
         assert math.isclose(res.evalue[k], min(max([1.0, *path]), 1e12), rel_tol=1e-9)
         crossed = [t + 1 for t, x in enumerate(path) if x >= 1 / 0.05 * (1 - 1e-12)]
@@ -49,7 +50,8 @@ def test_the_vectorised_test_is_the_plain_product(rows: list[tuple[int, float, f
 def test_answers_at_least_as_good_as_the_line_never_gain_evidence(pairs: list) -> None:
     s = np.array([max(a, b) for a, b in pairs])
     m = np.array([min(a, b) for a, b in pairs])
-    res = stop_test(np.zeros(s.size, np.int64), np.arange(s.size), s, m, n_workers=1, alpha=0.01)
+    res = stop_test(np.zeros(s.size, np.int64), np.arange(s.size), label_payoffs(s, m), n_workers=1,
+                    alpha=0.01)  # fmt: skip
     assert res.evalue[0] <= 1.0 + 1e-12  # none, to rounding
     assert not res.stopped.any()
 
@@ -59,12 +61,14 @@ def test_a_worker_at_the_line_is_stopped_at_most_alpha_of_the_time_over_a_long_c
     W, n, line, alpha = 4000, 500, 0.8, 0.01
     w = np.repeat(np.arange(W), n)
     s = (rng.random(W * n) < line).astype(float)  # right or wrong on gold
-    res = stop_test(w, np.arange(w.size), s, np.full(w.size, line), n_workers=W, alpha=alpha)
+    res = stop_test(w, np.arange(w.size), label_payoffs(s, np.full(w.size, line)), n_workers=W,
+                    alpha=alpha)  # fmt: skip
     rate = res.stopped.mean()
     assert rate <= alpha + 3 * math.sqrt(alpha / W)
     # ... and one a little better than the line, less often still
     s = (rng.random(W * n) < line + 0.05).astype(float)
-    res = stop_test(w, np.arange(w.size), s, np.full(w.size, line), n_workers=W, alpha=alpha)
+    res = stop_test(w, np.arange(w.size), label_payoffs(s, np.full(w.size, line)), n_workers=W,
+                    alpha=alpha)  # fmt: skip
     assert res.stopped.mean() < rate / 2
 
 
@@ -73,7 +77,8 @@ def test_a_worker_at_chance_is_stopped_within_few_judgments() -> None:
     W, n = 2000, 200
     w = np.repeat(np.arange(W), n)
     s = (rng.random(W * n) < 0.5).astype(float)
-    res = stop_test(w, np.arange(w.size), s, np.full(w.size, 0.85), n_workers=W, alpha=0.01)
+    res = stop_test(w, np.arange(w.size), label_payoffs(s, np.full(w.size, 0.85)), n_workers=W,
+                    alpha=0.01)  # fmt: skip
     assert res.stopped.mean() > 0.99
     # Kelly's bound: log(1/alpha) / KL(0.5 || 0.85) = 13.7 judgments at the very least
     assert 14 <= np.median(res.stopped_after[res.stopped]) <= 25
@@ -82,7 +87,9 @@ def test_a_worker_at_chance_is_stopped_within_few_judgments() -> None:
 def test_unscored_judgments_count_for_nothing() -> None:
     s = np.array([0.0, 0.0, 1.0])
     m = np.array([np.nan, 0.9, 0.9])
-    res = stop_test(np.zeros(3, np.int64), np.arange(3), s, m, n_workers=2, alpha=0.1)
+    res = stop_test(
+        np.zeros(3, np.int64), np.arange(3), label_payoffs(s, m), n_workers=2, alpha=0.1
+    )
     assert list(res.n) == [2, 0]
     assert res.evalue[1] == 1.0
     assert res.evalue[0] > 1.0
@@ -167,8 +174,8 @@ def test_workers_just_under_the_crowd_are_stopped_at_most_alpha_against_the_cons
         arrivals = Arrivals(it, lab, coin_weights(res.accuracy[wk], 2), np.full(it.size, -1))
         s, m, ready = arrival_scores(arrivals, Reference(res.prior, line))
         ok = ready >= 0
-        test = stop_test(wk[ok], np.lexsort((np.flatnonzero(ok), ready[ok])).argsort(), s[ok],
-                         m[ok], n_workers=W, alpha=0.01)  # fmt: skip
+        test = stop_test(wk[ok], np.lexsort((np.flatnonzero(ok), ready[ok])).argsort(),
+                         label_payoffs(s[ok], m[ok]), n_workers=W, alpha=0.01)  # fmt: skip
         stopped_low += int(test.stopped[30:].sum())
         stopped_good += int(test.stopped[:30].sum())
     assert stopped_low <= 3  # of 120: 1% is 1.2

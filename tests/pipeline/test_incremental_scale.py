@@ -101,7 +101,7 @@ def test_incremental_runs_match_a_full_run_at_200k(engine: Engine, tmp_path: Pat
             if key[2] in CODETERMINATION
             else MODEL_TOL
             if key[2].startswith("model_")
-            or key[2] in ("decision", "export_quality")  # of the model
+            or key[2] in ("decision", "export_quality", "stop_line")  # of the model
             else 1e-9
         )
         if key[0] == "item":

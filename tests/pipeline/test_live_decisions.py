@@ -36,14 +36,55 @@ def _rows(seed: int) -> list[tuple[str, str, str]]:
     return [rows[k] for k in order]
 
 
+def _rating_rows(seed: int) -> list[tuple[str, str, str]]:
+    """12 raters off by a bias of sd 3 and a noise sd between 5 and 15 on 200 items whose truth
+    lies in 10..90, 5 ratings an item, and one rater (w99) answering uniformly over 0..100 on
+    80 of them."""
+    rng = np.random.default_rng(seed)
+    truth = rng.uniform(10, 90, 200)
+    bias, noise = rng.normal(0, 3, 12), np.linspace(5, 15, 12)
+    rows = []
+    for i in range(200):
+        for w in rng.choice(12, 5, replace=False):
+            x = np.clip(truth[i] + bias[w] + rng.normal(0, noise[w]), 0, 100)
+            rows.append((f"w{w}", f"i{i}", f"{x:.1f}"))
+        if i < 80:
+            rows.append(("w99", f"i{i}", f"{rng.uniform(0, 100):.1f}"))
+    order = rng.permutation(len(rows))
+    return [rows[k] for k in order]
+
+
+def _set_rows(seed: int) -> list[tuple[str, str, str]]:
+    """12 workers who select each of four options present in 10-40% of 200 items with
+    sensitivity 0.85 and specificity 0.95, 5 judgments an item, and one (w99) who selects each
+    option with chance 1/2 on 80 of them."""
+    rng = np.random.default_rng(seed)
+    options = np.array(["a", "b", "c", "d"])
+    present = rng.random((200, 4)) < np.array([0.1, 0.2, 0.3, 0.4])
+    rows = []
+
+    def answer(chosen: np.ndarray) -> str:
+        return "|".join(options[chosen]) or "[]"
+
+    for i in range(200):
+        for w in rng.choice(12, 5, replace=False):
+            u = rng.random(4)
+            rows.append((f"w{w}", f"i{i}", answer(np.where(present[i], u < 0.85, u > 0.95))))
+        if i < 80:
+            rows.append(("w99", f"i{i}", answer(rng.random(4) < 0.5)))
+    order = rng.permutation(len(rows))
+    return [rows[k] for k in order]
+
+
 def _write(path: Path, rows: list[tuple[str, str, str]]) -> Path:
     path.write_text("worker,item,value\n" + "".join(",".join(r) + "\n" for r in rows))
     return path
 
 
-def _run(db: str, kind: str, *paths: Path) -> None:
-    """Create the campaign, then ingest and recompute each file in turn."""
-    assert main(["campaign", "create", NAME, "--kind", kind, "--db", db]) == 0
+def _run(db: str, kind: str, *paths: Path, create: tuple[str, ...] = ()) -> None:
+    """Create the campaign (``create``: more of its options), then ingest and recompute each
+    file in turn."""
+    assert main(["campaign", "create", NAME, "--kind", kind, *create, "--db", db]) == 0
     for path in paths:
         assert main(["ingest", str(path), "--campaign", NAME, "--db", db]) == 0
         assert main(["recompute", "--campaign", NAME, "--db", db]) == 0
@@ -212,3 +253,27 @@ def test_preference_scores_are_given_once_by_the_first_run_and_kept(
 def _run_more(db: str, path: Path) -> None:
     assert main(["ingest", str(path), "--campaign", NAME, "--db", db]) == 0
     assert main(["recompute", "--campaign", NAME, "--db", db]) == 0
+
+
+def test_a_random_rater_and_a_random_set_worker_are_stopped(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """A rater answering uniformly over the scale among twelve honest ones, and a worker who
+    picks each option with chance 1/2 among twelve good ones: each is decided ``stop`` by
+    ``monitor workers --json``, nobody else."""
+    monkeypatch.setenv("MONITOR_BOOTSTRAP_SAMPLES", "0")
+    for kind, rows, create, why in (
+        ("rating", _rating_rows(1), ("--min", "0", "--max", "100"), "ratings off by more than"),
+        ("multilabel", _set_rows(1), ("--options", "a,b,c,d"), "right less than"),
+    ):
+        db = f"sqlite:///{tmp_path}/{kind}.db"
+        half = len(rows) // 2
+        parts = [
+            _write(tmp_path / f"{kind}{k}.csv", p) for k, p in enumerate((rows[:half], rows[half:]))
+        ]
+        _run(db, kind, *parts, create=create)
+        decisions = _decisions(db, capsys)
+        assert decisions["w99"]["decision"] == "stop", (kind, decisions["w99"])
+        assert decisions["w99"]["decision_reason"].startswith(why)
+        assert "shown after" in decisions["w99"]["decision_reason"]
+        assert all(decisions[f"w{w}"]["decision"] != "stop" for w in range(12)), kind

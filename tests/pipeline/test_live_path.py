@@ -4,15 +4,19 @@ state (incremental equals full), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, select
 
 from monitor.actions.worker_lists import worker_decisions
+from monitor.core.catalog import Kind
 from monitor.core.settings import Settings
 from monitor.incremental.live import update_live
 from monitor.ingest.api import create_campaign, ingest_file
@@ -21,7 +25,7 @@ from monitor.pipeline.run import recompute
 from monitor.store.campaigns import CampaignSpec, get_campaign
 from monitor.store.engine import transaction
 from monitor.store.models import Item, Judgment, LiveScore, LiveStop, MetricRun, MetricValue, Worker
-from tests.pipeline.test_live_decisions import _rows, _write
+from tests.pipeline.test_live_decisions import _rating_rows, _rows, _set_rows, _write
 
 
 def _state(engine: Engine, campaign: str) -> dict[str, Any]:
@@ -66,15 +70,28 @@ def _state(engine: Engine, campaign: str) -> dict[str, Any]:
     return {"scores": scores, "stops": stops, "run_after": after}
 
 
+CASES: dict[str, tuple[CampaignSpec, Callable[[int], list[tuple[str, str, str]]]]] = {
+    "label": (CampaignSpec(name="", kind=Kind.LABEL, categories=("0", "1")), _rows),
+    "rating": (CampaignSpec(name="", kind=Kind.RATING, scale_min=0, scale_max=100), _rating_rows),
+    "multilabel": (
+        CampaignSpec(name="", kind=Kind.MULTILABEL, categories=("a", "b", "c", "d")),
+        _set_rows,
+    ),
+}
+"""Each kind's campaign: twelve good workers and one at chance (w99) on 80 of 200 items."""
+
+
+@pytest.mark.parametrize("kind", list(CASES))
 def test_incremental_equals_full_and_the_stop_comes_between_runs(
-    engine: Engine, tmp_path: Path, monkeypatch: Any
+    engine: Engine, tmp_path: Path, monkeypatch: Any, kind: str
 ) -> None:
     monkeypatch.setenv("MONITOR_BOOTSTRAP_SAMPLES", "0")
     settings_ = Settings(bootstrap_samples=0)
-    rows = _rows(0)
+    spec, rows_of = CASES[kind]
+    rows = rows_of(0)
     first, rest = rows[:300], rows[300:]
     for name in ("live", "full"):
-        create_campaign(engine, CampaignSpec(name=name, kind="label", categories=("0", "1")))
+        create_campaign(engine, replace(spec, name=name))
         ingest_file(engine, _write(tmp_path / f"{name}0.csv", first), name)
         recompute(engine, settings_, campaign=name)  # the first reference
     # live: the rest arrives 20 judgments at a time, the live path after each

@@ -8,7 +8,13 @@ import pytest
 
 from monitor.core.results import FlagRecord
 from monitor.core.thresholds import DecisionOptions
-from monitor.rules.decision import WorkerDecision, decide_workers, unanimous_campaign
+from monitor.rules.decision import (
+    Stop,
+    WorkerDecision,
+    decide_workers,
+    live_stop,
+    unanimous_campaign,
+)
 from tests.rules.build import T, campaign, counts, model, run, worker
 
 OPTIONS = DecisionOptions(down_weight_below=0.75, down_weight=0.5)
@@ -157,3 +163,58 @@ def test_block_outranks_stop_and_the_crowds_middle_is_never_stopped() -> None:
     # no stop line in the run (too few workers to say what is typical): no stop
     d = _decision([*model(0.5), *_workers((0.7, 0.65, 0.75)), *_stopped()[1:]])
     assert d.decision == "down_weight"
+
+
+def _raters(w1: tuple[float, float, float], bias: tuple[float, float, float]) -> list:
+    """Three raters of noise sd 1 and no bias (the crowd's median error 1), and w1."""
+    values = [*model(4.0, measure="noise_sd", name="rating_model"),
+              *counts({"w1": 20, "w2": 20, "w3": 20, "w4": 20})]  # fmt: skip
+    for w in ("w2", "w3", "w4"):
+        values += [worker("model_noise_sd", w, 1.0, 0.875, 1.125, 20),
+                   worker("model_bias", w, 0.0, -0.5, 0.5, 20)]  # fmt: skip
+    return [*values, worker("model_noise_sd", "w1", *w1, 20), worker("model_bias", "w1", *bias, 20)]
+
+
+def _rating_stop(after: int = 9) -> list:
+    return [
+        campaign(
+            "stop_line", 4.0 / 3.0, typical=1.0, alpha=0.01, share=0.75, margin=0.05, measure="mse"
+        ),
+        worker("stop_after", "w1", float(after), n=after),
+        worker("stop_evidence", "w1", 150.0, n=after),
+    ]
+
+
+def test_a_rater_is_stopped_on_their_error_bias_included_and_not_within_the_crowds() -> None:
+    # little noise, a large bias: the error the test reads (sqrt(b^2 + s^2) = 2.2) is well
+    # above the crowd's median (1), though the noise alone is below it
+    d = _decision([*_raters((1.0, 0.9, 1.1), (2.0, 1.75, 2.25)), *_rating_stop()], kind="rating")
+    assert d.decision == "stop"
+    assert d.reason.startswith("ratings off by more than 1.15 on average (root mean square), "
+                               "where most raters are off by 1: shown after 9 ratings")  # fmt: skip
+    assert d.evidence["error"]["typical"] == 1.0
+    assert d.evidence["error"]["interval"][0] > 1.0
+    # an interval of the error that reaches the crowd's median: the run's model does not agree
+    d = _decision([*_raters((1.0, 0.9, 1.1), (1.0, -0.25, 2.25)), *_rating_stop()], kind="rating")
+    assert d.decision != "stop"
+
+
+def test_a_live_stop_stands_unless_the_runs_model_puts_the_worker_at_the_crowds_median() -> None:
+    stop = Stop(9, 150.0, 4.0 / 3.0, 1.0, 0.01, "mse")
+    below = {"decision": "ok", "evidence": {"error": {"value": 2.2, "interval": [1.9, 2.5],
+                                                      "typical": 1.0}}}  # fmt: skip
+    made = live_stop(below, stop, 0.5)
+    assert made is not None
+    assert made["decision"] == "stop"
+    assert made["reason"].startswith("ratings off by more than 1.15")
+    reaches = {"decision": "ok", "evidence": {"error": {"value": 1.5, "interval": [0.9, 2.5],
+                                                        "typical": 1.0}}}  # fmt: skip
+    assert live_stop(reaches, stop, 0.5) is None
+    # labels: the accuracy, larger is better
+    label = Stop(9, 150.0, 0.825, 0.875, 0.01)
+    assert live_stop({"evidence": {"value": 0.6, "interval": [0.5, 0.7], "typical": 0.875}},
+                     label, 0.5) is not None  # fmt: skip
+    assert live_stop({"evidence": {"value": 0.6, "interval": [0.5, 0.9], "typical": 0.875}},
+                     label, 0.5) is None  # fmt: skip
+    assert live_stop({"decision": "block"}, label, 0.5) is None
+    assert live_stop(None, label, 0.5) is not None  # a worker the run has not seen
