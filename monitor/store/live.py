@@ -38,7 +38,12 @@ def pending(session: Session, campaign_id: int, multilabel: bool = False) -> Pen
     ``multilabel`` campaign their annotations."""
     unscored = (
         select(Judgment.item_id)
-        .outerjoin(LiveScore, LiveScore.judgment_id == Judgment.id)
+        .outerjoin(
+            LiveScore,
+            and_(
+                LiveScore.campaign_id == Judgment.campaign_id, LiveScore.judgment_id == Judgment.id
+            ),
+        )
         .where(Judgment.campaign_id == campaign_id, LiveScore.judgment_id.is_(None))
         .distinct()
     )
@@ -53,7 +58,12 @@ def pending(session: Session, campaign_id: int, multilabel: bool = False) -> Pen
             Judgment.value_num,
         )
         .join(Item, Item.id == Judgment.item_id)
-        .outerjoin(LiveScore, LiveScore.judgment_id == Judgment.id)
+        .outerjoin(
+            LiveScore,
+            and_(
+                LiveScore.campaign_id == Judgment.campaign_id, LiveScore.judgment_id == Judgment.id
+            ),
+        )
         .where(Judgment.campaign_id == campaign_id, Judgment.item_id.in_(unscored))
         .order_by(Judgment.id)
     ).all()

@@ -277,3 +277,26 @@ def test_a_random_rater_and_a_random_set_worker_are_stopped(
         assert decisions["w99"]["decision_reason"].startswith(why)
         assert "shown after" in decisions["w99"]["decision_reason"]
         assert all(decisions[f"w{w}"]["decision"] != "stop" for w in range(12)), kind
+
+
+def test_a_label_and_a_preference_campaign_keep_their_scores_side_by_side(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """A preference campaign's answers are numbered apart from the label judgments: in one
+    database, both campaigns' scores are kept, each under its own campaign."""
+    monkeypatch.setenv("MONITOR_BOOTSTRAP_SAMPLES", "0")
+    db = f"sqlite:///{tmp_path}/m.db"
+    rows = _rows(1)
+    assert main(["campaign", "create", "lab", "--kind", "label", "--db", db]) == 0
+    for k, part in enumerate((rows[:400], rows[400:])):
+        assert main(["ingest", str(_write(tmp_path / f"r{k}.csv", part)), "--campaign", "lab",
+                     "--db", db]) == 0  # fmt: skip
+        assert main(["recompute", "--campaign", "lab", "--db", db]) == 0
+    _run(db, "pairwise", _pairs_file(tmp_path / "p.csv", _left_clicker()))
+    assert _decisions(db, capsys)["lefty"]["decision"] == "stop"
+    with transaction(make_engine(db)) as s:
+        label = worker_scores(s, get_campaign(s, "lab").id)
+        pairs = worker_scores(s, get_campaign(s, NAME).id)
+    assert label.ids.size > 500
+    assert pairs.ids.size > 1000
+    assert set(label.ids.tolist()) & set(pairs.ids.tolist())  # the same numbers, both kept

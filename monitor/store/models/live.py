@@ -15,13 +15,14 @@ class LiveScore(Base):
     """A judgment's score and its null (``expected``) in its worker's stop test, given once and never changed
     (:func:`monitor.metrics.stopping.arrival_scores`); both NULL where it is never scored (a
     worker's second answer to an item, an answer the reference has no class for). ``run_id``:
-    the run whose fit was the reference."""
+    the run whose fit was the reference. Keyed by campaign and judgment: a preference campaign's
+    answers are numbered apart from the other kinds' judgments."""
 
     __tablename__ = "live_scores"
     __table_args__ = (Index("ix_live_scores_campaign_id_worker_id", "campaign_id", "worker_id"),)
 
+    campaign_id: Mapped[int] = campaign_ref(primary_key=True)
     judgment_id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    campaign_id: Mapped[int] = campaign_ref()
     worker_id: Mapped[int] = cascade_ref("workers")
     score: Mapped[float | None] = mapped_column(Double)
     expected: Mapped[float | None] = mapped_column(Double)  # the null: a worker at the line's
