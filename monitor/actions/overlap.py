@@ -1,5 +1,5 @@
-"""``monitor export overlap``: how many more judgments each item (label campaigns) or judged
-pair (preference campaigns) wants, from the latest run's measure ``need``
+"""``monitor export overlap``: how many more judgments each item (label, rating and multi-label
+campaigns) or judged pair (preference campaigns) wants, from the latest run's measure ``need``
 (:mod:`monitor.metrics.overlap`; 0: settled, send it to no one else). See ``docs/live.md``.
 
 * ``csv``: ``item,need`` (pairs: ``left,right,need``, the pair's items in the order the run
@@ -32,7 +32,7 @@ from monitor.store.campaigns import CampaignInfo, get_campaign, item_texts
 from monitor.store.runs import RunInfo, latest_run, run_values
 
 PLATFORMS = ("csv", "toloka", "labelstudio")
-KINDS = (Kind.LABEL, Kind.PAIRWISE)
+KINDS = (Kind.LABEL, Kind.RATING, Kind.MULTILABEL, Kind.PAIRWISE)
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def unit_needs(session: Session, campaign_name: str) -> tuple[CampaignInfo, RunI
     if campaign.kind not in KINDS:
         raise UsageError(
             f"campaign {campaign.name} is a {campaign.kind} campaign: dynamic overlap is "
-            "measured on label and preference campaigns",
+            "measured on label, rating, multi-label and preference campaigns",
             hint="monitor export requeue sends back the items the latest run flagged ambiguous",
         )
     what = "pairs" if campaign.kind == Kind.PAIRWISE else "items"

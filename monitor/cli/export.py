@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "model mean, multi-label options) with its posterior or sd. requeue: the items (or "
         "pairs) the latest run says to send back, with their text, as a task file for csv, "
         "toloka, labelstudio or prolific. overlap: how many more judgments each item of a "
-        "label campaign (item,need) or pair of a preference campaign (left,right,need) wants "
+        "label, rating or multi-label campaign (item,need) or pair of a preference campaign "
+        "(left,right,need) wants "
         "(0: settled), from the latest run, as CSV, a Toloka task file (TASK:overlap) or, for "
         "labelstudio, the CSV with each task's overlap, set in the connected project with "
         "--apply. See docs/exports.md and docs/live.md.",

@@ -217,11 +217,11 @@ MEASURES: tuple[Measure, ...] = (
             detail="`measure`, `basis` (`gold`), `min_items`, `folds`",
             title="Export quality on gold",
             meaning="How often the exported answer is right on gold it did not learn from."),
-    Measure("stop_savings", _C, LABEL,
+    Measure("stop_savings", _C, ABSOLUTE,
             "the judgments the stops save in all: the sum of the workers' `stop_saved`",
             n="workers stopped", detail="`remaining` (the judgments the items still want: "
             "the sum of `need`)"),
-    Measure("stop_recollect", _C, LABEL,
+    Measure("stop_recollect", _C, ABSOLUTE,
             "the items that want judgments again because the stopped workers' answers no "
             "longer count (their `need` is 0 with them, above 0 without)",
             n="the judgments those items want", detail="`judgments`"),
@@ -320,7 +320,7 @@ MEASURES: tuple[Measure, ...] = (
             "path's frozen scores), or against the others' answers (preferences) (1 = none, at "
             "most 10^12; docs/live.md)",
             n="judgments scored"),
-    Measure("stop_saved", _W, LABEL,
+    Measure("stop_saved", _W, ABSOLUTE,
             "the judgments stopping the worker saves: their share of the campaign's judgments "
             "up to their stop (their pace) times the judgments the items still want (the sum "
             "of `need`)",
@@ -367,12 +367,15 @@ MEASURES: tuple[Measure, ...] = (
             "max(p, 1 - p) over options",
             n="judgments", detail="`posterior` {category or option: probability}",
             approximate=True),
-    Measure("need", _I, LABEL,
+    Measure("need", _I, ABSOLUTE,
             "how many more judgments the item wants: 0 once the posterior of its exported "
             "answer, without the stopped workers' answers, reaches `overlap_confidence` with "
-            "`min_overlap` judgments; else what lifts it there at the typical worker's "
-            "accuracy, at least up to `min_overlap`, never past `max_overlap` in all (gold "
-            "items: up to `min_overlap`)",
+            "`min_overlap` judgments (multi-label: of each option's present or absent; "
+            "ratings: that the truth lies within `overlap_tolerance` of the exported value, "
+            "each rating worth the typical rater's bias^2 + noise^2, or the item's own spread "
+            "where wider); else what lifts it there at the typical worker's accuracy (error), "
+            "at least up to `min_overlap`, never past `max_overlap` in all (gold items: up to "
+            "`min_overlap`)",
             n="judgments that count (the stopped workers' left out)"),
     Measure("majority_disputed", _I, LABEL,
             "1 where the plain vote is tied at the top or picks another label than the model, "

@@ -229,7 +229,8 @@ class General:
         0.99,
         Range(0.5, 0.9999),
         "An item (a pair) wants no more judgments (need 0) once the posterior of its exported "
-        "answer (order) reaches this, without the stopped workers' answers (docs/live.md).",
+        "answer (order; ratings: that the truth lies within overlap_tolerance of it) reaches "
+        "this, without the stopped workers' answers (docs/live.md).",
     )
     min_overlap: int = setting(
         3,
@@ -238,6 +239,13 @@ class General:
     )
     max_overlap: int = setting(
         10, at_least(1), "No item (judged pair) wants more than this many judgments in all."
+    )
+    overlap_tolerance: float = setting(
+        0.05,
+        Range(0, 1, low_open=True),
+        "Ratings: how close to its exported answer (the model's mean) an item's truth must "
+        "surely lie for the item to want no more ratings, as a share of the scale's width "
+        "(0.05: within 5 points on 0..100).",
     )
 
 

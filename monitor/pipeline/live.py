@@ -2,10 +2,11 @@
 (:mod:`monitor.metrics.stopping`: the scores the live path froze as the judgments arrived,
 :mod:`monitor.incremental.live`, tested against the stop line; the fit is the next reference)
 for labels (Dawid-Skene), ratings (the bias and noise model) and multi-label sets (a binary
-Dawid-Skene per option), and each label item's ``need`` (:mod:`monitor.metrics.overlap`: the
-judgments it wants, judged by the typical worker's posterior of the answers, the stopped
-workers' left out). A preference campaign's stop test runs over scores each answer is given
-once, by the first run that sees it (:func:`preference_stop`).
+Dawid-Skene per option), and each item's ``need`` (:mod:`monitor.metrics.overlap`: the
+judgments it wants, judged by the typical worker's posterior of the exported answer, the
+stopped workers' left out; ratings and sets: :mod:`monitor.pipeline.item_overlap`), with what
+the stops save and re-open (:func:`_savings`). A preference campaign's stop test runs over
+scores each answer is given once, by the first run that sees it (:func:`preference_stop`).
 """
 
 from __future__ import annotations
@@ -26,10 +27,19 @@ from monitor.incremental.live import (
     set_arrivals,
     set_gold,
 )
-from monitor.metrics.overlap import Overlap, label_need, typical_posterior
+from monitor.metrics.overlap import label_need, typical_posterior
+from monitor.metrics.ratings.model import RatingJudgments
 from monitor.metrics.stop_kinds import rating_line, set_balance, set_references
 from monitor.metrics.stopping import StopTest, label_payoffs, stop_line, stop_test
 from monitor.pipeline.collect import Values
+from monitor.pipeline.item_overlap import (
+    NeedOf,
+    exported_ratings,
+    rating_needs,
+    rule_of,
+    set_needs,
+    typical_error,
+)
 from monitor.pipeline.params import LiveScores, ModelOptions
 from monitor.store.coded import CampaignArrays
 from monitor.store.live import Scores
@@ -66,8 +76,6 @@ def label_live(
     least = max(options.model_min_judgments, 1)
     typical = _typical(res, least)
     tested = _stop(out, options, arrays, res, typical, live)
-    test = None if tested is None else tested[0]
-    stopped = np.zeros(len(arrays.worker_ids), dtype=bool) if test is None else test.stopped
     N, K = res.posterior.shape
     # need: the accuracy the typical worker surely reaches, the median of the low ends of the
     # workers' intervals (Dawid-Skene's own run high where items have few answers: duck's
@@ -83,10 +91,22 @@ def label_live(
         label = res.labels
         sure = np.where(label >= 0, post[np.arange(N), np.maximum(label, 0)], post.max(axis=1))
         n = counts.sum(axis=1)
-        rule = Overlap(options.overlap_confidence, options.min_overlap, options.max_overlap)
-        need = label_need(sure, n, gold, a, K, rule)
+        need = label_need(sure, n, gold, a, K, rule_of(options))
         return need, n
 
+    _needs(out, arrays, workers, need_of, tested)
+
+
+def _needs(
+    out: Values,
+    arrays: CampaignArrays,
+    workers: NDArray[np.int64],
+    need_of: NeedOf,
+    tested: tuple[StopTest, Scored] | None,
+) -> None:
+    """``need`` of every item, the judgments (of ``workers``) of the workers the stop test
+    stopped left out, and what the stops save and cost (:func:`_savings`)."""
+    stopped = np.zeros(len(arrays.worker_ids), dtype=bool) if tested is None else tested[0].stopped
     need, n = need_of(~stopped[workers])
     out.per_subject("item", "need", arrays.item_ids, need.astype(np.float64), n=n)
     if tested is not None and tested[0].stopped.any():
@@ -197,30 +217,50 @@ def rating_live(
     out: Values,
     options: ModelOptions,
     arrays: CampaignArrays,
+    data: RatingJudgments,
     res: Any,  # noqa: ANN401 - a RatingModel
-    gold: NDArray[np.float64],
     live: LiveScores | None,
-    scale: tuple[float, float],
+    fallback: bool = False,
 ) -> None:
     """``stop_line`` (campaign), ``stop_evidence`` and ``stop_after`` (workers) of a rating
-    campaign from its model ``res`` (a ``RatingModel``; ``gold``: each item's, NaN where none):
-    the line on the mean squared error ``b^2 + s^2`` (:func:`~monitor.metrics.stop_kinds.rating_line`),
-    the typical rater the median of those with ``model_min_judgments`` judgments (at least
-    :data:`MIN_TYPICAL` of them)."""
+    campaign from its model ``res`` (a ``RatingModel``, fitted on ``data``): the line on the
+    mean squared error ``b^2 + s^2`` (:func:`~monitor.metrics.stop_kinds.rating_line`), the
+    typical rater the median of those with ``model_min_judgments`` judgments (at least
+    :data:`MIN_TYPICAL` of them); and each item's ``need``
+    (:func:`~monitor.pipeline.item_overlap.rating_needs`, about the exported answers: the
+    plain means where the model ``fallback``)."""
+    least = max(options.model_min_judgments, 1)
+    judged = (data.items, data.workers, data.values)
+    exported = exported_ratings(res, judged, fallback)
+    sigma2 = typical_error(res, least, MIN_TYPICAL)
+    need_of = rating_needs(options, judged, exported, np.isfinite(data.gold), sigma2, data.scale)
+    _needs(out, arrays, data.workers, need_of, _rating_test(out, options, arrays, data, res, live))
+
+
+def _rating_test(
+    out: Values,
+    options: ModelOptions,
+    arrays: CampaignArrays,
+    data: RatingJudgments,
+    res: Any,  # noqa: ANN401 - a RatingModel
+    live: LiveScores | None,
+) -> tuple[StopTest, Scored] | None:
+    """The raters' stop test (:func:`rating_live`); None where there is no line to test."""
     enough = res.n >= max(options.model_min_judgments, 1)
     if int(enough.sum()) < MIN_TYPICAL:
-        return
+        return None
     mse = np.square(res.bias) + np.square(res.noise_sd)
     typical = float(np.median(mse[enough]))
     line = rating_line(typical, share=options.stop_share, margin=options.stop_margin)
     if not np.isfinite(line):
-        return
+        return None
     out.campaign_value(
         "stop_line", line,
         detail={"typical": typical, "alpha": options.stop_alpha, "share": options.stop_share,
                 "margin": options.stop_margin, "measure": "mse"},
     )  # fmt: skip
     seen = res.n > 0
+    scale = data.scale
     state = reference_state(
         arrays.worker_db_ids,
         np.column_stack([np.where(seen, res.bias, np.nan),
@@ -229,7 +269,8 @@ def rating_live(
          "typical": typical, "line": line, "alpha": options.stop_alpha,
          "reference": REFERENCE, "censored": True},
     )  # fmt: skip
-    _test(out, options, arrays, state, _arrived(arrays, arrays.values, gold[arrays.items]), live)
+    arrived = _arrived(arrays, arrays.values, data.gold[arrays.items])
+    return _test(out, options, arrays, state, arrived, live)
 
 
 def set_live(
@@ -242,11 +283,30 @@ def set_live(
     """``stop_line`` (campaign), ``stop_evidence`` and ``stop_after`` (workers) of a multi-label
     campaign from its model ``res`` (a ``MultilabelModel``): the line on the model's accuracy
     (two classes), each option weighed by :func:`~monitor.metrics.stop_kinds.set_balance` over
-    the references of this run's scores."""
-    typical = _typical(res, max(options.model_min_judgments, 1))
+    the references of this run's scores; and each item's ``need``
+    (:func:`~monitor.pipeline.item_overlap.set_needs`, the typical worker counted at the low
+    end of the workers' intervals, as for labels; chance where the run cannot tell)."""
+    least = max(options.model_min_judgments, 1)
+    typical = _typical(res, least)
     line = None if typical is None else _line(out, options, typical, 2)
-    if line is None or typical is None:
-        return
+    tested = None
+    if line is not None and typical is not None:
+        tested = _set_test(out, options, arrays, res, live, (typical, line))
+    surely = _typical(res, least, "low")
+    workers, need_of = set_needs(options, arrays, res, 0.5 if surely is None else surely)
+    _needs(out, arrays, workers, need_of, tested)
+
+
+def _set_test(
+    out: Values,
+    options: ModelOptions,
+    arrays: CampaignArrays,
+    res: Any,  # noqa: ANN401 - a MultilabelModel
+    live: LiveScores | None,
+    typical_line: tuple[float, float],
+) -> tuple[StopTest, Scored]:
+    """The set workers' stop test (:func:`set_live`) on the line of the ``typical`` worker."""
+    typical, line = typical_line
     names = [str(a) for a in arrays.annotation_names]
     ann_judgment, ann_code, _ = arrays.annotations
     chosen = np.zeros((arrays.n, len(names)), dtype=np.int8)
@@ -262,7 +322,7 @@ def set_live(
     q = set_references(arrivals[order], res.prior, REFERENCE)[2]
     meta["balance"] = set_balance(q, res.prior, line).tolist()
     state = reference_state(arrays.worker_db_ids, accuracy, meta)
-    _test(out, options, arrays, state, arrived, live)
+    return _test(out, options, arrays, state, arrived, live)
 
 
 Scored = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]

@@ -88,6 +88,7 @@ class ModelOptions(Section):
     overlap_confidence: float = 0.99
     min_overlap: int = 3
     max_overlap: int = 10
+    overlap_tolerance: float = 0.05
 
 
 @dataclass(frozen=True)

@@ -454,7 +454,7 @@ def _ratings(arrays, params, out, items, workers, values, gold, wprior, scale, l
     from monitor.metrics.ratings.export_error import expected_mae
 
     export_quality(out, "mae", expected_mae(np.where(imask, res.sd, np.nan)))
-    rating_live(out, params.model, arrays, res, gold, live, scale)
+    rating_live(out, params.model, arrays, data, res, live, fallback)
 
 
 def multilabel_reliability(coded: Coded, params: Params) -> Values:

@@ -141,8 +141,7 @@ def test_bad_input_is_one_line_and_exit_2(campaign: str, capsys: Any, tmp_path: 
                  "--db", campaign]) == 0  # fmt: skip
     err = _error(campaign, capsys, "export", "overlap", "--campaign", "scores")
     assert err[0] == (
-        "monitor: error: campaign scores is a rating campaign: dynamic overlap is measured on "
-        "label and preference campaigns"
+        "monitor: error: campaign scores has no run yet: nothing says what its items need"
     )
     assert not out.exists()
 
