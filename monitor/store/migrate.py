@@ -14,7 +14,12 @@ from monitor.store.engine import redact
 
 def migrations_dir() -> Path:
     """The Alembic script directory: ``migrations/`` of the checkout, installed as
-    ``monitor._migrations``."""
+    ``monitor._migrations``. Code run from a checkout takes that checkout's own: an editable
+    install of another checkout maps ``monitor._migrations`` to the other's, whose schema this
+    code may not know."""
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").is_file() and (checkout / "migrations" / "env.py").is_file():
+        return checkout / "migrations"
     try:
         path = Path(str(resources.files("monitor._migrations")))
         if (path / "env.py").is_file():
