@@ -5,9 +5,12 @@ Usage::
 
     python bench/live.py [--only NAME ...] [--order random|bursts] [--chunk 400] [--seed 0]
 
+Face-age (29,626 comparisons with the planted annotator) takes 5-6 minutes at the default
+chunk (75 cycles of 4-5 s on two cores); passages about a minute.
+
 Each real label set of ``../shared/real-data`` and preference set of
 ``../shared/real-preferences`` (with ``--plant N``, default 60, an annotator added who picks the
-left item 90% of the time on N of its pairs) arrives in chunks of ``--chunk`` judgments: in a
+left item on exactly 90% of N distinct pairs of the set) arrives in chunks of ``--chunk`` judgments: in a
 random order (``random``) or in worker bursts (``bursts``: each worker's judgments together,
 the workers in a random order). Each chunk is ingested and recomputed, and ``monitor workers
 --json`` read, the way the README's loop does, on a throwaway SQLite database. A worker decided
@@ -22,17 +25,33 @@ of the chunk, and the run still comes once a chunk.
 Printed per set:
 
 * **near-chance workers**: true accuracy at most chance + 0.2 x (1 - chance) (binary: 60%),
-  among the workers with at least 10 judgments;
+  among the workers with at least 10 judgments. A label worker's true accuracy is the share
+  of their answers equal to the truth (over all their judgments). An annotator's, on a
+  preference set, is the share of their comparisons of two items of unequal truth whose
+  preferred item has the higher truth (chance 0.5), and they need 10 such comparisons. The
+  planted annotator is none of the set's workers: it is reported on its own;
 * their **judgments to stop**: the judgments of theirs that had arrived when they were stopped
   (median and p90 over the near-chance workers stopped; ``--chunk`` sets the granularity),
   and the test's own count, ``stop_after`` (the judgments it had scored when its evidence
-  reached 1 / alpha: what a decision taken on every judgment would have needed);
+  reached 1 / alpha: what a decision taken on every judgment would have needed; none for a
+  worker blocked without the test's evidence);
 * the **share of their judgments that arrived** (a worker never stopped: all of them);
 * **false stops**: workers stopped whose true accuracy is at or above the crowd's median (over
-  the workers with at least 10 judgments);
+  the workers with at least 10 judgments). "Stopped" is a ``stop`` or a ``block`` decision
+  (either ends the worker's work); the count of blocks is printed beside it, and ``--json``
+  gives each stopped worker's decision, cycle, judgments and true accuracy;
 * **judgments bought** against the full set;
 * the **export's accuracy** against the truth, beside the nightly export's (every judgment
-  ingested, one recompute).
+  ingested, one recompute). Labels: the share of items ``monitor export labels`` answers right.
+  Pairs: that export is the ranking (each item's score under the preference model); its
+  accuracy is the share of the full set's distinct pairs of unequal truth (the same pairs live
+  and nightly, arrived or not) that its scores order as the truth does, a pair with an item
+  it does not rank, or with equal scores, counting one half;
+* the chunk, the cycles (a recompute each), the seconds a cycle, and the seconds of the
+  replay and of the nightly run.
+
+Preference sets have no live path (``--live`` applies to label sets): their stop test is
+scored afresh at each run, against the cavity consensus of the preference model.
 """
 
 from __future__ import annotations
@@ -75,7 +94,8 @@ STOPPED = ("stop", "block")
 
 
 PLANTED = "planted-left"
-"""The annotator ``--plant`` adds to a preference set: the left item 90% of the time."""
+"""The annotator ``--plant`` adds to a preference set: the left item on exactly 90% of its
+pairs."""
 
 
 def _write(path: Path, rows: list[tuple[str, ...]]) -> None:
@@ -88,16 +108,20 @@ def _write(path: Path, rows: list[tuple[str, ...]]) -> None:
 
 def load_pairs(path: Path, plant: int = 0, seed: int = 0) -> DataSet:
     """A real preference set (``preferences.csv``, ``truth.csv``: a number per item, the
-    preferred item the larger); with ``plant``, an annotator who picks the left item 90% of
-    the time on ``plant`` of its pairs, shown either way round."""
+    preferred item the larger); with ``plant``, an annotator who picks the left item on
+    exactly 90% of ``plant`` distinct pairs of the set (in a random order), each shown either
+    way round: along the truth half the time."""
     meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
     rows = [(r["worker"], r["left"], r["right"], r["preference"])
             for r in _rows(path / "preferences.csv")]  # fmt: skip
     rng = random.Random(seed + 1)
-    for left, right in rng.sample(sorted({(r[1], r[2]) for r in rows}), plant):
+    pairs = sorted({tuple(sorted((r[1], r[2]))) for r in rows})
+    lefts = [k < round(0.9 * plant) for k in range(plant)]  # exactly 90% left
+    rng.shuffle(lefts)
+    for (left, right), on_left in zip(rng.sample(pairs, plant), lefts, strict=True):
         if rng.random() < 0.5:
             left, right = right, left
-        rows.append((PLANTED, left, right, "left" if rng.random() < 0.9 else "right"))
+        rows.append((PLANTED, left, right, "left" if on_left else "right"))
     truth = {r["item"]: r["truth"] for r in _rows(path / "truth.csv")}
     return DataSet(path.name, path, "pairwise", list(meta["args"]), rows, truth, [])  # type: ignore[arg-type]
 
@@ -111,31 +135,46 @@ def _along(ds: DataSet, row: tuple[str, ...]) -> bool | None:
     return (pref == "left") == (a > b)
 
 
-def quality_of(ds: DataSet) -> tuple[dict[str, float], dict[str, int]]:
-    """True quality per worker (labels: right; pairs: along the truth) and their judgments."""
+def quality_of(ds: DataSet) -> tuple[dict[str, float], dict[str, int], dict[str, int]]:
+    """True quality per worker (labels: right; pairs: along the truth), their judgments, and
+    the judgments that quality is measured on (labels: all of them, as before; pairs: the
+    comparisons of two items of unequal truth)."""
     if ds.kind != "pairwise":
-        return worker_quality(ds)
+        quality, n = worker_quality(ds)
+        return quality, n, n
     hits: dict[str, list[bool]] = defaultdict(list)
     for row in ds.judgments:
         along = _along(ds, row)  # type: ignore[arg-type]
         if along is not None:
             hits[row[0]].append(along)
     n = Counter(r[0] for r in ds.judgments)
-    return {w: float(np.mean(h)) for w, h in hits.items()}, dict(n)
+    return (
+        {w: float(np.mean(h)) for w, h in hits.items()},
+        dict(n),
+        {w: len(h) for w, h in hits.items()},
+    )
+
+
+def _pair_right(ds: DataSet, score: dict[str, float], a: str, b: str) -> float:
+    """1 if the scores order the pair as the truth does, 0 if the other way, 1/2 if they cannot
+    order it (an item unranked, or equal scores)."""
+    if a not in score or b not in score or score[a] == score[b]:
+        return 0.5
+    return float((score[a] > score[b]) == (float(ds.truth[a]) > float(ds.truth[b])))
 
 
 def _accuracy(ds: DataSet, labels: Path) -> float:
-    """Labels: the share of items exported right. Pairs: the share of judged pairs of unequal
-    truth that the exported scores order as the truth does."""
+    """Labels: the share of items exported right (an item without an answer is wrong). Pairs:
+    the export is the ranking (``monitor export labels``: each item's score under the
+    preference model); its accuracy is the share of the set's distinct judged pairs of unequal
+    truth (all of the full set's, whether or not they arrived: the same pairs live and
+    nightly) that its scores order as the truth does, a pair it cannot order (an item
+    unranked, equal scores) counting one half."""
     if ds.kind == "pairwise":
         score = {r["item"]: float(r["score"]) for r in _rows(labels) if r["score"]}
         pairs = {tuple(sorted((r[1], r[2]))) for r in ds.judgments}
-        right = [
-            (score[a] > score[b]) == (float(ds.truth[a]) > float(ds.truth[b]))
-            for a, b in pairs
-            if a in score and b in score and float(ds.truth[a]) != float(ds.truth[b])
-        ]
-        return float(np.mean(right))
+        unequal = [(a, b) for a, b in pairs if float(ds.truth[a]) != float(ds.truth[b])]
+        return float(np.mean([_pair_right(ds, score, a, b) for a, b in sorted(unequal)]))
     got = {r["item"]: r["value"] for r in _rows(labels)}
     return float(np.mean([got.get(i) == t for i, t in ds.truth.items()]))
 
@@ -146,10 +185,15 @@ def _export(common: tuple[str, ...], ds: DataSet, tmp: Path) -> float:
     return _accuracy(ds, out)
 
 
-def _decisions(common: tuple[str, ...], name: str) -> dict[str, str]:
+def _decided(common: tuple[str, ...], name: str) -> dict[str, tuple[str, str]]:
+    """Each worker's decision and its reason (``monitor workers --json``)."""
     text = _cli(*common, "workers", "--campaign", name, "--json")
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return {str(r["worker"]): str(r["decision"]) for r in rows}
+    return {str(r["worker"]): (str(r["decision"]), str(r["decision_reason"])) for r in rows}
+
+
+def _decisions(common: tuple[str, ...], name: str) -> dict[str, str]:
+    return {w: d for w, (d, _) in _decided(common, name).items()}
 
 
 def _stop_after(url: str, name: str) -> dict[str, int]:
@@ -243,7 +287,10 @@ def replay(
     if SETTINGS:
         _cli(*common, "campaign", "set", ds.name, *SETTINGS)
     stopped_at: dict[str, int] = {}
-    test_after: dict[str, int] = {}
+    test_after: dict[str, int | None] = {}  # None: the test had not stopped them (a block)
+    stop_cycle: dict[str, int] = {}  # the cycle (1 = the first recompute) that read the stop
+    stop_decision: dict[str, str] = {}  # stop or block (the live path's: stop)
+    stop_reason: dict[str, str] = {}
     closed: set[str] = set()
     arrived: Counter[str] = Counter()
     bought, cycles, seconds = 0, 0, 0.0
@@ -264,7 +311,8 @@ def replay(
             _cli(*common, "ingest", str(path), "--campaign", ds.name)
             arrived.update(j[0] for j in rows)
         _cli(*common, "recompute", "--campaign", ds.name)
-        decisions = _decisions(common, ds.name)
+        decided = _decided(common, ds.name)
+        decisions = {w: d for w, (d, _) in decided.items()}
         if overlap:
             closed = {i for i, k in _need(common, ds.name, tmp).items() if k == 0}
         seconds += time.perf_counter() - t0
@@ -273,33 +321,43 @@ def replay(
         fresh = [w for w, d in decisions.items() if d in STOPPED and w not in stopped_at]
         for w in fresh:
             stopped_at[w] = arrived[w]
+            stop_cycle[w] = cycles
+            stop_decision[w] = decisions[w]
+            stop_reason[w] = decided[w][1]
         untold = [w for w in stopped_at if w not in test_after]
         after = _stop_after(url, ds.name) if untold else {}
         for w in untold:
-            test_after[w] = after.get(w, stopped_at[w])
-    return {"stopped_at": stopped_at, "test_after": test_after, "arrived": dict(arrived),
+            test_after[w] = after.get(w)
+    return {"stopped_at": stopped_at, "test_after": test_after, "stop_cycle": stop_cycle,
+            "stop_decision": stop_decision, "stop_reason": stop_reason,
+            "arrived": dict(arrived),
             "bought": bought,
-            "export": _export(common, ds, tmp), "seconds_per_cycle": seconds / max(cycles, 1)}  # fmt: skip
+            "export": _export(common, ds, tmp), "seconds_per_cycle": seconds / max(cycles, 1),
+            "cycles": cycles}  # fmt: skip
 
 
 def figures(
     ds: DataSet, order: str, chunk: int, seed: int, overlap: bool, live_every: int = 0
 ) -> dict:
-    quality, n = quality_of(ds)
-    judged = [w for w in quality if n.get(w, 0) >= MIN_N]
+    quality, n, measured = quality_of(ds)
+    # the planted annotator is no worker of the set: reported on its own
+    judged = [w for w in quality if measured.get(w, 0) >= MIN_N and w != PLANTED]
     k = 2 if ds.kind == "pairwise" else len(set(ds.truth.values()))
     chance = 1.0 / max(k, 2)
     near = {w for w in judged if quality[w] <= chance + 0.2 * (1 - chance)}
     median = float(np.median([quality[w] for w in judged]))
+    t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         night, night_decisions = nightly(ds, tmp)
+        t1 = time.perf_counter()
         live = replay(ds, tmp, order, chunk, seed, overlap, live_every)
+    t2 = time.perf_counter()
     stopped = live["stopped_at"]
     to_stop = [stopped[w] for w in near if w in stopped]
-    by_test = [live["test_after"][w] for w in near if w in stopped]
+    by_test = [t for w in near if w in stopped and (t := live["test_after"][w]) is not None]
     share = sum(live["arrived"].get(w, 0) for w in near) / max(sum(n[w] for w in near), 1)
-    false = sorted(w for w in stopped if quality.get(w, 0.0) >= median)
+    false = sorted(w for w in stopped if quality.get(w, 0.0) >= median and w != PLANTED)
     return {
         "set": ds.name, "order": order + (" +overlap" if overlap else "")
         + (f" +live/{live_every}" if live_every else ""),
@@ -310,12 +368,23 @@ def figures(
         "to_stop_p90": float(np.percentile(to_stop, 90)) if to_stop else None,
         "test_after_median": float(np.median(by_test)) if by_test else None,
         "near_share_arrived": share, "stopped": len(stopped), "false_stops": len(false),
+        "blocked": sum(live["stop_decision"].get(w) == "block" for w in stopped),
         "false_stop_workers": false, "crowd_median": median,
+        "stopped_workers": {
+            w: {"true_accuracy": quality.get(w), "measured_on": measured.get(w, 0),
+                "judgments": n.get(w, 0), "after": a, "test": live["test_after"].get(w),
+                "cycle": live["stop_cycle"].get(w),
+                "decision": live["stop_decision"].get(w, "stop"),
+                "reason": live["stop_reason"].get(w, "the live path")}
+            for w, a in sorted(stopped.items())
+        },
         "bought": live["bought"], "full": len(ds.judgments),
         "export_live": live["export"], "export_nightly": night,
         "nightly_stopped": sum(d in STOPPED for d in night_decisions.values()),
-        "seconds_per_cycle": live["seconds_per_cycle"],
+        "seconds_per_cycle": live["seconds_per_cycle"], "cycles": live["cycles"],
+        "chunk": chunk, "seconds_nightly": t1 - t0, "seconds_replay": t2 - t1,
         "planted_after": live["stopped_at"].get(PLANTED), "planted_test": live["test_after"].get(PLANTED),
+        "planted_decision": live["stop_decision"].get(PLANTED),
     }  # fmt: skip
 
 
@@ -373,13 +442,16 @@ def main(argv: list[str] | None = None) -> int:
             f"({r['near_chance_judgments']} judgments), {r['near_stopped']} stopped after "
             f"{_fmt(r['to_stop_median'])} (median) / {_fmt(r['to_stop_p90'])} (p90) of theirs "
             f"(the test: {_fmt(r['test_after_median'])}); "
-            f"{r['near_share_arrived']:.0%} of their judgments arrived | {r['stopped']} stopped, "
+            f"{r['near_share_arrived']:.0%} of their judgments arrived | {r['stopped']} stopped "
+            f"({r['blocked']} of them blocked), "
             f"{r['false_stops']} at or above the median ({r['crowd_median']:.3f}) | bought "
             f"{r['bought']}/{r['full']} | export {r['export_live']:.3f} live, "
-            f"{r['export_nightly']:.3f} nightly | {r['seconds_per_cycle']:.1f} s a cycle"
+            f"{r['export_nightly']:.3f} nightly | chunks of {r['chunk']}: {r['cycles']} cycles, "
+            f"{r['seconds_per_cycle']:.1f} s a cycle, {r['seconds_replay']:.0f} s the replay "
+            f"({r['seconds_nightly']:.0f} s the nightly)"
             + (
-                f" | planted left-clicker stopped after {_fmt(r['planted_after'])} (the test: "
-                f"{_fmt(r['planted_test'])})"
+                f" | planted left-clicker stopped after {_fmt(r['planted_after'])} "
+                f"({r['planted_decision'] or '-'}; the test: {_fmt(r['planted_test'])})"
                 if ds.kind == "pairwise" and args.plant
                 else ""
             ),
