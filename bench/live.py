@@ -50,8 +50,8 @@ Printed per set:
 * the chunk, the cycles (a recompute each), the seconds a cycle, and the seconds of the
   replay and of the nightly run.
 
-Preference sets have no live path (``--live`` applies to label sets): their stop test is
-scored afresh at each run, against the cavity consensus of the preference model.
+Preference sets have no live path (``--live`` applies to label sets): each answer is scored
+once, by the first run that sees it, against the cavity consensus of the preference model.
 """
 
 from __future__ import annotations
