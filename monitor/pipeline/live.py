@@ -387,7 +387,7 @@ def preference_stop(
     arrays: CampaignArrays,
     fit: Any,  # noqa: ANN401 - a PreferenceModel
     live: LiveScores | None = None,
-) -> None:
+) -> StopTest | None:
     """The stop test of a preference campaign's annotators (``fit``: a ``PreferenceModel``): each
     strict answer scored by its chance of being along the true order given the other
     annotators' comparisons (the cavity consensus, or the gold), the line on the strict
@@ -397,17 +397,18 @@ def preference_stop(
     are kept (``out.live_rows``, stored with the run in ``live_scores``): a later run tests the
     ``live`` scores as they were given and scores only the answers new to it, so the test's
     error rate holds across every run, as the label campaigns' frozen scores do. Without
-    ``live`` (a campaign read outside the store) every answer is scored by this run."""
+    ``live`` (a campaign read outside the store) every answer is scored by this run. The test,
+    or None where there is no line to test."""
     right, strict = fit.answer_right, fit.answer_strict
     if right is None or strict is None:
-        return
+        return None
     enough = fit.n_strict >= max(options.model_min_judgments, 1)
     if int(enough.sum()) < MIN_TYPICAL:
-        return
+        return None
     typical = float(np.median(strict[enough]))
     line = _line(out, options, typical, 2)
     if line is None:
-        return
+        return None
     rows = np.flatnonzero(np.isfinite(right))
     c = right[rows]
     A = c * c + (1.0 - c) * (1.0 - c)
@@ -420,7 +421,8 @@ def preference_stop(
         out.live_rows.extend(zip(*(getattr(fresh, name).tolist() for name in
                                    ("ids", "workers", "scores", "nulls", "ready")), strict=True))  # fmt: skip
     codes, _, scores, nulls = _merged(arrays, fresh, live)
-    _record(out, options, arrays, (codes, np.arange(codes.size), label_payoffs(scores, nulls)))
+    return _record(out, options, arrays, (codes, np.arange(codes.size),
+                                          label_payoffs(scores, nulls)))  # fmt: skip
 
 
 def _line(out: Values, options: ModelOptions, typical: float, K: int) -> float | None:

@@ -37,7 +37,7 @@ from monitor.pipeline.live import MIN_TYPICAL
 from monitor.pipeline.params import ModelOptions
 from monitor.store.coded import CampaignArrays
 
-__all__ = ["pair_overlap", "stopped_workers", "typical_strict"]
+__all__ = ["pair_overlap", "typical_strict"]
 
 
 def pair_overlap(
@@ -46,12 +46,13 @@ def pair_overlap(
     arrays: CampaignArrays,
     fit: Any,  # noqa: ANN401 - a PreferenceModel
     gold: NDArray[np.float64],
+    stopped: NDArray[np.bool_] | None = None,
 ) -> None:
     """``need`` of every judged pair (module docstring) from the run's fit, its subject the
     pair as the run keys pairs (``low<TAB>high``, in item code order), ``n`` the judgments
     that count (the latest of each annotator, the stopped annotators' left out). ``gold``:
-    each item's gold value as a number (NaN: none). Reads the stops the run recorded in
-    ``out`` (``stop_after``)."""
+    each item's gold value as a number (NaN: none); ``stopped`` (W,): the annotators the run's
+    stop test stopped (None: none)."""
     if not arrays.n:
         return
     left, right, outcome = arrays.comparisons
@@ -59,7 +60,7 @@ def pair_overlap(
     P = len(cp.pairs)
     if not P:
         return
-    counted = ~stopped_workers(out, arrays)[cp.workers]
+    counted = np.ones(cp.workers.size, dtype=bool) if stopped is None else ~stopped[cp.workers]
     # the canonical label is the relation of the lower item to the higher, plus one
     low_won = np.bincount(cp.pair[counted & (cp.label == 2)], minlength=P)
     high_won = np.bincount(cp.pair[counted & (cp.label == 0)], minlength=P)
@@ -92,15 +93,3 @@ def typical_strict(fit: Any, options: ModelOptions) -> float | None:  # noqa: AN
         return None
     low, _ = wilson_interval(strict[enough], fit.n_strict[enough])
     return float(np.median(low))
-
-
-def stopped_workers(out: Values, arrays: CampaignArrays) -> NDArray[np.bool_]:
-    """(W,) the annotators the run's stop test stopped (those given ``stop_after``)."""
-    code = {str(w): k for k, w in enumerate(arrays.worker_ids.tolist())}
-    stopped = np.zeros(len(arrays.worker_ids), dtype=bool)
-    names = [v.subject for v in out.values if v.scope == "worker" and v.metric == "stop_after"]
-    for c in out.columns:  # where the run stores worker values as columns
-        if c.scope == "worker" and c.metric == "stop_after":
-            names.extend(c.subjects)
-    stopped[[code[w] for w in names if w in code]] = True
-    return stopped

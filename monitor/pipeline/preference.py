@@ -103,8 +103,9 @@ def preference_reliability(coded: Coded, params: Params) -> Values:
                         n=fit.n_judgments, low=fit.tie_propensity_low,
                         high=fit.tie_propensity_high, mask=judged)  # fmt: skip
     _scores(out, a, fit)
-    preference_stop(out, params.model, a, fit, coded.live)
-    pair_overlap(out, params.model, a, fit, gold_numbers(a))
+    test = preference_stop(out, params.model, a, fit, coded.live)
+    stopped = None if test is None else test.stopped
+    pair_overlap(out, params.model, a, fit, gold_numbers(a), stopped)
     out.add(_gold(coded, params, gold))
     out.add(_ambiguous(coded, params, fit.accuracy, gold))
     return out

@@ -16,6 +16,7 @@ import pytest
 
 from monitor.cli import main
 from tests.pipeline.test_live_decisions import _rating_rows, _set_rows, _write
+from tests.pipeline.test_pair_overlap import _export
 
 NAME = "c"
 LEANED = [f"leaned{k}" for k in range(3)]
@@ -75,14 +76,6 @@ def _campaign(
     return db
 
 
-def _export(db: str, capsys: Any, *more: str) -> tuple[list[list[str]], str]:
-    capsys.readouterr()
-    assert main(["export", "overlap", "--campaign", NAME, "--db", db, *more]) == 0
-    got = capsys.readouterr()
-    delimiter = "\t" if "toloka" in more else ","
-    return list(csv.reader(io.StringIO(got.out), delimiter=delimiter)), got.err
-
-
 def _json(db: str, capsys: Any, *words: str) -> list[Any]:
     capsys.readouterr()
     assert main([*words, "--campaign", NAME, "--json", "--db", db]) == 0
@@ -90,7 +83,7 @@ def _json(db: str, capsys: Any, *words: str) -> list[Any]:
 
 
 def _needs(db: str, capsys: Any) -> dict[str, int]:
-    rows, err = _export(db, capsys)
+    rows, err = _export(db, capsys, campaign=NAME)
     assert rows[0] == ["item", "need"]
     assert err == ""
     assert [int(r[1]) for r in rows[1:]] == sorted((int(r[1]) for r in rows[1:]), reverse=True)
@@ -169,14 +162,14 @@ def test_the_platforms_files_of_a_rating_and_a_multilabel_campaign(
     tmp_path: Path, capsys: Any
 ) -> None:
     for db in (_rating_campaign(tmp_path), _set_campaign(tmp_path)):
-        plain, _ = _export(db, capsys)
+        plain, _ = _export(db, capsys, campaign=NAME)
         wanted = [r for r in plain[1:] if int(r[1]) > 0]
         assert 0 < len(wanted) < len(plain) - 1
-        rows, _ = _export(db, capsys, "--platform", "toloka")
+        rows, _ = _export(db, capsys, "--platform", "toloka", campaign=NAME)
         assert rows[0] == ["INPUT:item", "INPUT:text", "TASK:overlap"]
         # only the items that want judgments (Toloka takes a positive overlap), no text known
         assert rows[1:] == [[r[0], r[0], r[1]] for r in wanted]
-        rows, err = _export(db, capsys, "--platform", "labelstudio")
+        rows, err = _export(db, capsys, "--platform", "labelstudio", campaign=NAME)
         assert rows[0] == ["item", "need", "task", "overlap"]
         assert [r[:2] for r in rows[1:]] == plain[1:]
         assert all(r[2] == r[3] == "" for r in rows[1:])  # no item came from a task

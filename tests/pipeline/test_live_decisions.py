@@ -6,6 +6,7 @@ does."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -174,9 +175,12 @@ def test_export_overlap_says_what_each_item_wants_and_the_stopped_workers_count_
     assert main(["export", "overlap", "--campaign", NAME, "--platform", "mturk", "--db", db]) == 2
 
 
-def _left_clicker(seed: int = 3, n: int = 1500) -> list[str]:
-    """Ten annotators along a hidden order of 40 items 90% of the time, and one who picks the
-    left item 90% of the time whatever it is (every fifteenth comparison)."""
+def _left_clicker(
+    seed: int = 3, n: int = 1500, name: Callable[[int], str] = lambda i: f"p{i}"
+) -> list[str]:
+    """Ten annotators along a hidden order of 40 items (``name``: an item's id) 90% of the
+    time, and one who picks the left item 90% of the time whatever it is (every fifteenth
+    comparison): ``worker,left,right,preference`` lines."""
     rng = np.random.default_rng(seed)
     score = rng.normal(0, 2, 40)
     lines = []
@@ -188,12 +192,12 @@ def _left_clicker(seed: int = 3, n: int = 1500) -> list[str]:
         else:
             along = rng.random() < 0.9
             pick = "left" if (score[i] > score[j]) == along else "right"
-        lines.append(f"{w},p{i},p{j},{pick}\n")
+        lines.append(f"{w},{name(i)},{name(j)},{pick}")
     return lines
 
 
 def _pairs_file(path: Path, lines: list[str]) -> Path:
-    path.write_text("worker,left,right,preference\n" + "".join(lines))
+    path.write_text("worker,left,right,preference\n" + "".join(line + "\n" for line in lines))
     return path
 
 

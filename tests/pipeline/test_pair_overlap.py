@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from monitor.cli import main
+from tests.pipeline.test_live_decisions import _left_clicker
 
 NAME = "prefs"
 
@@ -26,21 +27,8 @@ def _name(i: int) -> str:
 def _rows(seed: int = 3) -> list[str]:
     """Ten annotators along a hidden order 90% of the time, a left-clicker (stopped), and
     three pairs only the left-clicker judged."""
-    rng = np.random.default_rng(seed)
-    score = rng.normal(0, 2, 40)
-    lines = ["worker,left,right,preference"]
-    for k in range(1500):
-        w = f"a{k % 10}" if k % 15 else "lefty"
-        i, j = rng.choice(40, 2, replace=False)
-        if w == "lefty":
-            pick = "left" if rng.random() < 0.9 else "right"
-        else:
-            along = rng.random() < 0.9
-            pick = "left" if (score[i] > score[j]) == along else "right"
-        lines.append(f"{w},{_name(i)},{_name(j)},{pick}")
-    for k in range(3):
-        lines.append(f"lefty,solo{k},other{k},left")
-    return lines
+    solo = [f"lefty,solo{k},other{k},left" for k in range(3)]
+    return ["worker,left,right,preference", *_left_clicker(seed, name=_name), *solo]
 
 
 @pytest.fixture
@@ -57,9 +45,10 @@ def campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return db
 
 
-def _export(db: str, capsys: Any, *more: str) -> tuple[list[list[str]], str]:
+def _export(db: str, capsys: Any, *more: str, campaign: str = NAME) -> tuple[list[list[str]], str]:
+    """``monitor export overlap`` of ``campaign`` to standard output: its rows and its notes."""
     capsys.readouterr()
-    assert main(["export", "overlap", "--campaign", NAME, "--db", db, *more]) == 0
+    assert main(["export", "overlap", "--campaign", campaign, "--db", db, *more]) == 0
     got = capsys.readouterr()
     delimiter = "\t" if "toloka" in more else ","
     return list(csv.reader(io.StringIO(got.out), delimiter=delimiter)), got.err
