@@ -20,7 +20,7 @@ from monitor.core.catalog import Kind
 from monitor.core.cells import csv_table, json_text, neutralise
 from monitor.core.errors import UsageError
 from monitor.core.thresholds import DOWN_WEIGHT
-from monitor.rules.decision import Stop, live_stop
+from monitor.rules.stop import Stop, live_stop
 from monitor.store.campaigns import CampaignInfo, get_campaign
 from monitor.store.live import live_stops
 from monitor.store.runs import latest_run, run_flags, run_values
@@ -58,7 +58,7 @@ def flagged_workers(session: Session, campaign: CampaignInfo) -> dict[str, list[
 def worker_decisions(session: Session, campaign: CampaignInfo) -> dict[str, dict[str, Any]]:
     """Each worker's decision in the latest run (``monitor.rules.decision``: ``decision``,
     ``reason``, ``weight``, ``evidence``), or ``stop`` where the live path stopped them since
-    (:func:`monitor.rules.decision.live_stop`); empty without a run or a stop."""
+    (:func:`monitor.rules.stop.live_stop`); empty without a run or a stop."""
     run = latest_run(session, campaign.id)
     decided = {} if run is None else {
         v.subject: dict(v.detail)

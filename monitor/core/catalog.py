@@ -330,6 +330,10 @@ MEASURES: tuple[Measure, ...] = (
             "is right less often than the stop line (ratings: misses by more), wrongly said with "
             "probability at most `stop_alpha` (only for such workers)",
             n="judgments scored"),
+    Measure("stop_side", _W, PAIRWISE,
+            "the share of the left item among the annotator's strict answers up to their stop, "
+            "where the test of a side picked whatever the items stopped them (docs/live.md)",
+            n="strict answers"),
     Measure("model_position_bias", _W, PAIRWISE,
             "the annotator's pull toward the left slot, log-odds (0: none)", interval="95%",
             n="strict answers", title="Position bias (model)", key="model_position_bias",

@@ -225,6 +225,13 @@ class General:
         "typical worker's (bits an answer carries about the class; ratings: the inverse of the "
         "mean squared error, bias^2 + noise^2; capped by stop_margin).",
     )
+    stop_side_margin: float = setting(
+        0.1,
+        Range(0, 1),
+        "Preferences: also stop an annotator who picks one side of the screen more than this "
+        "share more often than the other annotators did on the same pairs (an anytime test, "
+        "beside the one on accuracy; each at half of stop_alpha).",
+    )
     overlap_confidence: float = setting(
         0.99,
         Range(0.5, 0.9999),

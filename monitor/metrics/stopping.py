@@ -131,6 +131,22 @@ def stop_test(
     return StopTest(n, evalue, after, alpha)
 
 
+def either(*tests: StopTest) -> StopTest:
+    """Several tests of the same workers as one (a union bound): a worker is stopped where one
+    of them stopped them, first at the fewest judgments; each test run at ``alpha`` over the
+    number of tests, the one's error rate is the sum of theirs. Its evidence is the largest of
+    theirs over the number of tests, so that it reaches ``1 / alpha`` where one of them
+    does."""
+    after = np.stack([t.stopped_after for t in tests])
+    first = np.where(after > 0, after, np.iinfo(np.int64).max).min(axis=0)
+    return StopTest(
+        n=np.max([t.n for t in tests], axis=0),
+        evalue=np.maximum(np.max([t.evalue for t in tests], axis=0) / len(tests), 1.0),
+        stopped_after=np.where(after.max(axis=0) > 0, first, 0),
+        alpha=sum(t.alpha for t in tests),
+    )
+
+
 def wealth_plain(payoffs: list[float]) -> list[float]:
     """One worker's mixture wealth after each judgment, as a loop (what :func:`stop_test`
     computes for every worker at once)."""

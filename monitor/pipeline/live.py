@@ -6,7 +6,8 @@ Dawid-Skene per option), and each item's ``need`` (:mod:`monitor.metrics.overlap
 judgments it wants, judged by the typical worker's posterior of the exported answer, the
 stopped workers' left out; ratings and sets: :mod:`monitor.pipeline.item_overlap`), with what
 the stops save and re-open (:func:`_savings`). A preference campaign's stop test runs over
-scores each answer is given once, by the first run that sees it (:func:`preference_stop`).
+scores each answer is given once, by the first run that sees it
+(:mod:`monitor.pipeline.preference_stop`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from monitor.incremental.live import (
 from monitor.metrics.overlap import label_need, typical_posterior
 from monitor.metrics.ratings.model import RatingJudgments
 from monitor.metrics.stop_kinds import rating_line, set_balance, set_references
-from monitor.metrics.stopping import StopTest, label_payoffs, stop_line, stop_test
+from monitor.metrics.stopping import StopTest, stop_line, stop_test
 from monitor.pipeline.collect import Values
 from monitor.pipeline.item_overlap import (
     NeedOf,
@@ -174,7 +175,7 @@ def _stop(
     K = res.posterior.shape[1]
     if typical is None or K < 2:
         return None
-    line = _line(out, options, typical, K)
+    line = stop_line_value(out, options, typical, K)
     if line is None:
         return None
     accuracy = np.where(res.n > 0, res.accuracy, np.nan)
@@ -288,7 +289,7 @@ def set_live(
     end of the workers' intervals, as for labels; chance where the run cannot tell)."""
     least = max(options.model_min_judgments, 1)
     typical = _typical(res, least)
-    line = None if typical is None else _line(out, options, typical, 2)
+    line = None if typical is None else stop_line_value(out, options, typical, 2)
     tested = None
     if line is not None and typical is not None:
         tested = _set_test(out, options, arrays, res, live, (typical, line))
@@ -340,16 +341,16 @@ def _scored(
     if live is not None:
         new &= ~np.isin(arrays.ids, live.stored)
     fresh = Scores(arrays.ids[new], workers[new], ready[new], scores[new], nulls[new])
-    return _merged(arrays, fresh, live)
+    return merged_scores(arrays, fresh, live)
 
 
-def _merged(arrays: CampaignArrays, fresh: Scores, live: LiveScores | None) -> Scored:
+def merged_scores(arrays: CampaignArrays, fresh: Scores, live: LiveScores | None) -> Scored:
     """The ``live`` scores kept (of the judgments the run sees: one ingested after its snapshot
     is the next run's) and the ``fresh`` ones, in the order they became known (``ready``, then
     the judgment), their workers as codes."""
     parts = [fresh]
     if live is not None:
-        parts.insert(0, _taken(live.scores, np.isin(live.scores.ids, arrays.ids)))
+        parts.insert(0, taken(live.scores, np.isin(live.scores.ids, arrays.ids)))
     ids, workers, ready, scores, nulls = (
         np.concatenate([getattr(p, name) for p in parts])
         for name in ("ids", "workers", "ready", "scores", "nulls")
@@ -359,7 +360,8 @@ def _merged(arrays: CampaignArrays, fresh: Scores, live: LiveScores | None) -> S
     return codes, ids[order], scores[order], nulls[order]
 
 
-def _taken(s: Scores, rows: NDArray[np.bool_]) -> Scores:
+def taken(s: Scores, rows: NDArray[np.bool_]) -> Scores:
+    """The scores of ``s`` at ``rows``."""
     return Scores(s.ids[rows], s.workers[rows], s.ready[rows], s.scores[rows], s.nulls[rows])
 
 
@@ -371,69 +373,41 @@ def _record(
 ) -> StopTest:
     """Test the ``scored`` judgments (workers, order, payoffs), record ``stop_evidence`` and
     ``stop_after``."""
+    test = tested(arrays, scored, options.stop_alpha)
+    write_test(out, arrays, test)
+    return test
+
+
+def tested(
+    arrays: CampaignArrays,
+    scored: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]],
+    alpha: float,
+) -> StopTest:
+    """The stop test at ``alpha`` of the ``scored`` judgments (workers, order, payoffs)."""
     workers, order, paid = scored
-    test = stop_test(workers, order, paid, n_workers=len(arrays.worker_ids),
-                     alpha=options.stop_alpha)  # fmt: skip
+    return stop_test(workers, order, paid, n_workers=len(arrays.worker_ids), alpha=alpha)
+
+
+def write_test(out: Values, arrays: CampaignArrays, test: StopTest) -> None:
+    """Record the ``test``'s ``stop_evidence`` and ``stop_after``."""
     ids = arrays.worker_ids
     out.per_subject("worker", "stop_evidence", ids, test.evalue, n=test.n, mask=test.n > 0)
     out.per_subject("worker", "stop_after", ids, test.stopped_after.astype(np.float64),
                     n=test.n, mask=test.stopped)  # fmt: skip
-    return test
 
 
-def preference_stop(
-    out: Values,
-    options: ModelOptions,
-    arrays: CampaignArrays,
-    fit: Any,  # noqa: ANN401 - a PreferenceModel
-    live: LiveScores | None = None,
-) -> StopTest | None:
-    """The stop test of a preference campaign's annotators (``fit``: a ``PreferenceModel``): each
-    strict answer scored by its chance of being along the true order given the other
-    annotators' comparisons (the cavity consensus, or the gold), the line on the strict
-    answers' accuracy (two outcomes: the label case with K = 2). Ties are not scored.
-
-    Each answer is scored once, by the first run that can score it, and the score and its null
-    are kept (``out.live_rows``, stored with the run in ``live_scores``): a later run tests the
-    ``live`` scores as they were given and scores only the answers new to it, so the test's
-    error rate holds across every run, as the label campaigns' frozen scores do. Without
-    ``live`` (a campaign read outside the store) every answer is scored by this run. The test,
-    or None where there is no line to test."""
-    right, strict = fit.answer_right, fit.answer_strict
-    if right is None or strict is None:
-        return None
-    enough = fit.n_strict >= max(options.model_min_judgments, 1)
-    if int(enough.sum()) < MIN_TYPICAL:
-        return None
-    typical = float(np.median(strict[enough]))
-    line = _line(out, options, typical, 2)
-    if line is None:
-        return None
-    rows = np.flatnonzero(np.isfinite(right))
-    c = right[rows]
-    A = c * c + (1.0 - c) * (1.0 - c)
-    nulls = line * A + (1.0 - line) * (1.0 - A)
-    workers = arrays.worker_db_ids[arrays.workers[rows]]
-    ready = np.full(rows.size, arrays.watermark, dtype=np.int64)  # known as of this run
-    fresh = Scores(arrays.ids[rows], workers, ready, c, nulls)
-    if live is not None:
-        fresh = _taken(fresh, ~np.isin(fresh.ids, live.stored))
-        out.live_rows.extend(zip(*(getattr(fresh, name).tolist() for name in
-                                   ("ids", "workers", "scores", "nulls", "ready")), strict=True))  # fmt: skip
-    codes, _, scores, nulls = _merged(arrays, fresh, live)
-    return _record(out, options, arrays, (codes, np.arange(codes.size),
-                                          label_payoffs(scores, nulls)))  # fmt: skip
-
-
-def _line(out: Values, options: ModelOptions, typical: float, K: int) -> float | None:
+def stop_line_value(
+    out: Values, options: ModelOptions, typical: float, K: int, **more: float
+) -> float | None:
     """The stop line of a campaign whose typical worker is right ``typical`` of the time over
-    ``K`` classes, recorded as ``stop_line``; None where the typical one is at chance."""
+    ``K`` classes, recorded as ``stop_line`` (with ``more`` in its detail); None where the
+    typical one is at chance."""
     line = stop_line(typical, K, share=options.stop_share, margin=options.stop_margin)
     if not np.isfinite(line):
         return None
     out.campaign_value(
         "stop_line", line,
         detail={"typical": typical, "alpha": options.stop_alpha, "share": options.stop_share,
-                "margin": options.stop_margin, "classes": K},
+                "margin": options.stop_margin, "classes": K, **more},
     )  # fmt: skip
     return line

@@ -85,6 +85,7 @@ class ModelOptions(Section):
     stop_alpha: float = 0.01
     stop_margin: float = 0.05
     stop_share: float = 0.75
+    stop_side_margin: float = 0.1
     overlap_confidence: float = 0.99
     min_overlap: int = 3
     max_overlap: int = 10

@@ -25,9 +25,9 @@ from monitor.incremental.warm import WarmStart, digest
 from monitor.metrics.preferences.flags import ambiguous_pairs, gold_pair_accuracy
 from monitor.metrics.preferences.model import PreferenceStart, gold_order, preference_model
 from monitor.pipeline.collect import Values, num
-from monitor.pipeline.live import preference_stop
 from monitor.pipeline.overlap import pair_overlap
 from monitor.pipeline.params import Coded, Params
+from monitor.pipeline.preference_stop import preference_stop
 from monitor.pipeline.reliability import worker_prior
 from monitor.store.coded import CampaignArrays
 

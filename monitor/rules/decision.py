@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +48,7 @@ import numpy as np
 from monitor.core.catalog import DECISIONS, Kind
 from monitor.core.results import FlagRecord, Value
 from monitor.core.thresholds import DecisionOptions, Thresholds
+from monitor.rules.stop import Stop, run_stops, stop_reason
 from monitor.rules.values import RunValues, finite
 
 SEVERITY = {d: k for k, d in enumerate(DECISIONS)}
@@ -184,93 +185,6 @@ def _error_quality(run: RunValues) -> dict[str, _Quality]:
     return out
 
 
-@dataclass(frozen=True)
-class Stop:
-    """A worker's stop test that reached its evidence: after ``after`` judgments scored, right
-    less often than ``line`` (the typical worker: ``typical``), wrongly with probability at
-    most ``alpha``. Ratings (``measure`` ``mse``): ``line`` and ``typical`` are mean squared
-    errors, and the worker misses by more than the line."""
-
-    after: int
-    evidence: float
-    line: float
-    typical: float
-    alpha: float
-    measure: str = "accuracy"
-
-
-def stop_reason(stop: Stop, questions: str = "questions") -> str:
-    """The one line a ``stop`` decision gives."""
-    if stop.measure == "mse":  # the root mean square errors, in the scale's units
-        line, typical = math.sqrt(stop.line), math.sqrt(stop.typical)
-        return (
-            f"ratings off by more than {line:.3g} on average (root mean square), where most "
-            f"raters are off by {typical:.3g}: shown after {stop.after} ratings (a rater within "
-            f"{line:.3g} is stopped so at most {stop.alpha:.0%} of the time)"
-        )
-    return (
-        f"right less than {_pct(stop.line)} of the time, where most workers are right "
-        f"{_pct(stop.typical)}: shown after {stop.after} {questions} (a worker at or above "
-        f"{_pct(stop.line)} is stopped so at most {stop.alpha:.0%} of the time)"
-    )
-
-
-def live_stop(
-    decided: Mapping[str, Any] | None, stop: Stop, down_weight: float
-) -> dict[str, Any] | None:
-    """The decision of a worker whose live test reached its evidence since the latest run
-    (``decided``: their decision there, as the run stores it), or None where the run's stands:
-    a block, a stop, or a worker whom the run's reliability model puts at or above the crowd's
-    median or whose interval reaches it (the rule of :func:`decide_workers`, with the latest
-    run's model: for ratings their root mean square error, ``evidence["error"]``, smaller is
-    better). A worker the run has not seen is stopped on the test alone."""
-    decided = decided or {}
-    if decided.get("decision") in ("block", "stop"):
-        return None
-    evidence = dict(decided.get("evidence") or {})
-    error = evidence.get("error")
-    if isinstance(error, Mapping):  # a rater: the smaller the error, the better
-        if _reaches(error, lambda x, typical: x <= typical, 0):
-            return None
-    elif stop.measure != "mse" and _reaches(evidence, lambda x, typical: x >= typical, -1):
-        return None
-    evidence["stop"] = {"after": stop.after, "evidence": stop.evidence, "line": stop.line,
-                        "typical": stop.typical, "alpha": stop.alpha, "live": True}  # fmt: skip
-    weight = finite(evidence.get("model_weight"))
-    weight = weight if weight is not None and 0 < weight < 1 else down_weight
-    return {"decision": "stop", "reason": stop_reason(stop), "weight": weight,
-            "evidence": evidence}  # fmt: skip
-
-
-def _reaches(measured: Mapping[str, Any], better: Callable[[float, float], bool], end: int) -> bool:
-    """Whether the ``value`` of ``measured`` or the ``end`` of its ``interval`` is at or above
-    its ``typical`` (``better``: the comparison that says so)."""
-    value, typical = finite(measured.get("value")), finite(measured.get("typical"))
-    if value is None or typical is None:
-        return False
-    interval = measured.get("interval") or []
-    best = finite(interval[end]) if interval else value
-    return better(value, typical) or (best is not None and better(best, typical))
-
-
-def _stops(run: RunValues) -> dict[str, Stop]:
-    line = run.campaign("stop_line")
-    if line is None or finite(line.value) is None:
-        return {}
-    detail = line.detail or {}
-    after = run.table("worker", "stop_after")
-    evidence = run.table("worker", "stop_evidence").aligned(after.subjects)
-    out = {}
-    for i, w in enumerate(after.subjects):
-        k = finite(after.values[i])
-        if k is not None and k > 0:
-            out[w] = Stop(int(k), finite(evidence[i]) or float("nan"), float(line.value),  # type: ignore[arg-type]
-                           float(detail.get("typical", float("nan"))),
-                           float(detail.get("alpha", float("nan"))),
-                           str(detail.get("measure", "accuracy")))  # fmt: skip
-    return out
-
-
 def _median(values: Iterable[float]) -> float | None:
     xs = list(values)
     return float(np.median(xs)) if len(xs) >= 3 else None
@@ -306,7 +220,7 @@ def decide_workers(
     weights = run.table("worker", "model_weight")
     weight_of = {w: finite(x) for w, x in zip(weights.subjects, weights.values, strict=True)}
     unanimous = unanimous_campaign(run)
-    stops = _stops(run)
+    stops = run_stops(run)
     errors = _error_quality(run) if run.kind == Kind.RATING else {}
     error_typical = _median(q.value for w, q in errors.items() if n_of.get(w, 0) >= t.min_judgments)
     out = []
@@ -357,8 +271,11 @@ def _decide(
     if model_weight is not None:
         evidence["model_weight"] = model_weight
     if stop is not None:
-        evidence["stop"] = {"after": stop.after, "evidence": stop.evidence, "line": stop.line,
-                            "typical": stop.typical, "alpha": stop.alpha}  # fmt: skip
+        evidence["stop"] = {"after": stop.after, "evidence": stop.evidence,
+                            "line": finite(stop.line), "typical": finite(stop.typical),
+                            "alpha": stop.alpha}  # fmt: skip
+        if stop.side is not None:
+            evidence["stop"]["side"] = {"left_share": stop.side[0], "margin": stop.side[1]}
     if error is not None:  # a rater's root mean square error: what their stop test measures
         e, e_typical = error
         evidence["error"] = {"measure": "rmse", "value": -e.value, "interval": [-e.best, -e.worst],
@@ -486,11 +403,8 @@ def decisions_by_worker(values: Iterable[Value]) -> dict[str, Mapping[str, Any]]
 __all__ = [
     "DECISIONS",
     "SEVERITY",
-    "Stop",
     "WorkerDecision",
     "decide_workers",
     "decisions_by_worker",
-    "live_stop",
-    "stop_reason",
     "unanimous_campaign",
 ]

@@ -176,17 +176,20 @@ def test_export_overlap_says_what_each_item_wants_and_the_stopped_workers_count_
 
 
 def _left_clicker(
-    seed: int = 3, n: int = 1500, name: Callable[[int], str] = lambda i: f"p{i}"
+    seed: int = 3,
+    n: int = 1500,
+    name: Callable[[int], str] = lambda i: f"p{i}",
+    items: int = 40,
 ) -> list[str]:
-    """Ten annotators along a hidden order of 40 items (``name``: an item's id) 90% of the
-    time, and one who picks the left item 90% of the time whatever it is (every fifteenth
+    """Ten annotators along a hidden order of ``items`` items (``name``: an item's id) 90% of
+    the time, and one who picks the left item 90% of the time whatever it is (every fifteenth
     comparison): ``worker,left,right,preference`` lines."""
     rng = np.random.default_rng(seed)
-    score = rng.normal(0, 2, 40)
+    score = rng.normal(0, 2, items)
     lines = []
     for k in range(n):
         w = f"a{k % 10}" if k % 15 else "lefty"
-        i, j = rng.choice(40, 2, replace=False)
+        i, j = rng.choice(items, 2, replace=False)
         if w == "lefty":
             pick = "left" if rng.random() < 0.9 else "right"
         else:
@@ -212,6 +215,27 @@ def test_a_left_clicker_among_preference_annotators_is_stopped(
     assert decisions["lefty"]["decision"] == "stop"
     assert "comparisons" in decisions["lefty"]["decision_reason"]
     assert all(decisions[f"a{k}"]["decision"] != "stop" for k in range(10))
+
+
+def test_a_left_clicker_on_pairs_judged_once_is_stopped_for_the_side(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """Over 3,000 items, each pair judged about once, the others' answers say little of the
+    left-clicker's: the test of the side stops them, and the reason says so. The annotators who follow the items are neither stopped nor
+    blocked: the consensus of a chain of comparisons judged once does not turn against them
+    (:func:`~monitor.metrics.preferences.model.consensus_cavity`)."""
+    monkeypatch.setenv("MONITOR_BOOTSTRAP_SAMPLES", "0")
+    db = f"sqlite:///{tmp_path}/m.db"
+    _run(db, "pairwise", _pairs_file(tmp_path / "p.csv", _left_clicker(n=1500, items=3000)))
+    decisions = _decisions(db, capsys)
+    lefty = decisions["lefty"]
+    assert lefty["decision"] == "stop"
+    assert lefty["decision_reason"].startswith("picks the left item in ")
+    stop = lefty["decision_evidence"]["stop"]
+    assert stop["side"]["left_share"] >= 0.8
+    assert stop["side"]["margin"] == 0.1
+    assert stop["after"] <= 50
+    assert all(decisions[f"a{k}"]["decision"] not in ("stop", "block") for k in range(10))
 
 
 def _frozen(db: str) -> dict[int, tuple[float, float, int]]:

@@ -8,13 +8,8 @@ import pytest
 
 from monitor.core.results import FlagRecord
 from monitor.core.thresholds import DecisionOptions
-from monitor.rules.decision import (
-    Stop,
-    WorkerDecision,
-    decide_workers,
-    live_stop,
-    unanimous_campaign,
-)
+from monitor.rules.decision import WorkerDecision, decide_workers, unanimous_campaign
+from monitor.rules.stop import Stop, live_stop, stop_reason
 from tests.rules.build import T, campaign, counts, model, run, worker
 
 OPTIONS = DecisionOptions(down_weight_below=0.75, down_weight=0.5)
@@ -218,3 +213,16 @@ def test_a_live_stop_stands_unless_the_runs_model_puts_the_worker_at_the_crowds_
                      label, 0.5) is None  # fmt: skip
     assert live_stop({"decision": "block"}, label, 0.5) is None
     assert live_stop(None, label, 0.5) is not None  # a worker the run has not seen
+
+
+def test_a_side_stop_says_which_side_and_how_far_beyond_the_others() -> None:
+    """An annotator the side's test stopped: the reason names the side, the share and the
+    margin, and holds without a line on accuracy (a campaign of pairs judged once)."""
+    left = Stop(30, 120.0, float("nan"), float("nan"), 0.01, side=(0.9, 0.1))
+    assert stop_reason(left, "comparisons") == (
+        "picks the left item in 90% of their first 30 strict answers, whatever the items: more "
+        "than 10 points above the other annotators' share (an annotator within 10 points is "
+        "stopped so at most 1% of the time)"
+    )
+    right = Stop(25, 120.0, 0.7, 0.75, 0.01, side=(0.08, 0.1))
+    assert stop_reason(right).startswith("picks the right item in 92% of their first 25 ")

@@ -447,12 +447,17 @@ def _start(
 
 def consensus_cavity(fitted: Fitted) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """For each strict answer off gold (rows ``[0, a)``), the mean and variance of its pair's
-    score difference ``d`` given the comparisons of every *other* annotator (the scores'
-    covariances left out, as in :func:`crowd_accuracy`):
+    score difference ``d`` given the comparisons of every *other* annotator:
 
     * the annotator's answers on the same pair are one site on ``d``: their total Fisher weight
-      ``w`` removed from the precision of ``d`` and their total pull ``g`` undone by one Newton
-      step, ``d - g v`` with ``v = v_d / (1 - w v_d)``;
+      removed and their total pull ``g`` undone by one Newton step, ``d - g v``, where ``v`` is
+      the variance of ``d`` without them. It comes from the joint precision of the pair's two
+      items, ``[[t_i + w, -w], [-w, t_j + w]]``: ``t_i`` the precision of item ``i`` without
+      the pair's link (its Gaussian belief-propagation cavity, exact on a tree), ``w`` the
+      other annotators' weight on the pair, so ``v = (t_i + t_j + 4 w) / (t_i t_j + w (t_i +
+      t_j))``. (The two items' variances alone, their covariance left out, overstate ``v``
+      where the link is much of what is known of them, pairs judged once: the step then
+      overshoots, and the consensus turns against every answer of a chain of comparisons.)
     * their answers on other pairs touching either item: their weight removed from that item's
       precision, and their pull on it undone over the item's variance without any of their
       answers, ``s_i - var'_i g_i``;
@@ -461,8 +466,9 @@ def consensus_cavity(fitted: Fitted) -> tuple[NDArray[np.float64], NDArray[np.fl
     D, lay, x, terms, messages = fitted
     a, N = D.a, lay.n_items
     _, _, d, _, _, grad_d = strict_pull(D, lay, x)
-    var, _, _ = score_variance(D.pair, D.pairs, terms.weight, N, 1 / SCORE_SD**2, 0,
-                               1e-3, messages, D.edges)  # fmt: skip
+    var, _, msg = score_variance(D.pair, D.pairs, terms.weight, N, 1 / SCORE_SD**2, 0,
+                                 1e-3, messages, D.edges)  # fmt: skip
+    assert msg is not None  # belief propagation (no exact variances asked for)
     n = len(D.w)
     # gold rows inform the scores through the clamp, gold's information, not the annotator's
     w_all = terms.weight.copy()
@@ -482,20 +488,27 @@ def consensus_cavity(fitted: Fitted) -> tuple[NDArray[np.float64], NDArray[np.fl
     w_item = np.bincount(inv, np.concatenate([w_all, w_all]), len(keys))
     p_item = np.bincount(inv, np.concatenate([pull_all, -pull_all]), len(keys))
     kl, kr = inv[:a], inv[n : n + a]
+    # each item's precision without the pair's link: its belief minus the message over the
+    # link (edge p carries pairs[p, 0] -> pairs[p, 1], edge P + p the reverse)
+    P, p = len(D.pairs), D.pair[:a]
+    into_left = np.where(D.left[:a] == D.pairs[p, 0], msg[P + p], msg[p])
+    into_right = np.where(D.left[:a] == D.pairs[p, 0], msg[p], msg[P + p])
+    w_rest = np.maximum(np.bincount(D.pair, terms.weight, P)[p] - w_site, 0.0)
     # the other pairs' share of the annotator's weight and pull on each item
-    shifts, v_sides = [], []
-    for k_, item, sign in ((kl, D.left[:a], 1.0), (kr, D.right[:a], -1.0)):
+    shifts, t_sides = [], []
+    for k_, item, sign, into in ((kl, D.left[:a], 1.0, into_left),
+                                 (kr, D.right[:a], -1.0, into_right)):  # fmt: skip
         w_other = np.maximum(w_item[k_] - w_site, 0.0)
         p_other = p_item[k_] - sign * g_site
         # the prior stays: no cavity is wider than it (a wider one would step past the prior's
         # mean and turn an annotator's own consistency into a consensus against them)
-        v_i = np.minimum(var[item] / np.maximum(1 - w_other * var[item], 0.05), SCORE_SD**2)
-        v_sides.append(v_i)
+        t_sides.append(np.maximum(1 / var[item] - into - w_other, 1 / SCORE_SD**2))
         # the other pairs' pull is undone over the item's cavity without any of the annotator's
         # answers: an item only they compared returns exactly to the prior's mean
         v_all = np.minimum(var[item] / np.maximum(1 - w_item[k_] * var[item], 0.05), SCORE_SD**2)
         shifts.append(sign * v_all * p_other)
-    v_d = v_sides[0] + v_sides[1]
-    out_v = np.minimum(v_d / np.maximum(1 - w_site * v_d, 0.05), 2 * SCORE_SD**2)
+    t_i, t_j = t_sides
+    out_v = np.minimum((t_i + t_j + 4 * w_rest) / (t_i * t_j + w_rest * (t_i + t_j)),
+                       2 * SCORE_SD**2)  # fmt: skip
     out_d = d - g_site * out_v - shifts[0] - shifts[1]
     return out_d, out_v
