@@ -138,11 +138,11 @@ class Campaign:
     def decisions(self) -> list[dict[str, Any]]:
         """The workers' decisions of the latest run (``monitor workers``): worker, decision,
         its reason and weight, the flags."""
-        from monitor.report.document import build_document
+        from monitor.report.document import build_worker_rows
         from monitor.store.engine import transaction
 
         with transaction(self.engine) as session:
-            workers = build_document(session, self.name, items=False)["workers"]
+            workers = build_worker_rows(session, self.name)
         keys = ("worker", "decision", "decision_reason", "decision_weight", "flags")
         return [{k: w.get(k) for k in keys} for w in workers]
 

@@ -247,12 +247,14 @@ def run_action(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def run_list(args: argparse.Namespace, ctx: Context) -> int:
-    from monitor.report.document import build_document
+    from monitor.report.document import build_worker_rows
+    from monitor.store.campaigns import get_campaign
     from monitor.store.engine import session_factory
 
     with session_factory(ctx.engine())() as s:
-        doc = build_document(s, args.campaign, items=False)
-    rows = doc["workers"]
+        everyone = build_worker_rows(s, args.campaign)
+        kind = get_campaign(s, args.campaign).kind
+    rows = everyone
     if args.flagged:
         rows = [
             w for w in rows
@@ -285,7 +287,7 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
         )
 
     # the model's quality of a worker is an accuracy, or for ratings a noise sd: say which
-    measure = "model noise sd" if doc["campaign"]["kind"] == "rating" else "model accuracy"
+    measure = "model noise sd" if kind == "rating" else "model accuracy"
 
     def decision(w: Mapping[str, Any]) -> str:
         d = str(w.get("decision") or "-")
@@ -312,5 +314,5 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
         for w in rows
     ]
     echo_table(table)
-    echo(f"{len(rows)} of {len(doc['workers'])} workers")
+    echo(f"{len(rows)} of {len(everyone)} workers")
     return 0

@@ -80,11 +80,17 @@ class CampaignData:
 
 
 def load(
-    session: Session, campaign_name: str, *, decision_limit: int = 500, texts: bool = True
+    session: Session,
+    campaign_name: str,
+    *,
+    decision_limit: int = 500,
+    texts: bool = True,
+    items: bool = True,
 ) -> CampaignData:
     """Read a campaign's latest run and its context; raises NotFound for an unknown campaign.
     Without ``texts`` the items' texts are left to be read for the items shown
-    (:func:`item_picks`)."""
+    (:func:`item_picks`); without ``items`` neither the items' nor the pairs' values are read
+    (what the workers' rows take: :func:`monitor.report.document.build_worker_rows`)."""
     campaign = get_campaign(session, campaign_name)
     run = latest_run(session, campaign.id)
     counts = campaign_counts(session, campaign) if run is None else None
@@ -92,7 +98,8 @@ def load(
     data = CampaignData(campaign, counts, run, max_id)
     records: list[Value] = []
     if data.run is not None:
-        for v in run_values(session, data.run.id, columns=False):
+        scopes = None if items else ("campaign", "worker")
+        for v in run_values(session, data.run.id, columns=False, scopes=scopes):
             if v.scope == "item":
                 records.append(v)
             else:
@@ -103,7 +110,7 @@ def load(
     data.items = ItemTable(
         campaign.kind,
         item_ids(session, campaign.id),
-        iter_run_columns(session, data.run.id, "item") if data.run is not None else (),
+        iter_run_columns(session, data.run.id, "item") if data.run is not None and items else (),
         records,
         (f for f in data.flags if f.scope == "item"),
         item_texts(session, campaign.id) if texts else (),

@@ -347,4 +347,11 @@ def build_document(session: Session, campaign_name: str, *, items: bool = True) 
     return document_from(load(session, campaign_name, texts=items), items=items)
 
 
-__all__ = ["build_document", "clean", "document_from", "natural_key"]
+def build_worker_rows(session: Session, campaign_name: str) -> list[dict[str, Any]]:
+    """The document's ``workers`` rows alone, read without the items' and pairs' values (a
+    large campaign's most): what ``monitor workers`` shows, as :func:`build_document` has it."""
+    return cast(list[dict[str, Any]], clean(worker_rows(load(session, campaign_name,
+                                                               texts=False, items=False))))  # fmt: skip
+
+
+__all__ = ["build_document", "build_worker_rows", "clean", "document_from", "natural_key"]

@@ -7,7 +7,7 @@ import math
 
 from sqlalchemy import Engine
 
-from monitor.report.document import build_document, clean, verdict
+from monitor.report.document import build_document, build_worker_rows, clean, verdict
 from monitor.store.campaigns import CampaignSpec, create_campaign
 from monitor.store.engine import session_factory, transaction
 from monitor.store.models import Worker
@@ -214,3 +214,16 @@ def test_todo_lists_what_the_page_lists(engine: Engine) -> None:
     sent = [t for t in doc["todo"] if t["action"] == "send_back"]
     assert [t["item"] for t in sent] == [s["subject"] for s in view["send_back"]] == ["i3"]
     assert sent[0]["reason"] == view["send_back"][0]["reason"]
+
+
+def test_the_workers_rows_alone_are_the_documents(engine: Engine) -> None:
+    """``monitor workers`` reads the workers' rows without the items' and pairs' values: the
+    same rows as the whole document's, for a rating and a preference campaign, with and without
+    a run."""
+    rating_campaign(engine, evil=True)
+    pairwise_campaign(engine)
+    with transaction(engine) as s:
+        create_campaign(s, CampaignSpec(name="empty", kind="label"))
+    with session_factory(engine)() as s:
+        for name in ("quality", "prefs", "empty"):
+            assert build_worker_rows(s, name) == build_document(s, name)["workers"]
