@@ -317,8 +317,8 @@ MEASURES: tuple[Measure, ...] = (
             "(ratings: misses by more): an e-value, the largest wealth of a bettor against \"at "
             "or above the line\" over their judgments, each scored once as it arrived against "
             "the answers before it or its gold (labels, ratings, multi-label sets: the live "
-            "path's frozen scores), or against the others' answers (preferences) (1 = none, at "
-            "most 10^12; docs/live.md)",
+            "path's frozen scores), or against the others' answers (preferences: the larger of "
+            "its and the side's test's, over 2) (1 = none, at most 10^12; docs/live.md)",
             n="judgments scored"),
     Measure("stop_saved", _W, ABSOLUTE,
             "the judgments stopping the worker saves: their share of the campaign's judgments "

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from monitor.core import catalog
 from monitor.store.campaigns import CampaignInfo
 from monitor.store.models import Campaign, MetricRun, MetricValue
+from monitor.store.runs import VALUE_FIELDS
 
 HISTORY_METRICS = catalog.HISTORY
 CHUNK = 5000
@@ -69,13 +70,7 @@ def worker_history(
             Campaign.scale_min,
             Campaign.scale_max,
             latest.c.run_id,
-            MetricValue.scope,
-            MetricValue.subject,
-            MetricValue.metric,
-            MetricValue.value,
-            MetricValue.low,
-            MetricValue.high,
-            MetricValue.n,
+            *VALUE_FIELDS[:-1],  # all but the detail
         )
         .join(latest, latest.c.campaign_id == Campaign.id)
         .join(MetricValue, MetricValue.run_id == latest.c.run_id)

@@ -116,7 +116,7 @@ def mark_failed(
     )
 
 
-_VALUE_FIELDS = (
+VALUE_FIELDS = (  # a Value's fields, in its order
     MetricValue.scope,
     MetricValue.subject,
     MetricValue.metric,
@@ -139,7 +139,7 @@ def run_values(
 ) -> list[Value]:
     """Every value of a run, optionally of one scope (or of ``scopes``) and some metrics; those
     stored as columns are expanded unless ``columns`` is false."""
-    q = select(*_VALUE_FIELDS).where(MetricValue.run_id == run_id)
+    q = select(*VALUE_FIELDS).where(MetricValue.run_id == run_id)
     if scope is not None:
         q = q.where(MetricValue.scope == scope)
     if scopes is not None:
