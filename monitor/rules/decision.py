@@ -49,7 +49,7 @@ from monitor.core.catalog import DECISIONS, Kind
 from monitor.core.results import FlagRecord, Value
 from monitor.core.thresholds import DecisionOptions, Thresholds
 from monitor.rules.stop import Stop, run_stops, stop_reason
-from monitor.rules.values import RunValues, finite
+from monitor.rules.values import RunValues, finite, pct
 
 SEVERITY = {d: k for k, d in enumerate(DECISIONS)}
 WATCH_REASONS = {
@@ -190,10 +190,6 @@ def _median(values: Iterable[float]) -> float | None:
     return float(np.median(xs)) if len(xs) >= 3 else None
 
 
-def _pct(x: float) -> str:
-    return f"{x:.0%}"
-
-
 def decide_workers(
     run: RunValues,
     flags: Iterable[FlagRecord],
@@ -296,14 +292,14 @@ def _decide(
     if "constant" in rules:
         ev = rules["constant"].evidence
         block = (
-            f"gave the same answer ({ev.get('answer')}) to {_pct(rules['constant'].value or 1)} "
+            f"gave the same answer ({ev.get('answer')}) to {pct(rules['constant'].value or 1)} "
             f"of {ev.get('n', n)} {questions}"
         )
     elif "position_bias" in rules and (rules["position_bias"].value or 0) >= t.constant_share:
         ev = rules["position_bias"].evidence
         block = (
             f"picked the {ev.get('side', 'same')} option in "
-            f"{_pct(rules['position_bias'].value or 1)} of {ev.get('n', n)} comparisons"
+            f"{pct(rules['position_bias'].value or 1)} of {ev.get('n', n)} comparisons"
         )
     elif q is not None and q.best <= q.chance:
         block = (
@@ -334,7 +330,7 @@ def _decide(
         f = rules["position_bias"]
         return made(
             "down_weight",
-            f"picked the {f.evidence.get('side', 'same')} option in {_pct(f.value or 0)} of "
+            f"picked the {f.evidence.get('side', 'same')} option in {pct(f.value or 0)} of "
             f"{f.evidence.get('n', n)} comparisons",
             weight,
         )
@@ -350,8 +346,8 @@ def _decide(
                 )
             return made(
                 "down_weight",
-                f"right about {_pct(q.value)} of the time over {n} {questions}, where most "
-                f"workers are right {_pct(typical)}",
+                f"right about {pct(q.value)} of the time over {n} {questions}, where most "
+                f"workers are right {pct(typical)}",
                 weight,
             )
     if gold is not None and gold_typical is not None and gold_typical > gold[0].chance:
@@ -359,8 +355,8 @@ def _decide(
         if g.best < g.chance + options.down_weight_below * (gold_typical - g.chance):
             return made(
                 "down_weight",
-                f"right on {_pct(g.value)} of {gn} gold questions, where most workers are right "
-                f"{_pct(gold_typical)}",
+                f"right on {pct(g.value)} of {gn} gold questions, where most workers are right "
+                f"{pct(gold_typical)}",
                 weight,
             )
     if block is not None:  # no information, yet at the crowd's middle: look
@@ -385,10 +381,10 @@ def _decide(
 def _quality_reason(f: FlagRecord, n: int, questions: str) -> str:
     value = f.value if f.value is not None else float("nan")
     if f.rule == "gold_accuracy":
-        return f"right on {_pct(value)} of {f.evidence.get('n', n)} gold questions"
+        return f"right on {pct(value)} of {f.evidence.get('n', n)} gold questions"
     if f.evidence.get("metric") == "model_noise_sd":
         return f"ratings noisier than most workers' over {n} ratings"
-    return f"right about {_pct(value)} of the time over {n} {questions}"
+    return f"right about {pct(value)} of the time over {n} {questions}"
 
 
 def decisions_by_worker(values: Iterable[Value]) -> dict[str, Mapping[str, Any]]:

@@ -10,11 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from monitor.rules.values import RunValues, finite
-
-
-def _pct(x: float) -> str:
-    return f"{x:.0%}"
+from monitor.rules.values import RunValues, finite, pct
 
 
 @dataclass(frozen=True)
@@ -41,7 +37,7 @@ def stop_reason(stop: Stop, questions: str = "questions") -> str:
         share, margin = stop.side
         side, top = ("left", share) if share >= 0.5 else ("right", 1.0 - share)
         return (
-            f"picks the {side} item in {_pct(top)} of their first {stop.after} strict answers, "
+            f"picks the {side} item in {pct(top)} of their first {stop.after} strict answers, "
             f"whatever the items: more than {margin * 100:.0f} points above the other "
             f"annotators' share (an annotator within {margin * 100:.0f} points is stopped so at "
             f"most {stop.alpha:.0%} of the time)"
@@ -54,9 +50,9 @@ def stop_reason(stop: Stop, questions: str = "questions") -> str:
             f"{line:.3g} is stopped so at most {stop.alpha:.0%} of the time)"
         )
     return (
-        f"right less than {_pct(stop.line)} of the time, where most workers are right "
-        f"{_pct(stop.typical)}: shown after {stop.after} {questions} (a worker at or above "
-        f"{_pct(stop.line)} is stopped so at most {stop.alpha:.0%} of the time)"
+        f"right less than {pct(stop.line)} of the time, where most workers are right "
+        f"{pct(stop.typical)}: shown after {stop.after} {questions} (a worker at or above "
+        f"{pct(stop.line)} is stopped so at most {stop.alpha:.0%} of the time)"
     )
 
 

@@ -20,6 +20,11 @@ def finite(x: float | None) -> float | None:
     return None if x is None or not np.isfinite(x) else float(x)
 
 
+def pct(x: float) -> str:
+    """``x`` as a whole percentage, for a reason's text ("83%")."""
+    return f"{x:.0%}"
+
+
 @dataclass(frozen=True, eq=False)
 class Table:
     """One measure of one scope: ``values[i]`` of ``subjects[i]`` (NaN: undefined), with
