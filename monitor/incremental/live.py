@@ -12,9 +12,10 @@ across every look, and a run that finds judgments unscored scores them with the 
 and the same reference: whichever path came first, the state is the same.
 
 The reference is what the last run kept (its state ``live_reference``): each worker's estimates
-(labels and sets: the accuracy; ratings: the bias and the noise variance), the prior (the
-classes', or each option's), the typical worker, the stop line and ``stop_alpha``. A campaign
-with no such run has nothing to score against yet: its judgments wait for the first run.
+(labels: the accuracy and, with few classes, the confusion matrix; sets: the accuracy;
+ratings: the bias and the noise variance), the prior (the classes', or each option's), the
+typical worker, the stop line and ``stop_alpha``. A campaign with no such run has nothing to
+score against yet: its judgments wait for the first run.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from monitor.metrics.stopping import (
     Reference,
     arrival_scores,
     coin_weights,
+    confusion_weights,
     label_payoffs,
     rating_payoffs,
     stop_test,
@@ -82,9 +84,10 @@ def reference_state(
     meta: dict[str, Any],
 ) -> State:
     """The state a run keeps for the live path: each worker's estimates by database id (NaN
-    where the run has none; labels and sets: the accuracy; ratings: the bias and the noise
-    variance), and in ``meta`` the ``kind`` (labels: none), the categories or options, the prior,
-    the typical worker, the line, alpha and the reference size."""
+    where the run has none; labels: the accuracy, then the confusion matrix by rows where the
+    run keeps it; sets: the accuracy; ratings: the bias and the noise variance), and in ``meta``
+    the ``kind`` (labels: none), the categories or options, the prior, the typical worker, the
+    line, alpha and the reference size."""
     return State(dict(meta), np.column_stack([worker_db_ids.astype(np.float64), columns]))
 
 
@@ -255,6 +258,24 @@ def set_arrivals(j: Arrived, state: State) -> SetArrivals:
                        j.gold.astype(np.int8))  # fmt: skip
 
 
+def label_weights(
+    est: NDArray[np.float64], codes: NDArray[np.int64], meta: dict[str, Any]
+) -> NDArray[np.float64]:
+    """What each answer of a label campaign adds to its item's log-likelihood: from its
+    worker's confusion matrix where the run kept one (``est``'s columns after the accuracy),
+    else one coin at the worker's accuracy (a run with many classes, or one before the
+    matrices were kept), or the typical worker's where the run has none."""
+    K = len(meta["categories"])
+    accuracy = np.where(np.isfinite(est[:, 0]), est[:, 0], float(meta["typical"]))
+    rows = np.zeros((codes.size, K))
+    rows[np.arange(codes.size), np.maximum(codes, 0)] = coin_weights(accuracy, K)
+    if est.shape[1] == 1 + K * K:
+        confusion = est[:, 1:].reshape(-1, K, K)
+        known = np.isfinite(confusion).all(axis=(1, 2))
+        rows[known] = confusion_weights(confusion[known], codes[known])
+    return rows
+
+
 def _score_kind(j: Arrived, state: State, order: NDArray[np.int64]) -> ArrivalScores:
     meta = state.meta
     kind = meta.get("kind", Kind.LABEL.value)
@@ -273,11 +294,9 @@ def _score_kind(j: Arrived, state: State, order: NDArray[np.int64]) -> ArrivalSc
         prior = np.asarray(meta["prior"], dtype=np.float64)
         balance = np.asarray(meta["balance"], dtype=np.float64) if "balance" in meta else None
         return set_arrival_scores(set_arrivals(j, state)[order], prior, line, balance, least)
-    K = len(meta["categories"])
-    accuracy = worker_columns(j.workers, state)[:, 0]
-    accuracy = np.where(np.isfinite(accuracy), accuracy, float(meta["typical"]))
     codes = np.where(_first(j), j.codes, -1)
-    arrivals = Arrivals(j.items, codes, coin_weights(accuracy, K), j.gold)[order]
+    weights = label_weights(worker_columns(j.workers, state), codes, meta)
+    arrivals = Arrivals(j.items, codes, weights, j.gold)[order]
     prior = np.asarray(meta["prior"], dtype=np.float64)
     return arrival_scores(arrivals, Reference(prior, line, least))
 

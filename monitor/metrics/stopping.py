@@ -216,8 +216,11 @@ def stop_line(typical: float, k: int, *, share: float, margin: float) -> float:
 @dataclass(frozen=True)
 class Arrivals:
     """Judgments in order of arrival, as the live test scores them: each one's item and answer
-    (codes; answer -1: not scored), the log odds ``log(a (K - 1) / (1 - a))`` its worker's
-    answer adds (:func:`coin_weights`, from the last run) and its item's gold class (-1: none)."""
+    (codes; answer -1: not scored), what the answer adds to the item's log-likelihood over the
+    classes, from the last run, and its item's gold class (-1: none). ``weights`` is either
+    (n,) log odds ``log(a (K - 1) / (1 - a))`` added to the class the answer names (one coin,
+    :func:`coin_weights`) or (n, K) rows, one per judgment (its worker's confusion,
+    :func:`confusion_weights`)."""
 
     items: NDArray[np.int64]
     codes: NDArray[np.int64]
@@ -256,8 +259,8 @@ def arrival_scores(arrivals: Arrivals, ref: Reference) -> ArrivalScores:
     first ``ref.least`` others where fewer came before. It is scored as soon as they have
     arrived (NaN until then): whenever it is computed, a judgment gets the same score. On a
     gold item the reference is the gold: the score is right or wrong and the null is
-    ``ref.line``. The posterior of the reference is ``q`` (one-coin naive Bayes, on
-    ``ref.prior``); the score is ``q(x)`` and the null ``line A + (1 - line) B``
+    ``ref.line``. The posterior of the reference is ``q`` (naive Bayes over the answers'
+    ``weights``, on ``ref.prior``); the score is ``q(x)`` and the null ``line A + (1 - line) B``
     (:func:`label_scores`). ``ready`` says which judgment's arrival made each score ready:
     the test takes the scores in that order, the order in which they became known."""
     items, codes, prior, line = arrivals.items, arrivals.codes, ref.prior, ref.line
@@ -277,9 +280,10 @@ def arrival_scores(arrivals: Arrivals, ref: Reference) -> ArrivalScores:
     size = np.diff(np.r_[starts, it.size])
     group = np.repeat(np.arange(starts.size), size)
     place = np.arange(it.size) - starts[group] + 1
-    # each answer's log-likelihood over the classes, one coin: w where it says k, else 0
-    own = np.zeros((it.size, K))
-    own[np.arange(it.size), x] = w
+    # each answer's log-likelihood over the classes: its row, or one coin: w where it says k
+    own = w if w.ndim == 2 else np.zeros((it.size, K))
+    if w.ndim == 1:
+        own[np.arange(it.size), x] = w
     cum = np.cumsum(own, axis=0)
     before = np.where(starts > 0, 1, 0)[:, None] * cum[np.maximum(starts - 1, 0)]
     upto = np.maximum(place, ref.least + 1)
@@ -299,6 +303,28 @@ def arrival_scores(arrivals: Arrivals, ref: Reference) -> ArrivalScores:
     scores[idx[keep]], nulls[idx[keep]] = s, m
     ready[idx[keep]] = idx[np.where(on_gold, np.arange(it.size), last)[keep]]
     return ArrivalScores(scores, nulls, ready)
+
+
+def confusion_weights(
+    confusion: NDArray[np.float64], answers: NDArray[np.int64]
+) -> NDArray[np.float64]:
+    """What each answer adds to its item's log-likelihood over the ``K`` classes, from its
+    worker's confusion matrix (Dawid & Skene 1979; ``confusion`` (n, K, K), [truth k, answer
+    l]): ``log P(answer | k)``, shifted so that the least is 0. A worker who names one class
+    whatever the truth then adds almost nothing when they name it, and much when they do not:
+    a crowd that leans one way is not read as agreeing. As :func:`coin_weights` does for one
+    coin, no answer counts against the class it names (that class's likelihood is raised to
+    the largest: a flipped worker is read as at chance, not turned round), and none counts
+    above ``log(99 (K - 1))`` (the likelihoods floored at ``0.01 / (K - 1)``). A one-coin
+    matrix of accuracy ``a`` gives :func:`coin_weights`'s ``a`` on the answer, 0 elsewhere."""
+    n, K = confusion.shape[0], confusion.shape[1]
+    rows = np.arange(n)
+    x = np.maximum(answers, 0)  # an answer not scored (-1): any row will do
+    c = np.clip(confusion[rows, :, x], 0.01 / max(K - 1, 1), 1.0)
+    c[rows, x] = c.max(axis=1)
+    out = np.log(c)
+    out -= out.min(axis=1, keepdims=True)
+    return np.minimum(out, math.log(99.0 * max(K - 1, 1)))
 
 
 def coin_weights(accuracy: NDArray[np.float64], k: int) -> NDArray[np.float64]:

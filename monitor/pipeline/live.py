@@ -48,6 +48,10 @@ from monitor.store.live import Scores
 MIN_TYPICAL = 3
 """Workers with ``model_min_judgments`` it takes to say what the typical worker reaches."""
 
+CONFUSION_CLASSES = 10
+"""The most classes for which a run keeps each worker's confusion matrix for the live path
+(``K^2`` numbers a worker); with more, each worker's answers are read as one coin."""
+
 REFERENCE = 1
 """Answers of others a judgment is scored against at the least (the live path's reference:
 :func:`monitor.metrics.stopping.arrival_scores`). One scores a judgment as soon as its item has
@@ -178,9 +182,13 @@ def _stop(
     line = stop_line_value(out, options, typical, K)
     if line is None:
         return None
-    accuracy = np.where(res.n > 0, res.accuracy, np.nan)
+    seen = res.n > 0
+    columns = [np.where(seen, res.accuracy, np.nan)]
+    if K <= CONFUSION_CLASSES:
+        flat = res.confusion.reshape(seen.size, K * K)
+        columns.append(np.where(seen[:, None], flat, np.nan))
     state = reference_state(
-        arrays.worker_db_ids, accuracy,
+        arrays.worker_db_ids, np.column_stack(columns),
         {"categories": [str(c) for c in arrays.categories], "prior": res.prior.tolist(),
          "typical": typical, "line": line, "alpha": options.stop_alpha,
          "reference": REFERENCE},

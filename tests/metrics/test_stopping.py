@@ -18,6 +18,7 @@ from monitor.metrics.stopping import (
     Reference,
     arrival_scores,
     coin_weights,
+    confusion_weights,
     information,
     label_payoffs,
     label_scores,
@@ -168,10 +169,11 @@ def test_workers_just_under_the_crowd_are_stopped_at_most_alpha_against_the_cons
         line = stop_line(float(np.median(res.accuracy)), 2, share=0.75, margin=0.05)
         assert 0.78 < line < 0.81
         # the live path: the judgments arrive in a random order, each scored once against the
-        # answers before it (the fit's one-coin accuracies as weights), in the order ready
+        # answers before it (the fit's confusion matrices as weights), in the order ready
         at = rng.permutation(it.size)
         it, wk, lab = it[at], wk[at], lab[at]
-        arrivals = Arrivals(it, lab, coin_weights(res.accuracy[wk], 2), np.full(it.size, -1))
+        weights = confusion_weights(res.confusion[wk], lab)
+        arrivals = Arrivals(it, lab, weights, np.full(it.size, -1))
         s, m, ready = arrival_scores(arrivals, Reference(res.prior, line))
         ok = ready >= 0
         test = stop_test(wk[ok], np.lexsort((np.flatnonzero(ok), ready[ok])).argsort(),
@@ -180,3 +182,56 @@ def test_workers_just_under_the_crowd_are_stopped_at_most_alpha_against_the_cons
         stopped_good += int(test.stopped[:30].sum())
     assert stopped_low <= 3  # of 120: 1% is 1.2
     assert stopped_good == 0
+
+
+@given(st.floats(0.0, 1.0), st.integers(2, 5), st.data())
+def test_a_one_coin_confusion_matrix_weighs_an_answer_as_its_coin(
+    a: float, K: int, data: st.DataObject
+) -> None:
+    x = data.draw(st.integers(0, K - 1))
+    confusion = np.full((1, K, K), (1.0 - a) / (K - 1))
+    confusion[0, np.arange(K), np.arange(K)] = a
+    row = confusion_weights(confusion, np.array([x]))[0]
+    coin = np.zeros(K)
+    coin[x] = coin_weights(np.array([a]), K)[0]
+    assert row == pytest.approx(coin, abs=1e-9)
+
+
+def _leaning_crowd(weigh: str, seed: int) -> tuple[float, bool]:
+    """An honest worker among a crowd that leans to class 0, as duck's does, scored against one
+    earlier answer (the crowd's, or the worker's own on 30% of the items), with the true
+    matrices: the worker's mean payoff, and whether the test stopped them. Class 1 is 45% of the
+    items. The crowd is right on 97% of the 0s and half the 1s (76% in all), and the line is
+    0.71, the crowd less 0.05. The worker leans the other way: right on 70% of the 0s and 95% of
+    the 1s (81%), above the crowd."""
+    rng = np.random.default_rng(seed)
+    N, W = 3000, 11  # worker 10 is the honest one; two answers an item
+    truth = (rng.random(N) < 0.45).astype(np.int64)
+    confusion = np.tile(np.array([[0.97, 0.03], [0.5, 0.5]]), (W, 1, 1))
+    confusion[10] = [[0.7, 0.3], [0.05, 0.95]]
+    second = np.where(rng.random(N) < 0.3, 10, rng.integers(0, 10, N))
+    it, wk = np.repeat(np.arange(N), 2), np.stack([rng.integers(0, 10, N), second], 1).ravel()
+    lab = (rng.random(it.size) < confusion[wk, truth[it], 1]).astype(np.int64)
+    if weigh == "confusion":
+        w = confusion_weights(confusion[wk], lab)
+    else:
+        w = coin_weights(0.55 * confusion[wk, 0, 0] + 0.45 * confusion[wk, 1, 1], 2)
+    s, m, ready = arrival_scores(Arrivals(it, lab, w, np.full(it.size, -1)),
+                                 Reference(np.array([0.55, 0.45]), 0.71))  # fmt: skip
+    ok = (ready >= 0) & (wk == 10)
+    order = np.lexsort((np.flatnonzero(ok), ready[ok])).argsort()
+    paid = label_payoffs(s[ok], m[ok])
+    test = stop_test(np.zeros(int(ok.sum()), np.int64), order, paid, n_workers=1, alpha=0.01)
+    return float(paid.mean()), bool(test.stopped[0])
+
+
+def test_a_crowd_leaning_one_way_is_read_through_its_confusion() -> None:
+    """Duck's crowd names one class far more often than the truth does. Read as one coin, the
+    crowd's answers of that class count as evidence for it, and an honest worker who names
+    the other class where it is true scores below what a worker at the line expects: the
+    test's payoffs drift upwards, and in time it stops them. Read through the crowd's
+    confusion matrices, those answers tell little, and the payoffs drift down."""
+    coin = [_leaning_crowd("coin", seed) for seed in range(5)]
+    confusion = [_leaning_crowd("confusion", seed) for seed in range(5)]
+    assert all(paid > 0 for paid, _ in coin)
+    assert all(paid < -0.05 and not stopped for paid, stopped in confusion)

@@ -18,7 +18,7 @@ from sqlalchemy import Engine, select
 from monitor.actions.worker_lists import worker_decisions
 from monitor.core.catalog import Kind
 from monitor.core.settings import Settings
-from monitor.incremental.live import update_live
+from monitor.incremental.live import label_weights, update_live
 from monitor.ingest.api import create_campaign, ingest_file
 from monitor.metrics.stopping import Arrivals, Reference, arrival_scores, coin_weights
 from monitor.pipeline.run import recompute
@@ -157,3 +157,19 @@ def test_a_score_once_given_never_changes(seed: int, n: int, cut: float, referen
     assert np.all(codes[scored] >= 0)
     # a score is ready at its own arrival or later, never before
     assert np.all(whole[2][scored] >= np.flatnonzero(scored))
+
+
+def test_an_answer_is_weighed_by_its_workers_matrix_else_their_coin_else_the_typical() -> None:
+    """The live path reads each label answer through the matrix the last run kept for its
+    worker; a state with accuracies alone (a run with many classes, or an older run) gives one
+    coin, and a worker the run has not seen counts as the typical one."""
+    meta = {"categories": ["a", "b"], "typical": 0.8}
+    leaning = [0.9, [[0.95, 0.05], [0.5, 0.5]]]  # says "a" of half the "b"s
+    est = np.array([[leaning[0], *np.ravel(leaning[1])], [np.nan] * 5])
+    codes = np.array([0, 0])
+    rows = label_weights(est, codes, meta)
+    assert rows[0] == pytest.approx([np.log(0.95 / 0.5), 0.0])  # its "a" tells little
+    assert rows[1] == pytest.approx([np.log(4.0), 0.0])  # the typical coin: 0.8 / 0.2
+    coins = label_weights(est[:, :1], codes, meta)
+    assert coins[0] == pytest.approx([np.log(9.0), 0.0])
+    assert coins[1] == pytest.approx(rows[1])
