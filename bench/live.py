@@ -25,8 +25,10 @@ of the chunk, and the run still comes once a chunk.
 Printed per set:
 
 * **near-chance workers**: true accuracy at most chance + 0.2 x (1 - chance) (binary: 60%),
-  among the workers with at least 10 judgments. A label worker's true accuracy is the share
-  of their answers equal to the truth (over all their judgments). An annotator's, on a
+  among the workers with at least 10 judgments measured by the truth. A label worker's true
+  accuracy is the share of their answers equal to the truth, over their judgments of items
+  with a truth (adult2's truth covers a few of its sites: most of its workers judged one or
+  two of them, and are not counted). An annotator's, on a
   preference set, is the share of their comparisons of two items of unequal truth whose
   preferred item has the higher truth (chance 0.5), and they need 10 such comparisons. The
   planted annotator is none of the set's workers: it is reported on its own;
@@ -37,9 +39,16 @@ Printed per set:
   worker blocked without the test's evidence);
 * the **share of their judgments that arrived** (a worker never stopped: all of them);
 * **false stops**: workers stopped whose true accuracy is at or above the crowd's median (over
-  the workers with at least 10 judgments). "Stopped" is a ``stop`` or a ``block`` decision
-  (either ends the worker's work); the count of blocks is printed beside it, and ``--json``
-  gives each stopped worker's decision, cycle, judgments and true accuracy;
+  the workers with at least 10 judgments measured by the truth; a worker stopped with fewer is
+  counted apart). "Stopped" is a ``stop`` or a ``block`` decision (either ends the worker's
+  work); the count of blocks is printed beside it, and ``--json`` gives each stopped worker's
+  decision, cycle, judgments and true accuracy;
+* **an oracle's** figures beside theirs: the near-chance workers that Wald's sequential test
+  would stop, knowing the truth of every answer and each worker's true accuracy, at
+  ``stop_alpha`` against the line the settings draw from the crowd's true median; the median
+  of their judgments (of those that arrived, in the replay's order) when it stops them, and
+  the share of the near-chance workers' judgments that would arrive. No test with that error
+  rate does much better on average, so the oracle says what the set allows;
 * **judgments bought** against the full set;
 * the **export's accuracy** against the truth, beside the nightly export's (every judgment
   ingested, one recompute). Labels: the share of items ``monitor export labels`` answers right.
@@ -59,6 +68,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import random
 import sys
 import tempfile
@@ -69,7 +79,9 @@ from pathlib import Path
 import numpy as np
 
 from monitor.actions.worker_lists import worker_decisions
+from monitor.core.settings import Settings
 from monitor.incremental.live import update_live
+from monitor.metrics.stopping import stop_line
 from monitor.store.campaigns import get_campaign
 from monitor.store.engine import make_engine, transaction
 from monitor.store.runs import latest_run, run_values
@@ -137,11 +149,11 @@ def _along(ds: DataSet, row: tuple[str, ...]) -> bool | None:
 
 def quality_of(ds: DataSet) -> tuple[dict[str, float], dict[str, int], dict[str, int]]:
     """True quality per worker (labels: right; pairs: along the truth), their judgments, and
-    the judgments that quality is measured on (labels: all of them, as before; pairs: the
+    the judgments that quality is measured on (labels: those of items with a truth; pairs: the
     comparisons of two items of unequal truth)."""
     if ds.kind != "pairwise":
         quality, n = worker_quality(ds)
-        return quality, n, n
+        return quality, n, dict(Counter(w for w, i, _ in ds.judgments if i in ds.truth))
     hits: dict[str, list[bool]] = defaultdict(list)
     for row in ds.judgments:
         along = _along(ds, row)  # type: ignore[arg-type]
@@ -267,17 +279,7 @@ def replay(
     """The live replay: arrivals in ``order``, a stopped worker's later judgments dropped (and
     with ``overlap``, those of an item that needs no more); with ``live``, the live path runs
     after every ``live`` judgments between the runs."""
-    rng = random.Random(seed)
-    arrivals = list(ds.judgments)
-    if order == "bursts":
-        by_worker: dict[str, list] = defaultdict(list)
-        for j in arrivals:
-            by_worker[j[0]].append(j)
-        workers = sorted(by_worker)
-        rng.shuffle(workers)
-        arrivals = [j for w in workers for j in by_worker[w]]
-    else:
-        rng.shuffle(arrivals)
+    arrivals = arrival_order(ds, order, seed)
     url = f"sqlite:///{tmp}/live.db"
     common = ("--db", url)
     _cli(*common, "campaign", "create", ds.name, *ds.args)
@@ -336,12 +338,65 @@ def replay(
             "cycles": cycles}  # fmt: skip
 
 
+def _correct(ds: DataSet, row: tuple[str, ...]) -> bool | None:
+    """Whether a judgment is right by the truth (None: a pair of equal truths, or a tie)."""
+    if ds.kind == "pairwise":
+        return _along(ds, row)
+    truth = ds.truth.get(row[1])
+    return None if truth is None else row[2] == truth
+
+
+def oracle(
+    ds: DataSet, arrivals: list, workers: set[str], quality: dict[str, float], line: float
+) -> dict[str, int]:
+    """The fewest of each worker's judgments (in the order they arrive) after which a test that
+    knew the truth of every answer would stop them at ``stop_alpha``: Wald's sequential ratio of
+    "right with probability ``quality[w]``" (the worker's true accuracy, known to the oracle)
+    against "right with probability ``line``", stopped when it first reaches ``1 / alpha``.
+    Any test that stops a worker at the line at most ``alpha`` of the time, and this worker
+    surely, needs on average at least ``log(1 / alpha)`` over the Kullback-Leibler divergence
+    of their accuracy from the line (Wald's identity); this one needs that plus its overshoot.
+    Workers the oracle would not stop are left out."""
+    alpha = Settings().stop_alpha
+    bound, out = math.log(1.0 / alpha), {}
+    llr: dict[str, float] = defaultdict(float)
+    seen: Counter[str] = Counter()
+    for row in arrivals:
+        w = row[0]
+        if w not in workers or w in out or not 0.0 < quality[w] < line:
+            continue
+        seen[w] += 1
+        right = _correct(ds, row)
+        if right is None:
+            continue
+        q = quality[w]
+        llr[w] += math.log(q / line) if right else math.log((1 - q) / (1 - line))
+        if llr[w] >= bound:
+            out[w] = seen[w]
+    return out
+
+
+def arrival_order(ds: DataSet, order: str, seed: int) -> list:
+    """The judgments in the order the replay sends them (before any is held back)."""
+    rng = random.Random(seed)
+    arrivals = list(ds.judgments)
+    if order == "bursts":
+        by_worker: dict[str, list] = defaultdict(list)
+        for j in arrivals:
+            by_worker[j[0]].append(j)
+        workers = sorted(by_worker)
+        rng.shuffle(workers)
+        return [j for w in workers for j in by_worker[w]]
+    rng.shuffle(arrivals)
+    return arrivals
+
+
 def figures(
     ds: DataSet, order: str, chunk: int, seed: int, overlap: bool, live_every: int = 0
 ) -> dict:
     quality, n, measured = quality_of(ds)
     # the planted annotator is no worker of the set: reported on its own
-    judged = [w for w in quality if measured.get(w, 0) >= MIN_N and w != PLANTED]
+    judged = {w for w in quality if measured.get(w, 0) >= MIN_N and w != PLANTED}
     k = 2 if ds.kind == "pairwise" else len(set(ds.truth.values()))
     chance = 1.0 / max(k, 2)
     near = {w for w in judged if quality[w] <= chance + 0.2 * (1 - chance)}
@@ -357,7 +412,12 @@ def figures(
     to_stop = [stopped[w] for w in near if w in stopped]
     by_test = [t for w in near if w in stopped and (t := live["test_after"][w]) is not None]
     share = sum(live["arrived"].get(w, 0) for w in near) / max(sum(n[w] for w in near), 1)
-    false = sorted(w for w in stopped if quality.get(w, 0.0) >= median and w != PLANTED)
+    false = sorted(w for w in stopped if w in judged and quality[w] >= median)
+    # the oracle's line: the campaign's line drawn from the crowd's true median
+    settings = Settings()
+    line = stop_line(median, k, share=settings.stop_share, margin=settings.stop_margin)
+    best = oracle(ds, arrival_order(ds, order, seed), near, quality, line)
+    best_share = sum(best.get(w, n[w]) for w in near) / max(sum(n[w] for w in near), 1)
     return {
         "set": ds.name, "order": order + (" +overlap" if overlap else "")
         + (f" +live/{live_every}" if live_every else ""),
@@ -367,9 +427,14 @@ def figures(
         "to_stop_median": float(np.median(to_stop)) if to_stop else None,
         "to_stop_p90": float(np.percentile(to_stop, 90)) if to_stop else None,
         "test_after_median": float(np.median(by_test)) if by_test else None,
-        "near_share_arrived": share, "stopped": len(stopped), "false_stops": len(false),
+        "near_share_arrived": share,
+        "oracle_line": line, "oracle_stopped": len(best),
+        "oracle_to_stop_median": float(np.median(list(best.values()))) if best else None,
+        "oracle_share_arrived": best_share,
+        "stopped": len(stopped), "false_stops": len(false),
         "blocked": sum(live["stop_decision"].get(w) == "block" for w in stopped),
         "false_stop_workers": false, "crowd_median": median,
+        "stopped_unmeasured": sum(w not in judged and w != PLANTED for w in stopped),
         "stopped_workers": {
             w: {"true_accuracy": quality.get(w), "measured_on": measured.get(w, 0),
                 "judgments": n.get(w, 0), "after": a, "test": live["test_after"].get(w),
@@ -442,9 +507,13 @@ def main(argv: list[str] | None = None) -> int:
             f"({r['near_chance_judgments']} judgments), {r['near_stopped']} stopped after "
             f"{_fmt(r['to_stop_median'])} (median) / {_fmt(r['to_stop_p90'])} (p90) of theirs "
             f"(the test: {_fmt(r['test_after_median'])}); "
-            f"{r['near_share_arrived']:.0%} of their judgments arrived | {r['stopped']} stopped "
+            f"{r['near_share_arrived']:.0%} of their judgments arrived (an oracle on the truth, "
+            f"line {r['oracle_line']:.2f}: {r['oracle_stopped']} stopped after "
+            f"{_fmt(r['oracle_to_stop_median'])}, {r['oracle_share_arrived']:.0%} arrived) | "
+            f"{r['stopped']} stopped "
             f"({r['blocked']} of them blocked), "
-            f"{r['false_stops']} at or above the median ({r['crowd_median']:.3f}) | bought "
+            f"{r['false_stops']} at or above the median ({r['crowd_median']:.3f}), "
+            f"{r['stopped_unmeasured']} without 10 judgments the truth measures | bought "
             f"{r['bought']}/{r['full']} | export {r['export_live']:.3f} live, "
             f"{r['export_nightly']:.3f} nightly | chunks of {r['chunk']}: {r['cycles']} cycles, "
             f"{r['seconds_per_cycle']:.1f} s a cycle, {r['seconds_replay']:.0f} s the replay "
