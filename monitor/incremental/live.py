@@ -261,18 +261,22 @@ def set_arrivals(j: Arrived, state: State) -> SetArrivals:
 def label_weights(
     est: NDArray[np.float64], codes: NDArray[np.int64], meta: dict[str, Any]
 ) -> NDArray[np.float64]:
-    """What each answer of a label campaign adds to its item's log-likelihood: from its
-    worker's confusion matrix where the run kept one (``est``'s columns after the accuracy),
-    else one coin at the worker's accuracy (a run with many classes, or one before the
-    matrices were kept), or the typical worker's where the run has none."""
+    """What each answer of a label campaign adds to its item's log-likelihood
+    (:class:`~monitor.metrics.stopping.Arrivals`' ``weights``): from its worker's confusion
+    matrix where the run kept one (``est``'s columns after the accuracy), else one coin at the
+    worker's accuracy, or the typical worker's where the run has none. A run that kept no
+    matrices (many classes, or a run before they were kept) gives one coin for every answer:
+    (n,) log odds, not (n, K) rows."""
     K = len(meta["categories"])
     accuracy = np.where(np.isfinite(est[:, 0]), est[:, 0], float(meta["typical"]))
+    coins = coin_weights(accuracy, K)
+    if est.shape[1] != 1 + K * K:
+        return coins  # (n,): one coin each
     rows = np.zeros((codes.size, K))
-    rows[np.arange(codes.size), np.maximum(codes, 0)] = coin_weights(accuracy, K)
-    if est.shape[1] == 1 + K * K:
-        confusion = est[:, 1:].reshape(-1, K, K)
-        known = np.isfinite(confusion).all(axis=(1, 2))
-        rows[known] = confusion_weights(confusion[known], codes[known])
+    rows[np.arange(codes.size), np.maximum(codes, 0)] = coins
+    confusion = est[:, 1:].reshape(-1, K, K)
+    known = np.isfinite(confusion).all(axis=(1, 2))
+    rows[known] = confusion_weights(confusion[known], codes[known])
     return rows
 
 
