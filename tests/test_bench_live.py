@@ -20,7 +20,8 @@ def _labels(rows: list[tuple[str, str, str]]) -> DataSet:
 def test_the_oracle_stops_at_the_first_judgment_its_ratio_reaches_one_over_alpha() -> None:
     # right with probability 0.5 against a line of 0.8: a wrong answer adds log(0.5 / 0.2) =
     # 0.916, a right one log(0.5 / 0.8) = -0.470; log(1 / 0.01) = 4.605. Five wrong reach
-    # 4.58, six 5.50: stopped at the sixth; the item without a truth counts as arrived only
+    # 4.58, six 5.50: stopped at their sixth wrong answer, their seventh judgment (the first,
+    # on an item without a truth, arrived but tells nothing)
     rows = [("w", "x", "0")] + [("w", f"i{k}", "0") for k in range(8)]
     rows += [("v", f"i{k}", "1") for k in range(8)]
     ds = _labels(rows)

@@ -229,7 +229,7 @@ def test_a_crowd_leaning_one_way_is_read_through_its_confusion() -> None:
     """Duck's crowd names one class far more often than the truth does. Read as one coin, the
     crowd's answers of that class count as evidence for it, and an honest worker who names
     the other class where it is true scores below what a worker at the line expects: the
-    test's payoffs drift upwards, and in time it stops them. Read through the crowd's
+    test's payoffs drift upwards, and given time it stops them. Read through the crowd's
     confusion matrices, those answers tell little, and the payoffs drift down."""
     coin = [_leaning_crowd("coin", seed) for seed in range(5)]
     confusion = [_leaning_crowd("confusion", seed) for seed in range(5)]
