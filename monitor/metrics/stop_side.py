@@ -58,17 +58,24 @@ def side_payoffs(
     left = (shown[strict] == LEFT).astype(np.float64)
     p_left = (np.cumsum(left) - left + prior / 2) / (np.arange(strict.size) + prior)
     w = workers[strict]
+    seen = earlier(w)
     by = np.argsort(w, kind="stable")
-    starts = np.searchsorted(w[by], w[by])  # each answer's annotator's first, in ``by``
     cum = np.cumsum(left[by]) - left[by]
-    lefts, seen = np.empty(w.size), np.empty(w.size)
-    lefts[by] = cum - cum[starts]
-    seen[by] = np.arange(w.size) - starts
+    lefts = np.empty(w.size)
+    lefts[by] = cum - cum[np.searchsorted(w[by], w[by])]  # less the annotator's first's
     favour = np.sign(2 * lefts - seen)  # 1: the left side so far, -1: the right, 0: neither
     p = np.where(favour > 0, p_left, 1.0 - p_left)
     x = np.where(favour > 0, left, 1.0 - left)
     m = p + margin
     out[strict] = np.where((favour != 0) & (m < 1.0), (x - m) / np.minimum(m, 1.0), 0.0)
+    return out
+
+
+def earlier(workers: NDArray[np.int64]) -> NDArray[np.int64]:
+    """How many answers of the same annotator come before each one (0 for their first)."""
+    by = np.argsort(workers, kind="stable")
+    out = np.empty(workers.size, np.int64)
+    out[by] = np.arange(workers.size) - np.searchsorted(workers[by], workers[by])
     return out
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from monitor.metrics.stop_side import side_payoffs
+from monitor.metrics.stop_side import earlier, side_payoffs
 from monitor.metrics.stopping import StopTest, either, label_payoffs, stop_test
 from monitor.pipeline.collect import Values
 from monitor.pipeline.live import (
@@ -121,11 +121,7 @@ def _side_test(
     test = stop_test(workers, np.arange(workers.size), paid, n_workers=W, alpha=alpha)
     strict = np.isfinite(paid)
     w, is_left = workers[strict], (shown[strict] == 0).astype(np.float64)
-    rank = np.empty(w.size, np.int64)  # each strict answer's place among its annotator's
-    by = np.argsort(w, kind="stable")
-    starts = np.searchsorted(w[by], w[by])
-    rank[by] = np.arange(w.size) - starts
-    upto = rank < test.stopped_after[w]
+    upto = earlier(w) < test.stopped_after[w]
     k = np.bincount(w[upto], weights=is_left[upto], minlength=W)
     share = np.where(test.stopped, k / np.maximum(test.stopped_after, 1), np.nan)
     return test, share

@@ -491,8 +491,9 @@ def consensus_cavity(fitted: Fitted) -> tuple[NDArray[np.float64], NDArray[np.fl
     # each item's precision without the pair's link: its belief minus the message over the
     # link (edge p carries pairs[p, 0] -> pairs[p, 1], edge P + p the reverse)
     P, p = len(D.pairs), D.pair[:a]
-    into_left = np.where(D.left[:a] == D.pairs[p, 0], msg[P + p], msg[p])
-    into_right = np.where(D.left[:a] == D.pairs[p, 0], msg[p], msg[P + p])
+    forward = D.left[:a] == D.pairs[p, 0]
+    into_left = np.where(forward, msg[P + p], msg[p])
+    into_right = np.where(forward, msg[p], msg[P + p])
     w_rest = np.maximum(np.bincount(D.pair, terms.weight, P)[p] - w_site, 0.0)
     # the other pairs' share of the annotator's weight and pull on each item
     shifts, t_sides = [], []
